@@ -1,0 +1,19 @@
+/* Element types: names as .webnn spells them, and sizes. */
+#ifndef BERTH_DTYPE_H
+#define BERTH_DTYPE_H
+
+#include <stddef.h>
+
+#include "berth/backend.h"
+
+/* "f32", "i64", ... ; "?" for an invalid value. */
+const char *berth_dtype_name(berth_dtype t);
+/* Parse a .webnn dtype ("f32") or a WebNN one ("float32"); INVALID if unknown. */
+berth_dtype berth_dtype_parse(const char *s);
+/* Bits per element: 4 for I4/U4, 0 for INVALID. */
+size_t berth_dtype_bits(berth_dtype t);
+/* Bytes for `count` elements, rounding packed 4-bit types up. Sets *ok=0
+ * on overflow. */
+size_t berth_dtype_bytes(berth_dtype t, size_t count, int *ok);
+
+#endif

@@ -1,0 +1,39 @@
+/* Specialization: a symbolic graph bound to one bucket.
+ *
+ * Every dyn dim gets its bucket value, shape arithmetic over values known
+ * on the host (input shapes, @scalar and @bytes consts) is folded into
+ * constants, every operand's shape and dtype is inferred with WebNN
+ * semantics, and the result is a berth_graph_desc a backend can plan. */
+#ifndef BERTH_SPECIALIZE_H
+#define BERTH_SPECIALIZE_H
+
+#include "berth/backend.h"
+#include "graph.h"
+
+typedef struct berth_spec {
+    berth_graph_desc desc;  /* the ABI view handed to backend.plan */
+    int32_t *operand_of;    /* per graph value: its operand index, or -1 (folded away / dead) */
+    void *arena;            /* owns everything */
+} berth_spec;
+
+/* sym_values[i] binds g->syms[i]; each must be 1..max.
+ * weight_ids[v] is the upload id of const value v read from the archive
+ * (UINT32_MAX for other values). Errors name the node (its first output
+ * and line), the operand, what was expected and what was found. */
+berth_spec *berth_specialize(const berth_graph *g, const int64_t *sym_values,
+                             const uint32_t *weight_ids, berth_error *err);
+void berth_spec_free(berth_spec *s);
+
+/* Is `op` an op the engine knows (shape inference exists for it)? */
+int berth_op_known(const char *op);
+
+/* Fusion passes over a specialized graph. Each rewrites a pattern into
+ * one berth fused op only where `supports(ctx, op, dtype)` says yes:
+ *   "berth.matmulEpilogue" matmul + bias add + activation
+ *   "berth.attention"      matmul / scale / mask add / softmax / matmul
+ *   "berth.layerNorm"      layer normalization spelled as primitives
+ * Returns the number of rewrites. */
+typedef int (*berth_supports_fn)(void *ctx, const char *op, berth_dtype dtype);
+int berth_fuse(berth_spec *s, berth_supports_fn supports, void *ctx);
+
+#endif
