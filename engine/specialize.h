@@ -31,7 +31,7 @@ int berth_op_known(const char *op);
  * one berth fused op only where `supports(ctx, op, dtype)` says yes:
  *   "berth.matmulEpilogue" matmul + bias add + activation
  *   "berth.attention"      matmul / scale / mask add / softmax / matmul
- *   "berth.layerNorm"      layer normalization spelled as primitives
+ *   "layerNormalization"   layer normalization spelled as primitives (a WebNN op)
  * Returns the number of rewrites. */
 typedef int (*berth_supports_fn)(void *ctx, const char *op, berth_dtype dtype);
 int berth_fuse(berth_spec *s, berth_supports_fn supports, void *ctx);
