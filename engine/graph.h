@@ -74,6 +74,15 @@ struct bg_attr {
     bg_attr *items;
 };
 
+/* Arguments of `x = op(a, [b, c], [1, 2], axis=1, bias=d)`:
+ *  - a positional identifier is an operand: `inputs` gets its value index;
+ *  - a positional array of identifiers (concat's list) is flattened into
+ *    `inputs` in order;
+ *  - any other positional argument (a number, string, array of numbers)
+ *    becomes an attr keyed "@N", N its 0-based position among all
+ *    arguments; specialization gives it its WebNN name (reshape's
+ *    newShape, slice's starts and sizes, ...);
+ *  - key=value options become attrs; an identifier value is BG_ATTR_IDENT. */
 typedef struct bg_node {
     const char *op;
     uint32_t n_inputs;
