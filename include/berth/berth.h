@@ -1,0 +1,133 @@
+/*
+ * berth public API: open a deployment from its INI file, run batches.
+ *
+ *   berth_error err;
+ *   berth_executor *ex;
+ *   if (berth_executor_open("config/cpu.ini", NULL, &ex, &err) != BERTH_OK) {
+ *       fprintf(stderr, "%s\n", err.msg);
+ *       return 1;
+ *   }
+ *   berth_tensor in = {BERTH_DTYPE_F32, 2, {3, 4}, data, sizeof data};
+ *   berth_tensor out = {0};             // grown by berth, kept across runs
+ *   uint32_t bucket;
+ *   berth_executor_run(ex, 0, &in, 1, &out, 1, &bucket, &err);
+ *   ...
+ *   berth_tensor_release(&out);
+ *   berth_executor_close(ex);
+ *
+ * Threading: one executor may be used by one thread at a time.
+ */
+#ifndef BERTH_H
+#define BERTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "berth/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct berth_executor berth_executor;
+
+/* Optional settings for berth_executor_open; NULL means defaults. */
+typedef struct berth_open_options {
+    uint32_t struct_size; /* sizeof(berth_open_options) */
+    /* Receives every log line (backend choice, fallbacks, loading). NULL:
+     * lines at or below `log_level` go to stderr. */
+    void (*log)(void *ctx, berth_log_level level, const char *msg);
+    void *log_ctx;
+    berth_log_level log_level; /* default BERTH_LOG_WARN */
+    /* Overrides [backend] use (comma-separated), NULL: keep the config's. */
+    const char *use;
+} berth_open_options;
+
+/* Open the deployment a config describes: load the backend (trying each
+ * of `use` in order), parse the graph, validate the weights archive and
+ * stream it into the backend. On failure nothing is left allocated. */
+berth_status berth_executor_open(const char *config_path, const berth_open_options *opts,
+                                 berth_executor **out, berth_error *err);
+void berth_executor_close(berth_executor *ex);
+
+/* The backend in use: its short name, module path and device name. */
+const char *berth_executor_backend(const berth_executor *ex);
+const char *berth_executor_backend_path(const berth_executor *ex);
+const char *berth_executor_device(const berth_executor *ex);
+
+/* ---- lanes: graphs on the uploaded weights (lane 0 is [model]) ---- */
+
+uint32_t berth_executor_lane_count(const berth_executor *ex);
+const char *berth_executor_lane_name(const berth_executor *ex, uint32_t lane);
+/* Lane index by name, or -1. */
+int32_t berth_executor_find_lane(const berth_executor *ex, const char *name);
+/* Add a graph that reads only weights lane 0 reads, with the same dtype
+ * and shape. `stage` names a stage of the config (NULL: the first). */
+berth_status berth_executor_add_graph(berth_executor *ex, const char *name, const char *webnn_path,
+                                      const char *stage, uint32_t *lane, berth_error *err);
+
+/* ---- the lane's inputs and outputs ---- */
+
+typedef struct berth_io_info {
+    const char *name;
+    berth_dtype dtype;
+    uint32_t rank;
+    int64_t dims[BERTH_MAX_RANK]; /* for a dynamic dim: its max */
+    const char *dyn[BERTH_MAX_RANK]; /* dynamic dim's name, or NULL */
+} berth_io_info;
+
+uint32_t berth_executor_input_count(const berth_executor *ex, uint32_t lane);
+uint32_t berth_executor_output_count(const berth_executor *ex, uint32_t lane);
+/* Outputs carry dtype and rank only; dims come with each run. */
+berth_status berth_executor_input_info(const berth_executor *ex, uint32_t lane, uint32_t i,
+                                       berth_io_info *info);
+berth_status berth_executor_output_info(const berth_executor *ex, uint32_t lane, uint32_t i,
+                                        berth_io_info *info);
+
+/* ---- buckets and plans ---- */
+
+/* Buckets of the lane's stage, in config order. describe writes e.g.
+ * "batch=8 width=320". */
+uint32_t berth_executor_bucket_count(const berth_executor *ex, uint32_t lane);
+void berth_executor_bucket_describe(const berth_executor *ex, uint32_t lane, uint32_t bucket,
+                                    char *buf, size_t cap);
+/* Build the plan for (lane, bucket) now instead of on first use. */
+berth_status berth_executor_prepare(berth_executor *ex, uint32_t lane, uint32_t bucket,
+                                    berth_error *err);
+/* 1 if the plan for (lane, bucket) exists. */
+int berth_executor_is_warm(const berth_executor *ex, uint32_t lane, uint32_t bucket);
+
+/* Run a batch. inputs[i] is the lane's input i (host memory, row-major;
+ * dynamic dims at most their max). The executor picks the smallest bucket
+ * of the lane's stage that holds the batch, pads, runs and trims.
+ * outputs[i]: data is grown with realloc when too small (start from a
+ * zeroed berth_tensor; free with berth_tensor_release); dtype, rank and
+ * dims are written. `bucket` (optional) receives the bucket used. */
+berth_status berth_executor_run(berth_executor *ex, uint32_t lane, const berth_tensor *inputs,
+                                uint32_t n_inputs, berth_tensor *outputs, uint32_t n_outputs,
+                                uint32_t *bucket, berth_error *err);
+void berth_tensor_release(berth_tensor *t);
+
+/* ---- memory and profiling ---- */
+
+typedef struct berth_memory {
+    uint64_t weights_bytes; /* on the device, once for all lanes */
+    uint64_t plans_bytes;   /* all plans, on the device */
+    uint64_t host_bytes;    /* the engine's own per-plan buffers (padding) */
+    uint32_t plans;         /* how many plans are warm */
+} berth_memory;
+
+void berth_executor_memory(const berth_executor *ex, berth_memory *m);
+
+/* Per-node times of the last run of (lane, bucket), in graph order:
+ * calls fn once per node. BERTH_ERR_UNSUPPORTED when the backend does not
+ * time nodes; BERTH_ERR_INVALID when the plan is not warm. */
+typedef void (*berth_profile_fn)(void *ctx, const char *node, const char *op, uint64_t ns);
+berth_status berth_executor_profile(const berth_executor *ex, uint32_t lane, uint32_t bucket,
+                                    berth_profile_fn fn, void *ctx, berth_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BERTH_H */
