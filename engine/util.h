@@ -7,7 +7,7 @@
 
 #include "berth/backend.h"
 
-/* printf into err->msg, truncating safely. Returns the status given. */
+/* printf into err->msg, truncating safely. */
 void berth_errorf(berth_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* dir + "/" + name, malloc'd; NULL on exhaustion. */

@@ -173,7 +173,9 @@ typedef struct berth_tensor {
     uint32_t rank;
     int64_t dims[BERTH_MAX_RANK];
     void *data;
-    size_t bytes;
+    size_t bytes;    /* bytes of the tensor's elements */
+    size_t capacity; /* bytes allocated at data, where the engine grows
+                        an output buffer for the caller; backends ignore it */
 } berth_tensor;
 
 /* ------------------------------------------------------------------ */
