@@ -1,0 +1,37 @@
+# The two commands README.md gives: `make run` and `make test`.
+# Both install what is missing (scripts/bootstrap), configure, build, run.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+FUZZ_SECONDS ?= 60
+
+.PHONY: all bootstrap build run test test-asan fuzz clean
+
+all: build
+
+bootstrap:
+	@scripts/bootstrap
+
+build: bootstrap
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j$(JOBS)
+
+run: build
+	$(BUILD)/engine/berth run config/cpu.ini
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+
+# The suite again under AddressSanitizer and UndefinedBehaviorSanitizer.
+test-asan:
+	$(MAKE) test BUILD=$(BUILD)-asan CMAKE_FLAGS="$(CMAKE_FLAGS) -DBERTH_SANITIZE=ON"
+
+# libFuzzer targets (clang), each for FUZZ_SECONDS on a copy of its seed corpus.
+fuzz:
+	@scripts/bootstrap --ci
+	CC=clang cmake -S . -B $(BUILD)-fuzz -DBERTH_FUZZ=ON $(CMAKE_FLAGS)
+	cmake --build $(BUILD)-fuzz -j$(JOBS) --target fuzz_targets
+	scripts/fuzz $(BUILD)-fuzz $(FUZZ_SECONDS)
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz

@@ -1,0 +1,91 @@
+/* berth backends: every module along the search path, with its ABI
+ * version and device, or the reason it cannot be used. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "host.h"
+#include "loader.h"
+#include "util.h"
+
+static const char *backends_usage =
+    "usage: berth backends [--path DIR]...\n"
+    "\n"
+    "Lists the backend modules (libberth-NAME.so) found in the --path\n"
+    "directories, $BERTH_BACKEND_PATH, the install directory and the build\n"
+    "tree, in that order, with the ABI version each speaks and its device.\n";
+
+static void describe(const char *path, const berth_logger *log) {
+    berth_host host;
+    berth_host_init(&host, log);
+    berth_module m;
+    berth_error err;
+    if (berth_module_load(path, NULL, 0, &host.services, &m, &err) != BERTH_OK) {
+        printf("  %-44s unusable: %s\n", path, err.msg);
+        return;
+    }
+    snprintf(host.backend_name, sizeof host.backend_name, "%s", m.be->name);
+    berth_device *dev;
+    if (m.be->open(&host.services, &dev, &err) != BERTH_OK) {
+        printf("  %-44s %s, ABI %u, no device: %s\n", path, m.be->name, m.be->abi_version, err.msg);
+    } else {
+        berth_caps caps;
+        memset(&caps, 0, sizeof caps);
+        caps.struct_size = sizeof caps;
+        const char *name = "?";
+        if (m.be->caps(dev, &caps, &err) == BERTH_OK && caps.device_name) name = caps.device_name;
+        printf("  %-44s %s %s, ABI %u, device: %s\n", path, m.be->name, m.be->version ? m.be->version : "",
+               m.be->abi_version, name);
+        m.be->close(dev);
+    }
+    berth_module_unload(&m);
+}
+
+int berth_cli_backends(int argc, char **argv) {
+    const char *dirs[32];
+    uint32_t n_dirs = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(backends_usage, stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--path") && i + 1 < argc && n_dirs < 32) {
+            dirs[n_dirs++] = argv[++i];
+            continue;
+        }
+        fprintf(stderr, "berth backends: unexpected argument '%s' (try --help)\n", argv[i]);
+        return 2;
+    }
+    berth_logger log = {NULL, NULL, BERTH_LOG_ERROR};
+    char *search[64];
+    uint32_t n = berth_loader_search_path(dirs, n_dirs, search, 64);
+    int found = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        printf("%s\n", search[i]);
+        DIR *d = opendir(search[i]);
+        if (!d) {
+            printf("  (not readable or absent)\n");
+            free(search[i]);
+            continue;
+        }
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            size_t len = strlen(e->d_name);
+            if (strncmp(e->d_name, "libberth-", 9) || len < 12 || strcmp(e->d_name + len - 3, ".so"))
+                continue;
+            char *p = berth_path_join(search[i], e->d_name);
+            if (p) describe(p, &log);
+            free(p);
+            found++;
+        }
+        closedir(d);
+        free(search[i]);
+    }
+    if (!found) {
+        fprintf(stderr, "berth backends: no backend module found\n");
+        return 1;
+    }
+    return 0;
+}

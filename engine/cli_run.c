@@ -1,0 +1,327 @@
+/* berth run CONFIG: open the deployment, run every lane once cold and
+ * again warm, and show what happened: backend (and why others were
+ * skipped), bucket, times, and each output's shape, first values and a
+ * checksum. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "archive.h"
+#include "berth/berth.h"
+#include "cli.h"
+#include "dtype.h"
+#include "npy.h"
+#include "util.h"
+
+static const char *run_usage =
+    "usage: berth run CONFIG [options]\n"
+    "\n"
+    "Opens the deployment CONFIG describes and runs each lane of it.\n"
+    "\n"
+    "  --input NAME=FILE.npy   an input (repeatable); inputs not given are\n"
+    "                          generated: deterministic values at the first\n"
+    "                          bucket's sizes\n"
+    "  --output FILE           write lane 0's outputs as .safetensors\n"
+    "  --lane NAME             run only this lane\n"
+    "  --use LIST              override [backend] use, e.g. --use cpu\n"
+    "  --repeat N              warm runs after the first (default 3)\n"
+    "  --profile               print time per node of the last run\n"
+    "  --quiet                 print only errors and outputs\n";
+
+#define MAX_INPUTS 64
+
+typedef struct run_args {
+    const char *config;
+    const char *in_name[MAX_INPUTS];
+    const char *in_file[MAX_INPUTS];
+    int n_in;
+    const char *output;
+    const char *lane;
+    const char *use;
+    int repeat;
+    int profile;
+    int quiet;
+} run_args;
+
+static void cli_log(void *ctx, berth_log_level level, const char *msg) {
+    const run_args *a = ctx;
+    if (level <= BERTH_LOG_WARN || (!a->quiet && level <= BERTH_LOG_INFO))
+        printf("%s%s\n", level == BERTH_LOG_WARN ? "warning: " : level == BERTH_LOG_ERROR ? "error: " : "", msg);
+}
+
+static int parse_args(int argc, char **argv, run_args *a) {
+    memset(a, 0, sizeof *a);
+    a->repeat = 3;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+            fputs(run_usage, stdout);
+            return 0;
+        } else if (!strcmp(s, "--profile")) {
+            a->profile = 1;
+        } else if (!strcmp(s, "--quiet")) {
+            a->quiet = 1;
+        } else if (!strcmp(s, "--input") || !strcmp(s, "--output") || !strcmp(s, "--lane") ||
+                   !strcmp(s, "--use") || !strcmp(s, "--repeat")) {
+            if (!next) {
+                fprintf(stderr, "berth run: %s needs a value\n", s);
+                return 2;
+            }
+            i++;
+            if (!strcmp(s, "--input")) {
+                const char *eq = strchr(next, '=');
+                if (!eq || eq == next || !eq[1] || a->n_in == MAX_INPUTS) {
+                    fprintf(stderr, "berth run: --input expects NAME=FILE.npy, found '%s'\n", next);
+                    return 2;
+                }
+                a->in_name[a->n_in] = next;
+                a->in_file[a->n_in++] = eq + 1;
+            } else if (!strcmp(s, "--output")) {
+                a->output = next;
+            } else if (!strcmp(s, "--lane")) {
+                a->lane = next;
+            } else if (!strcmp(s, "--use")) {
+                a->use = next;
+            } else {
+                char *end;
+                long r = strtol(next, &end, 10);
+                if (*end || r < 0 || r > 1000000) {
+                    fprintf(stderr, "berth run: --repeat expects 0 to 1000000, found '%s'\n", next);
+                    return 2;
+                }
+                a->repeat = (int)r;
+            }
+        } else if (s[0] == '-') {
+            fprintf(stderr, "berth run: unknown option '%s' (try berth run --help)\n", s);
+            return 2;
+        } else if (!a->config) {
+            a->config = s;
+        } else {
+            fprintf(stderr, "berth run: unexpected argument '%s'\n", s);
+            return 2;
+        }
+    }
+    if (!a->config) {
+        fputs(run_usage, stderr);
+        return 2;
+    }
+    return -1;
+}
+
+/* Deterministic inputs: floats in [-1, 1) from a fixed LCG, integers
+ * 0..9, so two runs (and two backends) see the same data. */
+static void generate(berth_tensor *t, uint32_t seed) {
+    uint64_t x = 0x9e3779b97f4a7c15ull ^ seed;
+    size_t n = 1;
+    for (uint32_t d = 0; d < t->rank; d++) n *= (size_t)t->dims[d];
+    for (size_t i = 0; i < n; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t r = (uint32_t)(x >> 40);
+        switch (t->dtype) {
+        case BERTH_DTYPE_F32: ((float *)t->data)[i] = (float)r / 8388608.0f - 1.0f; break;
+        case BERTH_DTYPE_I32: ((int32_t *)t->data)[i] = (int32_t)(r % 10); break;
+        case BERTH_DTYPE_I64: ((int64_t *)t->data)[i] = (int64_t)(r % 10); break;
+        case BERTH_DTYPE_U8: ((uint8_t *)t->data)[i] = (uint8_t)(r % 2); break;
+        default: ((uint8_t *)t->data)[i % t->bytes] = 0; break;
+        }
+    }
+}
+
+static int make_inputs(berth_executor *ex, uint32_t lane, const run_args *a, berth_tensor *in,
+                       uint32_t n) {
+    char bucket[256];
+    berth_executor_bucket_describe(ex, lane, 0, bucket, sizeof bucket);
+    for (uint32_t i = 0; i < n; i++) {
+        berth_io_info info;
+        berth_executor_input_info(ex, lane, i, &info);
+        const char *file = NULL;
+        for (int k = 0; k < a->n_in; k++)
+            if (!strncmp(a->in_name[k], info.name, strlen(info.name)) && a->in_name[k][strlen(info.name)] == '=')
+                file = a->in_file[k];
+        if (file) {
+            berth_error err;
+            if (berth_npy_read(file, &in[i], &err) != BERTH_OK) {
+                fprintf(stderr, "berth run: input '%s': %s\n", info.name, err.msg);
+                return 1;
+            }
+            continue;
+        }
+        /* Size dyn dims at the first bucket's value, so the run lands in it. */
+        in[i].dtype = info.dtype;
+        in[i].rank = info.rank;
+        for (uint32_t d = 0; d < info.rank; d++) {
+            in[i].dims[d] = info.dims[d];
+            if (info.dyn[d]) {
+                const char *p = strstr(bucket, info.dyn[d]);
+                size_t len = strlen(info.dyn[d]);
+                while (p && !((p == bucket || p[-1] == ' ') && p[len] == '=')) p = strstr(p + 1, info.dyn[d]);
+                if (p) in[i].dims[d] = atoll(p + len + 1);
+            }
+        }
+        int ok = 1;
+        int64_t el = 1;
+        for (uint32_t d = 0; d < in[i].rank; d++) el = berth_mul_checked(el, in[i].dims[d], &ok);
+        in[i].bytes = berth_dtype_bytes(info.dtype, (size_t)el, &ok);
+        in[i].data = malloc(in[i].bytes ? in[i].bytes : 1);
+        if (!ok || !in[i].data) {
+            fprintf(stderr, "berth run: cannot allocate input '%s'\n", info.name);
+            return 1;
+        }
+        in[i].capacity = in[i].bytes;
+        generate(&in[i], i);
+    }
+    return 0;
+}
+
+/* FNV-1a over the bytes: a checksum two backends can be compared by
+ * only when they agree bit for bit; the sum is the tolerant figure. */
+static void print_output(const berth_executor *ex, uint32_t lane, uint32_t o, const berth_tensor *t) {
+    berth_io_info info;
+    berth_executor_output_info(ex, lane, o, &info);
+    printf("  output %s: %s[", info.name, berth_dtype_name(t->dtype));
+    size_t n = 1;
+    for (uint32_t d = 0; d < t->rank; d++) {
+        printf("%s%lld", d ? ", " : "", (long long)t->dims[d]);
+        n *= (size_t)t->dims[d];
+    }
+    printf("]");
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < t->bytes; i++) h = (h ^ ((const uint8_t *)t->data)[i]) * 0x100000001b3ull;
+    double sum = 0;
+    printf(" first:");
+    for (size_t i = 0; i < n; i++) {
+        double v = 0;
+        switch (t->dtype) {
+        case BERTH_DTYPE_F32: v = ((const float *)t->data)[i]; break;
+        case BERTH_DTYPE_I32: v = ((const int32_t *)t->data)[i]; break;
+        case BERTH_DTYPE_I64: v = (double)((const int64_t *)t->data)[i]; break;
+        case BERTH_DTYPE_U8: v = ((const uint8_t *)t->data)[i]; break;
+        default: break;
+        }
+        sum += v;
+        if (i < 6) printf(" %.6g", v);
+    }
+    printf("%s sum: %.6g fnv1a: %016llx\n", n > 6 ? " ..." : "", sum, (unsigned long long)h);
+}
+
+static void print_profile(void *ctx, const char *node, const char *op, uint64_t ns) {
+    (void)ctx;
+    printf("    %-32s %-24s %10.3f ms\n", node, op, (double)ns / 1e6);
+}
+
+static int write_outputs(const char *path, berth_executor *ex, const berth_tensor *out, uint32_t n) {
+    static const struct {
+        berth_dtype t;
+        ba_dtype a;
+    } map[] = {{BERTH_DTYPE_F32, BA_F32}, {BERTH_DTYPE_F16, BA_F16}, {BERTH_DTYPE_I32, BA_I32},
+               {BERTH_DTYPE_U32, BA_U32}, {BERTH_DTYPE_I64, BA_I64}, {BERTH_DTYPE_U64, BA_U64},
+               {BERTH_DTYPE_I8, BA_I8},   {BERTH_DTYPE_U8, BA_U8}};
+    berth_st_tensor st[64];
+    if (n > 64) n = 64;
+    for (uint32_t i = 0; i < n; i++) {
+        berth_io_info info;
+        berth_executor_output_info(ex, 0, i, &info);
+        memset(&st[i], 0, sizeof st[i]);
+        st[i].name = info.name;
+        for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
+            if (map[k].t == out[i].dtype) st[i].dtype = map[k].a;
+        st[i].rank = out[i].rank;
+        memcpy(st[i].dims, out[i].dims, sizeof st[i].dims);
+        st[i].data = out[i].data;
+        st[i].bytes = out[i].bytes;
+    }
+    berth_error err;
+    if (berth_st_write(path, st, n, NULL, &err) != 0) {
+        fprintf(stderr, "berth run: --output: %s\n", err.msg);
+        return 1;
+    }
+    printf("outputs written to %s\n", path);
+    return 0;
+}
+
+static int run_lane(berth_executor *ex, uint32_t lane, const run_args *a) {
+    uint32_t ni = berth_executor_input_count(ex, lane), no = berth_executor_output_count(ex, lane);
+    berth_tensor *in = calloc(ni ? ni : 1, sizeof *in);
+    berth_tensor *out = calloc(no ? no : 1, sizeof *out);
+    int rc = 1;
+    if (!in || !out) {
+        fprintf(stderr, "berth run: out of memory\n");
+        goto done;
+    }
+    if (make_inputs(ex, lane, a, in, ni)) goto done;
+    berth_error err;
+    uint32_t bucket = 0;
+    uint64_t t0 = berth_now_ns();
+    if (berth_executor_run(ex, lane, in, ni, out, no, &bucket, &err) != BERTH_OK) {
+        fprintf(stderr, "berth run: lane '%s': %s\n", berth_executor_lane_name(ex, lane), err.msg);
+        goto done;
+    }
+    double first = (double)(berth_now_ns() - t0) / 1e6;
+    double best = 0, total = 0;
+    for (int r = 0; r < a->repeat; r++) {
+        uint64_t t = berth_now_ns();
+        if (berth_executor_run(ex, lane, in, ni, out, no, &bucket, &err) != BERTH_OK) {
+            fprintf(stderr, "berth run: lane '%s': %s\n", berth_executor_lane_name(ex, lane), err.msg);
+            goto done;
+        }
+        double ms = (double)(berth_now_ns() - t) / 1e6;
+        total += ms;
+        if (r == 0 || ms < best) best = ms;
+    }
+    char desc[256];
+    berth_executor_bucket_describe(ex, lane, bucket, desc, sizeof desc);
+    printf("lane %s: bucket %s\n", berth_executor_lane_name(ex, lane), desc);
+    printf("  first run %.3f ms (plans the bucket)", first);
+    if (a->repeat) printf(", later runs %.3f ms mean, %.3f ms best of %d", total / a->repeat, best, a->repeat);
+    printf("\n");
+    for (uint32_t o = 0; o < no; o++) print_output(ex, lane, o, &out[o]);
+    if (a->profile) {
+        printf("  profile of the last run:\n");
+        if (berth_executor_profile(ex, lane, bucket, print_profile, NULL, &err) != BERTH_OK)
+            printf("    (not available: %s)\n", err.msg);
+    }
+    rc = (lane == 0 && a->output) ? write_outputs(a->output, ex, out, no) : 0;
+done:
+    for (uint32_t i = 0; in && i < ni; i++) berth_tensor_release(&in[i]);
+    for (uint32_t o = 0; out && o < no; o++) berth_tensor_release(&out[o]);
+    free(in);
+    free(out);
+    return rc;
+}
+
+int berth_cli_run(int argc, char **argv) {
+    run_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    berth_open_options opts = {sizeof opts, cli_log, &a, BERTH_LOG_INFO, a.use};
+    berth_executor *ex;
+    berth_error err;
+    uint64_t t0 = berth_now_ns();
+    if (berth_executor_open(a.config, &opts, &ex, &err) != BERTH_OK) {
+        fprintf(stderr, "berth run: %s\n", err.msg);
+        return 1;
+    }
+    if (!a.quiet)
+        printf("opened %s in %.1f ms: backend %s (%s)\n", a.config, (double)(berth_now_ns() - t0) / 1e6,
+               berth_executor_backend(ex), berth_executor_device(ex));
+    rc = 0;
+    int ran = 0;
+    for (uint32_t l = 0; l < berth_executor_lane_count(ex) && rc == 0; l++) {
+        if (a.lane && strcmp(a.lane, berth_executor_lane_name(ex, l))) continue;
+        rc = run_lane(ex, l, &a);
+        ran++;
+    }
+    if (a.lane && !ran) {
+        fprintf(stderr, "berth run: no lane named '%s' in %s\n", a.lane, a.config);
+        rc = 1;
+    }
+    berth_memory m;
+    berth_executor_memory(ex, &m);
+    if (rc == 0 && !a.quiet)
+        printf("memory: weights %llu bytes (all lanes), plans %llu bytes (%u warm), host buffers %llu bytes\n",
+               (unsigned long long)m.weights_bytes, (unsigned long long)m.plans_bytes, m.plans,
+               (unsigned long long)m.host_bytes);
+    berth_executor_close(ex);
+    return rc;
+}

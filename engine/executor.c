@@ -1,0 +1,347 @@
+/* The executor: a deployment opened from its config. Opening loads the
+ * backend (with fallback), parses the lanes' graphs, checks the first
+ * bucket before any byte of weights moves, then streams the weights. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "executor_internal.h"
+#include "util.h"
+
+/* Split "vulkan, cpu" into trimmed items. */
+static uint32_t split_use(const char *use, char items[][256], uint32_t cap) {
+    uint32_t n = 0;
+    while (*use && n < cap) {
+        while (*use == ' ' || *use == '\t' || *use == ',') use++;
+        if (!*use) break;
+        size_t len = strcspn(use, ",");
+        size_t end = len;
+        while (end && (use[end - 1] == ' ' || use[end - 1] == '\t')) end--;
+        if (end >= 256) end = 255;
+        memcpy(items[n], use, end);
+        items[n][end] = 0;
+        n++;
+        use += len;
+    }
+    return n;
+}
+
+/* Try each backend of `use` in order; log why each skipped one was
+ * skipped, and if none opens, say why for all of them. */
+static berth_status open_backend(berth_executor *ex, const char *use_override, berth_error *err) {
+    const berth_config *c = ex->cfg;
+    char items[16][256];
+    uint32_t n = 0;
+    if (use_override) {
+        n = split_use(use_override, items, 16);
+    } else {
+        for (uint32_t i = 0; i < c->n_use && i < 16; i++) {
+            snprintf(items[i], sizeof items[i], "%s", c->use[i]);
+            n++;
+        }
+    }
+    if (n == 0) {
+        berth_errorf(err, "%s: [backend] use lists no backend", c->path);
+        return BERTH_ERR_INVALID;
+    }
+    char reasons[BERTH_ERROR_CAP];
+    size_t off = 0;
+    reasons[0] = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        berth_error e;
+        berth_status st = berth_module_load(items[i], (const char *const *)c->path_dirs, c->n_path,
+                                            &ex->host.services, &ex->mod, &e);
+        if (st == BERTH_OK) {
+            /* Options come from [backend.NAME], NAME being the name the
+             * config used, or the module's own name when a path was used. */
+            const char *name = strchr(items[i], '/') ? ex->mod.be->name : items[i];
+            ex->host.opts = berth_config_backend(c, name);
+            snprintf(ex->host.backend_name, sizeof ex->host.backend_name, "%s", ex->mod.be->name);
+            st = ex->mod.be->open(&ex->host.services, &ex->dev, &e);
+            if (st == BERTH_OK) {
+                berth_caps caps;
+                memset(&caps, 0, sizeof caps);
+                caps.struct_size = sizeof caps;
+                if (ex->mod.be->caps(ex->dev, &caps, &e) == BERTH_OK && caps.device_name)
+                    snprintf(ex->device_name, sizeof ex->device_name, "%s", caps.device_name);
+                berth_logf(&ex->log, BERTH_LOG_INFO, "backend '%s' chosen (%s, device: %s)",
+                           items[i], ex->mod.path, ex->device_name);
+                return BERTH_OK;
+            }
+            ex->dev = NULL;
+            ex->host.opts = NULL;
+            berth_module_unload(&ex->mod);
+        }
+        e.msg[BERTH_ERROR_CAP - 1] = 0;
+        berth_logf(&ex->log, BERTH_LOG_WARN, "backend '%s' skipped: %s", items[i], e.msg);
+        if (off < sizeof reasons)
+            off += (size_t)snprintf(reasons + off, sizeof reasons - off, "%s%s", i ? "; " : "",
+                                    e.msg);
+    }
+    if (n == 1) berth_errorf(err, "%s", reasons);
+    else berth_errorf(err, "no backend of '%s' could be opened: %s", use_override ? use_override : "use", reasons);
+    return BERTH_ERR_DEVICE;
+}
+
+/* Specialize lane 0 at its first bucket and ask the backend about every
+ * op, so a graph the device cannot run is refused before any upload. */
+static berth_status check_graph(berth_executor *ex, berth_error *err) {
+    const lane *ln = &ex->lanes[0];
+    berth_spec *s = berth_lane_specialize(ln, 0, err);
+    if (!s) return BERTH_ERR_INVALID;
+    berth_status st = BERTH_OK;
+    for (uint32_t i = 0; i < s->desc.n_nodes && st == BERTH_OK; i++) {
+        const berth_node *nd = &s->desc.nodes[i];
+        berth_dtype t = nd->n_inputs ? s->desc.operands[nd->inputs[0]].dtype
+                                     : s->desc.operands[nd->outputs[0]].dtype;
+        berth_error e;
+        if (ex->mod.be->supports_op(ex->dev, nd->op, t, &e) != BERTH_OK) {
+            e.msg[BERTH_ERROR_CAP - 1] = 0;
+            berth_errorf(err, "%s: node '%s': backend '%s' does not support op %s on %s: %s",
+                         ln->g->path, nd->name, ex->mod.be->name, nd->op, berth_dtype_name(t), e.msg);
+            st = BERTH_ERR_UNSUPPORTED;
+        }
+    }
+    berth_spec_free(s);
+    return st;
+}
+
+static berth_status upload(berth_executor *ex, berth_error *err) {
+    berth_weight_request *req = calloc(ex->n_weights ? ex->n_weights : 1, sizeof *req);
+    if (!req) {
+        berth_errorf(err, "out of memory");
+        return BERTH_ERR_NOMEM;
+    }
+    const berth_graph *g = ex->lanes[0].g;
+    for (uint32_t v = 0; v < g->n_values; v++) {
+        uint32_t id = ex->lanes[0].weight_ids[v];
+        if (id == UINT32_MAX || req[id].ref) continue;
+        const bg_value *val = &g->values[v];
+        req[id].ref = val->ref;
+        req[id].value = val->name;
+        req[id].dtype = val->dtype;
+        req[id].rank = val->rank;
+        memcpy(req[id].dims, ex->weights[id].dims, sizeof req[id].dims);
+        req[id].id = id;
+    }
+    berth_status st = berth_archive_stream(ex->archive, req, ex->n_weights, ex->mod.be, ex->dev,
+                                           &ex->host.services, &ex->w, NULL, err);
+    free(req);
+    if (st != BERTH_OK) ex->w = NULL;
+    return st;
+}
+
+berth_status berth_executor_open(const char *config_path, const berth_open_options *opts,
+                                 berth_executor **out, berth_error *err) {
+    *out = NULL;
+    berth_executor *ex = calloc(1, sizeof *ex);
+    if (!ex) {
+        berth_errorf(err, "out of memory");
+        return BERTH_ERR_NOMEM;
+    }
+    ex->log.level = BERTH_LOG_WARN;
+    if (opts && opts->struct_size >= sizeof *opts) {
+        ex->log.fn = opts->log;
+        ex->log.ctx = opts->log_ctx;
+        ex->log.level = opts->log_level;
+    }
+    berth_host_init(&ex->host, &ex->log);
+    berth_status st = BERTH_ERR_INVALID;
+    ex->cfg = berth_config_load(config_path, err);
+    if (!ex->cfg) goto fail;
+    ex->archive = berth_archive_open(ex->cfg->weights, ex->cfg->manifest, err);
+    if (!ex->archive) goto fail;
+    st = open_backend(ex, opts && opts->struct_size >= sizeof *opts ? opts->use : NULL, err);
+    if (st != BERTH_OK) goto fail;
+
+    ex->lanes = calloc(ex->cfg->n_lanes, sizeof *ex->lanes);
+    if (!ex->lanes) {
+        berth_errorf(err, "out of memory");
+        st = BERTH_ERR_NOMEM;
+        goto fail;
+    }
+    for (uint32_t i = 0; i < ex->cfg->n_lanes; i++) {
+        const bc_lane *cl = &ex->cfg->lanes[i];
+        ex->n_lanes = i + 1;
+        st = berth_lane_init(ex, &ex->lanes[i], cl->name, cl->graph, cl->stage, i == 0, err);
+        if (st != BERTH_OK) goto fail;
+    }
+    st = check_graph(ex, err);
+    if (st != BERTH_OK) goto fail;
+    uint64_t t0 = berth_now_ns();
+    st = upload(ex, err);
+    if (st != BERTH_OK) goto fail;
+    berth_logf(&ex->log, BERTH_LOG_INFO, "%u weights (%llu bytes on the device) uploaded in %.1f ms",
+               ex->n_weights, (unsigned long long)ex->mod.be->weights_bytes(ex->w),
+               (double)(berth_now_ns() - t0) / 1e6);
+    *out = ex;
+    return BERTH_OK;
+fail:
+    berth_executor_close(ex);
+    return st;
+}
+
+void berth_executor_close(berth_executor *ex) {
+    if (!ex) return;
+    for (uint32_t i = 0; i < ex->n_lanes; i++) berth_lane_free(ex, &ex->lanes[i]);
+    free(ex->lanes);
+    if (ex->w) ex->mod.be->free_weights(ex->w);
+    if (ex->dev) ex->mod.be->close(ex->dev);
+    if (ex->mod.handle) berth_module_unload(&ex->mod);
+    berth_archive_close(ex->archive);
+    berth_config_free(ex->cfg);
+    free(ex->weights);
+    free(ex);
+}
+
+berth_status berth_executor_add_graph(berth_executor *ex, const char *name, const char *webnn_path,
+                                      const char *stage, uint32_t *lane_out, berth_error *err) {
+    if (berth_executor_find_lane(ex, name) >= 0) {
+        berth_errorf(err, "a lane named '%s' exists already", name);
+        return BERTH_ERR_INVALID;
+    }
+    lane *nl = realloc(ex->lanes, sizeof *nl * (ex->n_lanes + 1));
+    if (!nl) {
+        berth_errorf(err, "out of memory");
+        return BERTH_ERR_NOMEM;
+    }
+    ex->lanes = nl;
+    lane *ln = &ex->lanes[ex->n_lanes];
+    berth_status st = berth_lane_init(ex, ln, name, webnn_path, stage, 0, err);
+    if (st != BERTH_OK) {
+        berth_lane_free(ex, ln);
+        return st;
+    }
+    if (lane_out) *lane_out = ex->n_lanes;
+    ex->n_lanes++;
+    return BERTH_OK;
+}
+
+const char *berth_executor_backend(const berth_executor *ex) { return ex->mod.be->name; }
+const char *berth_executor_backend_path(const berth_executor *ex) { return ex->mod.path; }
+const char *berth_executor_device(const berth_executor *ex) { return ex->device_name; }
+uint32_t berth_executor_lane_count(const berth_executor *ex) { return ex->n_lanes; }
+
+const char *berth_executor_lane_name(const berth_executor *ex, uint32_t lane_i) {
+    return lane_i < ex->n_lanes ? ex->lanes[lane_i].name : NULL;
+}
+
+int32_t berth_executor_find_lane(const berth_executor *ex, const char *name) {
+    for (uint32_t i = 0; i < ex->n_lanes; i++)
+        if (!strcmp(ex->lanes[i].name, name)) return (int32_t)i;
+    return -1;
+}
+
+uint32_t berth_executor_input_count(const berth_executor *ex, uint32_t l) {
+    return l < ex->n_lanes ? ex->lanes[l].g->n_inputs : 0;
+}
+
+uint32_t berth_executor_output_count(const berth_executor *ex, uint32_t l) {
+    return l < ex->n_lanes ? ex->lanes[l].g->n_outputs : 0;
+}
+
+berth_status berth_executor_input_info(const berth_executor *ex, uint32_t l, uint32_t i,
+                                       berth_io_info *info) {
+    if (l >= ex->n_lanes || i >= ex->lanes[l].g->n_inputs) return BERTH_ERR_INVALID;
+    const berth_graph *g = ex->lanes[l].g;
+    const bg_value *v = &g->values[g->inputs[i]];
+    memset(info, 0, sizeof *info);
+    info->name = v->name;
+    info->dtype = v->dtype;
+    info->rank = v->rank;
+    for (uint32_t d = 0; d < v->rank; d++) {
+        info->dims[d] = v->dims[d].value;
+        info->dyn[d] = v->dims[d].sym >= 0 ? g->syms[v->dims[d].sym].name : NULL;
+    }
+    return BERTH_OK;
+}
+
+berth_status berth_executor_output_info(const berth_executor *ex, uint32_t l, uint32_t i,
+                                        berth_io_info *info) {
+    if (l >= ex->n_lanes || i >= ex->lanes[l].g->n_outputs) return BERTH_ERR_INVALID;
+    const lane *ln = &ex->lanes[l];
+    memset(info, 0, sizeof *info);
+    info->name = ln->g->values[ln->g->outputs[i]].name;
+    /* dtype and rank are known once any bucket is specialized. */
+    for (uint32_t b = 0; b < ln->n_buckets; b++) {
+        const berth_spec *s = ln->slots[b].spec;
+        if (!s) continue;
+        const berth_operand *o = &s->desc.operands[s->desc.outputs[i]];
+        info->dtype = o->dtype;
+        info->rank = o->rank;
+        memcpy(info->dims, o->dims, sizeof info->dims);
+        break;
+    }
+    return BERTH_OK;
+}
+
+uint32_t berth_executor_bucket_count(const berth_executor *ex, uint32_t l) {
+    return l < ex->n_lanes ? ex->lanes[l].n_buckets : 0;
+}
+
+void berth_executor_bucket_describe(const berth_executor *ex, uint32_t l, uint32_t b, char *buf,
+                                    size_t cap) {
+    if (!cap) return;
+    buf[0] = 0;
+    if (l >= ex->n_lanes || b >= ex->lanes[l].n_buckets) return;
+    const lane *ln = &ex->lanes[l];
+    if (ln->g->n_syms == 0) {
+        snprintf(buf, cap, "static");
+        return;
+    }
+    size_t o = 0;
+    for (uint32_t s = 0; s < ln->g->n_syms && o < cap; s++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%s=%lld", s ? " " : "", ln->g->syms[s].name,
+                              (long long)ln->bucket_vals[(size_t)b * ln->g->n_syms + s]);
+}
+
+berth_status berth_executor_prepare(berth_executor *ex, uint32_t l, uint32_t b, berth_error *err) {
+    if (l >= ex->n_lanes || b >= ex->lanes[l].n_buckets) {
+        berth_errorf(err, "no bucket %u in lane %u", b, l);
+        return BERTH_ERR_INVALID;
+    }
+    return berth_slot_build(ex, &ex->lanes[l], b, err);
+}
+
+int berth_executor_is_warm(const berth_executor *ex, uint32_t l, uint32_t b) {
+    return l < ex->n_lanes && b < ex->lanes[l].n_buckets && ex->lanes[l].slots[b].plan != NULL;
+}
+
+void berth_executor_memory(const berth_executor *ex, berth_memory *m) {
+    memset(m, 0, sizeof *m);
+    m->weights_bytes = ex->w ? ex->mod.be->weights_bytes(ex->w) : 0;
+    for (uint32_t l = 0; l < ex->n_lanes; l++)
+        for (uint32_t b = 0; b < ex->lanes[l].n_buckets; b++) {
+            const plan_slot *s = &ex->lanes[l].slots[b];
+            if (!s->plan) continue;
+            m->plans++;
+            m->plans_bytes += ex->mod.be->plan_bytes(s->plan);
+            m->host_bytes += s->host_bytes;
+        }
+}
+
+berth_status berth_executor_profile(const berth_executor *ex, uint32_t l, uint32_t b,
+                                    berth_profile_fn fn, void *ctx, berth_error *err) {
+    if (!berth_executor_is_warm(ex, l, b)) {
+        berth_errorf(err, "bucket %u of lane %u has no plan yet", b, l);
+        return BERTH_ERR_INVALID;
+    }
+    const plan_slot *s = &ex->lanes[l].slots[b];
+    if (!ex->mod.be->plan_profile) {
+        berth_errorf(err, "backend '%s' does not time nodes", ex->mod.be->name);
+        return BERTH_ERR_UNSUPPORTED;
+    }
+    uint32_t n = s->spec->desc.n_nodes;
+    uint64_t *ns = calloc(n ? n : 1, sizeof *ns);
+    if (!ns) {
+        berth_errorf(err, "out of memory");
+        return BERTH_ERR_NOMEM;
+    }
+    berth_status st = ex->mod.be->plan_profile(s->plan, ns, n, err);
+    if (st == BERTH_OK)
+        for (uint32_t i = 0; i < n; i++)
+            fn(ctx, s->spec->desc.nodes[i].name, s->spec->desc.nodes[i].op, ns[i]);
+    free(ns);
+    return st;
+}

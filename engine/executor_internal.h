@@ -1,0 +1,80 @@
+/* The executor's state, shared by executor.c (open, upload, lanes) and
+ * run.c (buckets, plans, run). */
+#ifndef BERTH_EXECUTOR_INTERNAL_H
+#define BERTH_EXECUTOR_INTERNAL_H
+
+#include "archive.h"
+#include "berth/berth.h"
+#include "config.h"
+#include "graph.h"
+#include "host.h"
+#include "loader.h"
+#include "specialize.h"
+
+/* One plan for one (lane, bucket), with the host buffers a run needs so
+ * that a warm run allocates nothing. */
+typedef struct plan_slot {
+    berth_plan *plan;      /* NULL: cold */
+    berth_spec *spec;      /* the specialized graph, kept for profiling names */
+    berth_tensor *in_pad;  /* per input: bucket-sized buffer (data NULL when static) */
+    berth_tensor *in_view; /* per input: what run() hands the backend */
+    berth_tensor *out_full;/* per output: bucket-sized result */
+    uint32_t *out_dep;     /* per output and dim: bit s set when it scales with sym s */
+    uint64_t host_bytes;
+} plan_slot;
+
+typedef struct lane {
+    char *name;
+    berth_graph *g;
+    char *stage;          /* NULL: the graph is static, one implicit bucket */
+    uint32_t n_buckets;
+    int64_t *bucket_vals; /* n_buckets x g->n_syms */
+    uint32_t *weight_ids; /* per graph value: upload id, or UINT32_MAX */
+    plan_slot *slots;     /* n_buckets */
+    double *pad;          /* per input: the pad value from [inputs.NAME] */
+    /* run() scratch, sized at lane creation */
+    int64_t *asked;       /* n_syms */
+    uint32_t *in_rank;
+    int64_t *in_dims;     /* n_inputs x BERTH_MAX_RANK */
+    int32_t *in_sym;      /* n_inputs x BERTH_MAX_RANK */
+} lane;
+
+/* One uploaded tensor as lane 0 declared it. */
+typedef struct weight_info {
+    int32_t entry; /* archive entry index */
+    berth_dtype dtype;
+    uint32_t rank;
+    int64_t dims[BERTH_MAX_RANK];
+} weight_info;
+
+struct berth_executor {
+    berth_config *cfg;
+    berth_logger log;
+    berth_host host;
+    berth_module mod;
+    berth_device *dev;
+    berth_weights *w;
+    berth_archive *archive;
+    char device_name[256];
+    uint32_t n_weights;
+    weight_info *weights;
+    uint32_t n_lanes;
+    lane *lanes;
+};
+
+void berth_logf(const berth_logger *l, berth_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* lane.c */
+berth_status berth_lane_init(berth_executor *ex, lane *ln, const char *name, const char *graph_path,
+                             const char *stage, int first, berth_error *err);
+void berth_lane_free(berth_executor *ex, lane *ln);
+/* Specialize lane `ln` at bucket b (for checks before upload: weight ids
+ * may be provisional). */
+berth_spec *berth_lane_specialize(const lane *ln, uint32_t b, berth_error *err);
+
+/* plan_slot.c */
+berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_error *err);
+void berth_slot_free(berth_executor *ex, plan_slot *s, uint32_t n_inputs, uint32_t n_outputs);
+
+#endif

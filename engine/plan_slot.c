@@ -1,0 +1,130 @@
+/* Building the plan for one (lane, bucket): specialize the graph to the
+ * bucket's dims, fuse what the backend supports, let the backend plan it,
+ * and allocate the host buffers a run needs, so a warm run allocates
+ * nothing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "executor_internal.h"
+#include "util.h"
+
+static int backend_supports(void *ctx, const char *op, berth_dtype dtype) {
+    berth_executor *ex = ctx;
+    berth_error e;
+    return ex->mod.be->supports_op(ex->dev, op, dtype, &e) == BERTH_OK;
+}
+
+static size_t tensor_bytes(const berth_operand *o, int *ok) {
+    int64_t n = 1;
+    for (uint32_t d = 0; d < o->rank; d++) n = berth_mul_checked(n, o->dims[d], ok);
+    return berth_dtype_bytes(o->dtype, (size_t)n, ok);
+}
+
+static void set_tensor(berth_tensor *t, const berth_operand *o, size_t bytes) {
+    t->dtype = o->dtype;
+    t->rank = o->rank;
+    memcpy(t->dims, o->dims, sizeof t->dims);
+    t->bytes = bytes;
+}
+
+/* Which output dims scale with which dyn dim: specialize again with one
+ * dim one smaller and see which output dims move. Trimming then scales
+ * those dims by asked/bucket, which is exact for batch-like dims. */
+static void find_output_deps(const lane *ln, uint32_t b, plan_slot *s) {
+    const berth_graph *g = ln->g;
+    const int64_t *vals = ln->bucket_vals + (size_t)b * g->n_syms;
+    int64_t probe[64];
+    if (g->n_syms > 64) return;
+    for (uint32_t k = 0; k < g->n_syms; k++) {
+        if (vals[k] <= 1) continue;
+        memcpy(probe, vals, sizeof(int64_t) * g->n_syms);
+        probe[k] = vals[k] - 1;
+        berth_error e;
+        berth_spec *alt = berth_specialize(g, probe, ln->weight_ids, &e);
+        if (!alt) continue; /* this dim cannot move alone: never trimmed */
+        for (uint32_t o = 0; o < g->n_outputs; o++) {
+            const berth_operand *a = &s->spec->desc.operands[s->spec->desc.outputs[o]];
+            const berth_operand *c = &alt->desc.operands[alt->desc.outputs[o]];
+            for (uint32_t d = 0; d < a->rank && d < c->rank; d++)
+                if (a->dims[d] != c->dims[d]) s->out_dep[o * BERTH_MAX_RANK + d] |= 1u << k;
+        }
+        berth_spec_free(alt);
+    }
+}
+
+berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_error *err) {
+    plan_slot *s = &ln->slots[b];
+    const berth_graph *g = ln->g;
+    if (s->plan) return BERTH_OK;
+    berth_status st = BERTH_ERR_NOMEM;
+    s->spec = berth_lane_specialize(ln, b, err);
+    if (!s->spec) return BERTH_ERR_INVALID;
+    berth_fuse(s->spec, backend_supports, ex);
+
+    uint32_t ni = g->n_inputs, no = g->n_outputs;
+    s->in_pad = calloc(ni ? ni : 1, sizeof *s->in_pad);
+    s->in_view = calloc(ni ? ni : 1, sizeof *s->in_view);
+    s->out_full = calloc(no ? no : 1, sizeof *s->out_full);
+    s->out_dep = calloc((size_t)(no ? no : 1) * BERTH_MAX_RANK, sizeof *s->out_dep);
+    if (!s->in_pad || !s->in_view || !s->out_full || !s->out_dep) goto nomem;
+
+    const berth_graph_desc *d = &s->spec->desc;
+    for (uint32_t i = 0; i < ni; i++) {
+        const berth_operand *o = &d->operands[d->inputs[i]];
+        int ok = 1;
+        size_t bytes = tensor_bytes(o, &ok);
+        if (!ok) goto overflow;
+        set_tensor(&s->in_pad[i], o, bytes);
+        int dynamic = 0;
+        for (uint32_t k = 0; k < ln->in_rank[i]; k++) dynamic |= ln->in_sym[i * BERTH_MAX_RANK + k] >= 0;
+        if (dynamic) {
+            s->in_pad[i].data = malloc(bytes ? bytes : 1);
+            if (!s->in_pad[i].data) goto nomem;
+            s->in_pad[i].capacity = bytes;
+            s->host_bytes += bytes;
+        }
+    }
+    for (uint32_t i = 0; i < no; i++) {
+        const berth_operand *o = &d->operands[d->outputs[i]];
+        int ok = 1;
+        size_t bytes = tensor_bytes(o, &ok);
+        if (!ok) goto overflow;
+        set_tensor(&s->out_full[i], o, bytes);
+        s->out_full[i].data = malloc(bytes ? bytes : 1);
+        if (!s->out_full[i].data) goto nomem;
+        s->out_full[i].capacity = bytes;
+        s->host_bytes += bytes;
+    }
+    find_output_deps(ln, b, s);
+
+    st = ex->mod.be->plan(ex->dev, ex->w, d, &s->plan, err);
+    if (st != BERTH_OK) {
+        s->plan = NULL;
+        goto fail;
+    }
+    return BERTH_OK;
+overflow:
+    berth_errorf(err, "%s: a tensor of the bucket is too large to address", g->path);
+    st = BERTH_ERR_INVALID;
+    goto fail;
+nomem:
+    berth_errorf(err, "out of memory preparing a plan of %s", g->path);
+fail:
+    berth_slot_free(ex, s, ni, no);
+    return st;
+}
+
+void berth_slot_free(berth_executor *ex, plan_slot *s, uint32_t n_inputs, uint32_t n_outputs) {
+    if (s->plan) ex->mod.be->free_plan(s->plan);
+    if (s->in_pad)
+        for (uint32_t i = 0; i < n_inputs; i++) free(s->in_pad[i].data);
+    if (s->out_full)
+        for (uint32_t i = 0; i < n_outputs; i++) free(s->out_full[i].data);
+    free(s->in_pad);
+    free(s->in_view);
+    free(s->out_full);
+    free(s->out_dep);
+    berth_spec_free(s->spec);
+    memset(s, 0, sizeof *s);
+}

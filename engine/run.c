@@ -1,0 +1,170 @@
+/* Running a batch: check the inputs, pick the bucket, pad, run, trim.
+ * Once the bucket's plan exists and the caller's outputs have grown, this
+ * path allocates nothing: every buffer it touches lives in the plan slot. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bucket.h"
+#include "dtype.h"
+#include "executor_internal.h"
+#include "util.h"
+
+/* Inputs are checked here, before the backend sees them, with messages
+ * that name the input and the dim. */
+static berth_status check_inputs(const lane *ln, const berth_tensor *in, uint32_t n,
+                                 berth_error *err) {
+    const berth_graph *g = ln->g;
+    if (n != g->n_inputs) {
+        berth_errorf(err, "%s takes %u inputs, %u given", g->path, g->n_inputs, n);
+        return BERTH_ERR_INVALID;
+    }
+    for (uint32_t s = 0; s < g->n_syms; s++) ln->asked[s] = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const bg_value *v = &g->values[g->inputs[i]];
+        const berth_tensor *t = &in[i];
+        if (t->dtype != v->dtype || t->rank != v->rank) {
+            berth_errorf(err, "input '%s': expected %s of rank %u, found %s of rank %u", v->name,
+                         berth_dtype_name(v->dtype), v->rank, berth_dtype_name(t->dtype), t->rank);
+            return BERTH_ERR_INVALID;
+        }
+        int64_t elems = 1;
+        int ok = 1;
+        for (uint32_t d = 0; d < v->rank; d++) {
+            int64_t got = t->dims[d];
+            const bg_dim *want = &v->dims[d];
+            if (want->sym < 0 && got != want->value) {
+                berth_errorf(err, "input '%s' dim %u: expected %lld, found %lld", v->name, d,
+                             (long long)want->value, (long long)got);
+                return BERTH_ERR_INVALID;
+            }
+            if (want->sym >= 0) {
+                const bg_sym *sym = &g->syms[want->sym];
+                if (got < 1 || got > sym->max) {
+                    berth_errorf(err, "input '%s' dim %u (%s): expected 1 to %lld, found %lld",
+                                 v->name, d, sym->name, (long long)sym->max, (long long)got);
+                    return BERTH_ERR_INVALID;
+                }
+                int64_t *a = &ln->asked[want->sym];
+                if (*a && *a != got) {
+                    berth_errorf(err, "input '%s' dim %u gives %s=%lld, but an earlier input gave %lld",
+                                 v->name, d, sym->name, (long long)got, (long long)*a);
+                    return BERTH_ERR_INVALID;
+                }
+                *a = got;
+            }
+            elems = berth_mul_checked(elems, got, &ok);
+        }
+        size_t need = berth_dtype_bytes(t->dtype, (size_t)elems, &ok);
+        if (!ok || t->bytes != need || (need && !t->data)) {
+            berth_errorf(err, "input '%s': %zu bytes given, its shape needs %zu", v->name, t->bytes,
+                         need);
+            return BERTH_ERR_INVALID;
+        }
+    }
+    return BERTH_OK;
+}
+
+static void no_bucket_error(const lane *ln, berth_error *err) {
+    const berth_graph *g = ln->g;
+    char asked[256];
+    size_t o = 0;
+    for (uint32_t s = 0; s < g->n_syms && o < sizeof asked; s++)
+        o += (size_t)snprintf(asked + o, sizeof asked - o, "%s%s=%lld", s ? " " : "", g->syms[s].name,
+                              (long long)ln->asked[s]);
+    berth_errorf(err, "no bucket of stage '%s' holds %s", ln->stage ? ln->stage : "(none)", asked);
+}
+
+/* Grow a caller's output buffer; only the first run of a bucket (or a
+ * larger batch) reaches realloc. */
+static berth_status ensure_capacity(berth_tensor *t, size_t bytes, berth_error *err) {
+    if (t->capacity >= bytes && t->data) return BERTH_OK;
+    void *p = realloc(t->data, bytes ? bytes : 1);
+    if (!p) {
+        berth_errorf(err, "out of memory growing an output to %zu bytes", bytes);
+        return BERTH_ERR_NOMEM;
+    }
+    t->data = p;
+    t->capacity = bytes;
+    return BERTH_OK;
+}
+
+berth_status berth_executor_run(berth_executor *ex, uint32_t l, const berth_tensor *inputs,
+                                uint32_t n_inputs, berth_tensor *outputs, uint32_t n_outputs,
+                                uint32_t *bucket, berth_error *err) {
+    if (l >= ex->n_lanes) {
+        berth_errorf(err, "no lane %u (the executor has %u)", l, ex->n_lanes);
+        return BERTH_ERR_INVALID;
+    }
+    lane *ln = &ex->lanes[l];
+    const berth_graph *g = ln->g;
+    if (n_outputs != g->n_outputs) {
+        berth_errorf(err, "%s has %u outputs, %u given", g->path, g->n_outputs, n_outputs);
+        return BERTH_ERR_INVALID;
+    }
+    berth_status st = check_inputs(ln, inputs, n_inputs, err);
+    if (st != BERTH_OK) return st;
+    int32_t b = berth_bucket_choose(ln->bucket_vals, ln->n_buckets, g->n_syms, ln->asked, g->n_inputs,
+                                    ln->in_rank, ln->in_dims, ln->in_sym);
+    if (b < 0) {
+        no_bucket_error(ln, err);
+        return BERTH_ERR_INVALID;
+    }
+    plan_slot *s = &ln->slots[b];
+    if (!s->plan) {
+        st = berth_slot_build(ex, ln, (uint32_t)b, err);
+        if (st != BERTH_OK) return st;
+    }
+    for (uint32_t i = 0; i < n_inputs; i++) {
+        berth_tensor *pad = &s->in_pad[i];
+        if (!pad->data) {
+            s->in_view[i] = inputs[i]; /* static shape: no copy */
+            continue;
+        }
+        /* Inputs of packed 4-bit types are refused by the graph checker,
+         * so every padded dtype has whole-byte elements. */
+        size_t esz = berth_dtype_bits(pad->dtype) / 8;
+        if (memcmp(pad->dims, inputs[i].dims, sizeof(int64_t) * pad->rank) != 0)
+            berth_fill(pad->data, pad->dtype, pad->bytes / esz, ln->pad[i]);
+        berth_pad_copy(pad->data, pad->dims, inputs[i].data, inputs[i].dims, pad->rank, esz);
+        s->in_view[i] = *pad;
+    }
+    st = ex->mod.be->run(s->plan, s->in_view, n_inputs, s->out_full, n_outputs, err);
+    if (st != BERTH_OK) return st;
+
+    for (uint32_t o = 0; o < n_outputs; o++) {
+        const berth_tensor *full = &s->out_full[o];
+        berth_tensor *t = &outputs[o];
+        t->dtype = full->dtype;
+        t->rank = full->rank;
+        size_t elems = 1;
+        for (uint32_t d = 0; d < full->rank; d++) {
+            int64_t dim = full->dims[d];
+            uint32_t dep = s->out_dep[o * BERTH_MAX_RANK + d];
+            /* Scale by asked/bucket for every dyn dim this one follows,
+             * rounding up so no real element is cut. */
+            for (uint32_t k = 0; k < g->n_syms; k++)
+                if (dep & (1u << k)) {
+                    int64_t bv = ln->bucket_vals[(size_t)b * g->n_syms + k];
+                    dim = (dim * ln->asked[k] + bv - 1) / bv;
+                }
+            t->dims[d] = dim;
+            elems *= (size_t)dim;
+        }
+        int ok = 1;
+        size_t bytes = berth_dtype_bytes(full->dtype, elems, &ok);
+        st = ensure_capacity(t, bytes, err);
+        if (st != BERTH_OK) return st;
+        t->bytes = bytes;
+        size_t esz = berth_dtype_bits(full->dtype) / 8;
+        if (bytes == full->bytes) memcpy(t->data, full->data, bytes);
+        else berth_trim_copy(t->data, t->dims, full->data, full->dims, full->rank, esz ? esz : 1);
+    }
+    if (bucket) *bucket = (uint32_t)b;
+    return BERTH_OK;
+}
+
+void berth_tensor_release(berth_tensor *t) {
+    free(t->data);
+    memset(t, 0, sizeof *t);
+}
