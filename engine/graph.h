@@ -53,7 +53,8 @@ typedef struct bg_value {
 
 typedef enum bg_attr_kind {
     BG_ATTR_NULL = 0,
-    BG_ATTR_NUMBER = 1, /* num; is_int and i when it is an exact integer */
+    BG_ATTR_NUMBER = 1, /* num; is_int and i when it is an exact integer:
+                         * written with no fraction or exponent, fits int64 */
     BG_ATTR_STRING = 2, /* str */
     BG_ATTR_BOOL = 3,   /* i */
     BG_ATTR_ARRAY = 4,  /* items[0..count) */
@@ -123,5 +124,7 @@ void berth_graph_free(berth_graph *g);
 int32_t berth_graph_find(const berth_graph *g, const char *name);
 /* The option `key` of node n, or NULL. */
 const bg_attr *berth_graph_attr(const bg_node *n, const char *key);
+/* 1 if `op` is a WebNN op (or one of berth's) a .webnn file may use. */
+int berth_graph_op_known(const char *op);
 
 #endif

@@ -1,0 +1,662 @@
+/* The .webnn parser: a recursive-descent reader of webnn-graph text (v1 and
+ * v2) into a berth_graph. Every allocation comes from the graph's arena, so
+ * an error anywhere unwinds by returning -1 and freeing one arena.
+ *
+ * Names are not resolved while reading: blocks may come in any order, so
+ * each use is recorded as a bg_ref and the checker (graph.c) resolves them
+ * all once the whole file has been read. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "util.h"
+#include "webnn.h"
+
+#define BG_MAX_SYMS 1024
+
+/* A growable array in the arena. Growth doubles and abandons the old copy,
+ * which at most doubles the memory an array costs. */
+typedef struct vec {
+    void *data;
+    size_t n, cap;
+} vec;
+
+typedef struct parser {
+    bg_lexer lx;
+    bg_token tok;
+    berth_arena *a;
+    berth_error *err;
+    berth_graph *g;
+    vec values, nodes, inputs, outputs, syms, sym_lines, refs;
+    /* the node being read */
+    vec args;
+} parser;
+
+#define VALUES(P) ((bg_value *)(P)->values.data)
+#define NODES(P) ((bg_node *)(P)->nodes.data)
+
+static int failv(parser *P, uint32_t line, uint32_t col, const char *fmt, va_list ap) {
+    char what[BERTH_ERROR_CAP];
+    vsnprintf(what, sizeof what, fmt, ap);
+    berth_errorf(P->err, "%s:%u:%u: %s", P->g->path, line, col, what);
+    return -1;
+}
+
+static int fail_at(parser *P, uint32_t line, uint32_t col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail_at(parser *P, uint32_t line, uint32_t col, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    failv(P, line, col, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* "expected WHAT, found TOKEN" at the current token. */
+static int expected(parser *P, const char *what) {
+    char found[64];
+    bg_tok_describe(&P->tok, found, sizeof found);
+    return fail_at(P, P->tok.line, P->tok.col, "expected %s, found %s", what, found);
+}
+
+static void *vec_push(parser *P, vec *v, size_t elem) {
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 8;
+        void *d = berth_arena_array(P->a, cap, elem);
+        if (!d) {
+            fail_at(P, P->tok.line, P->tok.col, "out of memory");
+            return NULL;
+        }
+        if (v->n) memcpy(d, v->data, v->n * elem);
+        v->data = d;
+        v->cap = cap;
+    }
+    void *slot = (char *)v->data + v->n * elem;
+    memset(slot, 0, elem);
+    v->n++;
+    return slot;
+}
+
+static int next(parser *P) {
+    P->tok = bg_lex_next(&P->lx);
+    return P->tok.kind == BG_TOK_ERROR ? -1 : 0;
+}
+
+static int is_punct(const parser *P, char c) { return P->tok.kind == BG_TOK_PUNCT && P->tok.punct == c; }
+
+static int is_word(const parser *P, const char *w) {
+    return P->tok.kind == BG_TOK_IDENT && P->tok.len == strlen(w) && !memcmp(P->tok.text, w, P->tok.len);
+}
+
+/* Consume punctuation `c` or fail with "expected 'c' CONTEXT, found ...". */
+static int expect_punct(parser *P, char c, const char *context) {
+    if (!is_punct(P, c)) {
+        char what[160];
+        snprintf(what, sizeof what, "'%c' %s", c, context);
+        return expected(P, what);
+    }
+    return next(P);
+}
+
+static const char *tok_strdup(parser *P) {
+    char *s = berth_arena_strndup(P->a, P->tok.text, P->tok.len);
+    if (!s) fail_at(P, P->tok.line, P->tok.col, "out of memory");
+    return s;
+}
+
+static int is_keyword(const parser *P) { return is_word(P, "true") || is_word(P, "false") || is_word(P, "null"); }
+
+/* A value name being declared: an identifier that is not a literal keyword. */
+static int parse_name(parser *P, const char *what, const char **name, uint32_t *line, uint32_t *col) {
+    if (P->tok.kind != BG_TOK_IDENT || is_keyword(P)) return expected(P, what);
+    *line = P->tok.line;
+    *col = P->tok.col;
+    if (!(*name = tok_strdup(P))) return -1;
+    return next(P);
+}
+
+static bg_value *add_value(parser *P, const char *name, uint32_t line, uint32_t col, bg_value_kind kind) {
+    if (P->values.n >= BG_MAX_VALUES) {
+        fail_at(P, line, col, "more than %u values in one graph", BG_MAX_VALUES);
+        return NULL;
+    }
+    bg_value *v = vec_push(P, &P->values, sizeof(bg_value));
+    if (!v) return NULL;
+    v->name = name;
+    v->kind = kind;
+    v->line = line;
+    v->col = col;
+    v->node = -1;
+    return v;
+}
+
+static int push_ref(parser *P, bg_ref_kind kind, const char *name, uint32_t line, uint32_t col,
+                    uint32_t node, int32_t *slot) {
+    bg_ref *r = vec_push(P, &P->refs, sizeof(bg_ref));
+    if (!r) return -1;
+    r->kind = kind;
+    r->name = name;
+    r->line = line;
+    r->col = col;
+    r->node = node;
+    r->slot = slot;
+    *slot = -1;
+    return 0;
+}
+
+/* ---- types and shapes ------------------------------------------------ */
+
+static int parse_dtype(parser *P, berth_dtype *out) {
+    static const char *what = "a dtype (f32, f16, i32, u32, i64, u64, i8, u8, i4, u4)";
+    if (P->tok.kind != BG_TOK_IDENT || P->tok.len > 16) return expected(P, what);
+    char name[17];
+    memcpy(name, P->tok.text, P->tok.len);
+    name[P->tok.len] = 0;
+    if ((*out = berth_dtype_parse(name)) == BERTH_DTYPE_INVALID) return expected(P, what);
+    return next(P);
+}
+
+static int parse_count(parser *P, int64_t lo, const char *what, int64_t *out) {
+    if (P->tok.kind != BG_TOK_NUMBER || !P->tok.is_int || P->tok.i < lo || P->tok.i > BG_MAX_DIM)
+        return expected(P, what);
+    *out = P->tok.i;
+    return next(P);
+}
+
+/* dyn("name", max): one symbol per name; every use must agree on max. */
+static int parse_dyn(parser *P, bg_dim *d) {
+    uint32_t line = P->tok.line, col = P->tok.col;
+    if (P->g->version < 2)
+        return fail_at(P, line, col, "dyn dims need a v2 graph, found dyn in a v1 graph");
+    if (next(P) || expect_punct(P, '(', "after dyn")) return -1;
+    if (P->tok.kind != BG_TOK_STRING || !P->tok.str[0]) return expected(P, "a dim name string after 'dyn('");
+    const char *name = P->tok.str;
+    if (next(P) || expect_punct(P, ',', "after the dyn name")) return -1;
+    int64_t max;
+    if (parse_count(P, 1, "a dyn max between 1 and 2^40", &max)) return -1;
+    if (expect_punct(P, ')', "to close dyn(")) return -1;
+    bg_sym *syms = P->syms.data;
+    for (size_t k = 0; k < P->syms.n; k++) {
+        if (strcmp(syms[k].name, name)) continue;
+        if (syms[k].max != max)
+            return fail_at(P, line, col, "dyn \"%s\" has max %lld here but %lld at line %u", name,
+                           (long long)max, (long long)syms[k].max, ((uint32_t *)P->sym_lines.data)[k]);
+        d->sym = (int32_t)k;
+        d->value = max;
+        return 0;
+    }
+    if (P->syms.n >= BG_MAX_SYMS) return fail_at(P, line, col, "more than %d dyn dims", BG_MAX_SYMS);
+    bg_sym *s = vec_push(P, &P->syms, sizeof(bg_sym));
+    uint32_t *sl = s ? vec_push(P, &P->sym_lines, sizeof(uint32_t)) : NULL;
+    if (!sl) return -1;
+    s->name = name;
+    s->max = max;
+    *sl = line;
+    d->sym = (int32_t)(P->syms.n - 1);
+    d->value = max;
+    return 0;
+}
+
+static int parse_shape(parser *P, bg_value *v, int allow_dyn) {
+    if (expect_punct(P, '[', "to open the shape")) return -1;
+    uint32_t line = P->tok.line, col = P->tok.col;
+    int64_t elems = 1;
+    while (!is_punct(P, ']')) {
+        if (v->rank > 0 && expect_punct(P, ',', "between dims")) return -1;
+        if (v->rank == BERTH_MAX_RANK)
+            return fail_at(P, P->tok.line, P->tok.col, "shape of '%s' has more than %d dims", v->name,
+                           BERTH_MAX_RANK);
+        bg_dim *d = &v->dims[v->rank];
+        d->sym = -1;
+        if (is_word(P, "dyn") && allow_dyn) {
+            if (parse_dyn(P, d)) return -1;
+        } else if (is_word(P, "dyn")) {
+            return fail_at(P, P->tok.line, P->tok.col, "dyn dims are allowed only in inputs, found one in const '%s'",
+                           v->name);
+        } else if (parse_count(P, 0, allow_dyn && P->g->version >= 2 ? "a dim (0 to 2^40) or dyn(...)"
+                                                                     : "a dim (0 to 2^40)",
+                               &d->value)) {
+            return -1;
+        }
+        int ok = 1;
+        elems = berth_mul_checked(elems, d->value, &ok);
+        if (!ok) return fail_at(P, line, col, "shape of '%s' has more elements than fit in 64 bits", v->name);
+        v->rank++;
+    }
+    return next(P);
+}
+
+/* ---- inputs and consts ------------------------------------------------ */
+
+static int parse_inputs(parser *P) {
+    while (!is_punct(P, '}')) {
+        const char *name;
+        uint32_t line, col;
+        if (parse_name(P, "an input name or '}'", &name, &line, &col)) return -1;
+        bg_value *v = add_value(P, name, line, col, BG_INPUT);
+        if (!v) return -1;
+        int32_t *in = vec_push(P, &P->inputs, sizeof(int32_t));
+        if (!in) return -1;
+        *in = (int32_t)(P->values.n - 1);
+        if (expect_punct(P, ':', "after the input name") || parse_dtype(P, &v->dtype) || parse_shape(P, v, 1) ||
+            expect_punct(P, ';', "after input declaration"))
+            return -1;
+    }
+    return 0;
+}
+
+static int parse_bytes(parser *P, bg_value *v) {
+    uint32_t line = P->tok.line, col = P->tok.col;
+    if (expect_punct(P, '(', "after @bytes") || expect_punct(P, '[', "to open the @bytes list")) return -1;
+    vec bytes = {0};
+    while (!is_punct(P, ']')) {
+        if (bytes.n > 0 && expect_punct(P, ',', "between bytes")) return -1;
+        if (P->tok.kind != BG_TOK_NUMBER || !P->tok.is_int || P->tok.i < 0 || P->tok.i > 255)
+            return expected(P, "a byte value 0..255");
+        uint8_t *b = vec_push(P, &bytes, 1);
+        if (!b) return -1;
+        *b = (uint8_t)P->tok.i;
+        if (next(P)) return -1;
+    }
+    if (next(P) || expect_punct(P, ')', "to close @bytes(")) return -1;
+    size_t count = 1;
+    int ok = 1;
+    for (uint32_t k = 0; k < v->rank; k++) count = (size_t)berth_mul_checked((int64_t)count, v->dims[k].value, &ok);
+    size_t want = ok ? berth_dtype_bytes(v->dtype, count, &ok) : 0;
+    if (!ok) return fail_at(P, line, col, "size of const '%s' overflows", v->name);
+    if (bytes.n != want)
+        return fail_at(P, line, col, "@bytes of '%s' has %zu bytes, expected %zu for %s with %zu elements",
+                       v->name, bytes.n, want, berth_dtype_name(v->dtype), count);
+    v->init = BG_INIT_BYTES;
+    v->bytes = bytes.data;
+    v->n_bytes = bytes.n;
+    return 0;
+}
+
+static int parse_const_init(parser *P, bg_value *v) {
+    v->init = BG_INIT_WEIGHTS;
+    v->ref = v->name;
+    if (!is_punct(P, '@')) return 0;
+    if (next(P)) return -1;
+    if (is_word(P, "weights")) {
+        if (next(P) || expect_punct(P, '(', "after @weights")) return -1;
+        if (P->tok.kind != BG_TOK_STRING) return expected(P, "a weights reference string");
+        v->ref = P->tok.str;
+        return next(P) || expect_punct(P, ')', "to close @weights(");
+    }
+    if (is_word(P, "scalar")) {
+        v->ref = NULL;
+        if (next(P) || expect_punct(P, '(', "after @scalar")) return -1;
+        if (P->tok.kind != BG_TOK_NUMBER) return expected(P, "a number in @scalar(...)");
+        v->init = BG_INIT_SCALAR;
+        v->scalar = P->tok.num;
+        return next(P) || expect_punct(P, ')', "to close @scalar(");
+    }
+    if (is_word(P, "bytes")) {
+        v->ref = NULL;
+        return next(P) || parse_bytes(P, v);
+    }
+    return expected(P, "a const annotation (weights, scalar or bytes) after '@'");
+}
+
+static int parse_consts(parser *P) {
+    while (!is_punct(P, '}')) {
+        const char *name;
+        uint32_t line, col;
+        if (parse_name(P, "a const name or '}'", &name, &line, &col)) return -1;
+        bg_value *v = add_value(P, name, line, col, BG_CONST);
+        if (!v) return -1;
+        if (expect_punct(P, ':', "after the const name") || parse_dtype(P, &v->dtype) || parse_shape(P, v, 0) ||
+            parse_const_init(P, v) || expect_punct(P, ';', "after const declaration"))
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- literal values ---------------------------------------------------- */
+
+/* While a node is being read, an IDENT attr keeps its source position in
+ * fields IDENT does not use (line in `count`, column in `i`); finish_node
+ * moves the position into a bg_ref and clears them. */
+static int parse_value(parser *P, bg_attr *out, int depth);
+
+static int parse_items(parser *P, bg_attr *out, int depth, char close) {
+    vec items = {0};
+    int object = close == '}';
+    while (!is_punct(P, close)) {
+        if (items.n > 0 && expect_punct(P, ',', object ? "or '}' in an object" : "or ']' in an array")) return -1;
+        if (object && items.n >= BG_MAX_OBJECT_KEYS)
+            return fail_at(P, P->tok.line, P->tok.col, "object has more than %d keys", BG_MAX_OBJECT_KEYS);
+        bg_attr *it = vec_push(P, &items, sizeof(bg_attr));
+        if (!it) return -1;
+        if (object) {
+            if (P->tok.kind == BG_TOK_STRING) {
+                it->key = P->tok.str;
+            } else if (P->tok.kind == BG_TOK_IDENT) {
+                if (!(it->key = tok_strdup(P))) return -1;
+            } else {
+                return expected(P, "an object key");
+            }
+            for (size_t k = 0; k + 1 < items.n; k++)
+                if (!strcmp(((bg_attr *)items.data)[k].key, it->key))
+                    return fail_at(P, P->tok.line, P->tok.col, "key '%s' appears twice in one object", it->key);
+            if (next(P) || expect_punct(P, ':', "after the object key")) return -1;
+            const char *key = it->key;
+            if (parse_value(P, it, depth + 1)) return -1;
+            it->key = key;
+        } else if (parse_value(P, it, depth + 1)) {
+            return -1;
+        }
+    }
+    out->kind = object ? BG_ATTR_OBJECT : BG_ATTR_ARRAY;
+    out->items = items.data;
+    out->count = (uint32_t)items.n;
+    return next(P);
+}
+
+static int parse_value(parser *P, bg_attr *out, int depth) {
+    if (depth > BG_MAX_DEPTH)
+        return fail_at(P, P->tok.line, P->tok.col, "arrays and objects nested deeper than %d levels",
+                       BG_MAX_DEPTH);
+    memset(out, 0, sizeof *out);
+    switch (P->tok.kind) {
+    case BG_TOK_NUMBER:
+        out->kind = BG_ATTR_NUMBER;
+        out->num = P->tok.num;
+        out->i = P->tok.i;
+        out->is_int = P->tok.is_int;
+        return next(P);
+    case BG_TOK_STRING:
+        out->kind = BG_ATTR_STRING;
+        out->str = P->tok.str;
+        return next(P);
+    case BG_TOK_IDENT:
+        if (is_word(P, "true") || is_word(P, "false")) {
+            out->kind = BG_ATTR_BOOL;
+            out->i = is_word(P, "true");
+        } else if (is_word(P, "null")) {
+            out->kind = BG_ATTR_NULL;
+        } else {
+            out->kind = BG_ATTR_IDENT;
+            out->value = -1;
+            out->count = P->tok.line;
+            out->i = P->tok.col;
+            if (!(out->str = tok_strdup(P))) return -1;
+        }
+        return next(P);
+    case BG_TOK_PUNCT:
+        if (P->tok.punct == '[' || P->tok.punct == '{') {
+            char close = P->tok.punct == '[' ? ']' : '}';
+            return next(P) || parse_items(P, out, depth, close);
+        }
+        break;
+    default:
+        break;
+    }
+    return expected(P, "a value (number, string, name, array or object)");
+}
+
+/* ---- nodes --------------------------------------------------------------- */
+
+static int is_operand_list(const bg_attr *a) {
+    if (a->kind != BG_ATTR_ARRAY || a->count == 0) return 0;
+    for (uint32_t k = 0; k < a->count; k++)
+        if (a->items[k].kind != BG_ATTR_IDENT) return 0;
+    return 1;
+}
+
+/* Every identifier nested in a literal becomes a reference to resolve. */
+static int ref_idents(parser *P, bg_attr *a, uint32_t node) {
+    if (a->kind == BG_ATTR_IDENT) {
+        uint32_t line = a->count, col = (uint32_t)a->i;
+        a->count = 0;
+        a->i = 0;
+        return push_ref(P, BG_REF_OPTION, a->str, line, col, node, &a->value);
+    }
+    if (a->kind == BG_ATTR_ARRAY || a->kind == BG_ATTR_OBJECT)
+        for (uint32_t k = 0; k < a->count; k++)
+            if (ref_idents(P, &a->items[k], node)) return -1;
+    return 0;
+}
+
+/* Split the arguments read into operands and attrs (graph.h's rules). */
+static int finish_node(parser *P, bg_node *n, uint32_t node) {
+    bg_attr *args = P->args.data;
+    size_t n_in = 0, n_attr = 0;
+    for (size_t k = 0; k < P->args.n; k++) {
+        if (!args[k].key && args[k].kind == BG_ATTR_IDENT) n_in++;
+        else if (!args[k].key && is_operand_list(&args[k])) n_in += args[k].count;
+        else n_attr++;
+    }
+    n->inputs = berth_arena_array(P->a, n_in ? n_in : 1, sizeof(int32_t));
+    n->attrs = berth_arena_array(P->a, n_attr ? n_attr : 1, sizeof(bg_attr));
+    if (!n->inputs || !n->attrs) return fail_at(P, n->line, n->col, "out of memory");
+    for (size_t k = 0; k < P->args.n; k++) {
+        bg_attr *a = &args[k];
+        if (!a->key && (a->kind == BG_ATTR_IDENT || is_operand_list(a))) {
+            bg_attr *list = a->kind == BG_ATTR_IDENT ? a : a->items;
+            uint32_t cnt = a->kind == BG_ATTR_IDENT ? 1 : a->count;
+            for (uint32_t j = 0; j < cnt; j++)
+                if (push_ref(P, BG_REF_OPERAND, list[j].str, list[j].count, (uint32_t)list[j].i, node,
+                             &n->inputs[n->n_inputs++]))
+                    return -1;
+            continue;
+        }
+        if (!a->key) {
+            char key[24];
+            snprintf(key, sizeof key, "@%zu", k);
+            if (!(a->key = berth_arena_strdup(P->a, key))) return fail_at(P, n->line, n->col, "out of memory");
+        }
+        n->attrs[n->n_attrs] = *a;
+        if (ref_idents(P, &n->attrs[n->n_attrs], node)) return -1;
+        n->n_attrs++;
+    }
+    return 0;
+}
+
+static int parse_arg(parser *P, const char *op) {
+    bg_attr *arg = vec_push(P, &P->args, sizeof(bg_attr));
+    if (!arg) return -1;
+    if (P->tok.kind == BG_TOK_IDENT && !is_keyword(P)) {
+        /* `key=value` or a positional operand: only the next token tells. */
+        bg_token name = P->tok;
+        const char *s = tok_strdup(P);
+        if (!s || next(P)) return -1;
+        if (!is_punct(P, '=')) {
+            arg->kind = BG_ATTR_IDENT;
+            arg->str = s;
+            arg->value = -1;
+            arg->count = name.line;
+            arg->i = name.col;
+            return 0;
+        }
+        bg_attr *prev = P->args.data;
+        size_t n_opts = 0;
+        for (size_t k = 0; k + 1 < P->args.n; k++) {
+            if (!prev[k].key) continue;
+            if (!strcmp(prev[k].key, s))
+                return fail_at(P, name.line, name.col, "option '%s' given twice to '%s'", s, op);
+            n_opts++;
+        }
+        if (n_opts >= BG_MAX_OPTIONS)
+            return fail_at(P, name.line, name.col, "more than %d options given to '%s'", BG_MAX_OPTIONS, op);
+        if (next(P) || parse_value(P, arg, 1)) return -1;
+        arg->key = s;
+        return 0;
+    }
+    return parse_value(P, arg, 1);
+}
+
+static int parse_call(parser *P, bg_node *n, uint32_t node) {
+    char ctx[96];
+    snprintf(ctx, sizeof ctx, "or ')' in the arguments of '%.60s'", n->op);
+    P->args.n = 0;
+    while (!is_punct(P, ')')) {
+        if (P->args.n > 0 && expect_punct(P, ',', ctx)) return -1;
+        if (P->args.n >= UINT32_MAX / 2)
+            return fail_at(P, P->tok.line, P->tok.col, "too many arguments to '%s'", n->op);
+        if (parse_arg(P, n->op)) return -1;
+    }
+    if (next(P)) return -1;
+    return finish_node(P, n, node);
+}
+
+static int parse_node(parser *P) {
+    if (P->nodes.n >= BG_MAX_NODES)
+        return fail_at(P, P->tok.line, P->tok.col, "more than %u nodes in one graph", BG_MAX_NODES);
+    uint32_t node = (uint32_t)P->nodes.n;
+    size_t first = P->values.n;
+    int list = is_punct(P, '[');
+    if (list && next(P)) return -1;
+    do {
+        const char *name;
+        uint32_t line, col;
+        if (P->values.n > first && expect_punct(P, ',', "or ']' between node outputs")) return -1;
+        if (parse_name(P, list ? "an output name" : "a node output name or '}'", &name, &line, &col)) return -1;
+        bg_value *v = add_value(P, name, line, col, BG_NODE_OUTPUT);
+        if (!v) return -1;
+        v->node = (int32_t)node;
+    } while (list && !is_punct(P, ']'));
+    if (list && next(P)) return -1;
+    if (expect_punct(P, '=', "after the node outputs")) return -1;
+    if (P->tok.kind != BG_TOK_IDENT || is_keyword(P)) return expected(P, "an op call or a value name after '='");
+
+    bg_node *n = vec_push(P, &P->nodes, sizeof(bg_node));
+    if (!n) return -1;
+    n->line = P->tok.line;
+    n->col = P->tok.col;
+    n->n_outputs = (uint32_t)(P->values.n - first);
+    n->outputs = berth_arena_array(P->a, n->n_outputs, sizeof(int32_t));
+    if (!n->outputs) return fail_at(P, n->line, n->col, "out of memory");
+    for (uint32_t k = 0; k < n->n_outputs; k++) n->outputs[k] = (int32_t)(first + k);
+    const char *callee = tok_strdup(P);
+    if (!callee || next(P)) return -1;
+    if (is_punct(P, '(')) {
+        n->op = callee;
+        if (next(P) || parse_call(P, n, node)) return -1;
+    } else {
+        /* `x = y;` is an alias: an identity node keeps one way to read it. */
+        n->op = "identity";
+        n->n_inputs = 1;
+        n->inputs = berth_arena_alloc(P->a, sizeof(int32_t));
+        if (!n->inputs) return fail_at(P, n->line, n->col, "out of memory");
+        if (push_ref(P, BG_REF_OPERAND, callee, n->line, n->col, node, &n->inputs[0])) return -1;
+    }
+    return expect_punct(P, ';', "after node");
+}
+
+static int parse_nodes(parser *P) {
+    while (!is_punct(P, '}'))
+        if (parse_node(P)) return -1;
+    return 0;
+}
+
+static int parse_outputs(parser *P) {
+    uint32_t line = P->tok.line, col = P->tok.col;
+    vec names = {0};
+    while (!is_punct(P, '}')) {
+        bg_ref *r = vec_push(P, &names, sizeof(bg_ref));
+        if (!r) return -1;
+        if (parse_name(P, "an output name or '}'", &r->name, &r->line, &r->col)) return -1;
+        if ((is_punct(P, ',') || is_punct(P, ';')) && next(P)) return -1;
+    }
+    if (names.n == 0)
+        return fail_at(P, P->tok.line, P->tok.col, "outputs block is empty: expected at least one output name");
+    if (names.n > BG_MAX_VALUES) return fail_at(P, line, col, "more than %u outputs", BG_MAX_VALUES);
+    int32_t *outs = berth_arena_array(P->a, names.n, sizeof(int32_t));
+    if (!outs) return fail_at(P, line, col, "out of memory");
+    bg_ref *r = names.data;
+    for (size_t k = 0; k < names.n; k++)
+        if (push_ref(P, BG_REF_OUTPUT, r[k].name, r[k].line, r[k].col, UINT32_MAX, &outs[k])) return -1;
+    P->outputs.data = outs;
+    P->outputs.n = names.n;
+    return 0;
+}
+
+/* ---- the graph ------------------------------------------------------------- */
+
+static int parse_header(parser *P) {
+    if (!is_word(P, "webnn_graph")) return expected(P, "'webnn_graph' at the start of the file");
+    if (next(P)) return -1;
+    if (P->tok.kind != BG_TOK_STRING) return expected(P, "the graph name string after 'webnn_graph'");
+    P->g->name = P->tok.str;
+    if (next(P)) return -1;
+    if (is_word(P, "v1")) P->g->version = 1;
+    else if (is_word(P, "v2")) P->g->version = 2;
+    else return expected(P, "version 'v1' or 'v2' after the graph name");
+    if (next(P)) return -1;
+    while (is_punct(P, '@')) {
+        if (next(P)) return -1;
+        if (!is_word(P, "quantized")) return expected(P, "graph annotation 'quantized' after '@'");
+        P->g->quantized = 1;
+        if (next(P)) return -1;
+    }
+    return expect_punct(P, '{', "to open the graph");
+}
+
+static int parse_blocks(parser *P) {
+    static const char *names[] = {"inputs", "consts", "nodes", "outputs"};
+    static int (*const parse[])(parser *) = {parse_inputs, parse_consts, parse_nodes, parse_outputs};
+    uint32_t seen[4] = {0};
+    while (!is_punct(P, '}')) {
+        int b = 0;
+        while (b < 4 && !is_word(P, names[b])) b++;
+        if (b == 4) return expected(P, "a block (inputs, consts, nodes, outputs) or '}'");
+        if (seen[b])
+            return fail_at(P, P->tok.line, P->tok.col, "'%s' block given twice (first at line %u)", names[b],
+                           seen[b]);
+        seen[b] = P->tok.line;
+        char ctx[48];
+        snprintf(ctx, sizeof ctx, "after '%s'", names[b]);
+        if (next(P) || expect_punct(P, '{', ctx) || parse[b](P) || next(P)) return -1;
+    }
+    if (!seen[3])
+        return fail_at(P, P->tok.line, P->tok.col, "graph has no outputs block: expected 'outputs { ... }'");
+    if (next(P)) return -1;
+    if (P->tok.kind != BG_TOK_EOF) return expected(P, "end of file after the graph's closing '}'");
+    return 0;
+}
+
+berth_graph *berth_graph_parse(const char *path, const char *text, size_t len, berth_error *err) {
+    if (!path) path = "<graph>";
+    berth_arena *a = berth_arena_new();
+    berth_graph *g = a ? berth_arena_alloc(a, sizeof *g) : NULL;
+    if (g) g->path = berth_arena_strdup(a, path);
+    if (!g || !g->path) {
+        berth_errorf(err, "%s: out of memory parsing the graph", path);
+        berth_arena_free(a);
+        return NULL;
+    }
+    g->arena = a;
+    if (!text || len > BG_MAX_FILE_BYTES) {
+        berth_errorf(err, "%s: graph text is %s", path, text ? "larger than 256 MiB" : "missing");
+        berth_arena_free(a);
+        return NULL;
+    }
+    parser P;
+    memset(&P, 0, sizeof P);
+    P.a = a;
+    P.err = err;
+    P.g = g;
+    bg_lex_init(&P.lx, g->path, text, len, a, err);
+    if (next(&P) || parse_header(&P) || parse_blocks(&P)) {
+        berth_arena_free(a);
+        return NULL;
+    }
+    g->values = P.values.data;
+    g->n_values = (uint32_t)P.values.n;
+    g->nodes = P.nodes.data;
+    g->n_nodes = (uint32_t)P.nodes.n;
+    g->inputs = P.inputs.data;
+    g->n_inputs = (uint32_t)P.inputs.n;
+    g->outputs = P.outputs.data;
+    g->n_outputs = (uint32_t)P.outputs.n;
+    g->syms = P.syms.data;
+    g->n_syms = (uint32_t)P.syms.n;
+    if (bg_check(g, P.refs.data, P.refs.n, err)) {
+        berth_arena_free(a);
+        return NULL;
+    }
+    return g;
+}
