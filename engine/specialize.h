@@ -14,6 +14,7 @@ typedef struct berth_spec {
     berth_graph_desc desc;  /* the ABI view handed to backend.plan */
     int32_t *operand_of;    /* per graph value: its operand index, or -1 (folded away / dead) */
     void *arena;            /* owns everything */
+    uint32_t n_values;      /* length of operand_of: the graph's value count */
 } berth_spec;
 
 /* sym_values[i] binds g->syms[i]; each must be 1..max.
@@ -23,6 +24,10 @@ typedef struct berth_spec {
 berth_spec *berth_specialize(const berth_graph *g, const int64_t *sym_values,
                              const uint32_t *weight_ids, berth_error *err);
 void berth_spec_free(berth_spec *s);
+
+/* The inferred operand (dtype, dims, kind, constant data) of graph value
+ * `value`, or NULL when it was dropped (dead, or fused away). */
+const berth_operand *berth_spec_value(const berth_spec *s, int32_t value);
 
 /* Is `op` an op the engine knows (shape inference exists for it)? */
 int berth_op_known(const char *op);

@@ -1,0 +1,460 @@
+/* Binding a symbolic graph to one bucket: bind dims, normalize options,
+ * infer shapes node by node (folding what the host can compute), drop
+ * what no output needs, and lay out the berth_graph_desc. */
+#include "specialize.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "dtype.h"
+#include "infer.h"
+
+typedef struct spec_build {
+    sp_ctx c;
+    berth_spec *s;
+    sp_node *nodes;
+    const int64_t *syms;
+    const uint32_t *weight_ids;
+    char *live;
+} spec_build;
+
+static const char *gpath(const berth_graph *g) { return g->path ? g->path : "<graph>"; }
+
+static int fail_at(spec_build *b, uint32_t line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail_at(spec_build *b, uint32_t line, const char *fmt, ...) {
+    berth_error *err = b->c.err;
+    int k = line ? snprintf(err->msg, sizeof err->msg, "%s:%u: ", gpath(b->c.g), line)
+                 : snprintf(err->msg, sizeof err->msg, "%s: ", gpath(b->c.g));
+    if (k < 0) k = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    if ((size_t)k < sizeof err->msg) vsnprintf(err->msg + k, sizeof err->msg - (size_t)k, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* ---- 1. binding --------------------------------------------------------- */
+
+static int bind_syms(spec_build *b) {
+    const berth_graph *g = b->c.g;
+    for (uint32_t i = 0; i < g->n_syms; i++) {
+        int64_t v = b->syms ? b->syms[i] : 0;
+        if (v < 1 || v > g->syms[i].max)
+            return fail_at(b, 0, "dim '%s' expected 1..%lld, found %lld", g->syms[i].name,
+                           (long long)g->syms[i].max, (long long)v);
+    }
+    return 0;
+}
+
+/* Inputs and consts: concrete dims; inline consts get host data. */
+static int bind_leaf(spec_build *b, uint32_t vi) {
+    const bg_value *gv = &b->c.g->values[vi];
+    sp_val *v = &b->c.vals[vi];
+    if (gv->rank > BERTH_MAX_RANK)
+        return fail_at(b, gv->line, "'%s' expected rank <= %d, found %u", gv->name, BERTH_MAX_RANK, gv->rank);
+    v->dtype = gv->dtype;
+    v->rank = gv->rank;
+    for (uint32_t d = 0; d < gv->rank; d++) {
+        int32_t sym = gv->dims[d].sym;
+        if (sym >= (int32_t)b->c.g->n_syms)
+            return fail_at(b, gv->line, "'%s' dim %u names an unknown dyn dim", gv->name, d);
+        v->dims[d] = sym >= 0 ? b->syms[sym] : gv->dims[d].value;
+        if (v->dims[d] < 0)
+            return fail_at(b, gv->line, "'%s' dim %u expected >= 0, found %lld", gv->name, d,
+                           (long long)v->dims[d]);
+    }
+    int64_t n = sp_numel(v->rank, v->dims);
+    int ok = n >= 0;
+    size_t bytes = ok ? berth_dtype_bytes(v->dtype, (size_t)n, &ok) : 0;
+    if (!ok) return fail_at(b, gv->line, "'%s' has too many elements", gv->name);
+    v->ready = 1;
+    if (gv->kind != BG_CONST) return 0;
+    if (gv->init == BG_INIT_BYTES) {
+        if (gv->n_bytes != bytes) {
+            char sb[160];
+            return fail_at(b, gv->line, "const '%s' expected %zu bytes for %s, found %zu", gv->name,
+                           bytes, sp_shape_str(sb, sizeof sb, v), gv->n_bytes);
+        }
+        v->data = berth_arena_alloc(b->c.arena, bytes ? bytes : 1);
+        if (!v->data) return fail_at(b, gv->line, "out of memory");
+        if (bytes) memcpy(v->data, gv->bytes, bytes);
+    } else if (gv->init == BG_INIT_SCALAR && n <= SP_HOST_CAP) {
+        v->data = berth_arena_alloc(b->c.arena, bytes ? bytes : 1);
+        if (!v->data) return fail_at(b, gv->line, "out of memory");
+        sp_fill(v->data, v->dtype, (size_t)n, gv->scalar);
+    }
+    return 0;
+}
+
+/* ---- 3. options to berth_attr -------------------------------------------- */
+
+/* Ops whose positional non-operand arguments have WebNN names. */
+static const struct {
+    const char *op;
+    uint32_t n_operands; /* leading operand parameters; UINT32_MAX: a list (concat) */
+    const char *params[2];
+} signatures[] = {
+    {"reshape", 1, {"newShape"}},           {"expand", 1, {"newShape"}},
+    {"slice", 1, {"starts", "sizes"}},      {"split", 1, {"splits"}},
+    {"softmax", 1, {"axis"}},               {"concat", UINT32_MAX, {"axis"}},
+    {"pad", 1, {"beginningPadding", "endingPadding"}},
+    {"cast", 1, {"type"}},                  {"cumulativeSum", 1, {"axis"}},
+    {"argMax", 1, {"axis"}},                {"argMin", 1, {"axis"}},
+    {"tile", 1, {"repetitions"}},           {"transpose", 1, {"permutation"}},
+    {"squeeze", 1, {"axes"}},               {"unsqueeze", 1, {"axes"}},
+};
+
+static int convert_attr(spec_build *b, const bg_node *n, const bg_attr *in, const char *key,
+                        berth_attr *out) {
+    berth_arena *a = b->c.arena;
+    out->key = berth_arena_strdup(a, key);
+    if (!out->key) return fail_at(b, n->line, "out of memory");
+    switch (in->kind) {
+    case BG_ATTR_NULL: out->type = BERTH_ATTR_NULL; return 0;
+    case BG_ATTR_NUMBER:
+        out->type = in->is_int ? BERTH_ATTR_INT : BERTH_ATTR_FLOAT;
+        out->i = in->i;
+        out->f = in->num;
+        return 0;
+    case BG_ATTR_BOOL: out->type = BERTH_ATTR_BOOL; out->i = in->i != 0; return 0;
+    case BG_ATTR_STRING:
+        out->type = BERTH_ATTR_STRING;
+        out->s = berth_arena_strdup(a, in->str ? in->str : "");
+        return out->s ? 0 : fail_at(b, n->line, "out of memory");
+    case BG_ATTR_IDENT:
+        if (in->value < 0 || (uint32_t)in->value >= b->c.g->n_values || !b->c.vals[in->value].ready)
+            return fail_at(b, n->line, "node '%s' (%s): option '%s' expected a value defined earlier, found '%s'",
+                           b->c.g->values[n->outputs[0]].name, n->op, key, in->str ? in->str : "?");
+        out->type = BERTH_ATTR_OPERAND;
+        out->i = in->value;
+        return 0;
+    case BG_ATTR_ARRAY: {
+        int all_int = 1, all_num = 1, all_ident = 1;
+        for (uint32_t k = 0; k < in->count; k++) {
+            all_int &= in->items[k].kind == BG_ATTR_NUMBER && in->items[k].is_int;
+            all_num &= in->items[k].kind == BG_ATTR_NUMBER;
+            all_ident &= in->items[k].kind == BG_ATTR_IDENT;
+        }
+        out->count = in->count;
+        if (all_int || (all_ident && in->count)) {
+            int64_t *v = berth_arena_array(a, in->count ? in->count : 1, sizeof(int64_t));
+            if (!v) return fail_at(b, n->line, "out of memory");
+            for (uint32_t k = 0; k < in->count; k++) v[k] = all_int ? in->items[k].i : in->items[k].value;
+            out->type = all_int ? BERTH_ATTR_INTS : BERTH_ATTR_OPERANDS;
+            out->ints = v;
+            return 0;
+        }
+        if (all_num) {
+            double *v = berth_arena_array(a, in->count, sizeof(double));
+            if (!v) return fail_at(b, n->line, "out of memory");
+            for (uint32_t k = 0; k < in->count; k++) v[k] = in->items[k].num;
+            out->type = BERTH_ATTR_FLOATS;
+            out->floats = v;
+            return 0;
+        }
+        return fail_at(b, n->line, "node '%s' (%s): option '%s' expected an array of numbers or operands, found a mixed array",
+                       b->c.g->values[n->outputs[0]].name, n->op, key);
+    }
+    case BG_ATTR_OBJECT:
+    default:
+        return fail_at(b, n->line, "node '%s' (%s): option '%s' expected a number, string, boolean, array or operand, found an unsupported object option",
+                       b->c.g->values[n->outputs[0]].name, n->op, key);
+    }
+}
+
+/* A host-known tensor passed where WebNN takes a list or a number
+ * (ONNX-style reshape(x, shape)). */
+static int tensor_to_attr(spec_build *b, sp_node *sn, int32_t vi, uint32_t pos, const char *key,
+                          berth_attr *out) {
+    const sp_val *v = &b->c.vals[vi];
+    const char *vname = b->c.g->values[vi].name;
+    char sb[160];
+    b->c.n = sn;
+    if (!v->data)
+        return sp_fail(&b->c, "operand %u '%s' for '%s' expected a value known on the host (consts, input shapes), found one computed on the device",
+                       pos, vname, key);
+    if (!sp_is_int(v->dtype) || v->rank > 1 || (!strcmp(key, "axis") && sp_numel(v->rank, v->dims) != 1))
+        return sp_fail(&b->c, "operand %u '%s' for '%s' expected %s, found %s", pos, vname, key,
+                       strcmp(key, "axis") ? "a host-known integer tensor of rank <= 1" : "one integer",
+                       sp_shape_str(sb, sizeof sb, v));
+    size_t n = (size_t)sp_numel(v->rank, v->dims);
+    out->key = key;
+    if (!strcmp(key, "axis") || (v->rank == 0 && !strcmp(key, "splits"))) {
+        out->type = BERTH_ATTR_INT;
+        out->i = sp_load_i(v->data, v->dtype, 0);
+        return 0;
+    }
+    int64_t *ints = berth_arena_array(b->c.arena, n ? n : 1, sizeof(int64_t));
+    if (!ints) return sp_fail(&b->c, "out of memory");
+    for (size_t k = 0; k < n; k++) ints[k] = sp_load_i(v->data, v->dtype, k);
+    out->type = BERTH_ATTR_INTS;
+    out->ints = ints;
+    out->count = n;
+    return 0;
+}
+
+static int normalize(spec_build *b, uint32_t ni) {
+    const bg_node *n = &b->c.g->nodes[ni];
+    sp_node *sn = &b->nodes[ni];
+    const berth_graph *g = b->c.g;
+    sn->src = n;
+    sn->op = n->op;
+    if (n->n_outputs == 0 || !n->outputs) return fail_at(b, n->line, "node (%s) expected an output, found none", n->op);
+    sn->name = g->values[n->outputs[0]].name;
+    b->c.n = sn;
+    for (uint32_t i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] < 0 || (uint32_t)n->inputs[i] >= g->n_values || !b->c.vals[n->inputs[i]].ready)
+            return sp_fail(&b->c, "operand %u expected a value defined earlier, found index %d", i, n->inputs[i]);
+    for (uint32_t i = 0; i < n->n_outputs; i++)
+        if (n->outputs[i] < 0 || (uint32_t)n->outputs[i] >= g->n_values ||
+            g->values[n->outputs[i]].kind != BG_NODE_OUTPUT || b->c.vals[n->outputs[i]].ready)
+            return sp_fail(&b->c, "output %u expected a new value, found index %d", i, n->outputs[i]);
+
+    int sig = -1;
+    for (size_t k = 0; k < sizeof signatures / sizeof signatures[0]; k++)
+        if (!strcmp(signatures[k].op, n->op)) sig = (int)k;
+    uint32_t n_ops = sig < 0 ? UINT32_MAX : signatures[sig].n_operands;
+
+    /* Positions taken by literals; identifiers fill the rest in order. */
+    uint32_t n_lit = 0;
+    for (uint32_t i = 0; i < n->n_attrs; i++)
+        if (n->attrs[i].key && n->attrs[i].key[0] == '@') n_lit++;
+    uint32_t n_pos = n->n_inputs + n_lit;
+    sn->attrs = berth_arena_array(b->c.arena, n->n_attrs + n->n_inputs + 1, sizeof(berth_attr));
+    int32_t *ins = berth_arena_array(b->c.arena, n->n_inputs + 1, sizeof(int32_t));
+    if (!sn->attrs || !ins) return sp_fail(&b->c, "out of memory");
+    sn->inputs = ins;
+
+    for (uint32_t i = 0; i < n->n_attrs; i++) {
+        const bg_attr *a = &n->attrs[i];
+        const char *key = a->key ? a->key : "?";
+        if (key[0] == '@') {
+            unsigned long pos = strtoul(key + 1, NULL, 10);
+            const char *name = NULL;
+            if (sig >= 0 && n_ops == UINT32_MAX) name = signatures[sig].params[0];
+            else if (sig >= 0 && pos >= n_ops && pos - n_ops < 2) name = signatures[sig].params[pos - n_ops];
+            if (!name)
+                return sp_fail(&b->c, "expected at most %u positional operands and named options, found a literal at position %lu",
+                               sig >= 0 ? n_ops : n->n_inputs, pos);
+            if (sp_attr(sn, name)) return sp_fail(&b->c, "option '%s' expected once, found twice", name);
+            key = name;
+        }
+        if (convert_attr(b, n, a, key, &sn->attrs[sn->n_attrs++])) return -1;
+    }
+    /* Positional identifiers past the operand parameters are host data. */
+    uint32_t k = 0, pos = 0;
+    for (uint32_t i = 0; i < n->n_inputs; i++, pos++) {
+        while (pos < n_pos) { /* skip positions literals hold */
+            char lit[16];
+            snprintf(lit, sizeof lit, "@%u", pos);
+            int taken = 0;
+            for (uint32_t j = 0; j < n->n_attrs && !taken; j++) taken = n->attrs[j].key && !strcmp(n->attrs[j].key, lit);
+            if (!taken) break;
+            pos++;
+        }
+        if (n_ops == UINT32_MAX || pos < n_ops) {
+            ins[k++] = n->inputs[i];
+            continue;
+        }
+        if (pos - n_ops >= 2 || !signatures[sig].params[pos - n_ops])
+            return sp_fail(&b->c, "expected %u operands, found %u", n_ops, n->n_inputs);
+        const char *name = signatures[sig].params[pos - n_ops];
+        if (sp_attr(sn, name)) return sp_fail(&b->c, "option '%s' expected once, found twice", name);
+        if (tensor_to_attr(b, sn, n->inputs[i], i, name, &sn->attrs[sn->n_attrs])) return -1;
+        sn->n_attrs++;
+    }
+    sn->n_inputs = k;
+    return 0;
+}
+
+/* ---- 2, 4, 5: the walk ------------------------------------------------------- */
+
+static int walk(spec_build *b) {
+    const berth_graph *g = b->c.g;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        if (normalize(b, i)) return -1;
+        sp_node *sn = &b->nodes[i];
+        b->c.n = sn;
+        sp_infer_fn fn = sp_find_rule(sn->op);
+        if (!fn) return sp_fail(&b->c, "expected a known op, found '%s'", sn->op);
+        if (fn(&b->c)) return -1;
+        for (uint32_t o = 0; o < sn->src->n_outputs; o++)
+            if (!b->c.vals[sn->src->outputs[o]].ready)
+                return sp_fail(&b->c, "output %u was not inferred", o);
+        int r = sp_fold(&b->c);
+        if (r < 0) return -1;
+        sn->folded = r;
+    }
+    return 0;
+}
+
+/* ---- 6. dead code and the desc --------------------------------------------- */
+
+static void mark_live(spec_build *b) {
+    const berth_graph *g = b->c.g;
+    for (uint32_t i = 0; i < g->n_outputs; i++) b->live[g->outputs[i]] = 1;
+    for (uint32_t i = g->n_nodes; i-- > 0;) {
+        const sp_node *sn = &b->nodes[i];
+        int used = 0;
+        for (uint32_t o = 0; o < sn->src->n_outputs; o++) used |= b->live[sn->src->outputs[o]];
+        if (!used || sn->folded) continue;
+        for (uint32_t o = 0; o < sn->src->n_outputs; o++) b->live[sn->src->outputs[o]] = 1;
+        for (uint32_t k = 0; k < sn->n_inputs; k++) b->live[sn->inputs[k]] = 1;
+        for (uint32_t k = 0; k < sn->n_attrs; k++) {
+            const berth_attr *a = &sn->attrs[k];
+            if (a->type == BERTH_ATTR_OPERAND) b->live[a->i] = 1;
+            if (a->type == BERTH_ATTR_OPERANDS)
+                for (size_t j = 0; j < a->count; j++) b->live[a->ints[j]] = 1;
+        }
+    }
+}
+
+static int fill_operand(spec_build *b, uint32_t vi, berth_operand *op) {
+    const bg_value *gv = &b->c.g->values[vi];
+    sp_val *v = &b->c.vals[vi];
+    op->name = gv->name;
+    op->dtype = v->dtype;
+    op->rank = v->rank;
+    memcpy(op->dims, v->dims, sizeof(int64_t) * v->rank);
+    int ok;
+    size_t bytes = berth_dtype_bytes(v->dtype, (size_t)sp_numel(v->rank, v->dims), &ok);
+    if (gv->kind == BG_INPUT) {
+        op->kind = BERTH_OPERAND_INPUT;
+    } else if (gv->kind == BG_CONST && gv->init == BG_INIT_WEIGHTS) {
+        uint32_t id = b->weight_ids ? b->weight_ids[vi] : UINT32_MAX;
+        if (id == UINT32_MAX) return fail_at(b, gv->line, "const '%s' has no uploaded weight", gv->name);
+        op->kind = BERTH_OPERAND_WEIGHT;
+        op->weight = id;
+    } else if (gv->kind == BG_CONST || (gv->node >= 0 && b->nodes[gv->node].folded)) {
+        if (!v->data) { /* a large @scalar const: expanded only now it is used */
+            v->data = berth_arena_alloc(b->c.arena, bytes ? bytes : 1);
+            if (!v->data) return fail_at(b, gv->line, "out of memory expanding const '%s'", gv->name);
+            sp_fill(v->data, v->dtype, (size_t)sp_numel(v->rank, v->dims), gv->scalar);
+        }
+        op->kind = BERTH_OPERAND_CONSTANT;
+        op->data = v->data;
+        op->bytes = bytes;
+    } else {
+        op->kind = BERTH_OPERAND_VALUE;
+    }
+    return 0;
+}
+
+static int build_desc(spec_build *b) {
+    const berth_graph *g = b->c.g;
+    berth_spec *s = b->s;
+    berth_arena *a = b->c.arena;
+    uint32_t n_ops = 0, n_nodes = 0;
+    for (uint32_t i = 0; i < g->n_inputs; i++) b->live[g->inputs[i]] = 1;
+    for (uint32_t v = 0; v < g->n_values; v++) n_ops += b->live[v] != 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        n_nodes += !b->nodes[i].folded && b->live[b->nodes[i].src->outputs[0]];
+    berth_operand *ops = berth_arena_array(a, n_ops + 1, sizeof(berth_operand));
+    berth_node *nodes = berth_arena_array(a, n_nodes + 1, sizeof(berth_node));
+    uint32_t *ins = berth_arena_array(a, g->n_inputs + 1, sizeof(uint32_t));
+    uint32_t *outs = berth_arena_array(a, g->n_outputs + 1, sizeof(uint32_t));
+    if (!ops || !nodes || !ins || !outs) return fail_at(b, 0, "out of memory");
+    for (uint32_t v = 0; v < g->n_values; v++) s->operand_of[v] = -1;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < g->n_inputs; i++) {
+        int32_t v = g->inputs[i];
+        if (s->operand_of[v] < 0) {
+            s->operand_of[v] = (int32_t)k;
+            if (fill_operand(b, (uint32_t)v, &ops[k++])) return -1;
+        }
+        ins[i] = (uint32_t)s->operand_of[v];
+    }
+    for (uint32_t v = 0; v < g->n_values; v++)
+        if (b->live[v] && s->operand_of[v] < 0) {
+            s->operand_of[v] = (int32_t)k;
+            if (fill_operand(b, v, &ops[k++])) return -1;
+        }
+    for (uint32_t i = 0; i < g->n_outputs; i++) outs[i] = (uint32_t)s->operand_of[g->outputs[i]];
+    uint32_t kn = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        sp_node *sn = &b->nodes[i];
+        if (sn->folded || !b->live[sn->src->outputs[0]]) continue;
+        berth_node *d = &nodes[kn++];
+        uint32_t *ni = berth_arena_array(a, sn->n_inputs + 1, sizeof(uint32_t));
+        uint32_t *no = berth_arena_array(a, sn->src->n_outputs, sizeof(uint32_t));
+        if (!ni || !no) return fail_at(b, 0, "out of memory");
+        for (uint32_t j = 0; j < sn->n_inputs; j++) ni[j] = (uint32_t)s->operand_of[sn->inputs[j]];
+        for (uint32_t j = 0; j < sn->src->n_outputs; j++) no[j] = (uint32_t)s->operand_of[sn->src->outputs[j]];
+        for (uint32_t j = 0; j < sn->n_attrs; j++) {
+            berth_attr *at = &sn->attrs[j];
+            if (at->type == BERTH_ATTR_OPERAND) at->i = s->operand_of[at->i];
+            if (at->type == BERTH_ATTR_OPERANDS) {
+                int64_t *m = (int64_t *)at->ints;
+                for (size_t q = 0; q < at->count; q++) m[q] = s->operand_of[m[q]];
+            }
+        }
+        d->op = sn->op;
+        d->name = sn->name;
+        d->n_inputs = sn->n_inputs;
+        d->inputs = ni;
+        d->n_outputs = sn->src->n_outputs;
+        d->outputs = no;
+        d->n_attrs = sn->n_attrs;
+        d->attrs = sn->attrs;
+    }
+    s->desc.struct_size = sizeof(berth_graph_desc);
+    s->desc.n_operands = k;
+    s->desc.operands = ops;
+    s->desc.n_nodes = kn;
+    s->desc.nodes = nodes;
+    s->desc.n_inputs = g->n_inputs;
+    s->desc.inputs = ins;
+    s->desc.n_outputs = g->n_outputs;
+    s->desc.outputs = outs;
+    return 0;
+}
+
+berth_spec *berth_specialize(const berth_graph *g, const int64_t *sym_values,
+                             const uint32_t *weight_ids, berth_error *err) {
+    if (!g || !err) {
+        if (err) snprintf(err->msg, sizeof err->msg, "berth_specialize: expected a graph, found NULL");
+        return NULL;
+    }
+    berth_arena *a = berth_arena_new();
+    berth_spec *s = a ? berth_arena_alloc(a, sizeof *s) : NULL;
+    spec_build b = {0};
+    b.c.g = g;
+    b.c.arena = a;
+    b.c.err = err;
+    b.s = s;
+    b.syms = sym_values;
+    b.weight_ids = weight_ids;
+    if (!s) goto oom;
+    s->arena = a;
+    s->n_values = g->n_values;
+    s->operand_of = berth_arena_array(a, g->n_values + 1, sizeof(int32_t));
+    b.c.vals = berth_arena_array(a, g->n_values + 1, sizeof(sp_val));
+    b.nodes = berth_arena_array(a, g->n_nodes + 1, sizeof(sp_node));
+    b.live = berth_arena_alloc(a, g->n_values + 1);
+    if (!s->operand_of || !b.c.vals || !b.nodes || !b.live) goto oom;
+    if (bind_syms(&b)) goto fail;
+    for (uint32_t v = 0; v < g->n_values; v++)
+        if (g->values[v].kind != BG_NODE_OUTPUT && bind_leaf(&b, v)) goto fail;
+    if (walk(&b)) goto fail;
+    mark_live(&b);
+    if (build_desc(&b)) goto fail;
+    return s;
+oom:
+    snprintf(err->msg, sizeof err->msg, "%s: out of memory specializing", gpath(g));
+fail:
+    berth_arena_free(a);
+    return NULL;
+}
+
+void berth_spec_free(berth_spec *s) {
+    if (s) berth_arena_free(s->arena);
+}
+
+const berth_operand *berth_spec_value(const berth_spec *s, int32_t value) {
+    if (!s || value < 0 || (uint32_t)value >= s->n_values || s->operand_of[value] < 0) return NULL;
+    return &s->desc.operands[s->operand_of[value]];
+}
