@@ -1,16 +1,60 @@
 /* The deployment config: one INI file, read with inih.
  *
- *   [model]          graph = m.webnn   weights = m.safetensors
- *                    manifest = m.json (with a raw blob as weights)
- *                    stage = NAME      (the stage run uses by default)
- *   [lane.NAME]      graph = encoder.webnn   (another graph on the same weights)
+ *   [model]          graph = m.webnn        (required)
+ *                    weights = m.safetensors (required; or a raw blob ...)
+ *                    manifest = m.json      (... which then needs this JSON
+ *                                            manifest; refused beside a
+ *                                            .safetensors file)
+ *                    stage = NAME           (the stage run uses by default)
+ *   [lane.NAME]      graph = encoder.webnn  (required: another graph on the
+ *                                            same weights)
  *                    stage = NAME
- *   [backend]        use = vulkan, cpu       path = DIR[:DIR...]
+ *   [backend]        use = vulkan, cpu      (names or paths, tried in order;
+ *                                            default "cpu")
+ *                    path = DIR[:DIR...]    (where names are looked up first)
  *   [backend.NAME]   any keys: handed to that backend, which validates them
- *   [buckets]        STAGE = dim=value dim=value | dim=value ...
- *   [inputs.NAME]    pad = VALUE             (default 0)
+ *   [buckets]        STAGE = dim=value dim=value | dim=value dim=value ...
+ *   [inputs.NAME]    pad = VALUE            (a finite number; default 0)
  *
- * Paths are relative to the directory of the config file. */
+ * Rules, each broken one an error "FILE:LINE: ..." naming the section and
+ * key, what was expected and what was found (for a missing key, the line
+ * of its section header):
+ *  - Sections and keys are case-sensitive. An unknown section or key, a
+ *    key repeated within a section (also in [backend.NAME]), a section
+ *    repeated, a key before any section, [lane.main] (main is [model]),
+ *    is an error.
+ *  - NAME of a lane, a backend and a stage (the keys of [buckets]) is
+ *    letters, digits, '_' and '-'; an input NAME is anything without
+ *    whitespace or ']'; a dim name may also hold '.'.
+ *  - use: items separated by ',', whitespace trimmed, none empty, none
+ *    twice. An item with a '/' is a path, anything else a backend name.
+ *  - Buckets: binds separated by whitespace, no spaces around '='; buckets
+ *    separated by '|'; values positive integers at most 2^40; a dim at
+ *    most once per bucket; every bucket of a stage binds the same dims;
+ *    no bucket repeated. Bind i names the same dim in every bucket of a
+ *    stage (later buckets are reordered to the first one's order).
+ *  - A stage named by [model] or a lane exists in [buckets]. A lane
+ *    without stage (stage NULL) uses the first stage.
+ *  - Paths (graph, weights, manifest, path dirs, use paths) are resolved
+ *    against the config file's directory unless absolute: "m.webnn" in
+ *    "cfg/a.ini" becomes "cfg/m.webnn", and in "a.ini" "./m.webnn".
+ *
+ * What inih (Debian's libinih 55) means for the file:
+ *  - A line holds at most 199 characters after its indentation (inih's
+ *    line buffer is 200 bytes). A longer line is refused with its line
+ *    number, never split.
+ *  - Comments are lines starting with ';' or '#', and ';' after
+ *    whitespace inside a line ("use = cpu ; fast"), so a value cannot
+ *    contain " ;". "key: value" means "key = value"; the first '=' or ':'
+ *    ends the key.
+ *  - Indentation is ignored: there are no multi-line values (inih would
+ *    append an indented line to the key above; berth reads it as a line
+ *    of its own, so a stray one is a syntax error).
+ *  - A UTF-8 byte order mark at the start is skipped; a NUL byte in a
+ *    loaded file is an error; files over 16 MiB are refused.
+ *
+ * Every string is owned by the berth_config and freed by
+ * berth_config_free. On any error nothing is left allocated. */
 #ifndef BERTH_CONFIG_H
 #define BERTH_CONFIG_H
 
@@ -81,14 +125,20 @@ typedef struct berth_config {
 } berth_config;
 
 /* Parse a file. On failure NULL and err = "FILE:LINE: what is wrong"
- * (unknown section or key, missing required key, malformed value). */
+ * (unknown section or key, missing required key, malformed value), or
+ * "FILE: ..." when it cannot be read. err may be NULL. */
 berth_config *berth_config_load(const char *path, berth_error *err);
-/* Parse text as if read from `path` (for tests and fuzzing). */
+/* Parse NUL-terminated text as if read from `path` (for tests and
+ * fuzzing); relative paths resolve against path's directory. */
 berth_config *berth_config_parse(const char *path, const char *text, berth_error *err);
 void berth_config_free(berth_config *c);
 
+/* The options of [backend.NAME], or NULL when the file has none. */
 const bc_backend_opts *berth_config_backend(const berth_config *c, const char *name);
+/* The stage called name, NULL when there is none; name NULL: the first
+ * stage (NULL when the file has no [buckets]). */
 const bc_stage *berth_config_stage(const berth_config *c, const char *name);
+/* [inputs.NAME] pad, or 0 when the input has no section. */
 double berth_config_pad(const berth_config *c, const char *input);
 
 #endif

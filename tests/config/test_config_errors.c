@@ -1,0 +1,171 @@
+/* Every way a config can be wrong: the parse fails, and the message names
+ * the file, the right line, the key, and what was found. Line numbers are
+ * counted by hand from the texts below. LeakSanitizer checks that each
+ * failure frees everything. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "config.h"
+
+/* A valid [model] on lines 1-3, for cases about other sections. */
+#define M "[model]\ngraph = m.webnn\nweights = w.safetensors\n"
+
+typedef struct err_case {
+    const char *text;
+    unsigned line;
+    const char *part1; /* usually the key or section */
+    const char *part2; /* what was expected or found; NULL: none */
+} err_case;
+
+static const err_case CASES[] = {
+    /* sections */
+    {"[modle]\ngraph = m\n", 1, "[modle]", "unknown section"},
+    {M "[Model]\n", 4, "[Model]", "unknown section"},
+    {M "[buckets.x]\n", 4, "[buckets.x]", "unknown section"},
+    {M "[model]\n", 4, "duplicate section [model]", "first at line 1"},
+    {M "[lane.a]\ngraph = a\n[lane.a]\ngraph = b\n", 6, "[lane.a]", "first at line 4"},
+    {M "[backend.cpu]\n[backend.cpu]\n", 5, "[backend.cpu]", "duplicate section"},
+    {M "[lane]\ngraph = x\n", 4, "[lane]", "NAME"},
+    {M "[lane.main]\ngraph = x\n", 4, "[lane.main]", "reserved"},
+    {M "[lane.a.b]\ngraph = x\n", 4, "[lane.a.b]", "'a.b'"},
+    {M "[backend.a/b]\n", 4, "[backend.a/b]", "'a/b'"},
+    {M "[backend.]\n", 4, "[backend.]", "NAME"},
+    {M "[inputs]\npad = 1\n", 4, "[inputs]", "NAME"},
+    {M "[inputs.a b]\npad = 1\n", 4, "[inputs.a b]", "NAME"},
+    {M "[model\n", 4, "']'", "'[model'"},
+    {M "[buckets] x\n", 4, "section header", "'x'"},
+    {"graph = m.webnn\n[model]\n", 1, "'graph'", "outside any section"},
+    {"; only a comment\n", 1, "missing section [model]", "graph"},
+    {"", 1, "missing section [model]", NULL},
+    /* [model] */
+    {"[model]\ngrahp = m.webnn\nweights = w.safetensors\n", 2, "[model]", "unknown key 'grahp'"},
+    {"[model]\ngraph = a\ngraph = b\nweights = w.safetensors\n", 3, "[model] graph",
+     "duplicate key (first at line 2)"},
+    {"; header\n[model]\nweights = w.safetensors\n\n[backend]\n", 2, "[model]",
+     "missing key 'graph'"},
+    {"[model]\ngraph = m.webnn\n[backend]\nuse = cpu\n", 1, "[model]", "missing key 'weights'"},
+    {"[model]\ngraph =\nweights = w.safetensors\n", 2, "[model] graph", "empty"},
+    {"[model]\ngraph = m.webnn ; comment only after\nweights = ; nothing\n", 3, "[model] weights",
+     "empty"},
+    {"\n[model]\ngraph = m.webnn\nweights = w.bin\n", 2, "missing key 'manifest'", "'err/w.bin' on line 4"},
+    {"[model]\ngraph = m.webnn\nweights = w.safetensors\nmanifest = w.json\n", 4,
+     "[model] manifest", "'err/w.safetensors'"},
+    {"[model]\ngraph = m.webnn\nweights = w.safetensors\nstage = nope\n[buckets]\nyes = b=1\n", 4,
+     "[model] stage", "no stage 'nope'"},
+    {"[model]\ngraph = m.webnn\nweights = w.safetensors\nstage = s\n", 4, "[model] stage",
+     "no [buckets]"},
+    {"[model]\ngraph = m.webnn\nweights = w.safetensors\nstage = a b\n", 4, "[model] stage",
+     "'a b'"},
+    /* [lane.NAME] */
+    {M "[lane.enc]\nstage = s\n[buckets]\ns = b=1\n", 4, "[lane.enc]", "missing key 'graph'"},
+    {M "[lane.enc]\ngraph = e\nstage = t\n[buckets]\ns = b=1\n", 6, "[lane.enc] stage",
+     "no stage 't'"},
+    {M "[lane.enc]\ngraph = e\nweights = w\n", 6, "[lane.enc]", "unknown key 'weights'"},
+    /* [backend] */
+    {M "[backend]\nuse = cpu,,vulkan\n", 5, "[backend] use", "item 2 is empty"},
+    {M "[backend]\nuse = cpu,\n", 5, "[backend] use", "item 2 is empty"},
+    {M "[backend]\nuse =\n", 5, "[backend] use", "item 1 is empty"},
+    {M "[backend]\nuse = berth-cpu.so\n", 5, "[backend] use", "'berth-cpu.so'"},
+    {M "[backend]\nuse = cpu, vulkan, cpu\n", 5, "[backend] use", "'cpu' is listed twice"},
+    {M "[backend]\npath = /a::/b\n", 5, "[backend] path", "directory 2 is empty"},
+    {M "[backend]\npaths = /a\n", 5, "[backend]", "unknown key 'paths'"},
+    {M "[backend]\nuse = cpu\nuse = vulkan\n", 6, "[backend] use", "duplicate key"},
+    {M "[backend.cpu]\nthreads = 4\nnuma = 1\nthreads = 8\n", 7, "[backend.cpu] threads",
+     "first at line 5"},
+    /* [buckets] */
+    {M "[buckets]\ns = batch=x\n", 5, "[buckets] s", "'x'"},
+    {M "[buckets]\ns = batch=0\n", 5, "batch", "positive integer"},
+    {M "[buckets]\ns = batch=-3\n", 5, "batch", "'-3'"},
+    {M "[buckets]\ns = batch=1099511627777\n", 5, "batch", "'1099511627777'"},
+    {M "[buckets]\ns = batch=99999999999999999999999\n", 5, "batch", "at most 2^40"},
+    {M "[buckets]\ns = batch=1 batch=2\n", 5, "[buckets] s", "binds 'batch' twice"},
+    {M "[buckets]\ns = batch=1 width=2 | batch=2\n", 5, "bucket 2 does not bind 'width'", NULL},
+    {M "[buckets]\ns = batch=1 | batch=2 width=3\n", 5, "bucket 2 binds 'width'",
+     "bucket 1 does not"},
+    {M "[buckets]\ns = batch=1 |\n", 5, "[buckets] s", "bucket 2 is empty"},
+    {M "[buckets]\ns =\n", 5, "[buckets] s", "bucket 1 is empty"},
+    {M "[buckets]\ns = batch = 1\n", 5, "[buckets] s", "'batch'"},
+    {M "[buckets]\ns = =4\n", 5, "[buckets] s", "'=4'"},
+    {M "[buckets]\ns = b=1 w=2 | w=3 b=1 | w=2 b=1\n", 5, "bucket 3 repeats bucket 1", NULL},
+    {M "[buckets]\ns = b/x=1\n", 5, "dim name", "'b/x'"},
+    {M "[buckets]\nmy stage = b=1\n", 5, "stage name", "'my stage'"},
+    {M "[buckets]\ns = b=1\n\ns = b=2\n", 7, "[buckets] s", "duplicate key"},
+    /* [inputs.NAME] */
+    {M "[inputs.x]\npad = abc\n", 5, "[inputs.x] pad", "'abc'"},
+    {M "[inputs.x]\npad = 1.5x\n", 5, "[inputs.x] pad", "'1.5x'"},
+    {M "[inputs.x]\npad = nan\n", 5, "[inputs.x] pad", "finite"},
+    {M "[inputs.x]\npad = -inf\n", 5, "[inputs.x] pad", "'-inf'"},
+    {M "[inputs.x]\npad = 1e999\n", 5, "[inputs.x] pad", "'1e999'"},
+    {M "[inputs.x]\npad =\n", 5, "[inputs.x] pad", "finite number"},
+    {M "[inputs.x]\npadding = 1\n", 5, "[inputs.x]", "unknown key 'padding'"},
+    /* syntax, and which error comes first */
+    {M "[backend]\nuse cpu\n", 5, "expected 'key = value'", "'use cpu'"},
+    {M "= x\n", 4, "[model]", "expected a key"},
+    {M "[backend]\nuse = cpu\n      vulkan\n", 6, "expected 'key = value'", "'vulkan'"},
+    {M "[backend]\nbroken\nuse = ,\n", 5, "'broken'", NULL},
+    {M "[backend]\nuse = ,\nbroken\n", 5, "[backend] use", "item 1"},
+    {"[model]\nweights = w.safetensors\nbroken line\n[lane.x]\ngraph = g\n", 1,
+     "missing key 'graph'", NULL},
+};
+
+static void run_case(size_t i, const err_case *t) {
+    berth_error err;
+    memset(err.msg, 'Z', sizeof err.msg);
+    err.msg[sizeof err.msg - 1] = '\0';
+    berth_config *c = berth_config_parse("err/case.ini", t->text, &err);
+    char where[64];
+    snprintf(where, sizeof where, "err/case.ini:%u: ", t->line);
+    if (c) {
+        fprintf(stderr, "case %zu: parsed, expected an error at line %u\n", i, t->line);
+        berth_config_free(c);
+        CHECK(c == NULL);
+        return;
+    }
+    int ok = strncmp(err.msg, where, strlen(where)) == 0 && strstr(err.msg, t->part1) &&
+             (!t->part2 || strstr(err.msg, t->part2)) && !strchr(err.msg, '\n');
+    if (!ok) fprintf(stderr, "case %zu: got \"%s\"\n", i, err.msg);
+    CHECK(strncmp(err.msg, where, strlen(where)) == 0);
+    CHECK_CONTAINS(err.msg, t->part1);
+    if (t->part2) CHECK_CONTAINS(err.msg, t->part2);
+    CHECK(strchr(err.msg, '\n') == NULL);
+}
+
+/* A line longer than inih's buffer is refused with its number, not split
+ * into two lines; the limit is counted after indentation. */
+static void test_long_line(void) {
+    char text[512];
+    char value[200];
+    memset(value, 'v', sizeof value);
+    value[192] = '\0'; /* "graph = " + 192 = 200 characters */
+    snprintf(text, sizeof text, "[model]\nweights = w.safetensors\n  graph = %s\n", value);
+    berth_error err;
+    berth_config *c = berth_config_parse("long.ini", text, &err);
+    CHECK(c == NULL);
+    berth_config_free(c);
+    CHECK_CONTAINS(err.msg, "long.ini:3: ");
+    CHECK_CONTAINS(err.msg, "200 characters");
+    CHECK_CONTAINS(err.msg, "at most 199");
+}
+
+static void test_null_args(void) {
+    berth_error err;
+    CHECK(berth_config_parse("n.ini", NULL, &err) == NULL);
+    CHECK_CONTAINS(err.msg, "n.ini");
+    /* a NULL error buffer is allowed */
+    CHECK(berth_config_parse("n.ini", "[nope]\n", NULL) == NULL);
+    berth_config *c = berth_config_parse(NULL, "[model]\ngraph = g\nweights = w.safetensors\n", &err);
+    CHECK(c != NULL);
+    if (c) CHECK(strcmp(c->dir, ".") == 0);
+    berth_config_free(c);
+    berth_config_free(NULL);
+}
+
+int main(void) {
+    size_t n = sizeof CASES / sizeof CASES[0];
+    CHECK(n >= 20);
+    for (size_t i = 0; i < n; i++) run_case(i, &CASES[i]);
+    test_long_line();
+    test_null_args();
+    return check_exit();
+}

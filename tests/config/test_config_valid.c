@@ -1,0 +1,334 @@
+/* Valid configs: every field of a full file, defaults, path resolution,
+ * the lookups, and the syntax inih allows (comments, BOM, CRLF,
+ * indentation, "key: value"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "config.h"
+
+/* 1-based line of the first line of text containing needle (0: none). */
+static unsigned line_of(const char *text, const char *needle) {
+    const char *hit = strstr(text, needle);
+    if (!hit) return 0;
+    unsigned line = 1;
+    for (const char *p = text; p < hit; p++) line += *p == '\n';
+    return line;
+}
+
+static int streq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+
+static berth_config *parse_ok(const char *path, const char *text) {
+    berth_error err = {{0}};
+    berth_config *c = berth_config_parse(path, text, &err);
+    if (!c) fprintf(stderr, "unexpected failure: %s\n", err.msg);
+    CHECK(c != NULL);
+    return c;
+}
+
+static const char FULL[] =
+    "; a deployment with every section\n"
+    "[model]\n"
+    "graph = model.webnn\n"
+    "weights = /abs/weights.bin\n"
+    "manifest = ../shared/weights.json\n"
+    "stage = ocr\n"
+    "\n"
+    "[lane.encoder]\n"
+    "graph = enc/encoder.webnn\n"
+    "stage = small\n"
+    "\n"
+    "[lane.head]\n"
+    "graph = /opt/head.webnn\n"
+    "\n"
+    "[backend]\n"
+    "use = vulkan, ./mods/libberth-x.so ,cpu\n"
+    "path = mods:/usr/lib/berth: extra \n"
+    "\n"
+    "[backend.vulkan]\n"
+    "device = 1\n"
+    "fp16 = on\n"
+    "empty =\n"
+    "\n"
+    "[backend.cpu]\n"
+    "threads: 4\n"
+    "\n"
+    "[buckets]\n"
+    "ocr = batch=1 width=320 | width=640 batch=8\n"
+    "small = seq=16\n"
+    "big = n=1099511627776\n"
+    "\n"
+    "[inputs.pixel_values]\n"
+    "pad = -1.5\n"
+    "\n"
+    "[inputs.input.1]\n"
+    "pad = 2e3\n";
+
+static void test_full(void) {
+    berth_config *c = parse_ok("deploy/site/full.ini", FULL);
+    if (!c) return;
+    CHECK(streq(c->path, "deploy/site/full.ini"));
+    CHECK(streq(c->dir, "deploy/site"));
+    CHECK(streq(c->weights, "/abs/weights.bin"));
+    CHECK(streq(c->manifest, "deploy/site/../shared/weights.json"));
+
+    CHECK(c->n_lanes == 3);
+    if (c->n_lanes == 3) {
+        CHECK(streq(c->lanes[0].name, "main"));
+        CHECK(streq(c->lanes[0].graph, "deploy/site/model.webnn"));
+        CHECK(streq(c->lanes[0].stage, "ocr"));
+        CHECK(c->lanes[0].line == line_of(FULL, "[model]"));
+        CHECK(streq(c->lanes[1].name, "encoder"));
+        CHECK(streq(c->lanes[1].graph, "deploy/site/enc/encoder.webnn"));
+        CHECK(streq(c->lanes[1].stage, "small"));
+        CHECK(c->lanes[1].line == line_of(FULL, "[lane.encoder]"));
+        CHECK(streq(c->lanes[2].name, "head"));
+        CHECK(streq(c->lanes[2].graph, "/opt/head.webnn"));
+        CHECK(c->lanes[2].stage == NULL);
+        CHECK(c->lanes[2].line == line_of(FULL, "[lane.head]"));
+    }
+
+    CHECK(c->n_use == 3);
+    if (c->n_use == 3) {
+        CHECK(streq(c->use[0], "vulkan"));
+        CHECK(streq(c->use[1], "deploy/site/./mods/libberth-x.so"));
+        CHECK(streq(c->use[2], "cpu"));
+    }
+    CHECK(c->n_path == 3);
+    if (c->n_path == 3) {
+        CHECK(streq(c->path_dirs[0], "deploy/site/mods"));
+        CHECK(streq(c->path_dirs[1], "/usr/lib/berth"));
+        CHECK(streq(c->path_dirs[2], "deploy/site/extra"));
+    }
+
+    CHECK(c->n_backends == 2);
+    const bc_backend_opts *vk = berth_config_backend(c, "vulkan");
+    CHECK(vk != NULL);
+    if (vk) {
+        CHECK(vk->line == line_of(FULL, "[backend.vulkan]"));
+        CHECK(vk->n == 3);
+        if (vk->n == 3) {
+            CHECK(streq(vk->kv[0].key, "device") && streq(vk->kv[0].value, "1"));
+            CHECK(vk->kv[0].line == line_of(FULL, "device = 1"));
+            CHECK(streq(vk->kv[1].key, "fp16") && streq(vk->kv[1].value, "on"));
+            CHECK(vk->kv[1].line == line_of(FULL, "fp16"));
+            CHECK(streq(vk->kv[2].key, "empty") && streq(vk->kv[2].value, ""));
+            CHECK(vk->kv[2].line == line_of(FULL, "empty ="));
+        }
+    }
+    const bc_backend_opts *cpu = berth_config_backend(c, "cpu");
+    CHECK(cpu != NULL && cpu->n == 1);
+    if (cpu && cpu->n == 1) {
+        CHECK(streq(cpu->kv[0].key, "threads") && streq(cpu->kv[0].value, "4"));
+        CHECK(cpu->kv[0].line == line_of(FULL, "threads"));
+    }
+    CHECK(berth_config_backend(c, "metal") == NULL);
+    CHECK(berth_config_backend(c, NULL) == NULL);
+
+    CHECK(c->n_stages == 3);
+    const bc_stage *ocr = berth_config_stage(c, "ocr");
+    CHECK(ocr != NULL);
+    CHECK(berth_config_stage(c, NULL) == ocr);
+    if (ocr) {
+        CHECK(ocr->line == line_of(FULL, "ocr = "));
+        CHECK(ocr->n == 2);
+        if (ocr->n == 2) {
+            CHECK(ocr->buckets[0].n == 2 && ocr->buckets[1].n == 2);
+            CHECK(streq(ocr->buckets[0].binds[0].dim, "batch"));
+            CHECK(ocr->buckets[0].binds[0].value == 1);
+            CHECK(streq(ocr->buckets[0].binds[1].dim, "width"));
+            CHECK(ocr->buckets[0].binds[1].value == 320);
+            /* written "width=640 batch=8": reordered to the first bucket's order */
+            CHECK(streq(ocr->buckets[1].binds[0].dim, "batch"));
+            CHECK(ocr->buckets[1].binds[0].value == 8);
+            CHECK(streq(ocr->buckets[1].binds[1].dim, "width"));
+            CHECK(ocr->buckets[1].binds[1].value == 640);
+        }
+    }
+    const bc_stage *small = berth_config_stage(c, "small");
+    CHECK(small != NULL && small->n == 1 && small->buckets[0].n == 1);
+    if (small && small->n == 1 && small->buckets[0].n == 1) {
+        CHECK(streq(small->buckets[0].binds[0].dim, "seq"));
+        CHECK(small->buckets[0].binds[0].value == 16);
+    }
+    const bc_stage *big = berth_config_stage(c, "big");
+    CHECK(big != NULL && big->n == 1 && big->buckets[0].n == 1);
+    if (big && big->n == 1 && big->buckets[0].n == 1)
+        CHECK(big->buckets[0].binds[0].value == ((int64_t)1 << 40));
+    CHECK(berth_config_stage(c, "nope") == NULL);
+
+    CHECK(c->n_inputs == 2);
+    if (c->n_inputs == 2) {
+        CHECK(streq(c->inputs[0].name, "pixel_values"));
+        CHECK(c->inputs[0].line == line_of(FULL, "[inputs.pixel_values]"));
+        CHECK(streq(c->inputs[1].name, "input.1"));
+    }
+    CHECK_NEAR(berth_config_pad(c, "pixel_values"), -1.5, 0);
+    CHECK_NEAR(berth_config_pad(c, "input.1"), 2000.0, 0);
+    CHECK_NEAR(berth_config_pad(c, "absent"), 0.0, 0);
+    CHECK_NEAR(berth_config_pad(c, NULL), 0.0, 0);
+    berth_config_free(c);
+}
+
+/* The least file: defaults everywhere. */
+static void test_defaults(void) {
+    berth_config *c = parse_ok("a.ini", "[model]\ngraph = m.webnn\nweights = m.safetensors\n");
+    if (!c) return;
+    CHECK(streq(c->dir, "."));
+    CHECK(streq(c->lanes[0].graph, "./m.webnn"));
+    CHECK(streq(c->weights, "./m.safetensors"));
+    CHECK(c->manifest == NULL);
+    CHECK(c->n_lanes == 1 && c->lanes[0].stage == NULL);
+    CHECK(c->n_use == 1 && streq(c->use[0], "cpu"));
+    CHECK(c->n_path == 0 && c->n_backends == 0 && c->n_stages == 0 && c->n_inputs == 0);
+    CHECK(berth_config_stage(c, NULL) == NULL);
+    CHECK(berth_config_backend(c, "cpu") == NULL);
+    CHECK_NEAR(berth_config_pad(c, "x"), 0.0, 0);
+    berth_config_free(c);
+
+    /* [backend] without use still means cpu; empty sections are fine. */
+    c = parse_ok("a.ini", "[backend]\npath = /m\n[backend.cpu]\n[inputs.x]\n"
+                          "[model]\ngraph = m.webnn\nweights = m.SafeTensors\n");
+    if (!c) return;
+    CHECK(c->n_use == 1 && streq(c->use[0], "cpu"));
+    CHECK(c->n_path == 1 && streq(c->path_dirs[0], "/m"));
+    const bc_backend_opts *b = berth_config_backend(c, "cpu");
+    CHECK(b != NULL && b->n == 0 && b->line == 3);
+    CHECK(c->n_inputs == 1);
+    CHECK_NEAR(berth_config_pad(c, "x"), 0.0, 0);
+    CHECK(c->lanes[0].line == 5);
+    berth_config_free(c);
+}
+
+static void test_paths(void) {
+    static const char text[] = "[model]\ngraph = g/m.webnn\nweights = /w/m.safetensors\n"
+                               "[lane.b]\ngraph = ../b.webnn\n"
+                               "[backend]\nuse = cpu, lib/x.so, /abs/y.so\npath = /p:q\n";
+    berth_config *c = parse_ok("/etc/berth/x.ini", text);
+    if (c) {
+        CHECK(streq(c->dir, "/etc/berth"));
+        CHECK(streq(c->lanes[0].graph, "/etc/berth/g/m.webnn"));
+        CHECK(streq(c->weights, "/w/m.safetensors"));
+        CHECK(streq(c->lanes[1].graph, "/etc/berth/../b.webnn"));
+        CHECK(c->n_use == 3);
+        if (c->n_use == 3) {
+            CHECK(streq(c->use[0], "cpu"));
+            CHECK(streq(c->use[1], "/etc/berth/lib/x.so"));
+            CHECK(streq(c->use[2], "/abs/y.so"));
+        }
+        CHECK(c->n_path == 2 && streq(c->path_dirs[0], "/p") && streq(c->path_dirs[1], "/etc/berth/q"));
+        berth_config_free(c);
+    }
+    c = parse_ok("/x.ini", text);
+    if (c) {
+        CHECK(streq(c->dir, "/"));
+        CHECK(streq(c->lanes[0].graph, "/g/m.webnn"));
+        berth_config_free(c);
+    }
+    c = parse_ok("rel/dir/x.ini", text);
+    if (c) {
+        CHECK(streq(c->lanes[0].graph, "rel/dir/g/m.webnn"));
+        CHECK(streq(c->use[1], "rel/dir/lib/x.so"));
+        berth_config_free(c);
+    }
+}
+
+/* What inih's syntax allows, as berth documents it. */
+static void test_syntax(void) {
+    static const char text[] = "\xEF\xBB\xBF# hash comment\r\n"
+                               "  [model]   ; trailing comment\r\n"
+                               "\tgraph = m.webnn ; the graph\r\n"
+                               "    weights: w.bin\r\n"
+                               "manifest=w.json\r\n"
+                               "; semicolon comment\r\n"
+                               "[ backend ]\n"
+                               "use = metal , cpu ; comment\n"
+                               "[backend.cpu]\n"
+                               "opt = a;b # c\n"
+                               "key with space = x=y\n";
+    berth_config *c = parse_ok("s.ini", text);
+    if (!c) return;
+    CHECK(streq(c->lanes[0].graph, "./m.webnn"));
+    CHECK(c->lanes[0].line == 2);
+    CHECK(streq(c->weights, "./w.bin"));
+    CHECK(streq(c->manifest, "./w.json"));
+    CHECK(c->n_use == 2 && streq(c->use[0], "metal") && streq(c->use[1], "cpu"));
+    const bc_backend_opts *b = berth_config_backend(c, "cpu");
+    CHECK(b != NULL && b->n == 2);
+    if (b && b->n == 2) {
+        /* ';' starts a comment only after whitespace; '#' only at a line start */
+        CHECK(streq(b->kv[0].value, "a;b # c"));
+        CHECK(b->kv[0].line == 10);
+        CHECK(streq(b->kv[1].key, "key with space") && streq(b->kv[1].value, "x=y"));
+        CHECK(b->kv[1].line == 11);
+    }
+    berth_config_free(c);
+}
+
+/* Section names longer than inih's 49-byte section buffer are kept whole,
+ * and a line of exactly 199 characters is accepted. */
+static void test_limits(void) {
+    char name[81];
+    memset(name, 'n', 80);
+    name[80] = '\0';
+    char text[1024];
+    snprintf(text, sizeof text, "[model]\ngraph = m.webnn\nweights = w.safetensors\n[backend.%s]\nk = v\n",
+             name);
+    berth_config *c = parse_ok("l.ini", text);
+    if (c) {
+        CHECK(c->n_backends == 1 && streq(c->backends[0].name, name));
+        CHECK(berth_config_backend(c, name) != NULL);
+        berth_config_free(c);
+    }
+    /* "graph = " + 191 characters = 199 */
+    char longest[200];
+    memset(longest, 'g', sizeof longest);
+    memcpy(longest, "graph = ", 8);
+    longest[199] = '\0';
+    CHECK(strlen(longest) == 199);
+    snprintf(text, sizeof text, "[model]\n   %s\nweights = w.safetensors\n", longest);
+    c = parse_ok("l.ini", text);
+    if (c) {
+        CHECK(strlen(c->lanes[0].graph) == 2 + 191);
+        berth_config_free(c);
+    }
+}
+
+/* Lanes and [buckets] may come in any order; stage references resolve at
+ * the end. */
+static void test_order(void) {
+    static const char text[] = "[lane.enc]\nstage = s2\ngraph = e.webnn\n"
+                               "[buckets]\ns1 = b=1 | b=2 | b=4\ns2 = b=1 t=8 | t=16 b=1\n"
+                               "[model]\nstage = s1\ngraph = m.webnn\nweights = w.safetensors\n";
+    berth_config *c = parse_ok("o.ini", text);
+    if (!c) return;
+    CHECK(c->n_lanes == 2);
+    CHECK(streq(c->lanes[0].name, "main") && streq(c->lanes[0].stage, "s1"));
+    CHECK(c->lanes[0].line == line_of(text, "[model]"));
+    CHECK(streq(c->lanes[1].name, "enc") && streq(c->lanes[1].stage, "s2"));
+    const bc_stage *s1 = berth_config_stage(c, "s1");
+    CHECK(s1 != NULL && s1->n == 3);
+    if (s1 && s1->n == 3) {
+        CHECK(s1->buckets[0].binds[0].value == 1);
+        CHECK(s1->buckets[1].binds[0].value == 2);
+        CHECK(s1->buckets[2].binds[0].value == 4);
+    }
+    const bc_stage *s2 = berth_config_stage(c, "s2");
+    CHECK(s2 != NULL && s2->n == 2);
+    if (s2 && s2->n == 2) {
+        CHECK(streq(s2->buckets[1].binds[0].dim, "b") && s2->buckets[1].binds[0].value == 1);
+        CHECK(streq(s2->buckets[1].binds[1].dim, "t") && s2->buckets[1].binds[1].value == 16);
+    }
+    CHECK(berth_config_stage(c, NULL) == berth_config_stage(c, "s1"));
+    berth_config_free(c);
+}
+
+int main(void) {
+    test_full();
+    test_defaults();
+    test_paths();
+    test_syntax();
+    test_limits();
+    test_order();
+    return check_exit();
+}
