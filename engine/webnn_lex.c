@@ -91,19 +91,18 @@ static bg_token lex_number(bg_lexer *lx, bg_token t) {
     buf[t.len] = 0;
     /* Integers are read exactly; doubles round large ones. */
     if (integral) {
-        int64_t v = 0;
+        /* magnitudes up to 2^63 so that INT64_MIN is exact too */
+        const uint64_t limit = (uint64_t)INT64_MAX + 1;
+        uint64_t v = 0;
         int neg = buf[0] == '-', ok = 1;
-        for (const char *d = buf + neg; *d; d++) {
-            int digit = *d - '0';
-            if (v > (INT64_MAX - digit) / 10) {
-                ok = 0;
-                break;
-            }
-            v = v * 10 + digit;
+        for (const char *d = buf + neg; *d && ok; d++) {
+            unsigned digit = (unsigned)(*d - '0');
+            if (v > (limit - digit) / 10) ok = 0;
+            else v = v * 10 + digit;
         }
-        if (ok) {
+        if (ok && (neg || v < limit)) {
             t.is_int = 1;
-            t.i = neg ? -v : v;
+            t.i = !neg ? (int64_t)v : v == limit ? INT64_MIN : -(int64_t)v;
             t.num = (double)t.i;
             advance(lx, t.len);
             return t;
@@ -111,7 +110,8 @@ static bg_token lex_number(bg_lexer *lx, bg_token t) {
     }
     errno = 0;
     t.num = strtod(buf, NULL);
-    if (isinf(t.num) || isnan(t.num)) {
+    /* a literal that rounds to infinity or to zero has lost its value */
+    if (isinf(t.num) || (errno == ERANGE && t.num == 0)) {
         char msg[96];
         snprintf(msg, sizeof msg, "number '%.40s' is out of range for a double", buf);
         return lex_error(lx, &t, msg);

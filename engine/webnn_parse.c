@@ -173,7 +173,7 @@ static int parse_dyn(parser *P, bg_dim *d) {
     if (P->tok.kind != BG_TOK_STRING || !P->tok.str[0]) return expected(P, "a dim name string after 'dyn('");
     const char *name = P->tok.str;
     if (next(P) || expect_punct(P, ',', "after the dyn name")) return -1;
-    int64_t max;
+    int64_t max = 0;
     if (parse_count(P, 1, "a dyn max between 1 and 2^40", &max)) return -1;
     if (expect_punct(P, ')', "to close dyn(")) return -1;
     bg_sym *syms = P->syms.data;
@@ -356,9 +356,6 @@ static int parse_items(parser *P, bg_attr *out, int depth, char close) {
 }
 
 static int parse_value(parser *P, bg_attr *out, int depth) {
-    if (depth > BG_MAX_DEPTH)
-        return fail_at(P, P->tok.line, P->tok.col, "arrays and objects nested deeper than %d levels",
-                       BG_MAX_DEPTH);
     memset(out, 0, sizeof *out);
     switch (P->tok.kind) {
     case BG_TOK_NUMBER:
@@ -387,6 +384,9 @@ static int parse_value(parser *P, bg_attr *out, int depth) {
         return next(P);
     case BG_TOK_PUNCT:
         if (P->tok.punct == '[' || P->tok.punct == '{') {
+            if (depth > BG_MAX_DEPTH)
+                return fail_at(P, P->tok.line, P->tok.col, "arrays and objects nested deeper than %d levels",
+                               BG_MAX_DEPTH);
             char close = P->tok.punct == '[' ? ']' : '}';
             return next(P) || parse_items(P, out, depth, close);
         }
