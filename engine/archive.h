@@ -80,7 +80,10 @@ berth_status berth_archive_stream(berth_archive *a, const berth_weight_request *
 
 /* Writer (tests and tools). Writes a SafeTensors file, header padded with
  * spaces to a multiple of 8, to PATH.tmp.XXXXXX then renames it into
- * place; on any failure no file and no temporary is left. */
+ * place; on any failure no file and no temporary is left. 4-bit values
+ * are stored packed as BA_U8 (the caller packs, low nibble first) with
+ * the metadata pair "rustnn.webnn.packed4", "1". Returns 0 on success,
+ * -1 with err set. */
 typedef struct berth_st_tensor {
     const char *name;
     ba_dtype dtype;

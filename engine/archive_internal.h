@@ -1,0 +1,48 @@
+/* What the archive's source files share; not part of any interface. */
+#ifndef BERTH_ARCHIVE_INTERNAL_H
+#define BERTH_ARCHIVE_INTERNAL_H
+
+#include "archive.h"
+#include "arena.h"
+#include "json.h"
+
+/* SafeTensors' own bound on the header length. */
+#define BA_MAX_HEADER 100000000ull
+
+struct berth_archive {
+    berth_arena *arena; /* path, names, entries, metadata */
+    const char *path;   /* the data file: .safetensors or the blob */
+    int fd;
+    uint64_t file_size;
+    uint64_t data_start; /* first payload byte */
+    uint32_t n;
+    ba_entry *entries;   /* sorted by offset: file order */
+    uint32_t n_meta;
+    const char **meta_keys, **meta_values;
+};
+
+/* printf into err->msg; returns NULL so callers can `return ba_fail(...)`. */
+void *ba_fail(berth_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Reads exactly `bytes` at `offset`, looping on short reads and EINTR.
+ * 0 on success; -1 with errno set (0 for a premature end of file). */
+int ba_pread_full(int fd, void *buf, size_t bytes, uint64_t offset);
+
+/* "F32[2,3]" into buf. */
+void ba_format_shape(char *buf, size_t cap, const char *dtype, uint32_t rank, const int64_t *dims);
+
+/* Product of dims times bits / 8 (rounded up for 4-bit), or 0 with *ok=0
+ * on overflow. */
+uint64_t ba_span_bytes(ba_dtype t, uint32_t rank, const int64_t *dims, int *ok);
+
+/* Reads a "shape" array into dims; 0 with err set (naming file, tensor). */
+int ba_read_shape(const char *file, const char *tensor, const bj_value *shape, uint32_t *rank,
+                  int64_t *dims, berth_error *err);
+
+/* Sorts entries by offset and refuses duplicate names. */
+int ba_finish_entries(berth_archive *a, const char *file, berth_error *err);
+
+/* Fills a from a manifest (JSON text) over the blob already opened in a. */
+int ba_read_manifest(berth_archive *a, const char *manifest_path, berth_error *err);
+
+#endif
