@@ -1,0 +1,187 @@
+/* Internal interfaces of the cpu backend: the device, weights and plan
+ * objects, the worker pool, and the contract between the planner and
+ * the op files (each op validates its node and fills a cpu_node at plan
+ * time; its exec function later runs with no allocation). */
+#ifndef BERTH_CPU_INTERNAL_H
+#define BERTH_CPU_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "berth/backend.h"
+
+#define CPU_ALIGN 64
+#define CPU_NONE UINT32_MAX
+
+/* ---- errors ---- */
+void cpu_errf(berth_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+size_t cpu_dtype_size(berth_dtype t); /* bytes per element, 0 for packed/invalid */
+const char *cpu_dtype_name(berth_dtype t);
+#define CPU_BIT(t) (1u << (unsigned)(t))
+
+/* ---- worker pool ---- */
+typedef struct cpu_pool cpu_pool;
+/* Runs fn over [begin, end) chunks of [0, n); the caller's thread takes
+ * part. Chunks are at least `grain` items. */
+typedef void (*cpu_task_fn)(void *ctx, size_t begin, size_t end);
+berth_status cpu_pool_create(int threads, cpu_pool **out, berth_error *err);
+void cpu_pool_destroy(cpu_pool *pool);
+void cpu_pool_for(cpu_pool *pool, size_t n, size_t grain, cpu_task_fn fn, void *ctx);
+int cpu_pool_threads(const cpu_pool *pool);
+
+/* ---- objects ---- */
+struct berth_device {
+    const berth_host_services *host;
+    int threads;
+    cpu_pool *pool;
+    char name[256];
+};
+
+typedef struct cpu_weight {
+    void *data;
+    size_t bytes;
+    int given; /* released with host->free, else with free() */
+    int present;
+} cpu_weight;
+
+struct berth_weights {
+    berth_device *dev;
+    uint32_t n;
+    cpu_weight *t;
+    uint64_t total;
+};
+
+typedef struct cpu_opnd {
+    berth_operand_kind kind;
+    berth_dtype dtype;
+    uint32_t rank;
+    int64_t dims[BERTH_MAX_RANK];
+    size_t numel;
+    size_t bytes;
+    void *ptr;
+} cpu_opnd;
+
+typedef struct cpu_node cpu_node;
+typedef struct berth_plan berth_plan;
+typedef void (*cpu_exec_fn)(const cpu_node *n, berth_plan *p);
+
+struct cpu_node {
+    cpu_exec_fn exec;
+    uint32_t n_in, n_out;
+    uint32_t *in, *out; /* operand indices (positional) */
+    void *params;       /* op-owned, freed with the plan */
+    size_t params_bytes;
+    size_t scratch_bytes; /* per-node scratch placed in the arena */
+    size_t scratch_off;
+};
+
+struct berth_plan {
+    berth_device *dev;
+    uint32_t n_ops;
+    cpu_opnd *ops;
+    uint32_t n_nodes;
+    cpu_node *nodes;
+    uint32_t n_inputs, n_outputs;
+    uint32_t *inputs, *outputs;
+    uint8_t *out_direct; /* output i is written in place into the caller's buffer */
+    uint8_t *arena;
+    size_t arena_bytes;
+    void *consts; /* one block holding every CONSTANT operand */
+    size_t packed_bytes; /* constants and params */
+    uint64_t *ns;
+};
+
+static inline void *cpu_ptr(const berth_plan *p, uint32_t idx) { return p->ops[idx].ptr; }
+static inline uint8_t *cpu_scratch(const berth_plan *p, const cpu_node *n) {
+    return p->arena + n->scratch_off;
+}
+
+/* ---- plan-time contract for ops ---- */
+typedef struct cpu_prep {
+    const berth_graph_desc *g;
+    const berth_node *node;
+    berth_plan *plan;
+    cpu_node *cn;
+    berth_error *err;
+} cpu_prep;
+
+typedef berth_status (*cpu_prep_fn)(cpu_prep *c);
+typedef struct cpu_op_info {
+    const char *name;
+    cpu_prep_fn prep;
+    uint32_t dtypes; /* CPU_BIT mask of operand dtypes accepted */
+} cpu_op_info;
+
+const cpu_op_info *cpu_find_op(const char *name);
+
+/* Writes "node 'NAME' (OP): ..." and returns BERTH_ERR_INVALID. */
+berth_status cpu_fail(cpu_prep *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+berth_status cpu_check_counts(cpu_prep *c, uint32_t in_min, uint32_t in_max, uint32_t n_out);
+/* Allocates zeroed params owned by the node; NULL (and err set) on failure. */
+void *cpu_params(cpu_prep *c, size_t bytes);
+static inline const cpu_opnd *cpu_in(const cpu_prep *c, uint32_t i) {
+    return &c->plan->ops[c->node->inputs[i]];
+}
+static inline const cpu_opnd *cpu_out(const cpu_prep *c, uint32_t i) {
+    return &c->plan->ops[c->node->outputs[i]];
+}
+const berth_attr *cpu_attr(const cpu_prep *c, const char *key);
+berth_status cpu_attr_int(cpu_prep *c, const char *key, int64_t def, int64_t *out);
+berth_status cpu_attr_float(cpu_prep *c, const char *key, double def, double *out);
+berth_status cpu_attr_bool(cpu_prep *c, const char *key, int def, int *out);
+/* *out NULL when absent (and def NULL). */
+berth_status cpu_attr_string(cpu_prep *c, const char *key, const char *def, const char **out);
+/* ints list: *n = -1 when absent. */
+berth_status cpu_attr_ints(cpu_prep *c, const char *key, int64_t *vals, int cap, int *n);
+berth_status cpu_attr_floats(cpu_prep *c, const char *key, double *vals, int cap, int *n);
+/* Operand attribute: CPU_NONE when absent. */
+berth_status cpu_attr_operand(cpu_prep *c, const char *key, uint32_t *idx);
+/* Fails unless every operand of the node has dtype in mask and they all agree
+ * (inputs [0, n_same) and output 0). */
+berth_status cpu_check_same_dtype(cpu_prep *c, uint32_t n_same, uint32_t mask);
+berth_status cpu_check_out_dims(cpu_prep *c, uint32_t out, uint32_t rank, const int64_t *dims);
+void cpu_dims_str(const int64_t *dims, uint32_t rank, char *buf, size_t cap);
+/* Normalizes axis in [-rank, rank) into *axis. */
+berth_status cpu_axis(cpu_prep *c, int64_t a, uint32_t rank, const char *what, uint32_t *axis);
+
+/* ---- per-op prepare functions ---- */
+#define CPU_OPS(X)                                                                              \
+    X(matmul) X(binary) X(unary) X(view) X(cast) X(softmax) X(transpose) X(concat) X(split)      \
+    X(slice) X(gather) X(expand) X(where) X(compare) X(logical_not) X(reduce) X(pad)             \
+    X(layer_norm) X(batch_norm) X(gemm) X(conv2d) X(pool2d) X(conv_transpose2d) X(resample2d)  \
+    X(matmul_epilogue) X(attention)
+#define CPU_DECL_PREP(name) berth_status cpu_prep_##name(cpu_prep *c);
+CPU_OPS(CPU_DECL_PREP)
+#undef CPU_DECL_PREP
+
+/* ---- shared kernels ---- */
+/* Broadcasting: the iteration shape an op walks, with up to three input
+ * strides per dim (0 where the input broadcasts). Dims are collapsed. */
+typedef struct cpu_bcast {
+    uint32_t rank;
+    int64_t dims[BERTH_MAX_RANK];
+    int64_t strides[3][BERTH_MAX_RANK];
+    size_t rows; /* product of dims[0..rank-1) */
+} cpu_bcast;
+/* Computes WebNN/numpy broadcasting of n inputs into out dims; fails
+ * naming the node. */
+berth_status cpu_bcast_init(cpu_prep *c, uint32_t n, const cpu_opnd *const *in, const cpu_opnd *out,
+                            cpu_bcast *b);
+/* Offsets of the row's first element for each input. */
+void cpu_bcast_row(const cpu_bcast *b, size_t row, uint32_t n, size_t *off);
+
+void cpu_matmul_f32(berth_plan *p, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                    int64_t ldc);
+uint64_t cpu_now_ns(void);
+
+/* ---- verbs implemented outside cpu_backend.c ---- */
+berth_status cpu_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g,
+                             berth_plan **out, berth_error *err);
+berth_status cpu_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth_tensor *out,
+                     uint32_t n_out, berth_error *err);
+void cpu_plan_free(berth_plan *p);
+uint64_t cpu_plan_bytes(const berth_plan *p);
+berth_status cpu_plan_profile(const berth_plan *p, uint64_t *ns, uint32_t n, berth_error *err);
+
+#endif

@@ -1,0 +1,66 @@
+/* The op registry: WebNN op names (and berth fused ops) to the function
+ * that validates a node and picks its kernel, with the dtypes each one
+ * accepts, which is also what supports_op answers. */
+#include <string.h>
+
+#include "cpu_internal.h"
+
+#define F32 CPU_BIT(BERTH_DTYPE_F32)
+#define INTS (CPU_BIT(BERTH_DTYPE_I32) | CPU_BIT(BERTH_DTYPE_I64))
+#define U8 CPU_BIT(BERTH_DTYPE_U8)
+#define ANY (F32 | INTS | U8 | CPU_BIT(BERTH_DTYPE_I8) | CPU_BIT(BERTH_DTYPE_U32) | CPU_BIT(BERTH_DTYPE_U64) | \
+             CPU_BIT(BERTH_DTYPE_F16))
+
+static const cpu_op_info ops[] = {
+    {"matmul", cpu_prep_matmul, F32},
+    {"add", cpu_prep_binary, F32 | INTS},
+    {"sub", cpu_prep_binary, F32 | INTS},
+    {"mul", cpu_prep_binary, F32 | INTS},
+    {"div", cpu_prep_binary, F32 | INTS},
+    {"max", cpu_prep_binary, F32 | INTS},
+    {"min", cpu_prep_binary, F32 | INTS},
+    {"pow", cpu_prep_binary, F32},
+    {"equal", cpu_prep_binary, F32 | INTS | U8},
+    {"greater", cpu_prep_binary, F32 | INTS | U8},
+    {"greaterOrEqual", cpu_prep_binary, F32 | INTS | U8},
+    {"lesser", cpu_prep_binary, F32 | INTS | U8},
+    {"lesserOrEqual", cpu_prep_binary, F32 | INTS | U8},
+    {"notEqual", cpu_prep_binary, F32 | INTS | U8},
+    {"where", cpu_prep_where, ANY},
+    {"logicalNot", cpu_prep_logical_not, U8},
+    {"cast", cpu_prep_cast, F32 | INTS | U8 | CPU_BIT(BERTH_DTYPE_I8) | CPU_BIT(BERTH_DTYPE_U32)},
+    {"relu", cpu_prep_unary, F32},
+    {"sigmoid", cpu_prep_unary, F32},
+    {"tanh", cpu_prep_unary, F32},
+    {"exp", cpu_prep_unary, F32},
+    {"log", cpu_prep_unary, F32},
+    {"sqrt", cpu_prep_unary, F32},
+    {"abs", cpu_prep_unary, F32},
+    {"neg", cpu_prep_unary, F32},
+    {"erf", cpu_prep_unary, F32},
+    {"gelu", cpu_prep_unary, F32},
+    {"hardSigmoid", cpu_prep_unary, F32},
+    {"hardSwish", cpu_prep_unary, F32},
+    {"clamp", cpu_prep_unary, F32},
+    {"leakyRelu", cpu_prep_unary, F32},
+    {"elu", cpu_prep_unary, F32},
+    {"softplus", cpu_prep_unary, F32},
+    {"reciprocal", cpu_prep_unary, F32},
+    {"floor", cpu_prep_unary, F32},
+    {"ceil", cpu_prep_unary, F32},
+    {"sin", cpu_prep_unary, F32},
+    {"cos", cpu_prep_unary, F32},
+    {"sign", cpu_prep_unary, F32},
+    {"identity", cpu_prep_view, ANY},
+    {"reshape", cpu_prep_view, ANY},
+    {"squeeze", cpu_prep_view, ANY},
+    {"unsqueeze", cpu_prep_view, ANY},
+    {"gemm", cpu_prep_gemm, F32},
+    {"berth.matmulEpilogue", cpu_prep_matmul_epilogue, F32},
+};
+
+const cpu_op_info *cpu_find_op(const char *name) {
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(ops[i].name, name) == 0) return &ops[i];
+    return NULL;
+}

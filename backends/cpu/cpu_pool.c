@@ -1,0 +1,129 @@
+/* A persistent pool of threads-1 workers created at open. Work is handed
+ * out as a generation number under a mutex; chunks are claimed with an
+ * atomic counter so uneven chunks balance. Nothing here allocates after
+ * create, which keeps run() allocation-free. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "cpu_internal.h"
+
+struct cpu_pool {
+    int threads;
+    int n_workers;
+    pthread_t *workers;
+    pthread_mutex_t mu;
+    pthread_cond_t start, done;
+    uint64_t generation;
+    int stop;
+    int busy; /* workers still inside the current generation */
+    /* the current job */
+    cpu_task_fn fn;
+    void *ctx;
+    size_t n, chunk;
+    atomic_size_t next;
+};
+
+static void pool_work(cpu_pool *p) {
+    for (;;) {
+        size_t b = atomic_fetch_add(&p->next, p->chunk);
+        if (b >= p->n) break;
+        size_t e = b + p->chunk < p->n ? b + p->chunk : p->n;
+        p->fn(p->ctx, b, e);
+    }
+}
+
+static void *pool_main(void *arg) {
+    cpu_pool *p = arg;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->stop && p->generation == seen) pthread_cond_wait(&p->start, &p->mu);
+        if (p->stop) break;
+        seen = p->generation;
+        pthread_mutex_unlock(&p->mu);
+        pool_work(p);
+        pthread_mutex_lock(&p->mu);
+        if (--p->busy == 0) pthread_cond_signal(&p->done);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+berth_status cpu_pool_create(int threads, cpu_pool **out, berth_error *err) {
+    *out = NULL;
+    cpu_pool *p = calloc(1, sizeof *p);
+    if (!p) {
+        cpu_errf(err, "cpu: out of memory creating the worker pool");
+        return BERTH_ERR_NOMEM;
+    }
+    p->threads = threads;
+    atomic_init(&p->next, 0);
+    if (pthread_mutex_init(&p->mu, NULL)) goto fail_mu;
+    if (pthread_cond_init(&p->start, NULL)) goto fail_start;
+    if (pthread_cond_init(&p->done, NULL)) goto fail_done;
+    if (threads > 1) {
+        p->workers = calloc((size_t)threads - 1, sizeof *p->workers);
+        if (!p->workers) goto fail_threads;
+        for (int i = 0; i < threads - 1; i++) {
+            if (pthread_create(&p->workers[i], NULL, pool_main, p)) goto fail_threads;
+            p->n_workers++;
+        }
+    }
+    *out = p;
+    return BERTH_OK;
+fail_threads:
+    cpu_pool_destroy(p);
+    cpu_errf(err, "cpu: could not start %d worker threads", threads - 1);
+    return BERTH_ERR_DEVICE;
+fail_done:
+    pthread_cond_destroy(&p->start);
+fail_start:
+    pthread_mutex_destroy(&p->mu);
+fail_mu:
+    free(p);
+    cpu_errf(err, "cpu: could not initialise the worker pool's locks");
+    return BERTH_ERR_DEVICE;
+}
+
+void cpu_pool_destroy(cpu_pool *p) {
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->start);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->n_workers; i++) pthread_join(p->workers[i], NULL);
+    free(p->workers);
+    pthread_cond_destroy(&p->done);
+    pthread_cond_destroy(&p->start);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+int cpu_pool_threads(const cpu_pool *p) { return p ? p->threads : 1; }
+
+void cpu_pool_for(cpu_pool *p, size_t n, size_t grain, cpu_task_fn fn, void *ctx) {
+    if (n == 0) return;
+    if (grain == 0) grain = 1;
+    if (!p || p->n_workers == 0 || n <= grain) {
+        fn(ctx, 0, n);
+        return;
+    }
+    /* About four chunks per thread, never below the grain. */
+    size_t chunk = n / ((size_t)p->threads * 4);
+    if (chunk < grain) chunk = grain;
+    pthread_mutex_lock(&p->mu);
+    p->fn = fn;
+    p->ctx = ctx;
+    p->n = n;
+    p->chunk = chunk;
+    atomic_store(&p->next, 0);
+    p->busy = p->n_workers;
+    p->generation++;
+    pthread_cond_broadcast(&p->start);
+    pthread_mutex_unlock(&p->mu);
+    pool_work(p);
+    pthread_mutex_lock(&p->mu);
+    while (p->busy > 0) pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}

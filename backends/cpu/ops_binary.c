@@ -1,0 +1,227 @@
+/* Broadcasting binary ops: arithmetic (add sub mul div max min pow),
+ * comparisons (u8 results) and where. Integer arithmetic wraps like
+ * two's complement and integer division by zero yields 0, so no input
+ * value can trap or reach undefined behaviour. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_POW, B_EQ, B_GT, B_GE, B_LT, B_LE, B_NE };
+
+static const struct { const char *name; int op; } bin_names[] = {
+    {"add", B_ADD}, {"sub", B_SUB}, {"mul", B_MUL}, {"div", B_DIV}, {"max", B_MAX}, {"min", B_MIN},
+    {"pow", B_POW}, {"equal", B_EQ}, {"greater", B_GT}, {"greaterOrEqual", B_GE}, {"lesser", B_LT},
+    {"lesserOrEqual", B_LE}, {"notEqual", B_NE},
+};
+
+typedef struct bin_params {
+    int op;
+    berth_dtype dtype; /* operand dtype (inputs) */
+    size_t in_es, out_es;
+    cpu_bcast b;
+    const berth_plan *p;
+    const cpu_node *n;
+} bin_params;
+
+static int32_t div_i32(int32_t x, int32_t y) {
+    if (y == 0) return 0;
+    if (y == -1) return (int32_t)(0u - (uint32_t)x);
+    return x / y;
+}
+static int64_t div_i64(int64_t x, int64_t y) {
+    if (y == 0) return 0;
+    if (y == -1) return (int64_t)(0u - (uint64_t)x);
+    return x / y;
+}
+
+/* One row: y[i] = f(a[i*sa], b[i*sb]) with sa, sb in {0, 1} mostly. */
+#define ROW(T, TY, EXPR)                                                                            \
+    do {                                                                                           \
+        const T *restrict a = av;                                                                  \
+        const T *restrict b = bv;                                                                  \
+        TY *restrict y = yv;                                                                       \
+        if (sa == 1 && sb == 1)                                                                    \
+            for (size_t i = 0; i < n; i++) { T x = a[i], z = b[i]; y[i] = (TY)(EXPR); }           \
+        else if (sa == 1 && sb == 0) {                                                             \
+            T z = b[0];                                                                            \
+            for (size_t i = 0; i < n; i++) { T x = a[i]; y[i] = (TY)(EXPR); }                      \
+        } else if (sa == 0 && sb == 1) {                                                           \
+            T x = a[0];                                                                            \
+            for (size_t i = 0; i < n; i++) { T z = b[i]; y[i] = (TY)(EXPR); }                      \
+        } else                                                                                     \
+            for (size_t i = 0; i < n; i++) { T x = a[i * sa], z = b[i * sb]; y[i] = (TY)(EXPR); } \
+    } while (0)
+
+#define ARITH(T, U)                                                                                \
+    switch (op) {                                                                                  \
+    case B_ADD: ROW(T, T, (T)((U)x + (U)z)); break;                                                \
+    case B_SUB: ROW(T, T, (T)((U)x - (U)z)); break;                                                \
+    case B_MUL: ROW(T, T, (T)((U)x * (U)z)); break;                                                \
+    case B_MAX: ROW(T, T, x > z ? x : z); break;                                                   \
+    case B_MIN: ROW(T, T, x < z ? x : z); break;                                                   \
+    default: break;                                                                                \
+    }
+
+#define COMPARE(T)                                                                                 \
+    switch (op) {                                                                                  \
+    case B_EQ: ROW(T, uint8_t, x == z); break;                                                     \
+    case B_GT: ROW(T, uint8_t, x > z); break;                                                      \
+    case B_GE: ROW(T, uint8_t, x >= z); break;                                                     \
+    case B_LT: ROW(T, uint8_t, x < z); break;                                                      \
+    case B_LE: ROW(T, uint8_t, x <= z); break;                                                     \
+    case B_NE: ROW(T, uint8_t, x != z); break;                                                     \
+    default: break;                                                                                \
+    }
+
+static void bin_row(int op, berth_dtype t, const void *av, size_t sa, const void *bv, size_t sb, void *yv,
+                    size_t n) {
+    if (op >= B_EQ) {
+        switch (t) {
+        case BERTH_DTYPE_F32: COMPARE(float); break;
+        case BERTH_DTYPE_I32: COMPARE(int32_t); break;
+        case BERTH_DTYPE_I64: COMPARE(int64_t); break;
+        case BERTH_DTYPE_U8: COMPARE(uint8_t); break;
+        default: break;
+        }
+        return;
+    }
+    switch (t) {
+    case BERTH_DTYPE_F32:
+        switch (op) {
+        case B_ADD: ROW(float, float, x + z); break;
+        case B_SUB: ROW(float, float, x - z); break;
+        case B_MUL: ROW(float, float, x * z); break;
+        case B_DIV: ROW(float, float, x / z); break;
+        case B_MAX: ROW(float, float, fmaxf(x, z)); break;
+        case B_MIN: ROW(float, float, fminf(x, z)); break;
+        case B_POW: ROW(float, float, powf(x, z)); break;
+        default: break;
+        }
+        break;
+    case BERTH_DTYPE_I32:
+        if (op == B_DIV) ROW(int32_t, int32_t, div_i32(x, z));
+        else ARITH(int32_t, uint32_t);
+        break;
+    case BERTH_DTYPE_I64:
+        if (op == B_DIV) ROW(int64_t, int64_t, div_i64(x, z));
+        else ARITH(int64_t, uint64_t);
+        break;
+    default: break;
+    }
+}
+
+static void bin_task(void *ctx, size_t r0, size_t r1) {
+    const bin_params *bp = ctx;
+    const berth_plan *p = bp->p;
+    const cpu_node *nd = bp->n;
+    const uint8_t *a = cpu_ptr(p, nd->in[0]), *b = cpu_ptr(p, nd->in[1]);
+    uint8_t *y = cpu_ptr(p, nd->out[0]);
+    size_t inner = (size_t)bp->b.dims[bp->b.rank - 1];
+    size_t sa = (size_t)bp->b.strides[0][bp->b.rank - 1], sb = (size_t)bp->b.strides[1][bp->b.rank - 1];
+    for (size_t r = r0; r < r1; r++) {
+        size_t off[2];
+        cpu_bcast_row(&bp->b, r, 2, off);
+        bin_row(bp->op, bp->dtype, a + off[0] * bp->in_es, sa, b + off[1] * bp->in_es, sb,
+                y + r * inner * bp->out_es, inner);
+    }
+}
+
+static void bin_exec(const cpu_node *n, berth_plan *p) {
+    bin_params *bp = n->params;
+    bp->p = p;
+    bp->n = n;
+    size_t inner = (size_t)bp->b.dims[bp->b.rank - 1];
+    size_t grain = inner >= 16384 ? 1 : 16384 / (inner ? inner : 1);
+    cpu_pool_for(p->dev->pool, bp->b.rows, grain, bin_task, bp);
+}
+
+berth_status cpu_prep_binary(cpu_prep *c) {
+    int op = -1;
+    for (size_t i = 0; i < sizeof bin_names / sizeof bin_names[0]; i++)
+        if (strcmp(c->node->op, bin_names[i].name) == 0) op = bin_names[i].op;
+    berth_status st = cpu_check_counts(c, 2, 2, 1);
+    if (st) return st;
+    berth_dtype t = cpu_in(c, 0)->dtype;
+    uint32_t mask = op == B_POW ? CPU_BIT(BERTH_DTYPE_F32)
+                    : op >= B_EQ ? CPU_BIT(BERTH_DTYPE_F32) | CPU_BIT(BERTH_DTYPE_I32) |
+                                       CPU_BIT(BERTH_DTYPE_I64) | CPU_BIT(BERTH_DTYPE_U8)
+                                 : CPU_BIT(BERTH_DTYPE_F32) | CPU_BIT(BERTH_DTYPE_I32) | CPU_BIT(BERTH_DTYPE_I64);
+    if (!(mask & CPU_BIT(t))) return cpu_fail(c, "input dtype %s is not supported", cpu_dtype_name(t));
+    if (cpu_in(c, 1)->dtype != t)
+        return cpu_fail(c, "input 1: expected dtype %s, found %s", cpu_dtype_name(t),
+                        cpu_dtype_name(cpu_in(c, 1)->dtype));
+    berth_dtype want_out = op >= B_EQ ? BERTH_DTYPE_U8 : t;
+    if (cpu_out(c, 0)->dtype != want_out)
+        return cpu_fail(c, "output: expected dtype %s, found %s", cpu_dtype_name(want_out),
+                        cpu_dtype_name(cpu_out(c, 0)->dtype));
+    bin_params *bp = cpu_params(c, sizeof *bp);
+    if (!bp) return BERTH_ERR_NOMEM;
+    bp->op = op;
+    bp->dtype = t;
+    bp->in_es = cpu_dtype_size(t);
+    bp->out_es = cpu_dtype_size(want_out);
+    const cpu_opnd *in[2] = {cpu_in(c, 0), cpu_in(c, 1)};
+    st = cpu_bcast_init(c, 2, in, cpu_out(c, 0), &bp->b);
+    if (st) return st;
+    c->cn->exec = bin_exec;
+    return BERTH_OK;
+}
+
+/* ---- where(condition, trueValue, falseValue) ---- */
+
+static void where_task(void *ctx, size_t r0, size_t r1) {
+    const bin_params *bp = ctx;
+    const berth_plan *p = bp->p;
+    const cpu_node *nd = bp->n;
+    const uint8_t *cnd = cpu_ptr(p, nd->in[0]);
+    const uint8_t *a = cpu_ptr(p, nd->in[1]), *b = cpu_ptr(p, nd->in[2]);
+    uint8_t *y = cpu_ptr(p, nd->out[0]);
+    size_t es = bp->out_es;
+    size_t inner = (size_t)bp->b.dims[bp->b.rank - 1];
+    size_t sc = (size_t)bp->b.strides[0][bp->b.rank - 1], sa = (size_t)bp->b.strides[1][bp->b.rank - 1],
+           sb = (size_t)bp->b.strides[2][bp->b.rank - 1];
+    for (size_t r = r0; r < r1; r++) {
+        size_t off[3];
+        cpu_bcast_row(&bp->b, r, 3, off);
+        const uint8_t *cr = cnd + off[0], *ar = a + off[1] * es, *br = b + off[2] * es;
+        uint8_t *yr = y + r * inner * es;
+        if (es == 4) {
+            const uint32_t *a4 = (const uint32_t *)ar, *b4 = (const uint32_t *)br;
+            uint32_t *y4 = (uint32_t *)yr;
+            for (size_t i = 0; i < inner; i++) y4[i] = cr[i * sc] ? a4[i * sa] : b4[i * sb];
+        } else {
+            for (size_t i = 0; i < inner; i++)
+                memcpy(yr + i * es, cr[i * sc] ? ar + i * sa * es : br + i * sb * es, es);
+        }
+    }
+}
+
+static void where_exec(const cpu_node *n, berth_plan *p) {
+    bin_params *bp = n->params;
+    bp->p = p;
+    bp->n = n;
+    cpu_pool_for(p->dev->pool, bp->b.rows, 64, where_task, bp);
+}
+
+berth_status cpu_prep_where(cpu_prep *c) {
+    berth_status st = cpu_check_counts(c, 3, 3, 1);
+    if (st) return st;
+    if (cpu_in(c, 0)->dtype != BERTH_DTYPE_U8)
+        return cpu_fail(c, "condition: expected dtype uint8, found %s", cpu_dtype_name(cpu_in(c, 0)->dtype));
+    berth_dtype t = cpu_out(c, 0)->dtype;
+    for (uint32_t i = 1; i < 3; i++)
+        if (cpu_in(c, i)->dtype != t)
+            return cpu_fail(c, "input %u: expected dtype %s, found %s", i, cpu_dtype_name(t),
+                            cpu_dtype_name(cpu_in(c, i)->dtype));
+    if (!cpu_dtype_size(t)) return cpu_fail(c, "dtype %s is not supported", cpu_dtype_name(t));
+    bin_params *bp = cpu_params(c, sizeof *bp);
+    if (!bp) return BERTH_ERR_NOMEM;
+    bp->out_es = cpu_dtype_size(t);
+    const cpu_opnd *in[3] = {cpu_in(c, 0), cpu_in(c, 1), cpu_in(c, 2)};
+    st = cpu_bcast_init(c, 3, in, cpu_out(c, 0), &bp->b);
+    if (st) return st;
+    c->cn->exec = where_exec;
+    return BERTH_OK;
+}

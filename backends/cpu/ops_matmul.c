@@ -1,0 +1,300 @@
+/* Matrix products through OpenBLAS: matmul (batched, broadcast batch
+ * dims, WebNN's 1-D rules), gemm, and the engine's fused
+ * berth.matmulEpilogue. Batch offsets are computed at plan time. Many
+ * small products are spread over the pool (OpenBLAS runs those single
+ * threaded); one big product is split by rows over the pool. */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+/* Below this m*n*k one thread does the whole product. */
+#define SMALL_GEMM 262144
+
+static void sgemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                   const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+    if (m <= 0 || n <= 0) return;
+    if (k <= 0) {
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+        return;
+    }
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
+                (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
+}
+
+typedef struct rows_job {
+    int ta, tb;
+    int64_t m, n, k, lda, ldb, ldc, block;
+    float alpha, beta;
+    const float *a, *b;
+    float *c;
+} rows_job;
+
+static void rows_task(void *ctx, size_t b0, size_t b1) {
+    const rows_job *j = ctx;
+    for (size_t blk = b0; blk < b1; blk++) {
+        int64_t i0 = (int64_t)blk * j->block, i1 = i0 + j->block < j->m ? i0 + j->block : j->m;
+        const float *a = j->ta ? j->a + i0 : j->a + i0 * j->lda;
+        sgemm1(j->ta, j->tb, i1 - i0, j->n, j->k, j->alpha, a, j->lda, j->b, j->ldb, j->beta, j->c + i0 * j->ldc,
+               j->ldc);
+    }
+}
+
+/* OpenBLAS runs single threaded (its threaded driver allocates a job
+ * table on every call, and run() must not allocate), so a large product
+ * is split into row blocks over the pool. Call from the run thread only. */
+void cpu_matmul_f32(berth_plan *p, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                    int64_t ldc) {
+    int threads = cpu_pool_threads(p->dev->pool);
+    if (threads <= 1 || m < 32 || (double)m * (double)n * (double)k < SMALL_GEMM) {
+        sgemm1(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return;
+    }
+    int64_t block = (m + threads * 2 - 1) / (threads * 2);
+    if (block < 16) block = 16;
+    rows_job j = {ta, tb, m, n, k, lda, ldb, ldc, block, alpha, beta, a, b, c};
+    cpu_pool_for(p->dev->pool, (size_t)((m + block - 1) / block), 1, rows_task, &j);
+}
+
+typedef struct mm_params {
+    int64_t m, n, k;
+    size_t batch;
+    size_t *a_off, *b_off; /* element offsets per batch, in the params block */
+    const float *a, *b;
+    float *y;
+    berth_plan *p;
+    /* epilogue */
+    int act;
+    uint32_t bias, residual;
+} mm_params;
+
+enum { ACT_NONE, ACT_RELU, ACT_GELU, ACT_SIGMOID, ACT_TANH };
+
+static void mm_task(void *ctx, size_t b0, size_t b1) {
+    const mm_params *mp = ctx;
+    for (size_t i = b0; i < b1; i++)
+        sgemm1(0, 0, mp->m, mp->n, mp->k, 1.0f, mp->a + mp->a_off[i], mp->k,
+                       mp->b + mp->b_off[i], mp->n, 0.0f, mp->y + i * (size_t)(mp->m * mp->n), mp->n);
+}
+
+static void mm_run(mm_params *mp, const cpu_node *n, berth_plan *p) {
+    mp->a = cpu_ptr(p, n->in[0]);
+    mp->b = cpu_ptr(p, n->in[1]);
+    mp->y = cpu_ptr(p, n->out[0]);
+    mp->p = p;
+    if (mp->batch == 1)
+        cpu_matmul_f32(p, 0, 0, mp->m, mp->n, mp->k, 1.0f, mp->a, mp->k, mp->b, mp->n, 0.0f, mp->y, mp->n);
+    else
+        cpu_pool_for(p->dev->pool, mp->batch, 1, mm_task, mp);
+}
+
+static void mm_exec(const cpu_node *n, berth_plan *p) { mm_run(n->params, n, p); }
+
+/* Shapes, 1-D rules and batch broadcasting shared by matmul and the epilogue. */
+static berth_status mm_prepare(cpu_prep *c, mm_params **out) {
+    berth_status st = cpu_check_same_dtype(c, 2, CPU_BIT(BERTH_DTYPE_F32));
+    if (st) return st;
+    const cpu_opnd *a = cpu_in(c, 0), *b = cpu_in(c, 1);
+    if (a->rank == 0 || b->rank == 0) return cpu_fail(c, "inputs must have rank >= 1, found %u and %u", a->rank, b->rank);
+    int64_t ad[BERTH_MAX_RANK + 1], bd[BERTH_MAX_RANK + 1];
+    uint32_t ar = a->rank, br = b->rank;
+    memcpy(ad, a->dims, sizeof a->dims);
+    memcpy(bd, b->dims, sizeof b->dims);
+    if (ar == 1) { ad[1] = ad[0]; ad[0] = 1; ar = 2; }
+    if (br == 1) { bd[1] = 1; br = 2; }
+    int64_t m = ad[ar - 2], k = ad[ar - 1], n = bd[br - 1];
+    if (bd[br - 2] != k)
+        return cpu_fail(c, "inner dims differ: a has %lld columns, b has %lld rows", (long long)k,
+                        (long long)bd[br - 2]);
+    uint32_t ba = ar - 2, bb = br - 2, rb = ba > bb ? ba : bb;
+    int64_t od[BERTH_MAX_RANK + 2];
+    size_t batch = 1;
+    for (uint32_t d = 0; d < rb; d++) {
+        int64_t x = (int64_t)d - (int64_t)(rb - ba) >= 0 ? ad[d - (rb - ba)] : 1;
+        int64_t y = (int64_t)d - (int64_t)(rb - bb) >= 0 ? bd[d - (rb - bb)] : 1;
+        if (x != y && x != 1 && y != 1)
+            return cpu_fail(c, "batch dim %u does not broadcast: %lld vs %lld", d, (long long)x, (long long)y);
+        od[d] = x == 1 ? y : x;
+        batch *= (size_t)od[d];
+    }
+    uint32_t orank = rb;
+    if (a->rank > 1) od[orank++] = m;
+    if (b->rank > 1) od[orank++] = n;
+    if (orank > BERTH_MAX_RANK) return cpu_fail(c, "output rank %u exceeds %d", orank, BERTH_MAX_RANK);
+    st = cpu_check_out_dims(c, 0, orank, od);
+    if (st) return st;
+    mm_params *mp = cpu_params(c, sizeof *mp + 2 * sizeof(size_t) * (batch ? batch : 1));
+    if (!mp) return BERTH_ERR_NOMEM;
+    mp->a_off = (size_t *)(mp + 1);
+    mp->b_off = mp->a_off + batch;
+    mp->m = m, mp->n = n, mp->k = k, mp->batch = batch;
+    for (size_t i = 0; i < batch; i++) {
+        size_t rest = i, oa = 0, ob = 0, sa = (size_t)(m * k), sb = (size_t)(k * n);
+        for (int d = (int)rb - 1; d >= 0; d--) {
+            size_t idx = rest % (size_t)od[d];
+            rest /= (size_t)od[d];
+            int64_t xa = d - (int64_t)(rb - ba), xb = d - (int64_t)(rb - bb);
+            if (xa >= 0) {
+                if (ad[xa] != 1) oa += idx * sa;
+                sa *= (size_t)ad[xa];
+            }
+            if (xb >= 0) {
+                if (bd[xb] != 1) ob += idx * sb;
+                sb *= (size_t)bd[xb];
+            }
+        }
+        mp->a_off[i] = oa;
+        mp->b_off[i] = ob;
+    }
+    mp->bias = mp->residual = CPU_NONE;
+    *out = mp;
+    return BERTH_OK;
+}
+
+berth_status cpu_prep_matmul(cpu_prep *c) {
+    berth_status st = cpu_check_counts(c, 2, 2, 1);
+    mm_params *mp;
+    if (!st) st = mm_prepare(c, &mp);
+    if (st) return st;
+    c->cn->exec = mm_exec;
+    return BERTH_OK;
+}
+
+/* ---- berth.matmulEpilogue: y = act(a @ b + bias) + residual ---- */
+
+static float act_apply(int act, float v) {
+    switch (act) {
+    case ACT_RELU: return v > 0.0f ? v : 0.0f;
+    case ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+    case ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
+    case ACT_TANH: return tanhf(v);
+    default: return v;
+    }
+}
+
+static void epi_exec(const cpu_node *n, berth_plan *p) {
+    mm_params *mp = n->params;
+    mm_run(mp, n, p);
+    const float *bias = mp->bias != CPU_NONE ? cpu_ptr(p, mp->bias) : NULL;
+    const float *res = mp->residual != CPU_NONE ? cpu_ptr(p, mp->residual) : NULL;
+    float *y = mp->y;
+    size_t cols = (size_t)mp->n, rows = p->ops[n->out[0]].numel / (cols ? cols : 1);
+    for (size_t r = 0; r < rows; r++) {
+        float *restrict yr = y + r * cols;
+        if (bias)
+            for (size_t j = 0; j < cols; j++) yr[j] += bias[j];
+        if (mp->act != ACT_NONE)
+            for (size_t j = 0; j < cols; j++) yr[j] = act_apply(mp->act, yr[j]);
+        if (res) {
+            const float *restrict rr = res + r * cols;
+            for (size_t j = 0; j < cols; j++) yr[j] += rr[j];
+        }
+    }
+}
+
+berth_status cpu_prep_matmul_epilogue(cpu_prep *c) {
+    berth_status st = cpu_check_counts(c, 2, 2, 1);
+    mm_params *mp;
+    if (!st) st = mm_prepare(c, &mp);
+    if (st) return st;
+    const char *act;
+    st = cpu_attr_string(c, "activation", "none", &act);
+    if (st) return st;
+    static const char *const acts[] = {"none", "relu", "gelu", "sigmoid", "tanh"};
+    mp->act = -1;
+    for (int i = 0; i < 5; i++)
+        if (strcmp(act, acts[i]) == 0) mp->act = i;
+    if (mp->act < 0)
+        return cpu_fail(c, "activation: expected none, relu, gelu, sigmoid or tanh, found '%s'", act);
+    st = cpu_attr_operand(c, "bias", &mp->bias);
+    if (!st) st = cpu_attr_operand(c, "residual", &mp->residual);
+    if (st) return st;
+    const cpu_opnd *o = cpu_out(c, 0);
+    if (mp->bias != CPU_NONE) {
+        const cpu_opnd *bo = &c->plan->ops[mp->bias];
+        if (bo->dtype != BERTH_DTYPE_F32 || bo->numel != (size_t)mp->n || (bo->rank && bo->dims[bo->rank - 1] != mp->n))
+            return cpu_fail(c, "bias: expected float32 with %lld elements along the last dim, found %s with %zu",
+                            (long long)mp->n, cpu_dtype_name(bo->dtype), bo->numel);
+    }
+    if (mp->residual != CPU_NONE) {
+        const cpu_opnd *r = &c->plan->ops[mp->residual];
+        int same = r->dtype == BERTH_DTYPE_F32 && r->rank == o->rank;
+        for (uint32_t d = 0; same && d < o->rank; d++) same = r->dims[d] == o->dims[d];
+        if (!same) {
+            char want[128], got[128];
+            cpu_dims_str(o->dims, o->rank, want, sizeof want);
+            cpu_dims_str(r->dims, r->rank, got, sizeof got);
+            return cpu_fail(c, "residual: expected float32 %s, found %s %s", want, cpu_dtype_name(r->dtype), got);
+        }
+    }
+    c->cn->exec = epi_exec;
+    return BERTH_OK;
+}
+
+/* ---- gemm: alpha * op(a) @ op(b) + beta * c ---- */
+
+typedef struct gemm_params {
+    int ta, tb;
+    int64_t m, n, k;
+    float alpha, beta;
+    uint32_t c;
+    int64_t cm, cn; /* c's extent along m and n: 1 broadcasts */
+} gemm_params;
+
+static void gemm_exec(const cpu_node *nd, berth_plan *p) {
+    const gemm_params *g = nd->params;
+    const float *a = cpu_ptr(p, nd->in[0]), *b = cpu_ptr(p, nd->in[1]);
+    float *y = cpu_ptr(p, nd->out[0]);
+    float beta = 0.0f;
+    if (g->c != CPU_NONE && g->beta != 0.0f) {
+        const float *cv = cpu_ptr(p, g->c);
+        for (int64_t i = 0; i < g->m; i++)
+            for (int64_t j = 0; j < g->n; j++)
+                y[i * g->n + j] = g->beta * cv[(g->cm == 1 ? 0 : i) * g->cn + (g->cn == 1 ? 0 : j)];
+        beta = 1.0f;
+    }
+    cpu_matmul_f32(p, g->ta, g->tb, g->m, g->n, g->k, g->alpha, a, g->ta ? g->m : g->k, b, g->tb ? g->k : g->n,
+                   beta, y, g->n);
+}
+
+berth_status cpu_prep_gemm(cpu_prep *c) {
+    berth_status st = cpu_check_counts(c, 2, 2, 1);
+    if (!st) st = cpu_check_same_dtype(c, 2, CPU_BIT(BERTH_DTYPE_F32));
+    if (st) return st;
+    gemm_params *g = cpu_params(c, sizeof *g);
+    if (!g) return BERTH_ERR_NOMEM;
+    double alpha, beta;
+    st = cpu_attr_bool(c, "aTranspose", 0, &g->ta);
+    if (!st) st = cpu_attr_bool(c, "bTranspose", 0, &g->tb);
+    if (!st) st = cpu_attr_float(c, "alpha", 1.0, &alpha);
+    if (!st) st = cpu_attr_float(c, "beta", 1.0, &beta);
+    if (!st) st = cpu_attr_operand(c, "c", &g->c);
+    if (st) return st;
+    g->alpha = (float)alpha;
+    g->beta = (float)beta;
+    const cpu_opnd *a = cpu_in(c, 0), *b = cpu_in(c, 1);
+    if (a->rank != 2 || b->rank != 2) return cpu_fail(c, "inputs must be 2-D, found rank %u and %u", a->rank, b->rank);
+    g->m = g->ta ? a->dims[1] : a->dims[0];
+    g->k = g->ta ? a->dims[0] : a->dims[1];
+    int64_t kb = g->tb ? b->dims[1] : b->dims[0];
+    g->n = g->tb ? b->dims[0] : b->dims[1];
+    if (kb != g->k) return cpu_fail(c, "inner dims differ: a gives %lld, b gives %lld", (long long)g->k, (long long)kb);
+    int64_t od[2] = {g->m, g->n};
+    st = cpu_check_out_dims(c, 0, 2, od);
+    if (st) return st;
+    if (g->c != CPU_NONE) {
+        const cpu_opnd *cv = &c->plan->ops[g->c];
+        if (cv->dtype != BERTH_DTYPE_F32 || cv->rank > 2)
+            return cpu_fail(c, "c: expected float32 of rank <= 2, found %s rank %u", cpu_dtype_name(cv->dtype), cv->rank);
+        g->cm = cv->rank == 2 ? cv->dims[0] : 1;
+        g->cn = cv->rank >= 1 ? cv->dims[cv->rank - 1] : 1;
+        if ((g->cm != 1 && g->cm != g->m) || (g->cn != 1 && g->cn != g->n))
+            return cpu_fail(c, "c: shape does not broadcast to [%lld, %lld]", (long long)g->m, (long long)g->n);
+    }
+    c->cn->exec = gemm_exec;
+    return BERTH_OK;
+}

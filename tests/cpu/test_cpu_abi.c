@@ -1,0 +1,268 @@
+/* The verbs around the graph: negotiation, options, caps, supports_op,
+ * weight upload (given and copied), plan errors naming the node, the
+ * liveness arena's size, outputs that are not node results, profiling. */
+#include "cpu_harness.h"
+
+static void test_negotiation(void) {
+    void *mod = dlopen(BERTH_CPU_MODULE, RTLD_NOW | RTLD_LOCAL);
+    CHECK(mod != NULL);
+    if (!mod) return;
+    berth_backend_entry_fn entry = (berth_backend_entry_fn)dlsym(mod, BERTH_BACKEND_ENTRY_SYMBOL);
+    CHECK(entry != NULL);
+    berth_error why = {{0}};
+    CHECK(entry(0, &h_host, &why) == NULL);
+    CHECK_CONTAINS(why.msg, "version 1");
+    CHECK_CONTAINS(why.msg, "version 0");
+    berth_host_services small = h_host;
+    small.struct_size = 16;
+    CHECK(entry(1, &small, &why) == NULL);
+    CHECK_CONTAINS(why.msg, "16");
+    const berth_backend *t = entry(7, &h_host, &why); /* a newer host gets v1 */
+    CHECK(t && t->abi_version == 1 && t->struct_size >= BERTH_BACKEND_V1_MIN_SIZE);
+    CHECK(t && strcmp(t->name, "cpu") == 0);
+    dlclose(mod);
+}
+
+static void test_options(void) {
+    berth_error err;
+    berth_device *d = NULL;
+    const char *cases[][3] = {
+        {"foo", "1", "unknown option 'foo' in [backend.cpu] (known: threads)"},
+        {"threads", "abc", "'abc'"},
+        {"threads", "0", "1..1024"},
+        {"threads", "2000", "'2000'"},
+        {"threads", "4x", "'4x'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        h_opt_keys[0] = cases[i][0];
+        h_opt_vals[0] = cases[i][1];
+        h_opt_n = 1;
+        CHECK(be->open(&h_host, &d, &err) == BERTH_ERR_INVALID);
+        CHECK(d == NULL);
+        CHECK_CONTAINS(err.msg, cases[i][2]);
+        CHECK_CONTAINS(err.msg, cases[i][0]);
+    }
+    h_opt_keys[0] = "threads";
+    h_opt_vals[0] = "3";
+    h_opt_n = 1;
+    CHECK(be->open(&h_host, &d, &err) == BERTH_OK);
+    if (!d) return;
+    berth_caps caps = {.struct_size = sizeof caps};
+    CHECK(be->caps(d, &caps, &err) == BERTH_OK);
+    CHECK_CONTAINS(caps.device_name, "cpu (3 threads, ");
+    CHECK(caps.unified_memory == 1);
+    CHECK(caps.memory_bytes > 0);
+    CHECK(caps.dtype_mask & (1u << BERTH_DTYPE_F32));
+    CHECK(caps.dtype_mask & (1u << BERTH_DTYPE_I64));
+    CHECK(caps.dtype_mask & (1u << BERTH_DTYPE_U8));
+    /* a host with an older, smaller caps struct gets only what fits */
+    berth_caps old = {.struct_size = (uint32_t)offsetof(berth_caps, memory_bytes), .memory_bytes = 77};
+    CHECK(be->caps(d, &old, &err) == BERTH_OK);
+    CHECK(old.memory_bytes == 77 && old.device_name != NULL);
+    be->close(d);
+}
+
+static void test_supports(void) {
+    berth_error err;
+    CHECK(be->supports_op(dev, "matmul", BERTH_DTYPE_F32, &err) == BERTH_OK);
+    CHECK(be->supports_op(dev, "add", BERTH_DTYPE_I64, &err) == BERTH_OK);
+    CHECK(be->supports_op(dev, "matmul", BERTH_DTYPE_I32, &err) == BERTH_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(err.msg, "int32");
+    CHECK(be->supports_op(dev, "frobnicate", BERTH_DTYPE_F32, &err) == BERTH_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(err.msg, "frobnicate");
+}
+
+static void test_upload(void) {
+    berth_error err;
+    berth_upload_info info = {.struct_size = sizeof info, .n_tensors = 2, .total_bytes = 32, .largest_bytes = 16};
+    berth_weights *w = NULL;
+    CHECK(be->upload_begin(dev, &info, &w, &err) == BERTH_OK);
+    if (!w) return;
+    berth_weight_desc d0 = {.name = "w0", .id = 0, .dtype = BERTH_DTYPE_F32, .rank = 1, .dims = {4}, .bytes = 16};
+    berth_weight_desc d1 = {.name = "w1", .id = 1, .dtype = BERTH_DTYPE_F32, .rank = 1, .dims = {4}, .bytes = 16};
+    void *dest = (void *)1;
+    CHECK(be->upload_dest(w, &d0, &dest, &err) == BERTH_OK && dest == NULL);
+    int frees0 = h_host_frees;
+    float *given = h_alloc(NULL, 16, 64);
+    for (int i = 0; i < 4; i++) given[i] = (float)(i + 1);
+    int taken = 0;
+    CHECK(be->upload_tensor(w, &d0, given, BERTH_UPLOAD_GIVEN, &taken, &err) == BERTH_OK);
+    CHECK(taken == 1);
+    float scratch[4] = {10, 20, 30, 40};
+    taken = 7;
+    CHECK(be->upload_tensor(w, &d1, scratch, 0, &taken, &err) == BERTH_OK);
+    CHECK(taken == 0);
+    scratch[0] = -999; /* the backend copied it */
+    CHECK(be->upload_tensor(w, &d1, scratch, 0, &taken, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "w1");
+    CHECK(be->upload_end(w, &err) == BERTH_OK);
+    CHECK(be->weights_bytes(w) == 32);
+
+    tgraph g = {0};
+    uint32_t a = tg_operand(&g, "w0", BERTH_OPERAND_WEIGHT, BERTH_DTYPE_F32, 1, DIMS(4));
+    uint32_t b = tg_operand(&g, "w1", BERTH_OPERAND_WEIGHT, BERTH_DTYPE_F32, 1, DIMS(4));
+    g.ops[b].weight = 1;
+    uint32_t y = tg_value(&g, "y", BERTH_DTYPE_F32, 1, DIMS(4));
+    tg_node(&g, "add", 2, IDX(a, b), 1, IDX(y), 0, NULL);
+    tg_output(&g, y);
+    float got[4];
+    CHECK(h_run_w(&g, w, NULL, (void *[]){got}, &err) == BERTH_OK);
+    CHECK(got[0] == 11 && got[1] == 22 && got[2] == 33 && got[3] == 44);
+    /* a weight operand whose shape disagrees with the upload */
+    g.ops[b].dims[0] = 8;
+    g.ops[y].dims[0] = 8;
+    CHECK(h_run_w(&g, w, NULL, (void *[]){got}, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "w1");
+    be->free_weights(w);
+    CHECK(h_host_frees == frees0 + 1);
+
+    /* half-filled: one given, one never uploaded; upload_end refuses */
+    info.n_tensors = 3;
+    CHECK(be->upload_begin(dev, &info, &w, &err) == BERTH_OK);
+    given = h_alloc(NULL, 16, 64);
+    CHECK(be->upload_tensor(w, &d0, given, BERTH_UPLOAD_GIVEN, &taken, &err) == BERTH_OK);
+    CHECK(be->upload_end(w, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "id 1");
+    berth_weight_desc bad = d1;
+    bad.id = 9;
+    CHECK(be->upload_tensor(w, &bad, scratch, 0, &taken, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "9");
+    be->free_weights(w);
+    CHECK(h_host_frees == frees0 + 2);
+}
+
+static void test_plan_errors(void) {
+    berth_error err;
+    float buf[16] = {0};
+    tgraph g = {0};
+    uint32_t x = tg_input(&g, "x", BERTH_DTYPE_F32, 1, DIMS(4));
+    uint32_t y = tg_value(&g, "bad_add", BERTH_DTYPE_F32, 1, DIMS(4));
+    tg_node(&g, "add", 1, IDX(x), 1, IDX(y), 0, NULL);
+    tg_output(&g, y);
+    CHECK(h_run(&g, (void *[]){buf}, (void *[]){buf}, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "node 'bad_add' (add)");
+    CHECK_CONTAINS(err.msg, "expected 2 inputs, found 1");
+
+    g.nodes[0].op = "frobnicate";
+    CHECK(h_run(&g, (void *[]){buf}, (void *[]){buf}, &err) == BERTH_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(err.msg, "frobnicate");
+    CHECK_CONTAINS(err.msg, "bad_add");
+
+    /* dtype mismatch between inputs */
+    tgraph h = {0};
+    x = tg_input(&h, "x", BERTH_DTYPE_F32, 1, DIMS(4));
+    uint32_t z = tg_input(&h, "z", BERTH_DTYPE_I32, 1, DIMS(4));
+    y = tg_value(&h, "mixed", BERTH_DTYPE_F32, 1, DIMS(4));
+    tg_node(&h, "mul", 2, IDX(x, z), 1, IDX(y), 0, NULL);
+    tg_output(&h, y);
+    CHECK(h_run(&h, (void *[]){buf, buf}, (void *[]){buf}, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "mixed");
+    CHECK_CONTAINS(err.msg, "int32");
+
+    /* shapes that do not broadcast, and a wrong output shape */
+    tgraph k = {0};
+    x = tg_input(&k, "x", BERTH_DTYPE_F32, 1, DIMS(4));
+    z = tg_input(&k, "z", BERTH_DTYPE_F32, 1, DIMS(3));
+    y = tg_value(&k, "nob", BERTH_DTYPE_F32, 1, DIMS(4));
+    tg_node(&k, "add", 2, IDX(x, z), 1, IDX(y), 0, NULL);
+    tg_output(&k, y);
+    CHECK(h_run(&k, (void *[]){buf, buf}, (void *[]){buf}, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "[4] and [3]");
+    k.ops[z].dims[0] = 4;
+    k.ops[y].dims[0] = 5;
+    CHECK(h_run(&k, (void *[]){buf, buf}, (void *[]){buf}, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "expected shape [4], found [5]");
+
+    /* a node that reads a value no node produced */
+    tgraph m = {0};
+    x = tg_input(&m, "x", BERTH_DTYPE_F32, 1, DIMS(4));
+    uint32_t ghost = tg_value(&m, "ghost", BERTH_DTYPE_F32, 1, DIMS(4));
+    y = tg_value(&m, "reader", BERTH_DTYPE_F32, 1, DIMS(4));
+    tg_node(&m, "add", 2, IDX(x, ghost), 1, IDX(y), 0, NULL);
+    tg_output(&m, y);
+    CHECK(h_run(&m, (void *[]){buf}, (void *[]){buf}, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "ghost");
+
+    /* an attribute of the wrong type names the key */
+    tgraph q = {0};
+    x = tg_input(&q, "x", BERTH_DTYPE_F32, 1, DIMS(4));
+    y = tg_value(&q, "lr", BERTH_DTYPE_F32, 1, DIMS(4));
+    tg_node(&q, "leakyRelu", 1, IDX(x), 1, IDX(y), 1, (berth_attr[]){A_STR("alpha", "big")});
+    tg_output(&q, y);
+    CHECK(h_run(&q, (void *[]){buf}, (void *[]){buf}, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "'alpha'");
+    CHECK_CONTAINS(err.msg, "expected float, found string");
+}
+
+/* A chain of N equal-size nodes needs about two live buffers, not N. */
+static void test_arena_and_profile(void) {
+    enum { N = 40, E = 65536 };
+    tgraph g = {0};
+    static char names[N][16];
+    uint32_t prev = tg_input(&g, "x", BERTH_DTYPE_F32, 1, DIMS(E));
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "v%d", i);
+        uint32_t v = tg_value(&g, names[i], BERTH_DTYPE_F32, 1, DIMS(E));
+        tg_node(&g, i % 2 ? "neg" : "abs", 1, IDX(prev), 1, IDX(v), 0, NULL);
+        prev = v;
+    }
+    tg_output(&g, prev);
+    berth_graph_desc d = tg_desc(&g);
+    berth_plan *p = NULL;
+    berth_error err;
+    CHECK(be->plan(dev, NULL, &d, &p, &err) == BERTH_OK);
+    if (!p) return;
+    uint64_t bytes = be->plan_bytes(p);
+    CHECK(bytes >= 2u * E * sizeof(float));
+    CHECK(bytes <= 3u * E * sizeof(float));
+    if (bytes > 3u * E * sizeof(float)) fprintf(stderr, "  plan_bytes %llu\n", (unsigned long long)bytes);
+    float *x = h_randf(E), *y = calloc(E, sizeof(float));
+    berth_tensor ti = h_tensor(&g.ops[g.ins[0]], x), to = h_tensor(&g.ops[prev], y);
+    CHECK(be->run(p, &ti, 1, &to, 1, &err) == BERTH_OK);
+    /* abs, neg, abs, ... ending with neg: -|x| */
+    double *ref = h_zeros(E);
+    for (int i = 0; i < E; i++) ref[i] = -fabs((double)x[i]);
+    h_close("chain", y, ref, E);
+    uint64_t ns[N];
+    CHECK(be->plan_profile(p, ns, N, &err) == BERTH_OK);
+    int positive = 1;
+    for (int i = 0; i < N; i++) positive &= ns[i] > 0;
+    CHECK(positive);
+    uint64_t more[N + 1];
+    CHECK(be->plan_profile(p, more, N + 1, &err) == BERTH_ERR_INVALID);
+    be->free_plan(p);
+    free(x), free(y), free(ref);
+}
+
+/* Outputs that are graph inputs, or listed twice, are copied out. */
+static void test_odd_outputs(void) {
+    tgraph g = {0};
+    uint32_t x = tg_input(&g, "x", BERTH_DTYPE_F32, 1, DIMS(3));
+    uint32_t y = tg_value(&g, "y", BERTH_DTYPE_F32, 1, DIMS(3));
+    tg_node(&g, "neg", 1, IDX(x), 1, IDX(y), 0, NULL);
+    tg_output(&g, y);
+    tg_output(&g, x);
+    tg_output(&g, y);
+    float xv[3] = {1, -2, 3}, o0[3], o1[3], o2[3];
+    if (h_ok(&g, (void *[]){xv}, (void *[]){o0, o1, o2})) {
+        CHECK(o0[0] == -1 && o0[1] == 2 && o0[2] == -3);
+        CHECK(o1[0] == 1 && o1[1] == -2 && o1[2] == 3);
+        CHECK(o2[0] == -1 && o2[1] == 2 && o2[2] == -3);
+    }
+}
+
+int main(void) {
+    if (!h_open(2)) {
+        CHECK(0);
+        return check_exit();
+    }
+    test_negotiation();
+    test_options();
+    test_supports();
+    test_upload();
+    test_plan_errors();
+    test_arena_and_profile();
+    test_odd_outputs();
+    h_shutdown();
+    return check_exit();
+}
