@@ -4,6 +4,7 @@
 #ifndef BERTH_TEST_SLICE_FIXTURE_H
 #define BERTH_TEST_SLICE_FIXTURE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define SLICE_IN 4
