@@ -15,7 +15,7 @@
  *    section headers itself and hands inih a blank line in their place.
  * The handler and reader stop at the first error; the error with the
  * smallest line number (ours, or a syntax error inih reports) wins. */
-#include "config.h"
+#include "config_internal.h"
 
 #include <errno.h>
 #include <ini.h>
@@ -27,59 +27,12 @@
 
 #include "util.h"
 
-/* Bucket dims are element counts; 2^40 is far above any real batch or
- * length and keeps products of a few dims inside int64. */
-#define BC_MAX_DIM ((int64_t)1 << 40)
 /* A config is a few hundred bytes; anything this big is the wrong file. */
 #define BC_MAX_FILE ((size_t)16 << 20)
-/* How much of a value an error message quotes. */
-#define BC_SHOW 80
-
-typedef enum bc_kind {
-    BC_SEC_NONE,
-    BC_SEC_MODEL,
-    BC_SEC_LANE,
-    BC_SEC_BACKEND,
-    BC_SEC_BACKEND_OPTS,
-    BC_SEC_BUCKETS,
-    BC_SEC_INPUT
-} bc_kind;
-
-/* A name seen once and where: sections of the file, keys of a section. */
-typedef struct bc_seen {
-    char *name;
-    uint32_t line;
-} bc_seen;
-
-typedef struct bc_parser {
-    berth_config *c;
-    const char *file; /* for messages */
-    berth_error *err;
-    int failed;
-    uint32_t err_line;
-    const char *next; /* reader position in the text */
-    uint32_t line;    /* the line inih is processing */
-    /* the open section */
-    bc_kind kind;
-    const char *label; /* its name as written, owned by `sections` */
-    uint32_t sec_line;
-    uint32_t sec_index; /* into lanes, backends or inputs */
-    bc_seen *sections;
-    uint32_t n_sections;
-    bc_seen *keys; /* keys of the open section */
-    uint32_t n_keys;
-    /* line of each lane's stage key (0: none), parallel to c->lanes */
-    uint32_t *stage_lines;
-    uint32_t n_stage_lines;
-    uint32_t model_line, weights_line, manifest_line;
-} bc_parser;
 
 /* ---- small helpers ---- */
 
-/* Arrays grow by doubling whenever the count reaches a power of two, so
- * the count alone tells the capacity. Returns the (possibly moved) array
- * or NULL with the old one untouched. */
-static void *bc_grow(void *arr, uint32_t n, size_t elem) {
+void *bc_grow(void *arr, uint32_t n, size_t elem) {
     if (n != 0 && (n & (n - 1)) != 0) return arr;
     if (n >= UINT32_MAX / 2) return NULL;
     size_t cap = n ? (size_t)n * 2 : 1;
@@ -87,18 +40,7 @@ static void *bc_grow(void *arr, uint32_t n, size_t elem) {
     return realloc(arr, cap * elem);
 }
 
-/* Append a zeroed element to arr[0..count) and point `out` at it; the
- * count grows at once so a free of the half-built config sees it. */
-#define BC_APPEND(ps, arr, count, out)                          \
-    do {                                                        \
-        void *g_ = bc_grow((arr), (count), sizeof *(arr));      \
-        if (!g_) return bc_oom(ps);                             \
-        (arr) = g_;                                             \
-        memset(&(arr)[(count)], 0, sizeof *(arr));              \
-        (out) = &(arr)[(count)++];                              \
-    } while (0)
-
-static char *bc_strndup(const char *s, size_t n) {
+char *bc_strndup(const char *s, size_t n) {
     char *d = malloc(n + 1);
     if (!d) return NULL;
     memcpy(d, s, n);
@@ -106,37 +48,9 @@ static char *bc_strndup(const char *s, size_t n) {
     return d;
 }
 
-static int bc_space(char ch) {
-    return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f';
-}
-
-static int bc_alnum(char ch) {
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
-}
-
-/* Names of backends, lanes and stages: letters, digits, '_' and '-', so
- * a backend name can never be mistaken for a path. */
-static int bc_plain(const char *s, size_t n) {
-    if (n == 0) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!bc_alnum(s[i]) && s[i] != '_' && s[i] != '-') return 0;
-    return 1;
-}
-
-/* Dim names as graphs spell them: a plain name that may also hold '.'. */
-static int bc_dim_name(const char *s, size_t n) {
-    if (n == 0) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!bc_alnum(s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.') return 0;
-    return 1;
-}
-
-static int bc_show(size_t n) { return n > BC_SHOW ? BC_SHOW : (int)n; }
-
 /* Record the first error as "FILE:LINE: message"; returns 0 so handlers
  * can `return bc_fail(...)`. */
-__attribute__((format(printf, 3, 4))) static int bc_fail(bc_parser *ps, uint32_t line,
-                                                         const char *fmt, ...) {
+int bc_fail(bc_parser *ps, uint32_t line, const char *fmt, ...) {
     if (ps->failed) return 0;
     char msg[BERTH_ERROR_CAP];
     va_list ap;
@@ -149,7 +63,7 @@ __attribute__((format(printf, 3, 4))) static int bc_fail(bc_parser *ps, uint32_t
     return 0;
 }
 
-static int bc_oom(bc_parser *ps) { return bc_fail(ps, ps->line, "out of memory reading the config"); }
+int bc_oom(bc_parser *ps) { return bc_fail(ps, ps->line, "out of memory reading the config"); }
 
 static const bc_seen *bc_find_seen(const bc_seen *v, uint32_t n, const char *name) {
     for (uint32_t i = 0; i < n; i++)
@@ -199,234 +113,6 @@ static int bc_set_stage(bc_parser *ps, uint32_t lane, const char *value) {
     ps->c->lanes[lane].stage = s;
     ps->stage_lines[lane] = ps->line;
     return 1;
-}
-
-/* ---- [backend] ---- */
-
-/* use = a, b/c.so: order kept, names checked, paths resolved. */
-static int bc_parse_use(bc_parser *ps, const char *value) {
-    berth_config *c = ps->c;
-    const char *p = value;
-    for (uint32_t item = 1;; item++) {
-        const char *comma = strchr(p, ',');
-        const char *end = comma ? comma : p + strlen(p);
-        const char *a = p, *b = end;
-        while (a < b && bc_space(*a)) a++;
-        while (b > a && bc_space(b[-1])) b--;
-        size_t n = (size_t)(b - a);
-        if (n == 0)
-            return bc_fail(ps, ps->line,
-                           "[backend] use: item %u is empty; expected backend names or paths "
-                           "separated by ',', found '%.*s'",
-                           item, bc_show(strlen(value)), value);
-        char *name = bc_strndup(a, n);
-        if (!name) return bc_oom(ps);
-        if (!memchr(a, '/', n) && !bc_plain(a, n)) {
-            bc_fail(ps, ps->line,
-                    "[backend] use: item %u: expected a backend name (letters, digits, '_', '-') "
-                    "or a path containing '/', found '%.*s'",
-                    item, bc_show(n), name);
-            free(name);
-            return 0;
-        }
-        if (memchr(a, '/', n) && name[0] != '/') {
-            char *full = berth_path_join(c->dir, name);
-            free(name);
-            if (!full) return bc_oom(ps);
-            name = full;
-        }
-        for (uint32_t i = 0; i < c->n_use; i++) {
-            if (strcmp(c->use[i], name) == 0) {
-                bc_fail(ps, ps->line, "[backend] use: item %u: '%.*s' is listed twice", item,
-                        bc_show(n), a);
-                free(name);
-                return 0;
-            }
-        }
-        char **slot;
-        void *g = bc_grow(c->use, c->n_use, sizeof *c->use);
-        if (!g) {
-            free(name);
-            return bc_oom(ps);
-        }
-        c->use = g;
-        slot = &c->use[c->n_use++];
-        *slot = name;
-        if (!comma) return 1;
-        p = comma + 1;
-    }
-}
-
-/* path = DIR:DIR: each resolved, none empty. */
-static int bc_parse_dirs(bc_parser *ps, const char *value) {
-    berth_config *c = ps->c;
-    const char *p = value;
-    for (uint32_t item = 1;; item++) {
-        const char *colon = strchr(p, ':');
-        const char *end = colon ? colon : p + strlen(p);
-        const char *a = p, *b = end;
-        while (a < b && bc_space(*a)) a++;
-        while (b > a && bc_space(b[-1])) b--;
-        if (a == b)
-            return bc_fail(ps, ps->line,
-                           "[backend] path: directory %u is empty; expected directories "
-                           "separated by ':', found '%.*s'",
-                           item, bc_show(strlen(value)), value);
-        char *dir = bc_strndup(a, (size_t)(b - a));
-        if (!dir) return bc_oom(ps);
-        if (dir[0] != '/') {
-            char *full = berth_path_join(c->dir, dir);
-            free(dir);
-            if (!full) return bc_oom(ps);
-            dir = full;
-        }
-        void *g = bc_grow(c->path_dirs, c->n_path, sizeof *c->path_dirs);
-        if (!g) {
-            free(dir);
-            return bc_oom(ps);
-        }
-        c->path_dirs = g;
-        c->path_dirs[c->n_path++] = dir;
-        if (!colon) return 1;
-        p = colon + 1;
-    }
-}
-
-/* ---- [buckets] ---- */
-
-/* "dim=value": dim a name, value a positive integer <= 2^40. */
-static int bc_parse_bind(bc_parser *ps, const char *stage, uint32_t k, const char *tok, size_t n,
-                         bc_bind *out) {
-    const char *eq = memchr(tok, '=', n);
-    if (!eq || eq == tok || eq + 1 == tok + n)
-        return bc_fail(ps, ps->line,
-                       "[buckets] %s: bucket %u: expected dim=value with no spaces around '=', "
-                       "found '%.*s'",
-                       stage, k, bc_show(n), tok);
-    size_t dn = (size_t)(eq - tok);
-    if (!bc_dim_name(tok, dn))
-        return bc_fail(ps, ps->line,
-                       "[buckets] %s: bucket %u: expected a dim name (letters, digits, '_', "
-                       "'-', '.'), found '%.*s'",
-                       stage, k, bc_show(dn), tok);
-    int64_t v = 0;
-    for (const char *d = eq + 1; d < tok + n; d++) {
-        if (*d < '0' || *d > '9' || v > BC_MAX_DIM) {
-            v = -1;
-            break;
-        }
-        v = v * 10 + (*d - '0');
-    }
-    if (v < 1 || v > BC_MAX_DIM)
-        return bc_fail(ps, ps->line,
-                       "[buckets] %s: bucket %u: %.*s: expected a positive integer at most "
-                       "2^40, found '%.*s'",
-                       stage, k, bc_show(dn), tok, bc_show(n - dn - 1), eq + 1);
-    out->dim = bc_strndup(tok, dn);
-    if (!out->dim) return bc_oom(ps);
-    out->value = v;
-    return 1;
-}
-
-static const bc_bind *bc_find_bind(const bc_bucket *b, const char *dim) {
-    for (uint32_t i = 0; i < b->n; i++)
-        if (strcmp(b->binds[i].dim, dim) == 0) return &b->binds[i];
-    return NULL;
-}
-
-/* Every bucket binds the dims of the first; put them in its order, so
- * bind i names the same dim in every bucket of a stage. */
-static int bc_match_first(bc_parser *ps, const bc_stage *st, uint32_t k) {
-    const bc_bucket *first = &st->buckets[0];
-    bc_bucket *b = &st->buckets[k - 1];
-    for (uint32_t i = 0; i < b->n; i++)
-        if (!bc_find_bind(first, b->binds[i].dim))
-            return bc_fail(ps, ps->line,
-                           "[buckets] %s: bucket %u binds '%s', which bucket 1 does not; every "
-                           "bucket of a stage binds the same dims",
-                           st->name, k, b->binds[i].dim);
-    for (uint32_t i = 0; i < first->n; i++)
-        if (!bc_find_bind(b, first->binds[i].dim))
-            return bc_fail(ps, ps->line,
-                           "[buckets] %s: bucket %u does not bind '%s', which bucket 1 does; "
-                           "every bucket of a stage binds the same dims",
-                           st->name, k, first->binds[i].dim);
-    /* Same set, no repeats: a permutation. Sort it into the first's order. */
-    for (uint32_t i = 0; i < first->n; i++) {
-        for (uint32_t j = i; j < b->n; j++) {
-            if (strcmp(b->binds[j].dim, first->binds[i].dim) == 0) {
-                bc_bind t = b->binds[i];
-                b->binds[i] = b->binds[j];
-                b->binds[j] = t;
-                break;
-            }
-        }
-    }
-    for (uint32_t j = 1; j < k; j++) {
-        const bc_bucket *o = &st->buckets[j - 1];
-        uint32_t same = 0;
-        while (same < b->n && o->binds[same].value == b->binds[same].value) same++;
-        if (same == b->n)
-            return bc_fail(ps, ps->line, "[buckets] %s: bucket %u repeats bucket %u", st->name,
-                           k, j);
-    }
-    return 1;
-}
-
-static int bc_parse_bucket(bc_parser *ps, bc_stage *st, uint32_t k, const char *a, const char *b) {
-    bc_bucket *bucket;
-    BC_APPEND(ps, st->buckets, st->n, bucket);
-    while (a < b) {
-        while (a < b && bc_space(*a)) a++;
-        if (a == b) break;
-        const char *t = a;
-        while (t < b && !bc_space(*t)) t++;
-        bc_bind bind = {0};
-        if (!bc_parse_bind(ps, st->name, k, a, (size_t)(t - a), &bind)) return 0;
-        if (bc_find_bind(bucket, bind.dim)) {
-            bc_fail(ps, ps->line, "[buckets] %s: bucket %u binds '%s' twice", st->name, k,
-                    bind.dim);
-            free(bind.dim);
-            return 0;
-        }
-        void *g = bc_grow(bucket->binds, bucket->n, sizeof *bucket->binds);
-        if (!g) {
-            free(bind.dim);
-            return bc_oom(ps);
-        }
-        bucket->binds = g;
-        bucket->binds[bucket->n++] = bind;
-        a = t;
-    }
-    if (bucket->n == 0)
-        return bc_fail(ps, ps->line,
-                       "[buckets] %s: bucket %u is empty; expected dim=value pairs, buckets "
-                       "separated by '|'",
-                       st->name, k);
-    return k == 1 ? 1 : bc_match_first(ps, st, k);
-}
-
-/* STAGE = dim=v dim=v | dim=v dim=v ... */
-static int bc_parse_stage(bc_parser *ps, const char *name, const char *value) {
-    berth_config *c = ps->c;
-    if (!bc_plain(name, strlen(name)))
-        return bc_fail(ps, ps->line,
-                       "[buckets]: expected a stage name (letters, digits, '_', '-') as the "
-                       "key, found '%.*s'",
-                       bc_show(strlen(name)), name);
-    bc_stage *st;
-    BC_APPEND(ps, c->stages, c->n_stages, st);
-    st->line = ps->line;
-    st->name = strdup(name);
-    if (!st->name) return bc_oom(ps);
-    const char *p = value;
-    for (uint32_t k = 1;; k++) {
-        const char *bar = strchr(p, '|');
-        const char *end = bar ? bar : p + strlen(p);
-        if (!bc_parse_bucket(ps, st, k, p, end)) return 0;
-        if (!bar) return 1;
-        p = bar + 1;
-    }
 }
 
 /* ---- keys of each section ---- */
