@@ -1,0 +1,492 @@
+/* Fusion passes over a specialized graph.
+ *
+ * Each pass finds a chain of nodes whose intermediate values nothing else
+ * reads (no other node, not a graph output), and replaces the chain by one
+ * node the backend said it runs. The fused node takes the place of the
+ * chain's last node, so topological order holds: every operand it reads
+ * was defined before some node of the chain. Operands left unreferenced
+ * are then removed and operand indices renumbered. */
+#include <math.h>
+#include <string.h>
+
+#include "arena.h"
+#include "infer.h"
+#include "specialize.h"
+
+typedef struct fuser {
+    berth_spec *s;
+    berth_arena *a;
+    berth_supports_fn supports;
+    void *ctx;
+    berth_node *nodes; /* mutable copy of the desc's nodes */
+    char *removed;     /* per node */
+    uint32_t n_nodes, n_ops;
+    int32_t *users;    /* per operand: nodes that read it (+1 if a graph output) */
+    int32_t *reader;   /* per operand: the last node reading it */
+    int32_t *producer; /* per operand: the node writing it, or -1 */
+} fuser;
+
+static const berth_operand *opnd(const fuser *f, uint32_t i) { return &f->s->desc.operands[i]; }
+
+/* The k-th operand a node reads: its inputs, then its OPERAND options; -1
+ * for an option of another type. */
+static int64_t ref_at(const berth_node *nd, uint32_t k) {
+    if (k < nd->n_inputs) return nd->inputs[k];
+    const berth_attr *a = &nd->attrs[k - nd->n_inputs];
+    return a->type == BERTH_ATTR_OPERAND ? a->i : -1;
+}
+
+static void count_uses(fuser *f) {
+    memset(f->users, 0, sizeof(int32_t) * f->n_ops);
+    for (uint32_t i = 0; i < f->n_ops; i++) f->reader[i] = f->producer[i] = -1;
+    for (uint32_t i = 0; i < f->s->desc.n_outputs; i++) f->users[f->s->desc.outputs[i]]++;
+    for (uint32_t n = 0; n < f->n_nodes; n++) {
+        if (f->removed[n]) continue;
+        const berth_node *nd = &f->nodes[n];
+        for (uint32_t k = 0; k < nd->n_outputs; k++) f->producer[nd->outputs[k]] = (int32_t)n;
+        /* count each operand once per reading node */
+        uint32_t nr = nd->n_inputs + nd->n_attrs;
+        for (uint32_t k = 0; k < nr; k++) {
+            int64_t r = ref_at(nd, k);
+            int dup = r < 0;
+            for (uint32_t j = 0; j < k && !dup; j++) dup = ref_at(nd, j) == r;
+            if (dup) continue;
+            f->users[r]++;
+            f->reader[r] = (int32_t)n;
+        }
+        for (uint32_t k = 0; k < nd->n_attrs; k++)
+            if (nd->attrs[k].type == BERTH_ATTR_OPERANDS)
+                for (size_t j = 0; j < nd->attrs[k].count; j++) f->users[nd->attrs[k].ints[j]] += 2;
+    }
+}
+
+/* The only node reading operand o, if `op` and nothing else reads it. */
+static int sole_reader(const fuser *f, uint32_t o, const char *op) {
+    if (f->users[o] != 1 || f->reader[o] < 0) return -1;
+    const berth_node *n = &f->nodes[f->reader[o]];
+    return !strcmp(n->op, op) ? f->reader[o] : -1;
+}
+
+static int is_f32(const fuser *f, uint32_t o) { return opnd(f, o)->dtype == BERTH_DTYPE_F32; }
+
+static int same_shape(const berth_operand *a, const berth_operand *b) {
+    return a->rank == b->rank && !memcmp(a->dims, b->dims, sizeof(int64_t) * a->rank);
+}
+
+/* The other input of a binary node whose one input is `o`, or -1. */
+static int64_t other_input(const berth_node *n, uint32_t o) {
+    if (n->n_inputs != 2) return -1;
+    if (n->inputs[0] == o) return n->inputs[1];
+    if (n->inputs[1] == o) return n->inputs[0];
+    return -1;
+}
+
+/* A CONSTANT operand holding one f32 value (all elements equal). */
+static int const_scalar(const fuser *f, uint32_t o, double *out) {
+    const berth_operand *c = opnd(f, o);
+    if (c->kind != BERTH_OPERAND_CONSTANT || c->dtype != BERTH_DTYPE_F32 || !c->data) return 0;
+    int64_t n = sp_numel(c->rank, c->dims);
+    if (n < 1 || (size_t)n * 4 > c->bytes) return 0;
+    float first;
+    memcpy(&first, c->data, 4);
+    for (int64_t i = 1; i < n; i++) {
+        float v;
+        memcpy(&v, (const char *)c->data + 4 * i, 4);
+        if (v != first) return 0;
+    }
+    *out = first;
+    return 1;
+}
+
+static const berth_attr *node_attr(const berth_node *n, const char *key) {
+    for (uint32_t i = 0; i < n->n_attrs; i++)
+        if (!strcmp(n->attrs[i].key, key) && n->attrs[i].type != BERTH_ATTR_NULL) return &n->attrs[i];
+    return NULL;
+}
+
+/* Replaces nodes chain[0..n) by `fused`, put where the last one was. */
+static int replace(fuser *f, const int32_t *chain, int n, berth_node fused) {
+    for (int i = 0; i < n; i++) f->removed[chain[i]] = 1;
+    f->removed[chain[n - 1]] = 0;
+    f->nodes[chain[n - 1]] = fused;
+    count_uses(f);
+    return 1;
+}
+
+static berth_node make_node(fuser *f, const char *op, const berth_node *last, uint32_t n_in,
+                            const uint32_t *in, uint32_t n_attrs, const berth_attr *attrs) {
+    berth_node n = {0};
+    uint32_t *ins = berth_arena_array(f->a, n_in, sizeof(uint32_t));
+    berth_attr *at = berth_arena_array(f->a, n_attrs + 1, sizeof(berth_attr));
+    if (!ins || !at) return n;
+    memcpy(ins, in, sizeof(uint32_t) * n_in);
+    memcpy(at, attrs, sizeof(berth_attr) * n_attrs);
+    n.op = op;
+    n.name = last->name;
+    n.n_inputs = n_in;
+    n.inputs = ins;
+    n.n_outputs = 1;
+    n.outputs = last->outputs;
+    n.n_attrs = n_attrs;
+    n.attrs = at;
+    return n;
+}
+
+/* ---- (a) matmul + bias + activation + residual ----------------------------- */
+
+static int try_epilogue(fuser *f, uint32_t mi) {
+    const berth_node *mm = &f->nodes[mi];
+    if (mm->n_inputs != 2 || !is_f32(f, mm->outputs[0])) return 0;
+    uint32_t cur = mm->outputs[0];
+    const berth_operand *m = opnd(f, cur);
+    if (m->rank < 1) return 0;
+    int32_t chain[4] = {(int32_t)mi};
+    int n = 1;
+    int ai = sole_reader(f, cur, "add");
+    if (ai < 0) return 0;
+    int64_t bias = other_input(&f->nodes[ai], cur);
+    if (bias < 0 || (uint32_t)bias == cur || !is_f32(f, (uint32_t)bias)) return 0;
+    const berth_operand *b = opnd(f, (uint32_t)bias);
+    if (b->rank < 1 || b->rank > m->rank || b->dims[b->rank - 1] != m->dims[m->rank - 1]) return 0;
+    for (uint32_t i = 0; i + 1 < b->rank; i++)
+        if (b->dims[i] != 1) return 0;
+    chain[n++] = ai;
+    cur = f->nodes[ai].outputs[0];
+    const char *act = NULL;
+    static const char *const acts[] = {"relu", "gelu", "sigmoid", "tanh", NULL};
+    for (int k = 0; acts[k] && !act; k++) {
+        int xi = sole_reader(f, cur, acts[k]);
+        if (xi >= 0 && f->nodes[xi].n_inputs == 1) {
+            act = acts[k];
+            chain[n++] = xi;
+            cur = f->nodes[xi].outputs[0];
+        }
+    }
+    int64_t residual = -1;
+    int ri = sole_reader(f, cur, "add");
+    if (ri >= 0) {
+        int64_t r = other_input(&f->nodes[ri], cur);
+        if (r >= 0 && (uint32_t)r != cur && is_f32(f, (uint32_t)r) &&
+            same_shape(opnd(f, (uint32_t)r), opnd(f, cur))) {
+            residual = r;
+            chain[n++] = ri;
+        }
+    }
+    berth_attr at[3] = {{0}};
+    uint32_t na = 0;
+    at[na++] = (berth_attr){.key = "bias", .type = BERTH_ATTR_OPERAND, .i = bias};
+    if (act) at[na++] = (berth_attr){.key = "activation", .type = BERTH_ATTR_STRING, .s = act};
+    if (residual >= 0) at[na++] = (berth_attr){.key = "residual", .type = BERTH_ATTR_OPERAND, .i = residual};
+    berth_node fused = make_node(f, "berth.matmulEpilogue", &f->nodes[chain[n - 1]], 2, mm->inputs, na, at);
+    if (!fused.op) return -1;
+    return replace(f, chain, n, fused);
+}
+
+/* ---- (b) attention ------------------------------------------------------------ */
+
+static int swaps_last_two(const berth_node *t, uint32_t rank) {
+    const berth_attr *p = node_attr(t, "permutation");
+    if (rank < 2) return 0;
+    if (!p) return rank == 2; /* default reverses, which swaps only for rank 2 */
+    if (p->type != BERTH_ATTR_INTS || p->count != rank) return 0;
+    for (uint32_t i = 0; i < rank; i++) {
+        int64_t want = i + 2 < rank ? i : i + 2 == rank ? rank - 1 : rank - 2;
+        if (p->ints[i] != want) return 0;
+    }
+    return 1;
+}
+
+static int softmax_last(const berth_node *n, uint32_t rank) {
+    const berth_attr *a = node_attr(n, "axis");
+    if (!a) return 1;
+    return a->type == BERTH_ATTR_INT && (a->i == -1 || a->i == (int64_t)rank - 1);
+}
+
+static int try_attention(fuser *f, uint32_t mi) {
+    const berth_node *m1 = &f->nodes[mi];
+    if (m1->n_inputs != 2) return 0;
+    int32_t ti = f->producer[m1->inputs[1]];
+    if (ti < 0 || strcmp(f->nodes[ti].op, "transpose") || f->users[m1->inputs[1]] != 1) return 0;
+    const berth_node *t = &f->nodes[ti];
+    uint32_t q = m1->inputs[0], k = t->inputs[0];
+    const berth_operand *qo = opnd(f, q), *ko = opnd(f, k);
+    if (!is_f32(f, q) || !is_f32(f, k) || qo->rank < 2 || ko->rank != qo->rank ||
+        !swaps_last_two(t, ko->rank) || memcmp(qo->dims, ko->dims, sizeof(int64_t) * (qo->rank - 1 - 1)) ||
+        qo->dims[qo->rank - 1] != ko->dims[ko->rank - 1])
+        return 0;
+    int32_t chain[6] = {ti, (int32_t)mi};
+    int n = 2;
+    uint32_t cur = m1->outputs[0];
+    double scale = 1.0, c;
+    int si = sole_reader(f, cur, "mul");
+    if (si < 0) si = sole_reader(f, cur, "div");
+    if (si >= 0) {
+        int64_t other = other_input(&f->nodes[si], cur);
+        int is_div = !strcmp(f->nodes[si].op, "div");
+        if (other >= 0 && (!is_div || f->nodes[si].inputs[0] == cur) &&
+            const_scalar(f, (uint32_t)other, &c) && opnd(f, (uint32_t)other)->rank <= 1 &&
+            (!is_div || c != 0)) {
+            scale = is_div ? 1.0 / c : c;
+            chain[n++] = si;
+            cur = f->nodes[si].outputs[0];
+        }
+    }
+    int64_t mask = -1;
+    int ai = sole_reader(f, cur, "add");
+    if (ai >= 0) {
+        int64_t mk = other_input(&f->nodes[ai], cur);
+        const berth_operand *s = opnd(f, cur);
+        uint32_t r;
+        int64_t d[BERTH_MAX_RANK * 2];
+        if (mk < 0 || (uint32_t)mk == cur || !is_f32(f, (uint32_t)mk)) return 0;
+        const berth_operand *mo = opnd(f, (uint32_t)mk);
+        if (!sp_broadcast(s->rank, s->dims, mo->rank, mo->dims, &r, d) || r != s->rank ||
+            memcmp(d, s->dims, sizeof(int64_t) * r))
+            return 0;
+        mask = mk;
+        chain[n++] = ai;
+        cur = f->nodes[ai].outputs[0];
+    }
+    int xi = sole_reader(f, cur, "softmax");
+    if (xi < 0 || !softmax_last(&f->nodes[xi], opnd(f, cur)->rank)) return 0;
+    chain[n++] = xi;
+    cur = f->nodes[xi].outputs[0];
+    int m2 = sole_reader(f, cur, "matmul");
+    if (m2 < 0 || f->nodes[m2].inputs[0] != cur) return 0;
+    uint32_t v = f->nodes[m2].inputs[1];
+    const berth_operand *vo = opnd(f, v);
+    if (v == cur || !is_f32(f, v) || vo->rank != qo->rank ||
+        memcmp(vo->dims, qo->dims, sizeof(int64_t) * (qo->rank - 2)) ||
+        vo->dims[vo->rank - 2] != ko->dims[ko->rank - 2])
+        return 0;
+    chain[n++] = m2;
+    berth_attr at[2] = {{0}};
+    uint32_t na = 0;
+    at[na++] = (berth_attr){.key = "scale", .type = BERTH_ATTR_FLOAT, .f = scale};
+    if (mask >= 0) at[na++] = (berth_attr){.key = "mask", .type = BERTH_ATTR_OPERAND, .i = mask};
+    uint32_t ins[3] = {q, k, v};
+    berth_node fused = make_node(f, "berth.attention", &f->nodes[m2], 3, ins, na, at);
+    if (!fused.op) return -1;
+    return replace(f, chain, n, fused);
+}
+
+/* ---- (c) layer normalization spelled as primitives ------------------------------ */
+
+/* Sorted, normalized reduceMean axes with keepDimensions, into a mask. */
+static int mean_axes(const berth_node *n, uint32_t rank, unsigned *mask) {
+    const berth_attr *k = node_attr(n, "keepDimensions");
+    if (!k || k->type != BERTH_ATTR_BOOL || !k->i) return 0;
+    const berth_attr *a = node_attr(n, "axes");
+    *mask = 0;
+    if (!a) {
+        *mask = (1u << rank) - 1;
+        return rank > 0;
+    }
+    if (a->type != BERTH_ATTR_INTS || a->count == 0) return 0;
+    for (size_t i = 0; i < a->count; i++) {
+        int64_t ax = a->ints[i] < 0 ? a->ints[i] + rank : a->ints[i];
+        if (ax < 0 || ax >= (int64_t)rank) return 0;
+        *mask |= 1u << ax;
+    }
+    return 1;
+}
+
+/* Does operand o have exactly x's dims at the (trailing) axes? */
+static int per_axes(const fuser *f, uint32_t o, const berth_operand *x, unsigned mask, uint32_t n_axes) {
+    const berth_operand *p = opnd(f, o);
+    if (p->dtype != BERTH_DTYPE_F32 || p->rank != n_axes) return 0;
+    if (mask != ((1u << x->rank) - 1) - ((1u << (x->rank - n_axes)) - 1)) return 0;
+    return !memcmp(p->dims, x->dims + (x->rank - n_axes), sizeof(int64_t) * n_axes);
+}
+
+static int try_layer_norm(fuser *f, uint32_t r1) {
+    const berth_node *mean = &f->nodes[r1];
+    if (mean->n_inputs != 1) return 0;
+    uint32_t x = mean->inputs[0];
+    const berth_operand *xo = opnd(f, x);
+    unsigned mask, mask2;
+    if (!is_f32(f, x) || !mean_axes(mean, xo->rank, &mask)) return 0;
+    int32_t chain[10] = {(int32_t)r1};
+    int n = 1;
+    int si = sole_reader(f, mean->outputs[0], "sub");
+    if (si < 0 || f->nodes[si].inputs[0] != x || f->nodes[si].inputs[1] != mean->outputs[0]) return 0;
+    chain[n++] = si;
+    uint32_t d = f->nodes[si].outputs[0];
+    if (f->users[d] != 2) return 0;
+    /* d's two readers: the square and the division */
+    int sq = -1, dv = -1;
+    for (uint32_t i = 0; i < f->n_nodes; i++) {
+        if (f->removed[i]) continue;
+        const berth_node *nd = &f->nodes[i];
+        double c;
+        if (!strcmp(nd->op, "pow") && nd->n_inputs == 2 && nd->inputs[0] == d &&
+            const_scalar(f, nd->inputs[1], &c) && c == 2.0)
+            sq = (int)i;
+        else if (!strcmp(nd->op, "mul") && nd->n_inputs == 2 && nd->inputs[0] == d && nd->inputs[1] == d)
+            sq = (int)i;
+        else if (!strcmp(nd->op, "div") && nd->n_inputs == 2 && nd->inputs[0] == d && nd->inputs[1] != d)
+            dv = (int)i;
+    }
+    if (sq < 0 || dv < 0) return 0;
+    chain[n++] = sq;
+    int r2 = sole_reader(f, f->nodes[sq].outputs[0], "reduceMean");
+    if (r2 < 0 || !mean_axes(&f->nodes[r2], xo->rank, &mask2) || mask2 != mask) return 0;
+    chain[n++] = r2;
+    int ei = sole_reader(f, f->nodes[r2].outputs[0], "add");
+    double eps;
+    if (ei < 0) return 0;
+    int64_t e = other_input(&f->nodes[ei], f->nodes[r2].outputs[0]);
+    if (e < 0 || !const_scalar(f, (uint32_t)e, &eps) || opnd(f, (uint32_t)e)->rank > 1) return 0;
+    chain[n++] = ei;
+    int qi = sole_reader(f, f->nodes[ei].outputs[0], "sqrt");
+    if (qi < 0 || f->nodes[dv].inputs[1] != f->nodes[qi].outputs[0] ||
+        sole_reader(f, f->nodes[qi].outputs[0], "div") != dv)
+        return 0;
+    chain[n++] = qi;
+    chain[n++] = dv;
+    uint32_t cur = f->nodes[dv].outputs[0], n_axes = 0;
+    for (uint32_t i = 0; i < xo->rank; i++) n_axes += (mask >> i) & 1;
+    int64_t scale = -1, bias = -1;
+    int mi = sole_reader(f, cur, "mul");
+    if (mi >= 0) {
+        int64_t s = other_input(&f->nodes[mi], cur);
+        if (s >= 0 && (uint32_t)s != cur && per_axes(f, (uint32_t)s, xo, mask, n_axes)) {
+            scale = s;
+            chain[n++] = mi;
+            cur = f->nodes[mi].outputs[0];
+        }
+    }
+    int bi = sole_reader(f, cur, "add");
+    if (bi >= 0) {
+        int64_t b = other_input(&f->nodes[bi], cur);
+        if (b >= 0 && (uint32_t)b != cur && per_axes(f, (uint32_t)b, xo, mask, n_axes)) {
+            bias = b;
+            chain[n++] = bi;
+        }
+    }
+    int64_t *axes = berth_arena_array(f->a, n_axes + 1, sizeof(int64_t));
+    if (!axes) return -1;
+    for (uint32_t i = 0, k = 0; i < xo->rank; i++)
+        if ((mask >> i) & 1) axes[k++] = i;
+    berth_attr at[4] = {{0}};
+    uint32_t na = 0;
+    at[na++] = (berth_attr){.key = "axes", .type = BERTH_ATTR_INTS, .count = n_axes, .ints = axes};
+    at[na++] = (berth_attr){.key = "epsilon", .type = BERTH_ATTR_FLOAT, .f = eps};
+    if (scale >= 0) at[na++] = (berth_attr){.key = "scale", .type = BERTH_ATTR_OPERAND, .i = scale};
+    if (bias >= 0) at[na++] = (berth_attr){.key = "bias", .type = BERTH_ATTR_OPERAND, .i = bias};
+    berth_node fused = make_node(f, "layerNormalization", &f->nodes[chain[n - 1]], 1, &x, na, at);
+    if (!fused.op) return -1;
+    return replace(f, chain, n, fused);
+}
+
+/* ---- compaction ------------------------------------------------------------------ */
+
+static int compact(fuser *f) {
+    berth_spec *s = f->s;
+    int32_t *map = berth_arena_array(f->a, f->n_ops + 1, sizeof(int32_t));
+    char *keep = berth_arena_alloc(f->a, f->n_ops + 1);
+    if (!map || !keep) return -1;
+    for (uint32_t i = 0; i < s->desc.n_inputs; i++) keep[s->desc.inputs[i]] = 1;
+    for (uint32_t i = 0; i < s->desc.n_outputs; i++) keep[s->desc.outputs[i]] = 1;
+    uint32_t nn = 0;
+    for (uint32_t n = 0; n < f->n_nodes; n++) {
+        if (f->removed[n]) continue;
+        const berth_node *nd = &f->nodes[n];
+        nn++;
+        for (uint32_t k = 0; k < nd->n_inputs; k++) keep[nd->inputs[k]] = 1;
+        for (uint32_t k = 0; k < nd->n_outputs; k++) keep[nd->outputs[k]] = 1;
+        for (uint32_t k = 0; k < nd->n_attrs; k++) {
+            if (nd->attrs[k].type == BERTH_ATTR_OPERAND) keep[nd->attrs[k].i] = 1;
+            if (nd->attrs[k].type == BERTH_ATTR_OPERANDS)
+                for (size_t j = 0; j < nd->attrs[k].count; j++) keep[nd->attrs[k].ints[j]] = 1;
+        }
+    }
+    berth_operand *ops = berth_arena_array(f->a, f->n_ops + 1, sizeof(berth_operand));
+    berth_node *nodes = berth_arena_array(f->a, nn + 1, sizeof(berth_node));
+    if (!ops || !nodes) return -1;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < f->n_ops; i++) {
+        map[i] = keep[i] ? (int32_t)k : -1;
+        if (keep[i]) ops[k++] = s->desc.operands[i];
+    }
+    uint32_t j = 0;
+    for (uint32_t n = 0; n < f->n_nodes; n++) {
+        if (f->removed[n]) continue;
+        berth_node nd = f->nodes[n];
+        uint32_t *in = berth_arena_array(f->a, nd.n_inputs + 1, sizeof(uint32_t));
+        uint32_t *out = berth_arena_array(f->a, nd.n_outputs + 1, sizeof(uint32_t));
+        berth_attr *at = berth_arena_array(f->a, nd.n_attrs + 1, sizeof(berth_attr));
+        if (!in || !out || !at) return -1;
+        for (uint32_t q = 0; q < nd.n_inputs; q++) in[q] = (uint32_t)map[nd.inputs[q]];
+        for (uint32_t q = 0; q < nd.n_outputs; q++) out[q] = (uint32_t)map[nd.outputs[q]];
+        for (uint32_t q = 0; q < nd.n_attrs; q++) {
+            at[q] = nd.attrs[q];
+            if (at[q].type == BERTH_ATTR_OPERAND) at[q].i = map[at[q].i];
+            if (at[q].type == BERTH_ATTR_OPERANDS) {
+                int64_t *v = berth_arena_array(f->a, at[q].count + 1, sizeof(int64_t));
+                if (!v) return -1;
+                for (size_t w = 0; w < at[q].count; w++) v[w] = map[at[q].ints[w]];
+                at[q].ints = v;
+            }
+        }
+        nd.inputs = in;
+        nd.outputs = out;
+        nd.attrs = at;
+        nodes[j++] = nd;
+    }
+    uint32_t *ins = berth_arena_array(f->a, s->desc.n_inputs + 1, sizeof(uint32_t));
+    uint32_t *outs = berth_arena_array(f->a, s->desc.n_outputs + 1, sizeof(uint32_t));
+    if (!ins || !outs) return -1;
+    for (uint32_t i = 0; i < s->desc.n_inputs; i++) ins[i] = (uint32_t)map[s->desc.inputs[i]];
+    for (uint32_t i = 0; i < s->desc.n_outputs; i++) outs[i] = (uint32_t)map[s->desc.outputs[i]];
+    for (uint32_t v = 0; v < s->n_values; v++)
+        if (s->operand_of[v] >= 0) s->operand_of[v] = map[s->operand_of[v]];
+    s->desc.operands = ops;
+    s->desc.n_operands = k;
+    s->desc.nodes = nodes;
+    s->desc.n_nodes = j;
+    s->desc.inputs = ins;
+    s->desc.outputs = outs;
+    return 0;
+}
+
+int berth_fuse(berth_spec *s, berth_supports_fn supports, void *ctx) {
+    if (!s || !supports || s->desc.n_nodes == 0) return 0;
+    fuser f = {0};
+    f.s = s;
+    f.a = s->arena;
+    f.supports = supports;
+    f.ctx = ctx;
+    f.n_nodes = s->desc.n_nodes;
+    f.n_ops = s->desc.n_operands;
+    f.nodes = berth_arena_array(f.a, f.n_nodes, sizeof(berth_node));
+    f.removed = berth_arena_alloc(f.a, f.n_nodes);
+    f.users = berth_arena_array(f.a, f.n_ops + 1, sizeof(int32_t));
+    f.reader = berth_arena_array(f.a, f.n_ops + 1, sizeof(int32_t));
+    f.producer = berth_arena_array(f.a, f.n_ops + 1, sizeof(int32_t));
+    if (!f.nodes || !f.removed || !f.users || !f.reader || !f.producer) return 0;
+    memcpy(f.nodes, s->desc.nodes, sizeof(berth_node) * f.n_nodes);
+    count_uses(&f);
+    int want_attn = supports(ctx, "berth.attention", BERTH_DTYPE_F32);
+    int want_epi = supports(ctx, "berth.matmulEpilogue", BERTH_DTYPE_F32);
+    int want_ln = supports(ctx, "layerNormalization", BERTH_DTYPE_F32);
+    int total = 0;
+    /* attention first: its matmuls must not be taken by the epilogue pass */
+    for (uint32_t i = 0; i < f.n_nodes; i++) {
+        if (f.removed[i]) continue;
+        const char *op = f.nodes[i].op;
+        int r = 0;
+        if (want_attn && !strcmp(op, "matmul")) r = try_attention(&f, i);
+        if (r == 0 && want_ln && !strcmp(op, "reduceMean")) r = try_layer_norm(&f, i);
+        if (r < 0) return total;
+        total += r;
+    }
+    for (uint32_t i = 0; i < f.n_nodes && want_epi; i++) {
+        if (f.removed[i] || strcmp(f.nodes[i].op, "matmul")) continue;
+        int r = try_epilogue(&f, i);
+        if (r < 0) return total;
+        total += r;
+    }
+    if (total && compact(&f)) return 0;
+    return total;
+}

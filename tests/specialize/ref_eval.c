@@ -1,0 +1,250 @@
+#include "ref_eval.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct ten {
+    uint32_t rank;
+    const int64_t *dims;
+    float *data;
+} ten;
+
+static size_t numel(uint32_t rank, const int64_t *dims) {
+    size_t n = 1;
+    for (uint32_t i = 0; i < rank; i++) n *= (size_t)dims[i];
+    return n;
+}
+
+/* Flat index of output element o in an input broadcast numpy-style. */
+static size_t bidx(uint32_t rout, const int64_t *dout, uint32_t rin, const int64_t *din, size_t o) {
+    size_t idx = 0, stride = 1;
+    for (uint32_t k = rout; k-- > 0;) {
+        size_t c = o % (size_t)dout[k];
+        o /= (size_t)dout[k];
+        if (k + rin >= rout) {
+            uint32_t ki = k + rin - rout;
+            if (din[ki] != 1) idx += c * stride;
+            stride *= (size_t)din[ki];
+        }
+    }
+    return idx;
+}
+
+static const berth_attr *attr(const berth_node *n, const char *key) {
+    for (uint32_t i = 0; i < n->n_attrs; i++)
+        if (!strcmp(n->attrs[i].key, key)) return &n->attrs[i];
+    return NULL;
+}
+
+static double gelu(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+
+static double act(const char *name, double x) {
+    if (!name) return x;
+    if (!strcmp(name, "relu")) return x > 0 ? x : 0;
+    if (!strcmp(name, "gelu")) return gelu(x);
+    if (!strcmp(name, "sigmoid")) return 1.0 / (1.0 + exp(-x));
+    if (!strcmp(name, "tanh")) return tanh(x);
+    if (!strcmp(name, "sqrt")) return sqrt(x);
+    return NAN;
+}
+
+static void binary(const char *op, ten a, ten b, ten y) {
+    size_t n = numel(y.rank, y.dims);
+    for (size_t i = 0; i < n; i++) {
+        double x = a.data[bidx(y.rank, y.dims, a.rank, a.dims, i)];
+        double z = b.data[bidx(y.rank, y.dims, b.rank, b.dims, i)];
+        double r = !strcmp(op, "add") ? x + z : !strcmp(op, "sub") ? x - z : !strcmp(op, "mul") ? x * z
+                 : !strcmp(op, "div") ? x / z : pow(x, z);
+        y.data[i] = (float)r;
+    }
+}
+
+/* Batched matmul; b transposed (last two axes swapped) when bt. */
+static void matmul(ten a, ten b, int bt, ten y) {
+    uint32_t r = y.rank;
+    size_t M = (size_t)y.dims[r - 2], N = (size_t)y.dims[r - 1], K = (size_t)a.dims[a.rank - 1];
+    size_t batches = numel(r - 2, y.dims);
+    int64_t ab[8], bb[8];
+    for (uint32_t i = 0; i + 2 < a.rank; i++) ab[i] = a.dims[i];
+    for (uint32_t i = 0; i + 2 < b.rank; i++) bb[i] = b.dims[i];
+    for (size_t bi = 0; bi < batches; bi++) {
+        const float *pa = a.data + bidx(r - 2, y.dims, a.rank - 2, ab, bi) * M * K;
+        const float *pb = b.data + bidx(r - 2, y.dims, b.rank - 2, bb, bi) * K * N;
+        for (size_t m = 0; m < M; m++)
+            for (size_t n = 0; n < N; n++) {
+                double s = 0;
+                for (size_t k = 0; k < K; k++) s += (double)pa[m * K + k] * pb[bt ? n * K + k : k * N + n];
+                y.data[bi * M * N + m * N + n] = (float)s;
+            }
+    }
+}
+
+static void softmax(ten x, uint32_t ax, ten y) {
+    size_t inner = numel(x.rank - ax - 1, x.dims + ax + 1), d = (size_t)x.dims[ax];
+    size_t outer = numel(ax, x.dims);
+    for (size_t o = 0; o < outer; o++)
+        for (size_t i = 0; i < inner; i++) {
+            const float *p = x.data + o * d * inner + i;
+            float *q = y.data + o * d * inner + i;
+            double mx = -INFINITY, s = 0;
+            for (size_t k = 0; k < d; k++) mx = p[k * inner] > mx ? p[k * inner] : mx;
+            for (size_t k = 0; k < d; k++) s += exp(p[k * inner] - mx);
+            for (size_t k = 0; k < d; k++) q[k * inner] = (float)(exp(p[k * inner] - mx) / s);
+        }
+}
+
+/* Mean over the axes in mask; y has x's rank with those dims 1. */
+static void mean_keep(ten x, unsigned mask, float *y) {
+    int64_t yd[8];
+    for (uint32_t i = 0; i < x.rank; i++) yd[i] = (mask >> i) & 1 ? 1 : x.dims[i];
+    size_t ny = numel(x.rank, yd), nx = numel(x.rank, x.dims), cnt = nx / (ny ? ny : 1);
+    double *acc = calloc(ny ? ny : 1, sizeof(double));
+    for (size_t i = 0; i < nx; i++) acc[bidx(x.rank, x.dims, x.rank, yd, i)] += x.data[i];
+    for (size_t i = 0; i < ny; i++) y[i] = (float)(acc[i] / (double)cnt);
+    free(acc);
+}
+
+static unsigned axes_mask(const berth_attr *a, uint32_t rank) {
+    if (!a) return (1u << rank) - 1;
+    unsigned m = 0;
+    for (size_t i = 0; i < a->count; i++) m |= 1u << (a->ints[i] < 0 ? a->ints[i] + rank : a->ints[i]);
+    return m;
+}
+
+static void layer_norm(ten x, unsigned mask, double eps, const ten *scale, const ten *bias, ten y) {
+    size_t n = numel(x.rank, x.dims);
+    float *mean = malloc(n * sizeof(float)), *var = malloc(n * sizeof(float));
+    float *d = malloc(n * sizeof(float));
+    int64_t kd[8];
+    for (uint32_t i = 0; i < x.rank; i++) kd[i] = (mask >> i) & 1 ? 1 : x.dims[i];
+    mean_keep(x, mask, mean);
+    for (size_t i = 0; i < n; i++) d[i] = x.data[i] - mean[bidx(x.rank, x.dims, x.rank, kd, i)];
+    float *sq = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) sq[i] = d[i] * d[i];
+    mean_keep((ten){x.rank, x.dims, sq}, mask, var);
+    for (size_t i = 0; i < n; i++) {
+        /* the scale/bias element: the coordinates along the axes only */
+        size_t rem = i, si = 0, stride = 1;
+        for (uint32_t k = x.rank; k-- > 0;) {
+            size_t c = rem % (size_t)x.dims[k];
+            rem /= (size_t)x.dims[k];
+            if ((mask >> k) & 1) {
+                si += c * stride;
+                stride *= (size_t)x.dims[k];
+            }
+        }
+        double v = d[i] / sqrt((double)var[bidx(x.rank, x.dims, x.rank, kd, i)] + eps);
+        if (scale) v *= scale->data[si];
+        if (bias) v += bias->data[si];
+        y.data[i] = (float)v;
+    }
+    free(mean), free(var), free(d), free(sq);
+}
+
+static void transpose(ten x, const berth_attr *perm, ten y) {
+    size_t n = numel(y.rank, y.dims);
+    for (size_t o = 0; o < n; o++) {
+        size_t rem = o, src = 0;
+        size_t xstride[8];
+        xstride[x.rank - 1] = 1;
+        for (uint32_t k = x.rank - 1; k-- > 0;) xstride[k] = xstride[k + 1] * (size_t)x.dims[k + 1];
+        for (uint32_t k = y.rank; k-- > 0;) {
+            size_t c = rem % (size_t)y.dims[k];
+            rem /= (size_t)y.dims[k];
+            uint32_t from = perm ? (uint32_t)perm->ints[k] : x.rank - 1 - k;
+            src += c * xstride[from];
+        }
+        y.data[o] = x.data[src];
+    }
+}
+
+static void attention(ten q, ten k, ten v, double scale, const ten *mask, ten y) {
+    uint32_t r = q.rank;
+    size_t sq = (size_t)q.dims[r - 2], sk = (size_t)k.dims[r - 2];
+    int64_t sd[8];
+    memcpy(sd, q.dims, sizeof(int64_t) * r);
+    sd[r - 1] = (int64_t)sk;
+    size_t ns = numel(r, sd);
+    float *s = malloc(ns * sizeof(float)), *p = malloc(ns * sizeof(float));
+    matmul(q, k, 1, (ten){r, sd, s});
+    for (size_t i = 0; i < ns; i++) {
+        s[i] = (float)(s[i] * scale);
+        if (mask) s[i] += mask->data[bidx(r, sd, mask->rank, mask->dims, i)];
+    }
+    softmax((ten){r, sd, s}, r - 1, (ten){r, sd, p});
+    matmul((ten){r, sd, p}, v, 0, y);
+    (void)sq;
+    free(s), free(p);
+}
+
+float **ref_run(const berth_graph_desc *d, const float *const *inputs, const float *const *weights) {
+    float **buf = calloc(d->n_operands + 1, sizeof(float *));
+    for (uint32_t i = 0; i < d->n_operands; i++) {
+        const berth_operand *o = &d->operands[i];
+        size_t n = numel(o->rank, o->dims);
+        buf[i] = calloc(n ? n : 1, sizeof(float));
+        if (o->kind == BERTH_OPERAND_WEIGHT) memcpy(buf[i], weights[o->weight], n * sizeof(float));
+        if (o->kind == BERTH_OPERAND_CONSTANT) memcpy(buf[i], o->data, n * sizeof(float));
+    }
+    for (uint32_t i = 0; i < d->n_inputs; i++) {
+        const berth_operand *o = &d->operands[d->inputs[i]];
+        memcpy(buf[d->inputs[i]], inputs[i], numel(o->rank, o->dims) * sizeof(float));
+    }
+#define T(idx) ((ten){d->operands[idx].rank, d->operands[idx].dims, buf[idx]})
+    for (uint32_t ni = 0; ni < d->n_nodes; ni++) {
+        const berth_node *n = &d->nodes[ni];
+        const char *op = n->op;
+        ten y = T(n->outputs[0]);
+        size_t ny = numel(y.rank, y.dims);
+        if (!strcmp(op, "add") || !strcmp(op, "sub") || !strcmp(op, "mul") || !strcmp(op, "div") ||
+            !strcmp(op, "pow")) {
+            binary(op, T(n->inputs[0]), T(n->inputs[1]), y);
+        } else if (!strcmp(op, "relu") || !strcmp(op, "gelu") || !strcmp(op, "sigmoid") ||
+                   !strcmp(op, "tanh") || !strcmp(op, "sqrt")) {
+            for (size_t i = 0; i < ny; i++) y.data[i] = (float)act(op, buf[n->inputs[0]][i]);
+        } else if (!strcmp(op, "matmul")) {
+            matmul(T(n->inputs[0]), T(n->inputs[1]), 0, y);
+        } else if (!strcmp(op, "transpose")) {
+            transpose(T(n->inputs[0]), attr(n, "permutation"), y);
+        } else if (!strcmp(op, "softmax")) {
+            const berth_attr *a = attr(n, "axis");
+            int64_t ax = a ? a->i : (int64_t)y.rank - 1;
+            softmax(T(n->inputs[0]), (uint32_t)(ax < 0 ? ax + y.rank : ax), y);
+        } else if (!strcmp(op, "reduceMean")) {
+            ten x = T(n->inputs[0]);
+            mean_keep(x, axes_mask(attr(n, "axes"), x.rank), y.data);
+        } else if (!strcmp(op, "layerNormalization")) {
+            const berth_attr *s = attr(n, "scale"), *b = attr(n, "bias"), *e = attr(n, "epsilon");
+            ten st = s ? T(s->i) : y, bt = b ? T(b->i) : y, x = T(n->inputs[0]);
+            layer_norm(x, axes_mask(attr(n, "axes"), x.rank), e ? e->f : 1e-5, s ? &st : NULL,
+                       b ? &bt : NULL, y);
+        } else if (!strcmp(op, "berth.matmulEpilogue")) {
+            const berth_attr *b = attr(n, "bias"), *r = attr(n, "residual"), *a = attr(n, "activation");
+            matmul(T(n->inputs[0]), T(n->inputs[1]), 0, y);
+            ten bt = T(b->i);
+            for (size_t i = 0; i < ny; i++) {
+                double v = act(a ? a->s : NULL, y.data[i] + bt.data[bidx(y.rank, y.dims, bt.rank, bt.dims, i)]);
+                if (r) v += buf[r->i][i];
+                y.data[i] = (float)v;
+            }
+        } else if (!strcmp(op, "berth.attention")) {
+            const berth_attr *s = attr(n, "scale"), *m = attr(n, "mask");
+            ten mt = m ? T(m->i) : y;
+            attention(T(n->inputs[0]), T(n->inputs[1]), T(n->inputs[2]), s ? s->f : 1.0, m ? &mt : NULL, y);
+        } else {
+            fprintf(stderr, "ref_eval: op '%s' not implemented\n", op);
+            ref_free(buf, d->n_operands);
+            return NULL;
+        }
+    }
+#undef T
+    return buf;
+}
+
+void ref_free(float **bufs, uint32_t n) {
+    if (!bufs) return;
+    for (uint32_t i = 0; i < n; i++) free(bufs[i]);
+    free(bufs);
+}

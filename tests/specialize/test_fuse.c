@@ -1,0 +1,363 @@
+/* Fusion passes: each applies where the backend supports the fused op,
+ * stays away when it does not or when an intermediate has another user,
+ * and the fused graph computes what the unfused one does (reference
+ * interpreter, random data). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "ref_eval.h"
+#include "util.h"
+
+static int supports_all(void *ctx, const char *op, berth_dtype t) {
+    (void)ctx;
+    return t == BERTH_DTYPE_F32 && op != NULL;
+}
+
+static int supports_none(void *ctx, const char *op, berth_dtype t) {
+    (void)ctx, (void)op, (void)t;
+    return 0;
+}
+
+/* Only the op named by ctx. */
+static int supports_one(void *ctx, const char *op, berth_dtype t) {
+    return t == BERTH_DTYPE_F32 && !strcmp(op, (const char *)ctx);
+}
+
+static float *random_floats(size_t n, unsigned seed) {
+    float *p = malloc((n ? n : 1) * sizeof(float));
+    uint32_t s = seed * 2654435761u + 12345u;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        p[i] = (float)((s >> 8) & 0xffff) / 65536.0f * 2.0f - 1.0f;
+    }
+    return p;
+}
+
+static size_t op_numel(const berth_operand *o) {
+    size_t n = 1;
+    for (uint32_t i = 0; i < o->rank; i++) n *= (size_t)o->dims[i];
+    return n;
+}
+
+/* Runs both specs on the same random inputs and weights; compares every
+ * graph output. Returns the largest absolute difference. */
+static double fused_vs_unfused(const spec_case *plain, const spec_case *fused) {
+    const berth_graph_desc *a = &plain->s->desc, *b = &fused->s->desc;
+    float *in[8] = {0}, *w[8] = {0};
+    for (uint32_t i = 0; i < a->n_inputs && i < 8; i++)
+        in[i] = random_floats(op_numel(&a->operands[a->inputs[i]]), 100 + i);
+    for (uint32_t i = 0; i < a->n_operands; i++)
+        if (a->operands[i].kind == BERTH_OPERAND_WEIGHT && a->operands[i].weight < 8)
+            w[a->operands[i].weight] = random_floats(op_numel(&a->operands[i]), 200 + a->operands[i].weight);
+    /* keep weights of b in step: same ids, same data */
+    float **ra = ref_run(a, (const float *const *)in, (const float *const *)w);
+    float **rb = ref_run(b, (const float *const *)in, (const float *const *)w);
+    double worst = ra && rb ? 0 : INFINITY, magnitude = 0;
+    for (uint32_t o = 0; ra && rb && o < a->n_outputs; o++) {
+        const berth_operand *oa = &a->operands[a->outputs[o]];
+        size_t n = op_numel(oa);
+        CHECK(n == op_numel(&b->operands[b->outputs[o]]));
+        for (size_t i = 0; i < n; i++) {
+            double diff = fabs((double)ra[a->outputs[o]][i] - rb[b->outputs[o]][i]);
+            if (!(diff <= worst)) worst = diff;
+            if (fabs(ra[a->outputs[o]][i]) > magnitude) magnitude = fabs(ra[a->outputs[o]][i]);
+        }
+    }
+    CHECK(magnitude > 1e-2); /* the comparison saw real numbers, not zeros */
+    ref_free(ra, a->n_operands);
+    ref_free(rb, b->n_operands);
+    for (int i = 0; i < 8; i++) free(in[i]), free(w[i]);
+    return worst;
+}
+
+static const berth_attr *find_attr(const berth_node *n, const char *key) {
+    for (uint32_t i = 0; i < n->n_attrs; i++)
+        if (!strcmp(n->attrs[i].key, key)) return &n->attrs[i];
+    return NULL;
+}
+
+static const berth_node *find_node(const berth_spec *s, const char *op) {
+    for (uint32_t i = 0; i < s->desc.n_nodes; i++)
+        if (!strcmp(s->desc.nodes[i].op, op)) return &s->desc.nodes[i];
+    return NULL;
+}
+
+static const char *operand_name(const berth_spec *s, int64_t i) {
+    return i >= 0 && (uint32_t)i < s->desc.n_operands ? s->desc.operands[i].name : "?";
+}
+
+/* Every operand index a node mentions lies inside the desc. */
+static void check_well_formed(const berth_spec *s) {
+    const berth_graph_desc *d = &s->desc;
+    for (uint32_t i = 0; i < d->n_nodes; i++) {
+        for (uint32_t k = 0; k < d->nodes[i].n_inputs; k++) CHECK(d->nodes[i].inputs[k] < d->n_operands);
+        for (uint32_t k = 0; k < d->nodes[i].n_outputs; k++) CHECK(d->nodes[i].outputs[k] < d->n_operands);
+    }
+    for (uint32_t i = 0; i < d->n_outputs; i++) CHECK(d->outputs[i] < d->n_operands);
+}
+
+/* ---- (a) matmul epilogue ---- */
+
+static const char *epilogue_text(const char *outputs, const char *bias_first) {
+    static char buf[2048];
+    snprintf(buf, sizeof buf,
+             "webnn_graph \"e\" v2 {\n"
+             "  inputs { x: f32[2, 3, 4]; r: f32[2, 3, 5]; }\n"
+             "  consts { W: f32[4, 5]; b: f32[%s]; }\n"
+             "  nodes {\n"
+             "    m = matmul(x, W);\n"
+             "    h = %s;\n"
+             "    g = gelu(h);\n"
+             "    y = add(g, r);\n"
+             "  }\n"
+             "  outputs { %s }\n"
+             "}\n",
+             bias_first ? "1, 5" : "5", bias_first ? "add(b, m)" : "add(m, b)", outputs);
+    return buf;
+}
+
+static void epilogue(void) {
+    spec_case plain, fused;
+    const char *t = epilogue_text("y;", NULL);
+    CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+    if (!plain.s || !fused.s) return;
+    CHECK(berth_fuse(fused.s, supports_all, NULL) == 1);
+    check_well_formed(fused.s);
+    CHECK(fused.s->desc.n_nodes == 1);
+    const berth_node *n = find_node(fused.s, "berth.matmulEpilogue");
+    CHECK(n != NULL);
+    if (n) {
+        const berth_attr *b = find_attr(n, "bias"), *a = find_attr(n, "activation"), *r = find_attr(n, "residual");
+        CHECK(n->n_inputs == 2 && !strcmp(operand_name(fused.s, n->inputs[0]), "x") &&
+              !strcmp(operand_name(fused.s, n->inputs[1]), "W"));
+        CHECK(b && b->type == BERTH_ATTR_OPERAND && !strcmp(operand_name(fused.s, b->i), "b"));
+        CHECK(a && a->type == BERTH_ATTR_STRING && !strcmp(a->s, "gelu"));
+        CHECK(r && r->type == BERTH_ATTR_OPERAND && !strcmp(operand_name(fused.s, r->i), "r"));
+        CHECK(!strcmp(operand_name(fused.s, n->outputs[0]), "y"));
+    }
+    /* the fused-away intermediates are no longer operands */
+    CHECK(!strcmp(spec_shape(&fused, "m"), "dropped") && !strcmp(spec_shape(&fused, "g"), "dropped"));
+    CHECK(!strcmp(spec_shape(&fused, "y"), "f32[2, 3, 5]"));
+    double diff = fused_vs_unfused(&plain, &fused);
+    CHECK(diff < 1e-5);
+    spec_close(&plain);
+    spec_close(&fused);
+
+    /* bias written first, [1, 5]: still a bias along the last dim */
+    t = epilogue_text("y;", "yes");
+    CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+    if (plain.s && fused.s) {
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 1);
+        CHECK(fused_vs_unfused(&plain, &fused) < 1e-5);
+    }
+    spec_close(&plain);
+    spec_close(&fused);
+
+    /* not supported: nothing changes */
+    t = epilogue_text("y;", NULL);
+    CHECK(spec_open(&fused, t, NULL) == 0);
+    if (fused.s) {
+        CHECK(berth_fuse(fused.s, supports_none, NULL) == 0);
+        CHECK(berth_fuse(fused.s, supports_one, (void *)"berth.attention") == 0);
+        CHECK(fused.s->desc.n_nodes == 4 && spec_count_op(fused.s, "berth.matmulEpilogue") == 0);
+    }
+    spec_close(&fused);
+
+    /* m is read by a graph output too: no fusion at all */
+    t = epilogue_text("y; m;", NULL);
+    CHECK(spec_open(&fused, t, NULL) == 0);
+    if (fused.s) {
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 0);
+        CHECK(spec_count_op(fused.s, "matmul") == 1 && fused.s->desc.n_nodes == 4);
+    }
+    spec_close(&fused);
+
+    /* h has another user: only matmul + bias fuse, gelu and add stay */
+    t = epilogue_text("y; h;", NULL);
+    CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+    if (plain.s && fused.s) {
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 1);
+        const berth_node *e = find_node(fused.s, "berth.matmulEpilogue");
+        CHECK(e && !find_attr(e, "activation") && !find_attr(e, "residual"));
+        CHECK(spec_count_op(fused.s, "gelu") == 1 && spec_count_op(fused.s, "add") == 1);
+        CHECK(fused_vs_unfused(&plain, &fused) < 1e-5);
+    }
+    spec_close(&plain);
+    spec_close(&fused);
+}
+
+/* ---- (b) attention ---- */
+
+static const char *attention_text(const char *scale_node, const char *mask_node, const char *outputs) {
+    static char buf[2048];
+    snprintf(buf, sizeof buf,
+             "webnn_graph \"a\" v2 {\n"
+             "  inputs { q: f32[1, 2, 3, 4]; k: f32[1, 2, 5, 4]; v: f32[1, 2, 5, 6]; mask: f32[1, 1, 1, 5]; }\n"
+             "  consts { half: f32[] @scalar(0.5); two: f32[1] @scalar(2); }\n"
+             "  nodes {\n"
+             "    kt = transpose(k, permutation=[0, 1, 3, 2]);\n"
+             "    s = matmul(q, kt);\n"
+             "    ss = %s;\n"
+             "    sm = %s;\n"
+             "    p = softmax(sm, -1);\n"
+             "    y = matmul(p, v);\n"
+             "  }\n"
+             "  outputs { %s }\n"
+             "}\n",
+             scale_node, mask_node, outputs);
+    return buf;
+}
+
+static void attention(void) {
+    spec_case plain, fused;
+    const char *t = attention_text("mul(s, half)", "add(ss, mask)", "y;");
+    CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+    if (!plain.s || !fused.s) return;
+    CHECK(berth_fuse(fused.s, supports_one, (void *)"berth.attention") == 1);
+    check_well_formed(fused.s);
+    CHECK(fused.s->desc.n_nodes == 1);
+    const berth_node *n = find_node(fused.s, "berth.attention");
+    CHECK(n != NULL);
+    if (n) {
+        CHECK(n->n_inputs == 3 && !strcmp(operand_name(fused.s, n->inputs[0]), "q") &&
+              !strcmp(operand_name(fused.s, n->inputs[1]), "k") &&
+              !strcmp(operand_name(fused.s, n->inputs[2]), "v"));
+        const berth_attr *s = find_attr(n, "scale"), *m = find_attr(n, "mask");
+        CHECK(s && s->type == BERTH_ATTR_FLOAT);
+        if (s) CHECK_NEAR(s->f, 0.5, 1e-12);
+        CHECK(m && m->type == BERTH_ATTR_OPERAND && !strcmp(operand_name(fused.s, m->i), "mask"));
+    }
+    CHECK(!strcmp(spec_shape(&fused, "y"), "f32[1, 2, 3, 6]"));
+    CHECK(fused_vs_unfused(&plain, &fused) < 1e-5);
+    spec_close(&plain);
+    spec_close(&fused);
+
+    /* divided by a constant, no mask */
+    t = "webnn_graph \"a\" v2 {\n"
+        "  inputs { q: f32[2, 3, 4]; k: f32[2, 5, 4]; v: f32[2, 5, 6]; }\n"
+        "  consts { two: f32[1] @scalar(2); }\n"
+        "  nodes {\n"
+        "    kt = transpose(k, permutation=[0, 2, 1]);\n"
+        "    s = matmul(q, kt);\n"
+        "    ss = div(s, two);\n"
+        "    p = softmax(ss, axis=2);\n"
+        "    y = matmul(p, v);\n"
+        "  }\n"
+        "  outputs { y; }\n"
+        "}\n";
+    CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+    if (plain.s && fused.s) {
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 1);
+        const berth_node *a = find_node(fused.s, "berth.attention");
+        CHECK(a && !find_attr(a, "mask"));
+        if (a && find_attr(a, "scale")) CHECK_NEAR(find_attr(a, "scale")->f, 0.5, 1e-12);
+        CHECK(fused_vs_unfused(&plain, &fused) < 1e-5);
+    }
+    spec_close(&plain);
+    spec_close(&fused);
+
+    /* not supported */
+    t = attention_text("mul(s, half)", "add(ss, mask)", "y;");
+    CHECK(spec_open(&fused, t, NULL) == 0);
+    if (fused.s) {
+        CHECK(berth_fuse(fused.s, supports_one, (void *)"layerNormalization") == 0);
+        CHECK(fused.s->desc.n_nodes == 6);
+    }
+    spec_close(&fused);
+
+    /* the probabilities are also a graph output */
+    t = attention_text("mul(s, half)", "add(ss, mask)", "y; p;");
+    CHECK(spec_open(&fused, t, NULL) == 0);
+    if (fused.s) {
+        CHECK(berth_fuse(fused.s, supports_one, (void *)"berth.attention") == 0);
+        CHECK(spec_count_op(fused.s, "berth.attention") == 0 && fused.s->desc.n_nodes == 6);
+    }
+    spec_close(&fused);
+}
+
+/* ---- (c) layer normalization ---- */
+
+static const char *layer_norm_text(const char *square, const char *tail, const char *outputs) {
+    static char buf[2048];
+    snprintf(buf, sizeof buf,
+             "webnn_graph \"l\" v2 {\n"
+             "  inputs { x: f32[2, 3, 8]; }\n"
+             "  consts { two: f32[] @scalar(2); eps: f32[] @scalar(0.00001); g: f32[8]; b: f32[8]; }\n"
+             "  nodes {\n"
+             "    mu = reduceMean(x, axes=[-1], keepDimensions=true);\n"
+             "    d = sub(x, mu);\n"
+             "    sq = %s;\n"
+             "    var = reduceMean(sq, axes=[2], keepDimensions=true);\n"
+             "    ve = add(var, eps);\n"
+             "    sd = sqrt(ve);\n"
+             "    n = div(d, sd);\n"
+             "%s"
+             "  }\n"
+             "  outputs { %s }\n"
+             "}\n",
+             square, tail, outputs);
+    return buf;
+}
+
+static void layer_norm(void) {
+    spec_case plain, fused;
+    const char *t = layer_norm_text("pow(d, two)", "    sc = mul(n, g);\n    y = add(sc, b);\n", "y;");
+    CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+    if (!plain.s || !fused.s) return;
+    CHECK(berth_fuse(fused.s, supports_one, (void *)"layerNormalization") == 1);
+    check_well_formed(fused.s);
+    CHECK(fused.s->desc.n_nodes == 1);
+    const berth_node *n = find_node(fused.s, "layerNormalization");
+    CHECK(n != NULL);
+    if (n) {
+        const berth_attr *ax = find_attr(n, "axes"), *e = find_attr(n, "epsilon");
+        const berth_attr *s = find_attr(n, "scale"), *b = find_attr(n, "bias");
+        CHECK(n->n_inputs == 1 && !strcmp(operand_name(fused.s, n->inputs[0]), "x"));
+        CHECK(ax && ax->type == BERTH_ATTR_INTS && ax->count == 1 && ax->ints[0] == 2);
+        CHECK(e && e->type == BERTH_ATTR_FLOAT);
+        if (e) CHECK_NEAR(e->f, 1e-5, 1e-9);
+        CHECK(s && !strcmp(operand_name(fused.s, s->i), "g"));
+        CHECK(b && !strcmp(operand_name(fused.s, b->i), "b"));
+    }
+    CHECK(fused_vs_unfused(&plain, &fused) < 1e-4);
+    spec_close(&plain);
+    spec_close(&fused);
+
+    /* mul(d, d), no scale or bias */
+    t = layer_norm_text("mul(d, d)", "", "n;");
+    CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+    if (plain.s && fused.s) {
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 1);
+        const berth_node *l = find_node(fused.s, "layerNormalization");
+        CHECK(l && !find_attr(l, "scale") && !find_attr(l, "bias"));
+        CHECK(fused_vs_unfused(&plain, &fused) < 1e-4);
+    }
+    spec_close(&plain);
+    spec_close(&fused);
+
+    /* not supported */
+    t = layer_norm_text("pow(d, two)", "    sc = mul(n, g);\n    y = add(sc, b);\n", "y;");
+    CHECK(spec_open(&fused, t, NULL) == 0);
+    if (fused.s) {
+        CHECK(berth_fuse(fused.s, supports_one, (void *)"berth.matmulEpilogue") == 0);
+        CHECK(fused.s->desc.n_nodes == 9);
+    }
+    spec_close(&fused);
+
+    /* d is also a graph output */
+    t = layer_norm_text("pow(d, two)", "    sc = mul(n, g);\n    y = add(sc, b);\n", "y; d;");
+    CHECK(spec_open(&fused, t, NULL) == 0);
+    if (fused.s) {
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 0);
+        CHECK(spec_count_op(fused.s, "layerNormalization") == 0 && fused.s->desc.n_nodes == 9);
+    }
+    spec_close(&fused);
+}
+
+int main(void) {
+    epilogue();
+    attention();
+    layer_norm();
+    return check_exit();
+}
