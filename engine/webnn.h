@@ -17,8 +17,8 @@
 #define BG_MAX_DEPTH 64
 #define BG_MAX_VALUES 1000000u
 #define BG_MAX_NODES 1000000u
-#define BG_MAX_OPTIONS 256     /* key=value options of one node */
-#define BG_MAX_OBJECT_KEYS 4096
+#define BG_MAX_OPTIONS 64      /* key=value options of one node */
+#define BG_MAX_OBJECT_KEYS 64  /* duplicate keys are found by a linear scan */
 #define BG_MAX_DIM ((int64_t)1 << 40)
 
 typedef enum bg_tok_kind {

@@ -13,7 +13,9 @@
 #include "util.h"
 #include "webnn.h"
 
-#define BG_MAX_SYMS 1024
+/* Real graphs bind a handful of dims (batch, sequence, height, width);
+ * a small bound keeps the linear lookup cheap on hostile files. */
+#define BG_MAX_SYMS 64
 
 /* A growable array in the arena. Growth doubles and abandons the old copy,
  * which at most doubles the memory an array costs. */
@@ -29,8 +31,10 @@ typedef struct parser {
     berth_error *err;
     berth_graph *g;
     vec values, nodes, inputs, outputs, syms, sym_lines, refs;
-    /* the node being read */
+    /* the node being read: its arguments, and which of them are options */
     vec args;
+    uint32_t opts[BG_MAX_OPTIONS];
+    uint32_t n_opts;
 } parser;
 
 #define VALUES(P) ((bg_value *)(P)->values.data)
@@ -472,17 +476,14 @@ static int parse_arg(parser *P, const char *op) {
             return 0;
         }
         bg_attr *prev = P->args.data;
-        size_t n_opts = 0;
-        for (size_t k = 0; k + 1 < P->args.n; k++) {
-            if (!prev[k].key) continue;
-            if (!strcmp(prev[k].key, s))
+        for (uint32_t k = 0; k < P->n_opts; k++)
+            if (!strcmp(prev[P->opts[k]].key, s))
                 return fail_at(P, name.line, name.col, "option '%s' given twice to '%s'", s, op);
-            n_opts++;
-        }
-        if (n_opts >= BG_MAX_OPTIONS)
+        if (P->n_opts == BG_MAX_OPTIONS)
             return fail_at(P, name.line, name.col, "more than %d options given to '%s'", BG_MAX_OPTIONS, op);
         if (next(P) || parse_value(P, arg, 1)) return -1;
         arg->key = s;
+        P->opts[P->n_opts++] = (uint32_t)(P->args.n - 1);
         return 0;
     }
     return parse_value(P, arg, 1);
@@ -492,6 +493,7 @@ static int parse_call(parser *P, bg_node *n, uint32_t node) {
     char ctx[96];
     snprintf(ctx, sizeof ctx, "or ')' in the arguments of '%.60s'", n->op);
     P->args.n = 0;
+    P->n_opts = 0;
     while (!is_punct(P, ')')) {
         if (P->args.n > 0 && expect_punct(P, ',', ctx)) return -1;
         if (P->args.n >= UINT32_MAX / 2)

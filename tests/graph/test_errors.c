@@ -206,8 +206,55 @@ static void test_long_tokens(void) {
     free(s);
 }
 
+/* Text with `count` repetitions of `item` (with %d for its index) between
+ * `head` and `tail`, parsed. */
+static berth_graph *parse_repeated(const char *head, const char *item, int count, const char *tail,
+                                   berth_error *err) {
+    size_t cap = strlen(head) + strlen(tail) + (size_t)count * (strlen(item) + 12) + 1;
+    char *s = malloc(cap), *p = s;
+    if (!s) return NULL;
+    p += sprintf(p, "%s", head);
+    for (int k = 0; k < count; k++) p += sprintf(p, item, k, k);
+    sprintf(p, "%s", tail);
+    berth_graph *g = berth_graph_parse("e.webnn", s, strlen(s), err);
+    free(s);
+    return g;
+}
+
+static void test_limits(void) {
+    berth_error err;
+    memset(&err, 0, sizeof err);
+    const char *head = H IN "  nodes { y = relu(x";
+    const char *tail = "); }\n  outputs { y }\n}\n";
+    berth_graph *g = parse_repeated(head, ", o%d=1", 64, tail, &err);
+    CHECK(g != NULL && g->nodes[0].n_attrs == 64);
+    berth_graph_free(g);
+    g = parse_repeated(head, ", o%d=1", 65, tail, &err);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(err.msg, "more than 64 options given to 'relu'");
+
+    head = H IN "  nodes { y = relu(x, o={k: 0";
+    tail = "}); }\n  outputs { y }\n}\n";
+    g = parse_repeated(head, ", k%d: 1", 63, tail, &err);
+    CHECK(g != NULL && g->nodes[0].attrs[0].count == 64);
+    berth_graph_free(g);
+    g = parse_repeated(head, ", k%d: 1", 64, tail, &err);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(err.msg, "object has more than 64 keys");
+
+    head = H "  inputs {\n";
+    tail = "  }\n  outputs { x0 }\n}\n";
+    g = parse_repeated(head, "    x%d: f32[dyn(\"d%d\", 2)];\n", 64, tail, &err);
+    CHECK(g != NULL && g->n_syms == 64);
+    berth_graph_free(g);
+    g = parse_repeated(head, "    x%d: f32[dyn(\"d%d\", 2)];\n", 65, tail, &err);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(err.msg, "e.webnn:67:14: more than 64 dyn dims");
+}
+
 int main(void) {
     test_cases();
+    test_limits();
     test_length_bound();
     test_nesting();
     test_long_tokens();
