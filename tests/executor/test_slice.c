@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "archive.h"
 #include "berth/berth.h"
 #include "check.h"
 #include "slice_fixture.h"
@@ -185,6 +186,84 @@ static void test_bad_weights_refused_before_upload(void) {
     CHECK_CONTAINS(err.msg, "layer1.weight");
 }
 
+/* add_graph: a lane may read only weights lane 0 reads, as lane 0 reads them. */
+static void test_lanes(void) {
+    berth_error err;
+    berth_executor *ex = open_config(config("lanes.ini", "[backend]\nuse = cpu\n"), &err);
+    CHECK(ex != NULL);
+    if (!ex) return;
+    char path[256];
+    uint32_t lane = 0;
+    slice_write_file(&model, "hidden.webnn",
+                     "webnn_graph \"hidden\" v2 {\n"
+                     "  inputs { x: f32[dyn(\"batch\", 16), 4]; }\n"
+                     "  consts { w1: f32[4, 8] @weights(\"layer1.weight\"); }\n"
+                     "  nodes { h = matmul(x, w1); }\n"
+                     "  outputs { h; }\n}\n",
+                     path, sizeof path);
+    CHECK(berth_executor_add_graph(ex, "hidden", path, NULL, &lane, &err) == BERTH_OK);
+    CHECK(lane == 1 && berth_executor_lane_count(ex) == 2);
+    CHECK(berth_executor_find_lane(ex, "hidden") == 1);
+    float x[2 * SLICE_IN] = {1, 2, 3, 4, -1, 0, 0.5f, 2};
+    berth_tensor in = {BERTH_DTYPE_F32, 2, {2, SLICE_IN}, x, sizeof x, 0};
+    berth_tensor out;
+    memset(&out, 0, sizeof out);
+    CHECK(berth_executor_run(ex, 1, &in, 1, &out, 1, NULL, &err) == BERTH_OK);
+    CHECK(out.dims[0] == 2 && out.dims[1] == SLICE_HID);
+    for (int r = 0; r < 2 && out.data; r++)
+        for (int j = 0; j < SLICE_HID; j++) {
+            double acc = 0;
+            for (int k = 0; k < SLICE_IN; k++) acc += (double)x[r * SLICE_IN + k] * model.w1[k * SLICE_HID + j];
+            CHECK_NEAR(((float *)out.data)[r * SLICE_HID + j], acc, 1e-4);
+        }
+    berth_tensor_release(&out);
+    CHECK(berth_executor_add_graph(ex, "hidden", path, NULL, &lane, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "a lane named 'hidden' exists already");
+
+    /* same weight read with another shape */
+    slice_write_file(&model, "reshaped.webnn",
+                     "webnn_graph \"reshaped\" v2 {\n"
+                     "  inputs { x: f32[2, 8]; }\n"
+                     "  consts { w1: f32[8, 4] @weights(\"layer1.weight\"); }\n"
+                     "  nodes { h = matmul(x, w1); }\n"
+                     "  outputs { h; }\n}\n",
+                     path, sizeof path);
+    CHECK(berth_executor_add_graph(ex, "reshaped", path, NULL, &lane, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "reads weight 'layer1.weight' as f32[8, 4], but it was uploaded as f32[4, 8]");
+
+    berth_executor_close(ex);
+
+    /* a weight lane 0 does not read was never uploaded: refused */
+    float extra[4] = {1, 2, 3, 4};
+    berth_st_tensor t[5] = {
+        {"layer1.weight", BA_F32, 2, {4, 8}, model.w1, sizeof model.w1},
+        {"layer1.bias", BA_F32, 1, {8}, model.b1, sizeof model.b1},
+        {"layer2.weight", BA_F32, 2, {8, 3}, model.w2, sizeof model.w2},
+        {"layer2.bias", BA_F32, 1, {3}, model.b2, sizeof model.b2},
+        {"extra", BA_F32, 1, {4}, extra, sizeof extra},
+    };
+    snprintf(path, sizeof path, "%s/extra.safetensors", model.dir);
+    CHECK(berth_st_write(path, t, 5, NULL, &err) == 0);
+    ex = open_config(slice_write_file(&model, "extra.ini",
+                                      "[model]\ngraph = model.webnn\nweights = extra.safetensors\n"
+                                      "[buckets]\nrows = batch=4\n",
+                                      path, sizeof path),
+                     &err);
+    CHECK(ex != NULL);
+    if (!ex) return;
+    slice_write_file(&model, "extra.webnn",
+                     "webnn_graph \"extra\" v2 {\n"
+                     "  inputs { x: f32[4]; }\n"
+                     "  consts { e: f32[4] @weights(\"extra\"); }\n"
+                     "  nodes { y = add(x, e); }\n"
+                     "  outputs { y; }\n}\n",
+                     path, sizeof path);
+    CHECK(berth_executor_add_graph(ex, "extra", path, NULL, &lane, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "reads weight 'extra', which the model's first graph does not read");
+    CHECK(berth_executor_lane_count(ex) == 1);
+    berth_executor_close(ex);
+}
+
 int main(void) {
     if (slice_model_write(&model, 42)) {
         fprintf(stderr, "could not write the model\n");
@@ -195,6 +274,7 @@ int main(void) {
     test_missing_backend_and_fallback();
     test_unknown_backend_option();
     test_bad_weights_refused_before_upload();
+    test_lanes();
     slice_model_remove(&model);
     return check_exit();
 }
