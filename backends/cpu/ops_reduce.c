@@ -1,0 +1,200 @@
+/* Reductions and softmax. A reduction splits the input dims into kept
+ * and reduced sets at plan time; each output element walks its reduced
+ * index space with a counter, accumulating in double. Outputs are spread
+ * over the pool. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+enum { R_MEAN, R_SUM, R_MAX, R_MIN, R_PROD, R_L2, R_SUMSQ, R_L1, R_LOGSUM, R_LOGSUMEXP };
+
+static const struct { const char *name; int op; } red_names[] = {
+    {"reduceMean", R_MEAN}, {"reduceSum", R_SUM}, {"reduceMax", R_MAX}, {"reduceMin", R_MIN},
+    {"reduceProduct", R_PROD}, {"reduceL2", R_L2}, {"reduceSumSquare", R_SUMSQ}, {"reduceL1", R_L1},
+    {"reduceLogSum", R_LOGSUM}, {"reduceLogSumExp", R_LOGSUMEXP},
+};
+
+typedef struct red_params {
+    int op;
+    uint32_t n_kept, n_red;
+    int64_t kept_dims[BERTH_MAX_RANK], kept_stride[BERTH_MAX_RANK];
+    int64_t red_dims[BERTH_MAX_RANK], red_stride[BERTH_MAX_RANK];
+    size_t n_out, n_red_elems;
+    const float *x;
+    float *y;
+} red_params;
+
+static double red_one(const red_params *r, const float *x) {
+    int64_t idx[BERTH_MAX_RANK] = {0};
+    double acc = r->op == R_PROD ? 1.0 : r->op == R_MAX ? -INFINITY : r->op == R_MIN ? INFINITY : 0.0;
+    double mx = -INFINITY;
+    if (r->op == R_LOGSUMEXP) { /* shift by the max so exp cannot overflow */
+        for (size_t e = 0; e < r->n_red_elems; e++) {
+            int64_t off = 0;
+            for (uint32_t d = 0; d < r->n_red; d++) off += idx[d] * r->red_stride[d];
+            if (x[off] > mx) mx = x[off];
+            for (int d = (int)r->n_red - 1; d >= 0; d--) {
+                if (++idx[d] < r->red_dims[d]) break;
+                idx[d] = 0;
+            }
+        }
+        if (isinf(mx)) return mx;
+    }
+    for (size_t e = 0; e < r->n_red_elems; e++) {
+        int64_t off = 0;
+        for (uint32_t d = 0; d < r->n_red; d++) off += idx[d] * r->red_stride[d];
+        double v = x[off];
+        switch (r->op) {
+        case R_MAX: acc = v > acc ? v : acc; break;
+        case R_MIN: acc = v < acc ? v : acc; break;
+        case R_PROD: acc *= v; break;
+        case R_L2: case R_SUMSQ: acc += v * v; break;
+        case R_L1: acc += fabs(v); break;
+        case R_LOGSUMEXP: acc += exp(v - mx); break;
+        default: acc += v; break;
+        }
+        for (int d = (int)r->n_red - 1; d >= 0; d--) {
+            if (++idx[d] < r->red_dims[d]) break;
+            idx[d] = 0;
+        }
+    }
+    switch (r->op) {
+    case R_MEAN: return r->n_red_elems ? acc / (double)r->n_red_elems : NAN;
+    case R_L2: return sqrt(acc);
+    case R_LOGSUM: return log(acc);
+    case R_LOGSUMEXP: return mx + log(acc);
+    default: return acc;
+    }
+}
+
+static void red_task(void *ctx, size_t b, size_t e) {
+    const red_params *r = ctx;
+    for (size_t o = b; o < e; o++) {
+        int64_t off = 0;
+        size_t rest = o;
+        for (int d = (int)r->n_kept - 1; d >= 0; d--) {
+            off += (int64_t)(rest % (size_t)r->kept_dims[d]) * r->kept_stride[d];
+            rest /= (size_t)r->kept_dims[d];
+        }
+        r->y[o] = (float)red_one(r, r->x + off);
+    }
+}
+
+static void red_exec(const cpu_node *n, berth_plan *p) {
+    red_params *r = n->params;
+    r->x = cpu_ptr(p, n->in[0]);
+    r->y = cpu_ptr(p, n->out[0]);
+    size_t grain = r->n_red_elems >= 4096 ? 1 : 4096 / (r->n_red_elems ? r->n_red_elems : 1);
+    cpu_pool_for(p->dev->pool, r->n_out, grain, red_task, r);
+}
+
+berth_status cpu_prep_reduce(cpu_prep *c) {
+    int op = -1;
+    for (size_t i = 0; i < sizeof red_names / sizeof red_names[0]; i++)
+        if (!strcmp(c->node->op, red_names[i].name)) op = red_names[i].op;
+    berth_status st = cpu_check_counts(c, 1, 1, 1);
+    if (!st) st = cpu_check_same_dtype(c, 1, CPU_BIT(BERTH_DTYPE_F32));
+    if (st) return st;
+    const cpu_opnd *x = cpu_in(c, 0);
+    int64_t axes[BERTH_MAX_RANK];
+    int n_axes, keep;
+    st = cpu_attr_ints(c, "axes", axes, BERTH_MAX_RANK, &n_axes);
+    if (!st) st = cpu_attr_bool(c, "keepDimensions", 0, &keep);
+    if (st) return st;
+    uint32_t reduced = 0;
+    if (n_axes < 0)
+        reduced = x->rank ? (uint32_t)((1ull << x->rank) - 1) : 0;
+    for (int i = 0; i < n_axes; i++) {
+        uint32_t a;
+        st = cpu_axis(c, axes[i], x->rank, "axes value", &a);
+        if (st) return st;
+        if (reduced & (1u << a)) return cpu_fail(c, "axes: axis %u appears twice", a);
+        reduced |= 1u << a;
+    }
+    red_params *r = cpu_params(c, sizeof *r);
+    if (!r) return BERTH_ERR_NOMEM;
+    r->op = op;
+    int64_t od[BERTH_MAX_RANK], stride = 1, strides[BERTH_MAX_RANK];
+    for (int d = (int)x->rank - 1; d >= 0; d--) {
+        strides[d] = stride;
+        stride *= x->dims[d];
+    }
+    uint32_t orank = 0;
+    r->n_out = 1, r->n_red_elems = 1;
+    for (uint32_t d = 0; d < x->rank; d++) {
+        if (reduced & (1u << d)) {
+            r->red_dims[r->n_red] = x->dims[d];
+            r->red_stride[r->n_red++] = strides[d];
+            r->n_red_elems *= (size_t)x->dims[d];
+            if (keep) od[orank++] = 1;
+        } else {
+            r->kept_dims[r->n_kept] = x->dims[d];
+            r->kept_stride[r->n_kept++] = strides[d];
+            r->n_out *= (size_t)x->dims[d];
+            od[orank++] = x->dims[d];
+        }
+    }
+    st = cpu_check_out_dims(c, 0, orank, od);
+    if (st) return st;
+    c->cn->exec = red_exec;
+    return BERTH_OK;
+}
+
+/* ---- softmax along one axis: [outer, extent, inner] ---- */
+
+typedef struct soft_params {
+    size_t outer, extent, inner;
+    const float *x;
+    float *y;
+} soft_params;
+
+static void soft_task(void *ctx, size_t b, size_t e) {
+    const soft_params *s = ctx;
+    for (size_t t = b; t < e; t++) {
+        size_t o = t / s->inner, i = t % s->inner;
+        const float *x = s->x + o * s->extent * s->inner + i;
+        float *y = s->y + o * s->extent * s->inner + i;
+        float mx = -INFINITY;
+        for (size_t k = 0; k < s->extent; k++) mx = fmaxf(mx, x[k * s->inner]);
+        double sum = 0;
+        for (size_t k = 0; k < s->extent; k++) {
+            float v = expf(x[k * s->inner] - mx);
+            y[k * s->inner] = v;
+            sum += v;
+        }
+        float inv = (float)(1.0 / sum);
+        for (size_t k = 0; k < s->extent; k++) y[k * s->inner] *= inv;
+    }
+}
+
+static void soft_exec(const cpu_node *n, berth_plan *p) {
+    soft_params *s = n->params;
+    s->x = cpu_ptr(p, n->in[0]);
+    s->y = cpu_ptr(p, n->out[0]);
+    size_t grain = s->extent >= 1024 ? 1 : 1024 / (s->extent ? s->extent : 1);
+    cpu_pool_for(p->dev->pool, s->outer * s->inner, grain, soft_task, s);
+}
+
+berth_status cpu_prep_softmax(cpu_prep *c) {
+    berth_status st = cpu_check_counts(c, 1, 1, 1);
+    if (!st) st = cpu_check_same_dtype(c, 1, CPU_BIT(BERTH_DTYPE_F32));
+    if (st) return st;
+    const cpu_opnd *x = cpu_in(c, 0);
+    if (x->rank == 0) return cpu_fail(c, "input must have rank >= 1");
+    int64_t a;
+    uint32_t axis;
+    st = cpu_attr_int(c, "axis", (int64_t)x->rank - 1, &a);
+    if (!st) st = cpu_axis(c, a, x->rank, "axis", &axis);
+    if (!st) st = cpu_check_out_dims(c, 0, x->rank, x->dims);
+    if (st) return st;
+    soft_params *s = cpu_params(c, sizeof *s);
+    if (!s) return BERTH_ERR_NOMEM;
+    s->outer = 1, s->inner = 1;
+    for (uint32_t d = 0; d < axis; d++) s->outer *= (size_t)x->dims[d];
+    for (uint32_t d = axis + 1; d < x->rank; d++) s->inner *= (size_t)x->dims[d];
+    s->extent = (size_t)x->dims[axis];
+    c->cn->exec = soft_exec;
+    return BERTH_OK;
+}
