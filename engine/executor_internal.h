@@ -21,6 +21,14 @@ typedef struct plan_slot {
     berth_tensor *out_full;/* per output: bucket-sized result */
     uint32_t *out_dep;     /* per output and dim: bit s set when it scales with sym s */
     uint64_t host_bytes;
+    /* Inputs a gather reads as indices: each value must lie in
+     * [-bound, bound), checked before the backend sees it. */
+    uint32_t n_index_checks;
+    struct index_check {
+        uint32_t input;
+        int64_t bound;
+        const char *node;
+    } *index_checks;
 } plan_slot;
 
 typedef struct lane {

@@ -53,6 +53,47 @@ static void find_output_deps(const lane *ln, uint32_t b, plan_slot *s) {
     }
 }
 
+static const berth_attr *find_attr(const berth_node *n, const char *key) {
+    for (uint32_t i = 0; i < n->n_attrs; i++)
+        if (!strcmp(n->attrs[i].key, key)) return &n->attrs[i];
+    return NULL;
+}
+
+/* Record every graph input that a gather reads as indices, with the size
+ * of the axis it indexes, so run() refuses an out-of-range index instead
+ * of letting any backend read out of bounds. */
+static berth_status find_index_checks(const lane *ln, plan_slot *s, berth_error *err) {
+    const berth_graph_desc *d = &s->spec->desc;
+    for (uint32_t i = 0; i < d->n_nodes; i++) {
+        const berth_node *n = &d->nodes[i];
+        if (strcmp(n->op, "gather") || n->n_inputs < 2) continue;
+        uint32_t input = UINT32_MAX;
+        for (uint32_t k = 0; k < d->n_inputs; k++)
+            if (d->inputs[k] == n->inputs[1]) input = k;
+        if (input == UINT32_MAX) continue;
+        const berth_operand *table = &d->operands[n->inputs[0]];
+        const berth_attr *a = find_attr(n, "axis");
+        int64_t axis = a ? a->i : 0;
+        if (axis < 0) axis += table->rank;
+        if (axis < 0 || axis >= (int64_t)table->rank) continue; /* refused by inference */
+        int64_t bound = table->dims[axis];
+        if (ln->pad[input] < -(double)bound || ln->pad[input] >= (double)bound) {
+            berth_errorf(err, "input '%s' is padded with %g, outside [%lld, %lld) of the gather at node '%s'",
+                         d->operands[n->inputs[1]].name, ln->pad[input], (long long)-bound,
+                         (long long)bound, n->name);
+            return BERTH_ERR_INVALID;
+        }
+        struct index_check *nc = realloc(s->index_checks, sizeof *nc * (s->n_index_checks + 1));
+        if (!nc) {
+            berth_errorf(err, "out of memory");
+            return BERTH_ERR_NOMEM;
+        }
+        s->index_checks = nc;
+        nc[s->n_index_checks++] = (struct index_check){input, bound, n->name};
+    }
+    return BERTH_OK;
+}
+
 berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_error *err) {
     plan_slot *s = &ln->slots[b];
     const berth_graph *g = ln->g;
@@ -97,6 +138,7 @@ berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_er
         s->host_bytes += bytes;
     }
     find_output_deps(ln, b, s);
+    if ((st = find_index_checks(ln, s, err)) != BERTH_OK) goto fail;
 
     st = ex->mod.be->plan(ex->dev, ex->w, d, &s->plan, err);
     if (st != BERTH_OK) {
@@ -125,6 +167,7 @@ void berth_slot_free(berth_executor *ex, plan_slot *s, uint32_t n_inputs, uint32
     free(s->in_view);
     free(s->out_full);
     free(s->out_dep);
-    berth_spec_free(s->spec);
+    free(s->index_checks);
+    if (s->spec) berth_spec_free(s->spec);
     memset(s, 0, sizeof *s);
 }

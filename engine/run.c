@@ -65,6 +65,27 @@ static berth_status check_inputs(const lane *ln, const berth_tensor *in, uint32_
     return BERTH_OK;
 }
 
+static berth_status check_indices(const berth_tensor *t, const struct index_check *c,
+                                  const berth_graph *g, berth_error *err) {
+    size_t n = t->bytes / (berth_dtype_bits(t->dtype) / 8);
+    for (size_t i = 0; i < n; i++) {
+        int64_t v;
+        switch (t->dtype) {
+        case BERTH_DTYPE_I32: v = ((const int32_t *)t->data)[i]; break;
+        case BERTH_DTYPE_U32: v = ((const uint32_t *)t->data)[i]; break;
+        case BERTH_DTYPE_I64: v = ((const int64_t *)t->data)[i]; break;
+        default: return BERTH_OK; /* inference admits only these index types */
+        }
+        if (v < -c->bound || v >= c->bound) {
+            berth_errorf(err, "input '%s' element %zu is %lld, outside [%lld, %lld) for the gather at node '%s'",
+                         g->values[g->inputs[c->input]].name, i, (long long)v, (long long)-c->bound,
+                         (long long)c->bound, c->node);
+            return BERTH_ERR_INVALID;
+        }
+    }
+    return BERTH_OK;
+}
+
 static void no_bucket_error(const lane *ln, berth_error *err) {
     const berth_graph *g = ln->g;
     char asked[256];
@@ -113,6 +134,10 @@ berth_status berth_executor_run(berth_executor *ex, uint32_t l, const berth_tens
     plan_slot *s = &ln->slots[b];
     if (!s->plan) {
         st = berth_slot_build(ex, ln, (uint32_t)b, err);
+        if (st != BERTH_OK) return st;
+    }
+    for (uint32_t k = 0; k < s->n_index_checks; k++) {
+        st = check_indices(&inputs[s->index_checks[k].input], &s->index_checks[k], g, err);
         if (st != BERTH_OK) return st;
     }
     for (uint32_t i = 0; i < n_inputs; i++) {
