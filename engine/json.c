@@ -4,10 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Generous for real headers (a 100k-tensor model has about a million
- * values; metadata strings such as embedded configs run to megabytes),
- * tight enough that the arena stays within a small multiple of the text. */
-const bj_limits bj_default_limits = {64, 16u * 1024u * 1024u, 16u * 1024u * 1024u};
+/* Generous for real headers (a tensor entry is about 8 values, so 4M
+ * values hold half a million tensors; metadata strings such as embedded
+ * configs run to megabytes), yet a hostile 100 MB header of tiny values
+ * costs at most about 4M * sizeof(bj_value) of arena. */
+const bj_limits bj_default_limits = {64, 4u * 1024u * 1024u, 16u * 1024u * 1024u};
 
 typedef struct parser {
     berth_arena *arena;
