@@ -74,7 +74,15 @@ static const cpu_op_info ops[] = {
     {"reduceLogSum", cpu_prep_reduce, F32},
     {"reduceLogSumExp", cpu_prep_reduce, F32},
     {"gemm", cpu_prep_gemm, F32},
+    {"layerNormalization", cpu_prep_layer_norm, F32},
+    {"batchNormalization", cpu_prep_batch_norm, F32},
+    {"conv2d", cpu_prep_conv2d, F32},
+    {"convTranspose2d", cpu_prep_conv_transpose2d, F32},
+    {"averagePool2d", cpu_prep_pool2d, F32},
+    {"maxPool2d", cpu_prep_pool2d, F32},
+    {"resample2d", cpu_prep_resample2d, F32},
     {"berth.matmulEpilogue", cpu_prep_matmul_epilogue, F32},
+    {"berth.attention", cpu_prep_attention, F32},
 };
 
 const cpu_op_info *cpu_find_op(const char *name) {

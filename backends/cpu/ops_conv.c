@@ -1,0 +1,267 @@
+/* conv2d and convTranspose2d, NCHW with OIHW (conv) or IOHW (transposed)
+ * filters. conv2d picks one of three kernels at plan time: a direct loop
+ * for depthwise, sgemm straight on the input for 1x1 stride-1 unpadded,
+ * and im2col into arena scratch plus sgemm otherwise. The transposed
+ * convolution is sgemm into columns, then a scatter-add (col2im). */
+#include <string.h>
+
+#include "cpu_internal.h"
+
+enum { K_GEMM, K_POINTWISE, K_DEPTHWISE };
+
+typedef struct conv_params {
+    int kernel;
+    int64_t n, c, h, w, o, kh, kw, oh, ow, groups, cg, og;
+    int64_t pad[4], stride[2], dil[2];
+    uint32_t bias;
+    /* run-time context for pool tasks */
+    const float *x, *f;
+    float *y, *col;
+} conv_params;
+
+/* Reads padding/strides/dilations/groups and the bias operand. */
+static berth_status conv_attrs(cpu_prep *c, conv_params *cp) {
+    int64_t v[4];
+    int n;
+    berth_status st = cpu_attr_ints(c, "padding", v, 4, &n);
+    if (st) return st;
+    if (n >= 0 && n != 4) return cpu_fail(c, "padding: expected 4 values, found %d", n);
+    for (int i = 0; i < 4; i++) cp->pad[i] = n < 0 ? 0 : v[i];
+    st = cpu_attr_ints(c, "strides", v, 2, &n);
+    if (st) return st;
+    if (n >= 0 && n != 2) return cpu_fail(c, "strides: expected 2 values, found %d", n);
+    for (int i = 0; i < 2; i++) cp->stride[i] = n < 0 ? 1 : v[i];
+    st = cpu_attr_ints(c, "dilations", v, 2, &n);
+    if (st) return st;
+    if (n >= 0 && n != 2) return cpu_fail(c, "dilations: expected 2 values, found %d", n);
+    for (int i = 0; i < 2; i++) cp->dil[i] = n < 0 ? 1 : v[i];
+    st = cpu_attr_int(c, "groups", 1, &cp->groups);
+    if (!st) st = cpu_attr_operand(c, "bias", &cp->bias);
+    if (st) return st;
+    for (int i = 0; i < 4; i++)
+        if (cp->pad[i] < 0) return cpu_fail(c, "padding[%d] is negative", i);
+    for (int i = 0; i < 2; i++)
+        if (cp->stride[i] < 1 || cp->dil[i] < 1)
+            return cpu_fail(c, "strides and dilations must be >= 1, found %lld and %lld", (long long)cp->stride[i],
+                            (long long)cp->dil[i]);
+    if (cp->groups < 1) return cpu_fail(c, "groups: expected >= 1, found %lld", (long long)cp->groups);
+    const char *layout;
+    st = cpu_attr_string(c, "inputLayout", "nchw", &layout);
+    if (st) return st;
+    if (strcmp(layout, "nchw") != 0) return cpu_fail(c, "inputLayout '%s' is not supported (nchw)", layout);
+    return BERTH_OK;
+}
+
+static berth_status conv_bias(cpu_prep *c, conv_params *cp) {
+    if (cp->bias == CPU_NONE) return BERTH_OK;
+    const cpu_opnd *b = &c->plan->ops[cp->bias];
+    if (b->dtype != BERTH_DTYPE_F32 || b->rank != 1 || b->dims[0] != cp->o)
+        return cpu_fail(c, "bias: expected float32 [%lld], found %s of %zu elements", (long long)cp->o,
+                        cpu_dtype_name(b->dtype), b->numel);
+    return BERTH_OK;
+}
+
+static void add_bias(const conv_params *cp, const berth_plan *p, float *y) {
+    if (cp->bias == CPU_NONE) return;
+    const float *b = cpu_ptr(p, cp->bias);
+    size_t plane = (size_t)(cp->oh * cp->ow);
+    for (int64_t n = 0; n < cp->n; n++)
+        for (int64_t o = 0; o < cp->o; o++) {
+            float *restrict yp = y + ((size_t)(n * cp->o + o)) * plane;
+            for (size_t i = 0; i < plane; i++) yp[i] += b[o];
+        }
+}
+
+/* Row r of the column matrix is (channel, ki, kj) of one group. */
+static void im2col_task(void *ctx, size_t r0, size_t r1) {
+    const conv_params *cp = ctx;
+    for (size_t r = r0; r < r1; r++) {
+        int64_t ch = (int64_t)r / (cp->kh * cp->kw), ki = ((int64_t)r / cp->kw) % cp->kh, kj = (int64_t)r % cp->kw;
+        const float *xp = cp->x + ch * cp->h * cp->w;
+        float *dst = cp->col + r * (size_t)(cp->oh * cp->ow);
+        for (int64_t oy = 0; oy < cp->oh; oy++) {
+            int64_t iy = oy * cp->stride[0] - cp->pad[0] + ki * cp->dil[0];
+            float *d = dst + oy * cp->ow;
+            if (iy < 0 || iy >= cp->h) {
+                memset(d, 0, sizeof(float) * (size_t)cp->ow);
+                continue;
+            }
+            for (int64_t ox = 0; ox < cp->ow; ox++) {
+                int64_t ix = ox * cp->stride[1] - cp->pad[2] + kj * cp->dil[1];
+                d[ox] = (ix >= 0 && ix < cp->w) ? xp[iy * cp->w + ix] : 0.0f;
+            }
+        }
+    }
+}
+
+/* One (batch, channel) plane of a depthwise convolution. */
+static void depthwise_task(void *ctx, size_t t0, size_t t1) {
+    const conv_params *cp = ctx;
+    for (size_t t = t0; t < t1; t++) {
+        int64_t ch = (int64_t)t % cp->c;
+        const float *xp = cp->x + t * (size_t)(cp->h * cp->w);
+        const float *fp = cp->f + ch * cp->kh * cp->kw;
+        float *yp = cp->y + t * (size_t)(cp->oh * cp->ow);
+        for (int64_t oy = 0; oy < cp->oh; oy++)
+            for (int64_t ox = 0; ox < cp->ow; ox++) {
+                float s = 0.0f;
+                for (int64_t ki = 0; ki < cp->kh; ki++) {
+                    int64_t iy = oy * cp->stride[0] - cp->pad[0] + ki * cp->dil[0];
+                    if (iy < 0 || iy >= cp->h) continue;
+                    for (int64_t kj = 0; kj < cp->kw; kj++) {
+                        int64_t ix = ox * cp->stride[1] - cp->pad[2] + kj * cp->dil[1];
+                        if (ix >= 0 && ix < cp->w) s += xp[iy * cp->w + ix] * fp[ki * cp->kw + kj];
+                    }
+                }
+                yp[oy * cp->ow + ox] = s;
+            }
+    }
+}
+
+static void conv_exec(const cpu_node *nd, berth_plan *p) {
+    conv_params *cp = nd->params;
+    const float *x = cpu_ptr(p, nd->in[0]), *f = cpu_ptr(p, nd->in[1]);
+    float *y = cpu_ptr(p, nd->out[0]);
+    cp->f = f;
+    cp->y = y;
+    if (cp->kernel == K_DEPTHWISE) {
+        cp->x = x;
+        cpu_pool_for(p->dev->pool, (size_t)(cp->n * cp->c), 1, depthwise_task, cp);
+        add_bias(cp, p, y);
+        return;
+    }
+    int64_t plane_in = cp->h * cp->w, plane_out = cp->oh * cp->ow, kk = cp->cg * cp->kh * cp->kw;
+    cp->col = (float *)cpu_scratch(p, nd);
+    for (int64_t n = 0; n < cp->n; n++)
+        for (int64_t g = 0; g < cp->groups; g++) {
+            const float *xg = x + (n * cp->c + g * cp->cg) * plane_in;
+            const float *b = xg;
+            if (cp->kernel == K_GEMM) {
+                cp->x = xg;
+                cpu_pool_for(p->dev->pool, (size_t)kk, 1, im2col_task, cp);
+                b = cp->col;
+            }
+            cpu_matmul_f32(p, 0, 0, cp->og, plane_out, kk, 1.0f, f + g * cp->og * kk, kk, b, plane_out, 0.0f,
+                           y + (n * cp->o + g * cp->og) * plane_out, plane_out);
+        }
+    add_bias(cp, p, y);
+}
+
+static berth_status conv_shapes(cpu_prep *c, conv_params *cp, int transposed) {
+    const cpu_opnd *x = cpu_in(c, 0), *f = cpu_in(c, 1);
+    if (x->rank != 4 || f->rank != 4) return cpu_fail(c, "input and filter must be 4-D, found rank %u and %u", x->rank, f->rank);
+    cp->n = x->dims[0], cp->c = x->dims[1], cp->h = x->dims[2], cp->w = x->dims[3];
+    cp->kh = f->dims[2], cp->kw = f->dims[3];
+    if (cp->c % cp->groups) return cpu_fail(c, "input channels %lld are not divisible by groups %lld", (long long)cp->c, (long long)cp->groups);
+    cp->cg = cp->c / cp->groups;
+    if (!transposed) {
+        cp->o = f->dims[0];
+        if (f->dims[1] != cp->cg || cp->o % cp->groups)
+            return cpu_fail(c, "filter [%lld, %lld, ...]: expected %lld input channels per group and outputs divisible by %lld groups",
+                            (long long)f->dims[0], (long long)f->dims[1], (long long)cp->cg, (long long)cp->groups);
+        cp->og = cp->o / cp->groups;
+    } else {
+        if (f->dims[0] != cp->c)
+            return cpu_fail(c, "filter: expected %lld input channels (iohw), found %lld", (long long)cp->c, (long long)f->dims[0]);
+        cp->og = f->dims[1];
+        cp->o = cp->og * cp->groups;
+    }
+    return BERTH_OK;
+}
+
+berth_status cpu_prep_conv2d(cpu_prep *c) {
+    berth_status st = cpu_check_counts(c, 2, 2, 1);
+    if (!st) st = cpu_check_same_dtype(c, 2, CPU_BIT(BERTH_DTYPE_F32));
+    if (st) return st;
+    conv_params *cp = cpu_params(c, sizeof *cp);
+    if (!cp) return BERTH_ERR_NOMEM;
+    const char *fl;
+    if ((st = conv_attrs(c, cp)) || (st = cpu_attr_string(c, "filterLayout", "oihw", &fl))) return st;
+    if (strcmp(fl, "oihw") != 0) return cpu_fail(c, "filterLayout '%s' is not supported (oihw)", fl);
+    if ((st = conv_shapes(c, cp, 0)) || (st = conv_bias(c, cp))) return st;
+    int64_t eh = cp->dil[0] * (cp->kh - 1) + 1, ew = cp->dil[1] * (cp->kw - 1) + 1;
+    int64_t ph = cp->h + cp->pad[0] + cp->pad[1], pw = cp->w + cp->pad[2] + cp->pad[3];
+    if (ph < eh || pw < ew) return cpu_fail(c, "the padded input is smaller than the dilated filter");
+    cp->oh = (ph - eh) / cp->stride[0] + 1;
+    cp->ow = (pw - ew) / cp->stride[1] + 1;
+    int64_t od[4] = {cp->n, cp->o, cp->oh, cp->ow};
+    if ((st = cpu_check_out_dims(c, 0, 4, od))) return st;
+    if (cp->cg == 1 && cp->og == 1)
+        cp->kernel = K_DEPTHWISE;
+    else if (cp->kh == 1 && cp->kw == 1 && cp->stride[0] == 1 && cp->stride[1] == 1 && !cp->pad[0] && !cp->pad[1] &&
+             !cp->pad[2] && !cp->pad[3])
+        cp->kernel = K_POINTWISE;
+    else {
+        cp->kernel = K_GEMM;
+        c->cn->scratch_bytes = sizeof(float) * (size_t)(cp->cg * cp->kh * cp->kw * cp->oh * cp->ow);
+    }
+    c->cn->exec = conv_exec;
+    return BERTH_OK;
+}
+
+/* ---- convTranspose2d ---- */
+
+static void convt_exec(const cpu_node *nd, berth_plan *p) {
+    conv_params *cp = nd->params;
+    const float *x = cpu_ptr(p, nd->in[0]), *f = cpu_ptr(p, nd->in[1]);
+    float *y = cpu_ptr(p, nd->out[0]);
+    float *col = (float *)cpu_scratch(p, nd);
+    int64_t plane_in = cp->h * cp->w, plane_out = cp->oh * cp->ow, rows = cp->og * cp->kh * cp->kw;
+    memset(y, 0, sizeof(float) * (size_t)(cp->n * cp->o * plane_out));
+    for (int64_t n = 0; n < cp->n; n++)
+        for (int64_t g = 0; g < cp->groups; g++) {
+            /* col[og*kh*kw, h*w] = W_g^T @ X_g, W_g being [cg, og*kh*kw] */
+            cpu_matmul_f32(p, 1, 0, rows, plane_in, cp->cg, 1.0f, f + g * cp->cg * rows, rows,
+                           x + (n * cp->c + g * cp->cg) * plane_in, plane_in, 0.0f, col, plane_in);
+            float *yg = y + (n * cp->o + g * cp->og) * plane_out;
+            for (int64_t r = 0; r < rows; r++) {
+                int64_t o = r / (cp->kh * cp->kw), ki = (r / cp->kw) % cp->kh, kj = r % cp->kw;
+                const float *cr = col + r * plane_in;
+                float *yo = yg + o * plane_out;
+                for (int64_t iy = 0; iy < cp->h; iy++) {
+                    int64_t oy = iy * cp->stride[0] - cp->pad[0] + ki * cp->dil[0];
+                    if (oy < 0 || oy >= cp->oh) continue;
+                    for (int64_t ix = 0; ix < cp->w; ix++) {
+                        int64_t ox = ix * cp->stride[1] - cp->pad[2] + kj * cp->dil[1];
+                        if (ox >= 0 && ox < cp->ow) yo[oy * cp->ow + ox] += cr[iy * cp->w + ix];
+                    }
+                }
+            }
+        }
+    add_bias(cp, p, y);
+}
+
+berth_status cpu_prep_conv_transpose2d(cpu_prep *c) {
+    berth_status st = cpu_check_counts(c, 2, 2, 1);
+    if (!st) st = cpu_check_same_dtype(c, 2, CPU_BIT(BERTH_DTYPE_F32));
+    if (st) return st;
+    conv_params *cp = cpu_params(c, sizeof *cp);
+    if (!cp) return BERTH_ERR_NOMEM;
+    const char *fl;
+    if ((st = conv_attrs(c, cp)) || (st = cpu_attr_string(c, "filterLayout", "iohw", &fl))) return st;
+    if (strcmp(fl, "iohw") != 0) return cpu_fail(c, "filterLayout '%s' is not supported (iohw)", fl);
+    if ((st = conv_shapes(c, cp, 1)) || (st = conv_bias(c, cp))) return st;
+    int64_t op[2] = {0, 0}, sizes[2];
+    int n_op, n_sz;
+    if ((st = cpu_attr_ints(c, "outputPadding", op, 2, &n_op)) || (st = cpu_attr_ints(c, "outputSizes", sizes, 2, &n_sz)))
+        return st;
+    if (n_op >= 0 && n_op != 2) return cpu_fail(c, "outputPadding: expected 2 values, found %d", n_op);
+    if (n_op < 0) op[0] = op[1] = 0;
+    int64_t base_h = (cp->h - 1) * cp->stride[0] + cp->dil[0] * (cp->kh - 1) + 1 - cp->pad[0] - cp->pad[1];
+    int64_t base_w = (cp->w - 1) * cp->stride[1] + cp->dil[1] * (cp->kw - 1) + 1 - cp->pad[2] - cp->pad[3];
+    if (n_sz == 2) {
+        if (sizes[0] < base_h || sizes[0] >= base_h + cp->stride[0] || sizes[1] < base_w || sizes[1] >= base_w + cp->stride[1])
+            return cpu_fail(c, "outputSizes [%lld, %lld] are not reachable from [%lld, %lld] with strides [%lld, %lld]",
+                            (long long)sizes[0], (long long)sizes[1], (long long)base_h, (long long)base_w,
+                            (long long)cp->stride[0], (long long)cp->stride[1]);
+        cp->oh = sizes[0], cp->ow = sizes[1];
+    } else {
+        cp->oh = base_h + op[0], cp->ow = base_w + op[1];
+    }
+    if (cp->oh < 1 || cp->ow < 1) return cpu_fail(c, "output spatial size [%lld, %lld] is empty", (long long)cp->oh, (long long)cp->ow);
+    int64_t od[4] = {cp->n, cp->o, cp->oh, cp->ow};
+    if ((st = cpu_check_out_dims(c, 0, 4, od))) return st;
+    c->cn->scratch_bytes = sizeof(float) * (size_t)(cp->og * cp->kh * cp->kw * cp->h * cp->w);
+    c->cn->exec = convt_exec;
+    return BERTH_OK;
+}

@@ -1,0 +1,190 @@
+/* layerNormalization and batchNormalization. Layer normalization takes
+ * any set of axes (WebNN default: [1, ..., rank-1]); its scale and bias
+ * are laid out in the order the axes are listed, so each normalized dim
+ * carries its own stride into them. Statistics accumulate in double. */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+typedef struct ln_params {
+    uint32_t n_kept, n_red;
+    int64_t kept_dims[BERTH_MAX_RANK], kept_stride[BERTH_MAX_RANK];
+    int64_t red_dims[BERTH_MAX_RANK], red_stride[BERTH_MAX_RANK], sb_stride[BERTH_MAX_RANK];
+    size_t groups, count;
+    float eps;
+    uint32_t scale, bias;
+    const float *x, *s, *b;
+    float *y;
+} ln_params;
+
+static void ln_task(void *ctx, size_t g0, size_t g1) {
+    const ln_params *L = ctx;
+    for (size_t g = g0; g < g1; g++) {
+        int64_t base = 0;
+        size_t rest = g;
+        for (int d = (int)L->n_kept - 1; d >= 0; d--) {
+            base += (int64_t)(rest % (size_t)L->kept_dims[d]) * L->kept_stride[d];
+            rest /= (size_t)L->kept_dims[d];
+        }
+        double sum = 0, sq = 0;
+        int64_t idx[BERTH_MAX_RANK] = {0};
+        for (int pass = 0; pass < 3; pass++) {
+            double mean = sum / (double)(L->count ? L->count : 1);
+            double inv = 1.0 / sqrt(sq / (double)(L->count ? L->count : 1) + L->eps);
+            memset(idx, 0, sizeof idx);
+            for (size_t e = 0; e < L->count; e++) {
+                int64_t off = base, so = 0;
+                for (uint32_t d = 0; d < L->n_red; d++) off += idx[d] * L->red_stride[d], so += idx[d] * L->sb_stride[d];
+                double v = L->x[off];
+                if (pass == 0) sum += v;
+                else if (pass == 1) sq += (v - mean) * (v - mean);
+                else {
+                    double t = (v - mean) * inv;
+                    if (L->s) t *= L->s[so];
+                    if (L->b) t += L->b[so];
+                    L->y[off] = (float)t;
+                }
+                for (int d = (int)L->n_red - 1; d >= 0; d--) {
+                    if (++idx[d] < L->red_dims[d]) break;
+                    idx[d] = 0;
+                }
+            }
+        }
+    }
+}
+
+static void ln_exec(const cpu_node *n, berth_plan *p) {
+    ln_params *L = n->params;
+    L->x = cpu_ptr(p, n->in[0]);
+    L->y = cpu_ptr(p, n->out[0]);
+    L->s = L->scale != CPU_NONE ? cpu_ptr(p, L->scale) : NULL;
+    L->b = L->bias != CPU_NONE ? cpu_ptr(p, L->bias) : NULL;
+    cpu_pool_for(p->dev->pool, L->groups, L->count >= 1024 ? 1 : 1024 / (L->count ? L->count : 1), ln_task, L);
+}
+
+/* `o` must be float32 with exactly `dims`. */
+static berth_status check_param(cpu_prep *c, const char *what, uint32_t o, uint32_t rank, const int64_t *dims) {
+    const cpu_opnd *t = &c->plan->ops[o];
+    int same = t->dtype == BERTH_DTYPE_F32 && t->rank == rank;
+    for (uint32_t d = 0; same && d < rank; d++) same = t->dims[d] == dims[d];
+    if (same) return BERTH_OK;
+    char want[128], got[128];
+    cpu_dims_str(dims, rank, want, sizeof want);
+    cpu_dims_str(t->dims, t->rank, got, sizeof got);
+    return cpu_fail(c, "%s: expected float32 %s, found %s %s", what, want, cpu_dtype_name(t->dtype), got);
+}
+
+berth_status cpu_prep_layer_norm(cpu_prep *c) {
+    berth_status st = cpu_check_counts(c, 1, 1, 1);
+    if (!st) st = cpu_check_same_dtype(c, 1, CPU_BIT(BERTH_DTYPE_F32));
+    if (st) return st;
+    const cpu_opnd *x = cpu_in(c, 0);
+    st = cpu_check_out_dims(c, 0, x->rank, x->dims);
+    if (st) return st;
+    ln_params *L = cpu_params(c, sizeof *L);
+    if (!L) return BERTH_ERR_NOMEM;
+    int64_t axes[BERTH_MAX_RANK];
+    int n_axes;
+    double eps;
+    st = cpu_attr_ints(c, "axes", axes, BERTH_MAX_RANK, &n_axes);
+    if (!st) st = cpu_attr_float(c, "epsilon", 1e-5, &eps);
+    if (!st) st = cpu_attr_operand(c, "scale", &L->scale);
+    if (!st) st = cpu_attr_operand(c, "bias", &L->bias);
+    if (st) return st;
+    if (n_axes < 0) {
+        n_axes = x->rank > 1 ? (int)x->rank - 1 : 0;
+        for (int i = 0; i < n_axes; i++) axes[i] = i + 1;
+    }
+    uint32_t ax[BERTH_MAX_RANK], mask = 0;
+    int64_t pdims[BERTH_MAX_RANK], pstride[BERTH_MAX_RANK];
+    for (int i = 0; i < n_axes; i++) {
+        st = cpu_axis(c, axes[i], x->rank, "axes value", &ax[i]);
+        if (st) return st;
+        if (mask & (1u << ax[i])) return cpu_fail(c, "axes: axis %u appears twice", ax[i]);
+        mask |= 1u << ax[i];
+        pdims[i] = x->dims[ax[i]];
+    }
+    int64_t s = 1;
+    for (int i = n_axes - 1; i >= 0; i--) pstride[i] = s, s *= pdims[i];
+    if (L->scale != CPU_NONE && (st = check_param(c, "scale", L->scale, (uint32_t)n_axes, pdims))) return st;
+    if (L->bias != CPU_NONE && (st = check_param(c, "bias", L->bias, (uint32_t)n_axes, pdims))) return st;
+    int64_t xs[BERTH_MAX_RANK];
+    s = 1;
+    for (int d = (int)x->rank - 1; d >= 0; d--) xs[d] = s, s *= x->dims[d];
+    L->groups = 1, L->count = 1;
+    for (uint32_t d = 0; d < x->rank; d++) {
+        if (mask & (1u << d)) {
+            int pos = 0;
+            while (ax[pos] != d) pos++;
+            L->red_dims[L->n_red] = x->dims[d];
+            L->red_stride[L->n_red] = xs[d];
+            L->sb_stride[L->n_red++] = pstride[pos];
+            L->count *= (size_t)x->dims[d];
+        } else {
+            L->kept_dims[L->n_kept] = x->dims[d];
+            L->kept_stride[L->n_kept++] = xs[d];
+            L->groups *= (size_t)x->dims[d];
+        }
+    }
+    L->eps = (float)eps;
+    c->cn->exec = ln_exec;
+    return BERTH_OK;
+}
+
+/* ---- batchNormalization(input, mean, variance) ---- */
+
+typedef struct bn_params {
+    size_t outer, channels, inner;
+    float eps;
+    uint32_t scale, bias;
+} bn_params;
+
+static void bn_exec(const cpu_node *n, berth_plan *p) {
+    const bn_params *B = n->params;
+    const float *x = cpu_ptr(p, n->in[0]), *mean = cpu_ptr(p, n->in[1]), *var = cpu_ptr(p, n->in[2]);
+    const float *sc = B->scale != CPU_NONE ? cpu_ptr(p, B->scale) : NULL;
+    const float *bi = B->bias != CPU_NONE ? cpu_ptr(p, B->bias) : NULL;
+    float *y = cpu_ptr(p, n->out[0]);
+    for (size_t o = 0; o < B->outer; o++)
+        for (size_t ch = 0; ch < B->channels; ch++) {
+            float mul = 1.0f / sqrtf(var[ch] + B->eps), add;
+            if (sc) mul *= sc[ch];
+            add = (bi ? bi[ch] : 0.0f) - mean[ch] * mul;
+            const float *restrict xr = x + (o * B->channels + ch) * B->inner;
+            float *restrict yr = y + (o * B->channels + ch) * B->inner;
+            for (size_t i = 0; i < B->inner; i++) yr[i] = xr[i] * mul + add;
+        }
+}
+
+berth_status cpu_prep_batch_norm(cpu_prep *c) {
+    berth_status st = cpu_check_counts(c, 3, 3, 1);
+    if (!st) st = cpu_check_same_dtype(c, 1, CPU_BIT(BERTH_DTYPE_F32));
+    if (st) return st;
+    const cpu_opnd *x = cpu_in(c, 0);
+    st = cpu_check_out_dims(c, 0, x->rank, x->dims);
+    if (st) return st;
+    bn_params *B = cpu_params(c, sizeof *B);
+    if (!B) return BERTH_ERR_NOMEM;
+    int64_t a;
+    uint32_t axis;
+    double eps;
+    st = cpu_attr_int(c, "axis", 1, &a);
+    if (!st) st = cpu_axis(c, a, x->rank, "axis", &axis);
+    if (!st) st = cpu_attr_float(c, "epsilon", 1e-5, &eps);
+    if (!st) st = cpu_attr_operand(c, "scale", &B->scale);
+    if (!st) st = cpu_attr_operand(c, "bias", &B->bias);
+    if (st) return st;
+    int64_t cdim[1] = {x->dims[axis]};
+    if ((st = check_param(c, "mean", c->node->inputs[1], 1, cdim))) return st;
+    if ((st = check_param(c, "variance", c->node->inputs[2], 1, cdim))) return st;
+    if (B->scale != CPU_NONE && (st = check_param(c, "scale", B->scale, 1, cdim))) return st;
+    if (B->bias != CPU_NONE && (st = check_param(c, "bias", B->bias, 1, cdim))) return st;
+    B->outer = 1, B->inner = 1;
+    for (uint32_t d = 0; d < axis; d++) B->outer *= (size_t)x->dims[d];
+    for (uint32_t d = axis + 1; d < x->rank; d++) B->inner *= (size_t)x->dims[d];
+    B->channels = (size_t)cdim[0];
+    B->eps = (float)eps;
+    c->cn->exec = bn_exec;
+    return BERTH_OK;
+}

@@ -1,0 +1,194 @@
+/* averagePool2d, maxPool2d (NCHW) and resample2d. Average pooling
+ * divides by the number of window cells inside the input, never
+ * counting padding, as WebNN specifies. resample2d maps output to input
+ * coordinates with half-pixel centres for linear (src = (dst + 0.5) /
+ * scale - 0.5, clamped to the edge) and ONNX's asymmetric mapping with
+ * floor for nearest-neighbor (src = floor(dst / scale)). */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+typedef struct pool_params {
+    int is_max;
+    int64_t planes, h, w, oh, ow, kh, kw;
+    int64_t pad[4], stride[2], dil[2];
+    const float *x;
+    float *y;
+} pool_params;
+
+static void pool_task(void *ctx, size_t t0, size_t t1) {
+    const pool_params *P = ctx;
+    for (size_t t = t0; t < t1; t++) {
+        const float *xp = P->x + t * (size_t)(P->h * P->w);
+        float *yp = P->y + t * (size_t)(P->oh * P->ow);
+        for (int64_t oy = 0; oy < P->oh; oy++)
+            for (int64_t ox = 0; ox < P->ow; ox++) {
+                float mx = -INFINITY;
+                double sum = 0;
+                int64_t cnt = 0;
+                for (int64_t ki = 0; ki < P->kh; ki++) {
+                    int64_t iy = oy * P->stride[0] - P->pad[0] + ki * P->dil[0];
+                    if (iy < 0 || iy >= P->h) continue;
+                    for (int64_t kj = 0; kj < P->kw; kj++) {
+                        int64_t ix = ox * P->stride[1] - P->pad[2] + kj * P->dil[1];
+                        if (ix < 0 || ix >= P->w) continue;
+                        float v = xp[iy * P->w + ix];
+                        mx = v > mx ? v : mx;
+                        sum += v;
+                        cnt++;
+                    }
+                }
+                yp[oy * P->ow + ox] = P->is_max ? mx : (cnt ? (float)(sum / (double)cnt) : 0.0f);
+            }
+    }
+}
+
+static void pool_exec(const cpu_node *n, berth_plan *p) {
+    pool_params *P = n->params;
+    P->x = cpu_ptr(p, n->in[0]);
+    P->y = cpu_ptr(p, n->out[0]);
+    cpu_pool_for(p->dev->pool, (size_t)P->planes, 1, pool_task, P);
+}
+
+static berth_status ints_n(cpu_prep *c, const char *key, int want, int64_t def, int64_t *out) {
+    int n;
+    berth_status st = cpu_attr_ints(c, key, out, want, &n);
+    if (st) return st;
+    if (n < 0)
+        for (int i = 0; i < want; i++) out[i] = def;
+    else if (n != want)
+        return cpu_fail(c, "%s: expected %d values, found %d", key, want, n);
+    return BERTH_OK;
+}
+
+berth_status cpu_prep_pool2d(cpu_prep *c) {
+    berth_status st = cpu_check_counts(c, 1, 1, 1);
+    if (!st) st = cpu_check_same_dtype(c, 1, CPU_BIT(BERTH_DTYPE_F32));
+    if (st) return st;
+    const cpu_opnd *x = cpu_in(c, 0);
+    if (x->rank != 4) return cpu_fail(c, "input must be 4-D, found rank %u", x->rank);
+    pool_params *P = cpu_params(c, sizeof *P);
+    if (!P) return BERTH_ERR_NOMEM;
+    P->is_max = strcmp(c->node->op, "maxPool2d") == 0;
+    P->planes = x->dims[0] * x->dims[1], P->h = x->dims[2], P->w = x->dims[3];
+    int64_t win[2];
+    const char *layout, *rounding;
+    if ((st = ints_n(c, "windowDimensions", 2, -1, win)) || (st = ints_n(c, "padding", 4, 0, P->pad)) ||
+        (st = ints_n(c, "strides", 2, 1, P->stride)) || (st = ints_n(c, "dilations", 2, 1, P->dil)) ||
+        (st = cpu_attr_string(c, "layout", "nchw", &layout)) || (st = cpu_attr_string(c, "roundingType", "floor", &rounding)))
+        return st;
+    if (strcmp(layout, "nchw") != 0) return cpu_fail(c, "layout '%s' is not supported (nchw)", layout);
+    int ceil_mode = strcmp(rounding, "ceil") == 0;
+    if (!ceil_mode && strcmp(rounding, "floor") != 0)
+        return cpu_fail(c, "roundingType: expected floor or ceil, found '%s'", rounding);
+    P->kh = win[0] < 0 ? P->h : win[0];
+    P->kw = win[1] < 0 ? P->w : win[1];
+    for (int i = 0; i < 4; i++)
+        if (P->pad[i] < 0) return cpu_fail(c, "padding[%d] is negative", i);
+    if (P->kh < 1 || P->kw < 1 || P->stride[0] < 1 || P->stride[1] < 1 || P->dil[0] < 1 || P->dil[1] < 1)
+        return cpu_fail(c, "windowDimensions, strides and dilations must be >= 1");
+    int64_t eh = P->dil[0] * (P->kh - 1) + 1, ew = P->dil[1] * (P->kw - 1) + 1;
+    int64_t sh = P->h + P->pad[0] + P->pad[1] - eh, sw = P->w + P->pad[2] + P->pad[3] - ew;
+    if (sh < 0 || sw < 0) return cpu_fail(c, "the window is larger than the padded input");
+    P->oh = (ceil_mode ? (sh + P->stride[0] - 1) / P->stride[0] : sh / P->stride[0]) + 1;
+    P->ow = (ceil_mode ? (sw + P->stride[1] - 1) / P->stride[1] : sw / P->stride[1]) + 1;
+    int64_t sizes[2];
+    int n_sz;
+    if ((st = cpu_attr_ints(c, "outputSizes", sizes, 2, &n_sz))) return st;
+    if (n_sz == 2) P->oh = sizes[0], P->ow = sizes[1];
+    int64_t od[4] = {x->dims[0], x->dims[1], P->oh, P->ow};
+    if ((st = cpu_check_out_dims(c, 0, 4, od))) return st;
+    c->cn->exec = pool_exec;
+    return BERTH_OK;
+}
+
+/* ---- resample2d ---- */
+
+typedef struct rs_params {
+    int linear;
+    int64_t outer, h, w, oh, ow; /* the two resampled axes, made innermost by an outer/mid split */
+    int64_t mid;                 /* elements between the two axes (1 for adjacent axes) */
+    int64_t inner;
+    double sh, sw; /* scale = out / in */
+} rs_params;
+
+static double src_coord(int linear, int64_t dst, double scale, int64_t extent) {
+    double s = linear ? ((double)dst + 0.5) / scale - 0.5 : floor((double)dst / scale);
+    if (s < 0) s = 0;
+    if (s > (double)(extent - 1)) s = (double)(extent - 1);
+    return s;
+}
+
+static void rs_exec(const cpu_node *n, berth_plan *p) {
+    const rs_params *R = n->params;
+    const float *x = cpu_ptr(p, n->in[0]);
+    float *y = cpu_ptr(p, n->out[0]);
+    /* layout: [outer, h, mid, w, inner] */
+    for (int64_t o = 0; o < R->outer; o++)
+        for (int64_t oy = 0; oy < R->oh; oy++) {
+            double fy = src_coord(R->linear, oy, R->sh, R->h);
+            int64_t y0 = (int64_t)fy, y1 = y0 + 1 < R->h ? y0 + 1 : y0;
+            double dy = fy - (double)y0;
+            for (int64_t m = 0; m < R->mid; m++)
+                for (int64_t ox = 0; ox < R->ow; ox++) {
+                    double fx = src_coord(R->linear, ox, R->sw, R->w);
+                    int64_t x0 = (int64_t)fx, x1 = x0 + 1 < R->w ? x0 + 1 : x0;
+                    double dx = fx - (double)x0;
+#define AT(yy, xx) x[((((o * R->h + (yy)) * R->mid + m) * R->w + (xx)) * R->inner) + i]
+                    float *yo = y + (((o * R->oh + oy) * R->mid + m) * R->ow + ox) * R->inner;
+                    for (int64_t i = 0; i < R->inner; i++) {
+                        if (!R->linear)
+                            yo[i] = AT(y0, x0);
+                        else
+                            yo[i] = (float)((1 - dy) * ((1 - dx) * AT(y0, x0) + dx * AT(y0, x1)) +
+                                            dy * ((1 - dx) * AT(y1, x0) + dx * AT(y1, x1)));
+                    }
+#undef AT
+                }
+        }
+}
+
+berth_status cpu_prep_resample2d(cpu_prep *c) {
+    berth_status st = cpu_check_counts(c, 1, 1, 1);
+    if (!st) st = cpu_check_same_dtype(c, 1, CPU_BIT(BERTH_DTYPE_F32));
+    if (st) return st;
+    const cpu_opnd *x = cpu_in(c, 0), *y = cpu_out(c, 0);
+    const char *mode;
+    int64_t axes[2];
+    double scales[2];
+    int n_sc;
+    if ((st = cpu_attr_string(c, "mode", "nearest-neighbor", &mode)) || (st = ints_n(c, "axes", 2, 0, axes)) ||
+        (st = cpu_attr_floats(c, "scales", scales, 2, &n_sc)))
+        return st;
+    if (cpu_attr(c, "axes") == NULL) axes[0] = 2, axes[1] = 3;
+    int linear = strcmp(mode, "linear") == 0;
+    if (!linear && strcmp(mode, "nearest-neighbor") != 0)
+        return cpu_fail(c, "mode: expected nearest-neighbor or linear, found '%s'", mode);
+    uint32_t a0, a1;
+    if ((st = cpu_axis(c, axes[0], x->rank, "axes value", &a0)) || (st = cpu_axis(c, axes[1], x->rank, "axes value", &a1)))
+        return st;
+    if (a0 >= a1) return cpu_fail(c, "axes: expected two increasing axes, found [%lld, %lld]", (long long)axes[0], (long long)axes[1]);
+    if (y->rank != x->rank) return cpu_fail(c, "output rank %u differs from input rank %u", y->rank, x->rank);
+    for (uint32_t d = 0; d < x->rank; d++)
+        if (d != a0 && d != a1 && y->dims[d] != x->dims[d])
+            return cpu_fail(c, "output dim %u is %lld, expected %lld (only the resampled axes change)", d,
+                            (long long)y->dims[d], (long long)x->dims[d]);
+    if (x->dims[a0] == 0 || x->dims[a1] == 0) return cpu_fail(c, "cannot resample an empty axis");
+    if (n_sc >= 0 && n_sc != 2) return cpu_fail(c, "scales: expected 2 values, found %d", n_sc);
+    rs_params *R = cpu_params(c, sizeof *R);
+    if (!R) return BERTH_ERR_NOMEM;
+    R->linear = linear;
+    R->outer = 1, R->mid = 1, R->inner = 1;
+    for (uint32_t d = 0; d < a0; d++) R->outer *= x->dims[d];
+    for (uint32_t d = a0 + 1; d < a1; d++) R->mid *= x->dims[d];
+    for (uint32_t d = a1 + 1; d < x->rank; d++) R->inner *= x->dims[d];
+    R->h = x->dims[a0], R->w = x->dims[a1], R->oh = y->dims[a0], R->ow = y->dims[a1];
+    /* scales when given and sizes are not; otherwise the output's own ratio */
+    int use_scales = n_sc == 2 && cpu_attr(c, "sizes") == NULL;
+    R->sh = use_scales ? scales[0] : (double)R->oh / (double)R->h;
+    R->sw = use_scales ? scales[1] : (double)R->ow / (double)R->w;
+    if (!(R->sh > 0) || !(R->sw > 0)) return cpu_fail(c, "scales must be positive");
+    c->cn->exec = rs_exec;
+    return BERTH_OK;
+}

@@ -1,0 +1,243 @@
+/* conv2d (im2col, pointwise and depthwise kernels), convTranspose2d,
+ * average and max pooling and resample2d against direct loops. */
+#include "cpu_harness.h"
+
+typedef struct geo {
+    int64_t n, c, h, w, o, kh, kw, groups;
+    int64_t pad[4], stride[2], dil[2];
+} geo;
+
+static int64_t out_extent(int64_t in, int64_t pb, int64_t pe, int64_t k, int64_t s, int64_t d) {
+    return (in + pb + pe - d * (k - 1) - 1) / s + 1;
+}
+
+static void test_conv_case(geo g, int with_bias) {
+    int64_t oh = out_extent(g.h, g.pad[0], g.pad[1], g.kh, g.stride[0], g.dil[0]);
+    int64_t ow = out_extent(g.w, g.pad[2], g.pad[3], g.kw, g.stride[1], g.dil[1]);
+    int64_t cg = g.c / g.groups, og = g.o / g.groups;
+    size_t nx = (size_t)(g.n * g.c * g.h * g.w), nf = (size_t)(g.o * cg * g.kh * g.kw), ny = (size_t)(g.n * g.o * oh * ow);
+    float *x = h_randf(nx), *f = h_randf(nf), *b = h_randf((size_t)g.o), *y = calloc(ny, sizeof(float));
+    double *ref = h_zeros(ny);
+    for (int64_t n = 0; n < g.n; n++)
+        for (int64_t o = 0; o < g.o; o++)
+            for (int64_t i = 0; i < oh; i++)
+                for (int64_t j = 0; j < ow; j++) {
+                    double s = with_bias ? b[o] : 0;
+                    int64_t grp = o / og;
+                    for (int64_t ci = 0; ci < cg; ci++)
+                        for (int64_t ki = 0; ki < g.kh; ki++)
+                            for (int64_t kj = 0; kj < g.kw; kj++) {
+                                int64_t iy = i * g.stride[0] - g.pad[0] + ki * g.dil[0];
+                                int64_t ix = j * g.stride[1] - g.pad[2] + kj * g.dil[1];
+                                if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
+                                s += (double)x[((n * g.c + grp * cg + ci) * g.h + iy) * g.w + ix] *
+                                     f[((o * cg + ci) * g.kh + ki) * g.kw + kj];
+                            }
+                    ref[((n * g.o + o) * oh + i) * ow + j] = s;
+                }
+    tgraph t = {0};
+    uint32_t xi = tg_input(&t, "x", BERTH_DTYPE_F32, 4, DIMS(g.n, g.c, g.h, g.w));
+    uint32_t fi = tg_const(&t, "f", BERTH_DTYPE_F32, 4, DIMS(g.o, cg, g.kh, g.kw), f, nf * 4);
+    uint32_t bi = tg_const(&t, "b", BERTH_DTYPE_F32, 1, DIMS(g.o), b, (size_t)g.o * 4);
+    uint32_t yi = tg_value(&t, "y", BERTH_DTYPE_F32, 4, DIMS(g.n, g.o, oh, ow));
+    berth_attr attrs[] = {
+        A_INTS("padding", 4, g.pad[0], g.pad[1], g.pad[2], g.pad[3]), A_INTS("strides", 2, g.stride[0], g.stride[1]),
+        A_INTS("dilations", 2, g.dil[0], g.dil[1]), A_INT("groups", g.groups), A_STR("inputLayout", "nchw"),
+        A_STR("filterLayout", "oihw"), A_OPND("bias", bi)};
+    tg_node(&t, "conv2d", 2, IDX(xi, fi), 1, IDX(yi), with_bias ? 7 : 6, attrs);
+    tg_output(&t, yi);
+    if (h_ok(&t, (void *[]){x}, (void *[]){y})) h_close("conv2d", y, ref, ny);
+    free(x), free(f), free(b), free(y), free(ref);
+}
+
+static void test_conv(void) {
+    /* im2col: padding, strides, dilations, groups, bias */
+    test_conv_case((geo){2, 4, 9, 8, 6, 3, 2, 2, {1, 2, 0, 1}, {2, 1}, {1, 2}}, 1);
+    test_conv_case((geo){1, 3, 7, 7, 5, 3, 3, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}}, 0);
+    /* pointwise */
+    test_conv_case((geo){2, 6, 5, 4, 8, 1, 1, 1, {0, 0, 0, 0}, {1, 1}, {1, 1}}, 1);
+    test_conv_case((geo){1, 6, 5, 4, 4, 1, 1, 2, {0, 0, 0, 0}, {1, 1}, {1, 1}}, 0);
+    /* depthwise */
+    test_conv_case((geo){2, 5, 8, 7, 5, 3, 3, 5, {1, 1, 2, 0}, {2, 2}, {1, 1}}, 1);
+    /* large enough to split the product over the pool */
+    test_conv_case((geo){1, 16, 20, 20, 32, 3, 3, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}}, 1);
+
+    /* a filter whose channel count does not match fails naming the node */
+    tgraph t = {0};
+    uint32_t xi = tg_input(&t, "x", BERTH_DTYPE_F32, 4, DIMS(1, 3, 4, 4));
+    uint32_t fi = tg_input(&t, "f", BERTH_DTYPE_F32, 4, DIMS(2, 2, 3, 3));
+    uint32_t yi = tg_value(&t, "conv_out", BERTH_DTYPE_F32, 4, DIMS(1, 2, 2, 2));
+    tg_node(&t, "conv2d", 2, IDX(xi, fi), 1, IDX(yi), 0, NULL);
+    tg_output(&t, yi);
+    berth_error err;
+    float buf[64];
+    CHECK(h_run(&t, (void *[]){buf, buf}, (void *[]){buf}, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "conv_out");
+    CHECK_CONTAINS(err.msg, "conv2d");
+}
+
+static void test_conv_transpose(void) {
+    geo g = {2, 4, 3, 4, 0, 3, 2, 2, {1, 0, 0, 1}, {2, 3}, {1, 2}};
+    int64_t og = 3, cg = g.c / g.groups, op[2] = {1, 2};
+    g.o = og * g.groups;
+    int64_t oh = (g.h - 1) * g.stride[0] + g.dil[0] * (g.kh - 1) + 1 - g.pad[0] - g.pad[1] + op[0];
+    int64_t ow = (g.w - 1) * g.stride[1] + g.dil[1] * (g.kw - 1) + 1 - g.pad[2] - g.pad[3] + op[1];
+    size_t nx = (size_t)(g.n * g.c * g.h * g.w), nf = (size_t)(g.c * og * g.kh * g.kw), ny = (size_t)(g.n * g.o * oh * ow);
+    float *x = h_randf(nx), *f = h_randf(nf), *b = h_randf((size_t)g.o), *y = calloc(ny, sizeof(float));
+    double *ref = h_zeros(ny);
+    for (int64_t n = 0; n < g.n; n++)
+        for (int64_t o = 0; o < g.o; o++)
+            for (int64_t i = 0; i < oh * ow; i++) ref[(n * g.o + o) * oh * ow + i] = b[o];
+    for (int64_t n = 0; n < g.n; n++)
+        for (int64_t ci = 0; ci < g.c; ci++)
+            for (int64_t iy = 0; iy < g.h; iy++)
+                for (int64_t ix = 0; ix < g.w; ix++)
+                    for (int64_t o = 0; o < og; o++)
+                        for (int64_t ki = 0; ki < g.kh; ki++)
+                            for (int64_t kj = 0; kj < g.kw; kj++) {
+                                int64_t oy = iy * g.stride[0] - g.pad[0] + ki * g.dil[0];
+                                int64_t ox = ix * g.stride[1] - g.pad[2] + kj * g.dil[1];
+                                if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
+                                int64_t oc = (ci / cg) * og + o;
+                                ref[((n * g.o + oc) * oh + oy) * ow + ox] +=
+                                    (double)x[((n * g.c + ci) * g.h + iy) * g.w + ix] * f[((ci * og + o) * g.kh + ki) * g.kw + kj];
+                            }
+    tgraph t = {0};
+    uint32_t xi = tg_input(&t, "x", BERTH_DTYPE_F32, 4, DIMS(g.n, g.c, g.h, g.w));
+    uint32_t fi = tg_input(&t, "f", BERTH_DTYPE_F32, 4, DIMS(g.c, og, g.kh, g.kw));
+    uint32_t bi = tg_input(&t, "b", BERTH_DTYPE_F32, 1, DIMS(g.o));
+    uint32_t yi = tg_value(&t, "y", BERTH_DTYPE_F32, 4, DIMS(g.n, g.o, oh, ow));
+    tg_node(&t, "convTranspose2d", 2, IDX(xi, fi), 1, IDX(yi), 7,
+            (berth_attr[]){A_INTS("padding", 4, 1, 0, 0, 1), A_INTS("strides", 2, 2, 3), A_INTS("dilations", 2, 1, 2),
+                           A_INT("groups", 2), A_INTS("outputPadding", 2, 1, 2), A_STR("filterLayout", "iohw"),
+                           A_OPND("bias", bi)});
+    tg_output(&t, yi);
+    if (h_ok(&t, (void *[]){x, f, b}, (void *[]){y})) h_close("convTranspose2d", y, ref, ny);
+    free(x), free(f), free(b), free(y), free(ref);
+}
+
+static void test_pool(void) {
+    enum { N = 2, C = 3, H = 7, W = 6 };
+    float *x = h_randf(N * C * H * W);
+    struct { int is_max, ceil; int64_t kh, kw, pad[4], s[2], d[2]; } cases[] = {
+        {0, 0, 3, 3, {1, 1, 1, 1}, {2, 2}, {1, 1}}, /* average excludes padding */
+        {1, 1, 2, 3, {0, 1, 1, 0}, {2, 2}, {1, 1}}, /* ceil rounding */
+        {1, 0, 2, 2, {0, 0, 0, 0}, {1, 1}, {2, 2}}, /* dilations */
+        {0, 1, 3, 2, {1, 0, 1, 0}, {3, 2}, {1, 1}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int64_t eh = cases[k].d[0] * (cases[k].kh - 1) + 1, ew = cases[k].d[1] * (cases[k].kw - 1) + 1;
+        int64_t sh = H + cases[k].pad[0] + cases[k].pad[1] - eh, sw = W + cases[k].pad[2] + cases[k].pad[3] - ew;
+        int64_t oh = (int64_t)(cases[k].ceil ? ceil((double)sh / (double)cases[k].s[0]) : floor((double)sh / (double)cases[k].s[0])) + 1;
+        int64_t ow = (int64_t)(cases[k].ceil ? ceil((double)sw / (double)cases[k].s[1]) : floor((double)sw / (double)cases[k].s[1])) + 1;
+        size_t ny = (size_t)(N * C * oh * ow);
+        float *y = calloc(ny, sizeof(float));
+        double *ref = h_zeros(ny);
+        for (int64_t pl = 0; pl < N * C; pl++)
+            for (int64_t i = 0; i < oh; i++)
+                for (int64_t j = 0; j < ow; j++) {
+                    double acc = cases[k].is_max ? -INFINITY : 0;
+                    int cnt = 0;
+                    for (int64_t a = 0; a < cases[k].kh; a++)
+                        for (int64_t b = 0; b < cases[k].kw; b++) {
+                            int64_t iy = i * cases[k].s[0] - cases[k].pad[0] + a * cases[k].d[0];
+                            int64_t ix = j * cases[k].s[1] - cases[k].pad[2] + b * cases[k].d[1];
+                            if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                            double v = x[(pl * H + iy) * W + ix];
+                            acc = cases[k].is_max ? fmax(acc, v) : acc + v;
+                            cnt++;
+                        }
+                    ref[(pl * oh + i) * ow + j] = cases[k].is_max ? acc : acc / cnt;
+                }
+        tgraph t = {0};
+        uint32_t xi = tg_input(&t, "x", BERTH_DTYPE_F32, 4, DIMS(N, C, H, W));
+        uint32_t yi = tg_value(&t, "y", BERTH_DTYPE_F32, 4, DIMS(N, C, oh, ow));
+        tg_node(&t, cases[k].is_max ? "maxPool2d" : "averagePool2d", 1, IDX(xi), 1, IDX(yi), 6,
+                (berth_attr[]){A_INTS("windowDimensions", 2, cases[k].kh, cases[k].kw),
+                               A_INTS("padding", 4, cases[k].pad[0], cases[k].pad[1], cases[k].pad[2], cases[k].pad[3]),
+                               A_INTS("strides", 2, cases[k].s[0], cases[k].s[1]),
+                               A_INTS("dilations", 2, cases[k].d[0], cases[k].d[1]),
+                               A_STR("roundingType", cases[k].ceil ? "ceil" : "floor"), A_STR("layout", "nchw")});
+        tg_output(&t, yi);
+        if (h_ok(&t, (void *[]){x}, (void *[]){y})) h_close(cases[k].is_max ? "maxPool2d" : "averagePool2d", y, ref, ny);
+        free(y), free(ref);
+    }
+    /* default window: the whole plane (global average) */
+    tgraph t = {0};
+    uint32_t xi = tg_input(&t, "x", BERTH_DTYPE_F32, 4, DIMS(N, C, H, W));
+    uint32_t yi = tg_value(&t, "y", BERTH_DTYPE_F32, 4, DIMS(N, C, 1, 1));
+    tg_node(&t, "averagePool2d", 1, IDX(xi), 1, IDX(yi), 0, NULL);
+    tg_output(&t, yi);
+    float y[N * C];
+    double ref[N * C];
+    for (int pl = 0; pl < N * C; pl++) {
+        double s = 0;
+        for (int i = 0; i < H * W; i++) s += x[pl * H * W + i];
+        ref[pl] = s / (H * W);
+    }
+    if (h_ok(&t, (void *[]){x}, (void *[]){y})) h_close("global average", y, ref, N * C);
+    free(x);
+}
+
+static double clampd(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static void test_resample(void) {
+    enum { N = 1, C = 2, H = 3, W = 4 };
+    float *x = h_randf(N * C * H * W);
+    /* nearest, scales [2, 1.5] on [2, 3] -> [6, 6]: src = floor(dst / scale) */
+    {
+        float y[N * C * 6 * 6];
+        double ref[N * C * 6 * 6];
+        for (int c = 0; c < C; c++)
+            for (int i = 0; i < 6; i++)
+                for (int j = 0; j < 6; j++) {
+                    int sy = (int)clampd(floor(i / 2.0), 0, H - 1), sx = (int)clampd(floor(j / 1.5), 0, W - 1);
+                    ref[(c * 6 + i) * 6 + j] = x[(c * H + sy) * W + sx];
+                }
+        tgraph t = {0};
+        uint32_t xi = tg_input(&t, "x", BERTH_DTYPE_F32, 4, DIMS(N, C, H, W));
+        uint32_t yi = tg_value(&t, "y", BERTH_DTYPE_F32, 4, DIMS(N, C, 6, 6));
+        tg_node(&t, "resample2d", 1, IDX(xi), 1, IDX(yi), 2,
+                (berth_attr[]){A_STR("mode", "nearest-neighbor"), A_FLOATS("scales", 2, 2.0, 1.5)});
+        tg_output(&t, yi);
+        if (h_ok(&t, (void *[]){x}, (void *[]){y})) h_close("resample nearest", y, ref, N * C * 36);
+    }
+    /* linear, sizes [5, 7], axes [1, 2] of a [2, 3, 4, 1]-shaped input (NHWC-like), half-pixel */
+    {
+        enum { OH = 5, OW = 7 };
+        float y[C * OH * OW];
+        double ref[C * OH * OW];
+        /* x viewed as [2, 3, 4, 1]: n = channel index c, h, w */
+        for (int n = 0; n < 2; n++)
+            for (int i = 0; i < OH; i++)
+                for (int j = 0; j < OW; j++) {
+                    double fy = clampd((i + 0.5) * H / OH - 0.5, 0, H - 1), fx = clampd((j + 0.5) * W / OW - 0.5, 0, W - 1);
+                    int y0 = (int)fy, x0 = (int)fx, y1 = y0 + 1 < H ? y0 + 1 : y0, x1 = x0 + 1 < W ? x0 + 1 : x0;
+                    double dy = fy - y0, dx = fx - x0;
+                    const float *p = x + n * H * W;
+                    ref[(n * OH + i) * OW + j] = (1 - dy) * ((1 - dx) * p[y0 * W + x0] + dx * p[y0 * W + x1]) +
+                                                 dy * ((1 - dx) * p[y1 * W + x0] + dx * p[y1 * W + x1]);
+                }
+        tgraph t = {0};
+        uint32_t xi = tg_input(&t, "x", BERTH_DTYPE_F32, 4, DIMS(2, H, W, 1));
+        uint32_t yi = tg_value(&t, "y", BERTH_DTYPE_F32, 4, DIMS(2, OH, OW, 1));
+        tg_node(&t, "resample2d", 1, IDX(xi), 1, IDX(yi), 3,
+                (berth_attr[]){A_STR("mode", "linear"), A_INTS("sizes", 2, OH, OW), A_INTS("axes", 2, 1, 2)});
+        tg_output(&t, yi);
+        if (h_ok(&t, (void *[]){x}, (void *[]){y})) h_close("resample linear", y, ref, C * OH * OW);
+    }
+    free(x);
+}
+
+int main(void) {
+    if (!h_open(2)) {
+        CHECK(0);
+        return check_exit();
+    }
+    test_conv();
+    test_conv_transpose();
+    test_pool();
+    test_resample();
+    h_shutdown();
+    return check_exit();
+}
