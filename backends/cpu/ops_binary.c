@@ -112,19 +112,31 @@ static void bin_row(int op, berth_dtype t, const void *av, size_t sa, const void
     }
 }
 
-static void bin_task(void *ctx, size_t r0, size_t r1) {
+/* Work units are (row, chunk of the row), so one long contiguous row
+ * (same-shape operands collapse to a single row) still spreads over the
+ * pool. */
+#define CHUNK 16384
+
+static size_t chunks_per_row(const cpu_bcast *b) {
+    size_t inner = (size_t)b->dims[b->rank - 1];
+    return inner > CHUNK ? (inner + CHUNK - 1) / CHUNK : 1;
+}
+
+static void bin_task(void *ctx, size_t u0, size_t u1) {
     const bin_params *bp = ctx;
     const berth_plan *p = bp->p;
     const cpu_node *nd = bp->n;
     const uint8_t *a = cpu_ptr(p, nd->in[0]), *b = cpu_ptr(p, nd->in[1]);
     uint8_t *y = cpu_ptr(p, nd->out[0]);
-    size_t inner = (size_t)bp->b.dims[bp->b.rank - 1];
+    size_t inner = (size_t)bp->b.dims[bp->b.rank - 1], cpr = chunks_per_row(&bp->b);
     size_t sa = (size_t)bp->b.strides[0][bp->b.rank - 1], sb = (size_t)bp->b.strides[1][bp->b.rank - 1];
-    for (size_t r = r0; r < r1; r++) {
+    for (size_t u = u0; u < u1; u++) {
+        size_t r = u / cpr, c0 = (u % cpr) * CHUNK, len = inner - c0 < CHUNK ? inner - c0 : CHUNK;
+        if (cpr == 1) c0 = 0, len = inner;
         size_t off[2];
         cpu_bcast_row(&bp->b, r, 2, off);
-        bin_row(bp->op, bp->dtype, a + off[0] * bp->in_es, sa, b + off[1] * bp->in_es, sb,
-                y + r * inner * bp->out_es, inner);
+        bin_row(bp->op, bp->dtype, a + (off[0] + c0 * sa) * bp->in_es, sa, b + (off[1] + c0 * sb) * bp->in_es, sb,
+                y + (r * inner + c0) * bp->out_es, len);
     }
 }
 
@@ -132,9 +144,9 @@ static void bin_exec(const cpu_node *n, berth_plan *p) {
     bin_params *bp = n->params;
     bp->p = p;
     bp->n = n;
-    size_t inner = (size_t)bp->b.dims[bp->b.rank - 1];
-    size_t grain = inner >= 16384 ? 1 : 16384 / (inner ? inner : 1);
-    cpu_pool_for(p->dev->pool, bp->b.rows, grain, bin_task, bp);
+    size_t inner = (size_t)bp->b.dims[bp->b.rank - 1], cpr = chunks_per_row(&bp->b);
+    size_t grain = cpr > 1 || inner >= CHUNK ? 1 : CHUNK / (inner ? inner : 1);
+    cpu_pool_for(p->dev->pool, bp->b.rows * cpr, grain, bin_task, bp);
 }
 
 berth_status cpu_prep_binary(cpu_prep *c) {

@@ -33,6 +33,15 @@ typedef struct rows_job {
     float *c;
 } rows_job;
 
+static void cols_task(void *ctx, size_t b0, size_t b1) {
+    const rows_job *j = ctx;
+    for (size_t blk = b0; blk < b1; blk++) {
+        int64_t j0 = (int64_t)blk * j->block, j1 = j0 + j->block < j->n ? j0 + j->block : j->n;
+        const float *b = j->tb ? j->b + j0 * j->ldb : j->b + j0;
+        sgemm1(j->ta, j->tb, j->m, j1 - j0, j->k, j->alpha, j->a, j->lda, b, j->ldb, j->beta, j->c + j0, j->ldc);
+    }
+}
+
 static void rows_task(void *ctx, size_t b0, size_t b1) {
     const rows_job *j = ctx;
     for (size_t blk = b0; blk < b1; blk++) {
@@ -45,19 +54,22 @@ static void rows_task(void *ctx, size_t b0, size_t b1) {
 
 /* OpenBLAS runs single threaded (its threaded driver allocates a job
  * table on every call, and run() must not allocate), so a large product
- * is split into row blocks over the pool. Call from the run thread only. */
+ * is split into row blocks over the pool, or column blocks when it has
+ * few rows. Call from the run thread only. */
 void cpu_matmul_f32(berth_plan *p, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                     int64_t ldc) {
     int threads = cpu_pool_threads(p->dev->pool);
-    if (threads <= 1 || m < 32 || (double)m * (double)n * (double)k < SMALL_GEMM) {
+    if (threads <= 1 || (m < 32 && n < 128) || (double)m * (double)n * (double)k < SMALL_GEMM) {
         sgemm1(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
-    int64_t block = (m + threads * 2 - 1) / (threads * 2);
-    if (block < 16) block = 16;
+    int by_rows = m >= 32;
+    int64_t extent = by_rows ? m : n, min_block = by_rows ? 16 : 64;
+    int64_t block = (extent + threads * 2 - 1) / (threads * 2);
+    if (block < min_block) block = min_block;
     rows_job j = {ta, tb, m, n, k, lda, ldb, ldc, block, alpha, beta, a, b, c};
-    cpu_pool_for(p->dev->pool, (size_t)((m + block - 1) / block), 1, rows_task, &j);
+    cpu_pool_for(p->dev->pool, (size_t)((extent + block - 1) / block), 1, by_rows ? rows_task : cols_task, &j);
 }
 
 typedef struct mm_params {

@@ -209,6 +209,12 @@ berth_status cpu_prep_cast(cpu_prep *c) {
     if (!(ok & CPU_BIT(from)) || !(ok & CPU_BIT(to)))
         return cpu_fail(c, "cast from %s to %s is not supported (float32, int32, int64, uint8, int8, uint32)",
                         cpu_dtype_name(from), cpu_dtype_name(to));
+    const char *type;
+    if ((st = cpu_attr_string(c, "type", NULL, &type))) return st;
+    static const char *const short_names[] = {[BERTH_DTYPE_F32] = "f32", [BERTH_DTYPE_I32] = "i32", [BERTH_DTYPE_U32] = "u32",
+                                              [BERTH_DTYPE_I64] = "i64", [BERTH_DTYPE_I8] = "i8", [BERTH_DTYPE_U8] = "u8"};
+    if (type && strcmp(type, cpu_dtype_name(to)) != 0 && strcmp(type, short_names[to]) != 0)
+        return cpu_fail(c, "type '%s' disagrees with the output dtype %s", type, cpu_dtype_name(to));
     cast_params *cp = cpu_params(c, sizeof *cp);
     if (!cp) return BERTH_ERR_NOMEM;
     cp->from = from;

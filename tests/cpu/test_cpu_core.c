@@ -47,8 +47,9 @@ static void test_matmul(void) {
     test_matmul_case(4, DIMS(2, 1, 3, 4), 4, DIMS(1, 5, 4, 2), 4, DIMS(2, 5, 3, 2));
     /* rank mismatch: [4,3,8] @ [8,6] */
     test_matmul_case(3, DIMS(4, 3, 8), 2, DIMS(8, 6), 3, DIMS(4, 3, 6));
-    /* a big one OpenBLAS threads by itself */
+    /* big enough to split over the pool: by rows, then by columns (few rows) */
     test_matmul_case(2, DIMS(96, 128), 2, DIMS(128, 80), 2, DIMS(96, 80));
+    test_matmul_case(2, DIMS(4, 512), 2, DIMS(512, 600), 2, DIMS(4, 600));
 
     /* 1-D rules: [k] @ [k, n] -> [n]; [m, k] @ [k] -> [m]; [k] @ [k] -> [] */
     int64_t k = 6;

@@ -116,6 +116,14 @@ static void test_cast(void) {
         for (int i = 0; i < 8; i++) ok &= ya[i] == wa[i] && yb[i] == wa[i] && yu[i] == wu[i] && yf[i] == (float)wa[i];
         CHECK(ok);
     }
+    /* the short spelling is accepted; a type that contradicts the output is named */
+    g.nodes[3].attrs = (berth_attr[]){A_STR("type", "f32")};
+    if (h_ok(&g, (void *[]){fx}, (void *[]){ya, yb, yu, yf})) CHECK(yf[3] == 300.0f);
+    g.nodes[0].attrs = (berth_attr[]){A_STR("type", "int64")};
+    berth_error err;
+    CHECK(h_run(&g, (void *[]){fx}, (void *[]){ya, yb, yu, yf}, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "'int64'");
+    CHECK_CONTAINS(err.msg, "output dtype int32");
 }
 
 static void test_compare_where_not(void) {
