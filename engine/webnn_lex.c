@@ -108,8 +108,16 @@ static bg_token lex_number(bg_lexer *lx, bg_token t) {
             return t;
         }
     }
+    /* strtod honours the process locale; a locale whose decimal point is
+     * not '.' stops early, and that is refused rather than misread. */
+    char *stop;
     errno = 0;
-    t.num = strtod(buf, NULL);
+    t.num = strtod(buf, &stop);
+    if (*stop) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "number '%.40s' cannot be read in this process's locale", buf);
+        return lex_error(lx, &t, msg);
+    }
     /* a literal that rounds to infinity or to zero has lost its value */
     if (isinf(t.num) || (errno == ERANGE && t.num == 0)) {
         char msg[96];

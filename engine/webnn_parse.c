@@ -7,6 +7,7 @@
  * all once the whole file has been read. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dtype.h"
@@ -17,8 +18,9 @@
  * a small bound keeps the linear lookup cheap on hostile files. */
 #define BG_MAX_SYMS 64
 
-/* A growable array in the arena. Growth doubles and abandons the old copy,
- * which at most doubles the memory an array costs. */
+/* A growable array on the heap, for what the parser collects while it
+ * reads. Whatever the graph keeps is copied into the arena at its exact
+ * size, so the graph never carries the slack of doubling. */
 typedef struct vec {
     void *data;
     size_t n, cap;
@@ -30,15 +32,17 @@ typedef struct parser {
     berth_arena *a;
     berth_error *err;
     berth_graph *g;
-    vec values, nodes, inputs, outputs, syms, sym_lines, refs;
+    vec values, nodes, inputs, syms, sym_lines, refs;
+    int32_t *outputs;
+    size_t n_outputs;
     /* the node being read: its arguments, and which of them are options */
     vec args;
     uint32_t opts[BG_MAX_OPTIONS];
     uint32_t n_opts;
+    /* items of the arrays and objects being read, innermost last */
+    vec stack;
+    vec bytes, names; /* the @bytes list, the outputs block */
 } parser;
-
-#define VALUES(P) ((bg_value *)(P)->values.data)
-#define NODES(P) ((bg_node *)(P)->nodes.data)
 
 static int failv(parser *P, uint32_t line, uint32_t col, const char *fmt, va_list ap) {
     char what[BERTH_ERROR_CAP];
@@ -66,13 +70,12 @@ static int expected(parser *P, const char *what) {
 
 static void *vec_push(parser *P, vec *v, size_t elem) {
     if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 8;
-        void *d = berth_arena_array(P->a, cap, elem);
+        size_t cap = v->cap ? v->cap * 2 : 16;
+        void *d = cap <= SIZE_MAX / elem ? realloc(v->data, cap * elem) : NULL;
         if (!d) {
             fail_at(P, P->tok.line, P->tok.col, "out of memory");
             return NULL;
         }
-        if (v->n) memcpy(d, v->data, v->n * elem);
         v->data = d;
         v->cap = cap;
     }
@@ -80,6 +83,18 @@ static void *vec_push(parser *P, vec *v, size_t elem) {
     memset(slot, 0, elem);
     v->n++;
     return slot;
+}
+
+/* Elements [from, n) of v, copied into the arena. */
+static void *vec_keep(parser *P, const vec *v, size_t from, size_t elem) {
+    size_t count = v->n - from;
+    void *d = berth_arena_array(P->a, count, elem);
+    if (!d) {
+        fail_at(P, P->tok.line, P->tok.col, "out of memory");
+        return NULL;
+    }
+    if (count) memcpy(d, (const char *)v->data + from * elem, count * elem);
+    return d;
 }
 
 static int next(parser *P) {
@@ -253,12 +268,13 @@ static int parse_inputs(parser *P) {
 static int parse_bytes(parser *P, bg_value *v) {
     uint32_t line = P->tok.line, col = P->tok.col;
     if (expect_punct(P, '(', "after @bytes") || expect_punct(P, '[', "to open the @bytes list")) return -1;
-    vec bytes = {0};
+    vec *bytes = &P->bytes;
+    bytes->n = 0;
     while (!is_punct(P, ']')) {
-        if (bytes.n > 0 && expect_punct(P, ',', "between bytes")) return -1;
+        if (bytes->n > 0 && expect_punct(P, ',', "between bytes")) return -1;
         if (P->tok.kind != BG_TOK_NUMBER || !P->tok.is_int || P->tok.i < 0 || P->tok.i > 255)
             return expected(P, "a byte value 0..255");
-        uint8_t *b = vec_push(P, &bytes, 1);
+        uint8_t *b = vec_push(P, bytes, 1);
         if (!b) return -1;
         *b = (uint8_t)P->tok.i;
         if (next(P)) return -1;
@@ -269,13 +285,12 @@ static int parse_bytes(parser *P, bg_value *v) {
     for (uint32_t k = 0; k < v->rank; k++) count = (size_t)berth_mul_checked((int64_t)count, v->dims[k].value, &ok);
     size_t want = ok ? berth_dtype_bytes(v->dtype, count, &ok) : 0;
     if (!ok) return fail_at(P, line, col, "size of const '%s' overflows", v->name);
-    if (bytes.n != want)
+    if (bytes->n != want)
         return fail_at(P, line, col, "@bytes of '%s' has %zu bytes, expected %zu for %s with %zu elements",
-                       v->name, bytes.n, want, berth_dtype_name(v->dtype), count);
+                       v->name, bytes->n, want, berth_dtype_name(v->dtype), count);
     v->init = BG_INIT_BYTES;
-    v->bytes = bytes.data;
-    v->n_bytes = bytes.n;
-    return 0;
+    v->n_bytes = bytes->n;
+    return (v->bytes = vec_keep(P, bytes, 0, 1)) ? 0 : -1;
 }
 
 static int parse_const_init(parser *P, bg_value *v) {
@@ -325,38 +340,40 @@ static int parse_consts(parser *P) {
  * moves the position into a bg_ref and clears them. */
 static int parse_value(parser *P, bg_attr *out, int depth);
 
+/* Items are gathered on P->stack (nested literals stack above their
+ * parent's items) and copied out at their exact count when the literal
+ * closes. */
 static int parse_items(parser *P, bg_attr *out, int depth, char close) {
-    vec items = {0};
+    size_t mark = P->stack.n;
     int object = close == '}';
     while (!is_punct(P, close)) {
-        if (items.n > 0 && expect_punct(P, ',', object ? "or '}' in an object" : "or ']' in an array")) return -1;
-        if (object && items.n >= BG_MAX_OBJECT_KEYS)
+        size_t count = P->stack.n - mark;
+        if (count > 0 && expect_punct(P, ',', object ? "or '}' in an object" : "or ']' in an array")) return -1;
+        if (object && count >= BG_MAX_OBJECT_KEYS)
             return fail_at(P, P->tok.line, P->tok.col, "object has more than %d keys", BG_MAX_OBJECT_KEYS);
-        bg_attr *it = vec_push(P, &items, sizeof(bg_attr));
-        if (!it) return -1;
+        if (count >= UINT32_MAX) return fail_at(P, P->tok.line, P->tok.col, "array has too many items");
+        const char *key = NULL;
         if (object) {
-            if (P->tok.kind == BG_TOK_STRING) {
-                it->key = P->tok.str;
-            } else if (P->tok.kind == BG_TOK_IDENT) {
-                if (!(it->key = tok_strdup(P))) return -1;
-            } else {
-                return expected(P, "an object key");
-            }
-            for (size_t k = 0; k + 1 < items.n; k++)
-                if (!strcmp(((bg_attr *)items.data)[k].key, it->key))
-                    return fail_at(P, P->tok.line, P->tok.col, "key '%s' appears twice in one object", it->key);
+            if (P->tok.kind == BG_TOK_STRING) key = P->tok.str;
+            else if (P->tok.kind != BG_TOK_IDENT) return expected(P, "an object key");
+            else if (!(key = tok_strdup(P))) return -1;
+            for (size_t k = 0; k < count; k++)
+                if (!strcmp(((const bg_attr *)P->stack.data)[mark + k].key, key))
+                    return fail_at(P, P->tok.line, P->tok.col, "key '%s' appears twice in one object", key);
             if (next(P) || expect_punct(P, ':', "after the object key")) return -1;
-            const char *key = it->key;
-            if (parse_value(P, it, depth + 1)) return -1;
-            it->key = key;
-        } else if (parse_value(P, it, depth + 1)) {
-            return -1;
         }
+        bg_attr item;
+        if (parse_value(P, &item, depth + 1)) return -1;
+        item.key = key;
+        bg_attr *slot = vec_push(P, &P->stack, sizeof(bg_attr));
+        if (!slot) return -1;
+        *slot = item;
     }
     out->kind = object ? BG_ATTR_OBJECT : BG_ATTR_ARRAY;
-    out->items = items.data;
-    out->count = (uint32_t)items.n;
-    return next(P);
+    out->count = (uint32_t)(P->stack.n - mark);
+    out->items = vec_keep(P, &P->stack, mark, sizeof(bg_attr));
+    P->stack.n = mark;
+    return out->items ? next(P) : -1;
 }
 
 static int parse_value(parser *P, bg_attr *out, int depth) {
@@ -556,23 +573,25 @@ static int parse_nodes(parser *P) {
 
 static int parse_outputs(parser *P) {
     uint32_t line = P->tok.line, col = P->tok.col;
-    vec names = {0};
+    vec *names = &P->names;
+    names->n = 0;
     while (!is_punct(P, '}')) {
-        bg_ref *r = vec_push(P, &names, sizeof(bg_ref));
+        bg_ref *r = vec_push(P, names, sizeof(bg_ref));
         if (!r) return -1;
         if (parse_name(P, "an output name or '}'", &r->name, &r->line, &r->col)) return -1;
         if ((is_punct(P, ',') || is_punct(P, ';')) && next(P)) return -1;
     }
-    if (names.n == 0)
+    if (names->n == 0)
         return fail_at(P, P->tok.line, P->tok.col, "outputs block is empty: expected at least one output name");
-    if (names.n > BG_MAX_VALUES) return fail_at(P, line, col, "more than %u outputs", BG_MAX_VALUES);
-    int32_t *outs = berth_arena_array(P->a, names.n, sizeof(int32_t));
+    if (names->n > BG_MAX_VALUES) return fail_at(P, line, col, "more than %u outputs", BG_MAX_VALUES);
+    int32_t *outs = berth_arena_array(P->a, names->n, sizeof(int32_t));
     if (!outs) return fail_at(P, line, col, "out of memory");
-    bg_ref *r = names.data;
-    for (size_t k = 0; k < names.n; k++)
-        if (push_ref(P, BG_REF_OUTPUT, r[k].name, r[k].line, r[k].col, UINT32_MAX, &outs[k])) return -1;
-    P->outputs.data = outs;
-    P->outputs.n = names.n;
+    for (size_t k = 0; k < names->n; k++) {
+        bg_ref r = ((bg_ref *)names->data)[k]; /* push_ref may move names' storage */
+        if (push_ref(P, BG_REF_OUTPUT, r.name, r.line, r.col, UINT32_MAX, &outs[k])) return -1;
+    }
+    P->outputs = outs;
+    P->n_outputs = names->n;
     return 0;
 }
 
@@ -642,21 +661,27 @@ berth_graph *berth_graph_parse(const char *path, const char *text, size_t len, b
     P.err = err;
     P.g = g;
     bg_lex_init(&P.lx, g->path, text, len, a, err);
-    if (next(&P) || parse_header(&P) || parse_blocks(&P)) {
-        berth_arena_free(a);
-        return NULL;
+    int rc = next(&P) || parse_header(&P) || parse_blocks(&P) ? -1 : 0;
+    if (!rc) {
+        g->values = vec_keep(&P, &P.values, 0, sizeof(bg_value));
+        g->nodes = vec_keep(&P, &P.nodes, 0, sizeof(bg_node));
+        g->inputs = vec_keep(&P, &P.inputs, 0, sizeof(int32_t));
+        g->syms = vec_keep(&P, &P.syms, 0, sizeof(bg_sym));
+        rc = g->values && g->nodes && g->inputs && g->syms ? 0 : -1;
     }
-    g->values = P.values.data;
-    g->n_values = (uint32_t)P.values.n;
-    g->nodes = P.nodes.data;
-    g->n_nodes = (uint32_t)P.nodes.n;
-    g->inputs = P.inputs.data;
-    g->n_inputs = (uint32_t)P.inputs.n;
-    g->outputs = P.outputs.data;
-    g->n_outputs = (uint32_t)P.outputs.n;
-    g->syms = P.syms.data;
-    g->n_syms = (uint32_t)P.syms.n;
-    if (bg_check(g, P.refs.data, P.refs.n, err)) {
+    if (!rc) {
+        g->n_values = (uint32_t)P.values.n;
+        g->n_nodes = (uint32_t)P.nodes.n;
+        g->n_inputs = (uint32_t)P.inputs.n;
+        g->n_syms = (uint32_t)P.syms.n;
+        g->outputs = P.outputs;
+        g->n_outputs = (uint32_t)P.n_outputs;
+        rc = bg_check(g, P.refs.data, P.refs.n, err);
+    }
+    vec *temps[] = {&P.values, &P.nodes, &P.inputs, &P.syms, &P.sym_lines, &P.refs, &P.args, &P.stack,
+                    &P.bytes,  &P.names};
+    for (size_t k = 0; k < sizeof temps / sizeof temps[0]; k++) free(temps[k]->data);
+    if (rc) {
         berth_arena_free(a);
         return NULL;
     }
