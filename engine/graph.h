@@ -83,7 +83,9 @@ struct bg_attr {
  *    becomes an attr keyed "@N", N its 0-based position among all
  *    arguments; specialization gives it its WebNN name (reshape's
  *    newShape, slice's starts and sizes, ...);
- *  - key=value options become attrs; an identifier value is BG_ATTR_IDENT. */
+ *  - key=value options become attrs; an identifier value is BG_ATTR_IDENT
+ *    (at any depth inside an array or object too).
+ * An alias `x = y;` is read as the node `x = identity(y)`. */
 typedef struct bg_node {
     const char *op;
     uint32_t n_inputs;
@@ -91,8 +93,8 @@ typedef struct bg_node {
     uint32_t n_outputs;
     int32_t *outputs;  /* value indices */
     uint32_t n_attrs;
-    bg_attr *attrs;    /* key=value options */
-    uint32_t line, col;
+    bg_attr *attrs;    /* options and positional literals, in argument order */
+    uint32_t line, col; /* where the op name (or the aliased name) is */
 } bg_node;
 
 typedef struct berth_graph {
@@ -113,10 +115,13 @@ typedef struct berth_graph {
     void *arena;      /* owns every pointer above */
 } berth_graph;
 
-/* Parse `text` (len bytes) read from `path`. On failure returns NULL and
- * writes "PATH:LINE:COL: what was expected, what was found" to err. */
+/* Parse `text` (len bytes, not NUL-terminated) read from `path`, then check
+ * it: each name defined once, every operand defined by an earlier node, an
+ * input or a const, every output defined, every op known. On failure
+ * returns NULL and writes "PATH:LINE:COL: what was expected, what was
+ * found" to err. */
 berth_graph *berth_graph_parse(const char *path, const char *text, size_t len, berth_error *err);
-/* Read and parse a file. */
+/* Read (at most 256 MiB) and parse a file. */
 berth_graph *berth_graph_load(const char *path, berth_error *err);
 void berth_graph_free(berth_graph *g);
 
