@@ -174,6 +174,8 @@ void cpu_matmul_f32(berth_plan *p, int ta, int tb, int64_t m, int64_t n, int64_t
                     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                     int64_t ldc);
 uint64_t cpu_now_ns(void);
+/* dst = src (4-D, dims sdims) with dst dim d taken from src dim perm[d]. */
+void cpu_permute4(const float *src, const int64_t *sdims, const int *perm, float *dst);
 
 /* ---- verbs implemented outside cpu_backend.c ---- */
 berth_status cpu_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g,

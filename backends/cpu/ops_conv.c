@@ -1,5 +1,6 @@
-/* conv2d and convTranspose2d, NCHW with OIHW (conv) or IOHW (transposed)
- * filters. conv2d picks one of three kernels at plan time: a direct loop
+/* conv2d and convTranspose2d. The kernels work in NCHW with OIHW (conv)
+ * or IOHW (transposed) filters; NHWC inputs and other filter layouts are
+ * permuted into node scratch first (and the output back). conv2d picks one of three kernels at plan time: a direct loop
  * for depthwise, sgemm straight on the input for 1x1 stride-1 unpadded,
  * and im2col into arena scratch plus sgemm otherwise. The transposed
  * convolution is sgemm into columns, then a scatter-add (col2im). */
@@ -14,6 +15,11 @@ typedef struct conv_params {
     int64_t n, c, h, w, o, kh, kw, oh, ow, groups, cg, og;
     int64_t pad[4], stride[2], dil[2];
     uint32_t bias;
+    int nhwc;         /* input and output are NHWC */
+    int fperm[4];     /* canonical filter dim d is stored dim fperm[d] */
+    int fmoved;       /* the filter is stored in another layout */
+    int64_t fdims[4]; /* stored filter dims */
+    size_t off_x, off_f, off_y; /* scratch offsets of the relaid copies */
     /* run-time context for pool tasks */
     const float *x, *f;
     float *y, *col;
@@ -48,8 +54,79 @@ static berth_status conv_attrs(cpu_prep *c, conv_params *cp) {
     const char *layout;
     st = cpu_attr_string(c, "inputLayout", "nchw", &layout);
     if (st) return st;
-    if (strcmp(layout, "nchw") != 0) return cpu_fail(c, "inputLayout '%s' is not supported (nchw)", layout);
+    cp->nhwc = strcmp(layout, "nhwc") == 0;
+    if (!cp->nhwc && strcmp(layout, "nchw") != 0)
+        return cpu_fail(c, "inputLayout: expected nchw or nhwc, found '%s'", layout);
     return BERTH_OK;
+}
+
+/* Maps the filterLayout attribute onto the canonical letter order. */
+static berth_status filter_layout(cpu_prep *c, conv_params *cp, const char *canonical, const char *const *allowed) {
+    const char *fl;
+    berth_status st = cpu_attr_string(c, "filterLayout", canonical, &fl);
+    if (st) return st;
+    int ok = 0;
+    for (int i = 0; allowed[i]; i++) ok |= strcmp(fl, allowed[i]) == 0;
+    if (!ok) return cpu_fail(c, "filterLayout '%s' is not supported (%s, %s, %s%s%s)", fl, allowed[0], allowed[1],
+                             allowed[2], allowed[3] ? ", " : "", allowed[3] ? allowed[3] : "");
+    for (int d = 0; d < 4; d++) cp->fperm[d] = (int)(strchr(fl, canonical[d]) - fl);
+    cp->fmoved = strcmp(fl, canonical) != 0;
+    const cpu_opnd *f = cpu_in(c, 1);
+    if (f->rank == 4)
+        for (int d = 0; d < 4; d++) cp->fdims[d] = f->dims[d];
+    return BERTH_OK;
+}
+
+/* dst = src with dst dim d taken from src dim perm[d]. */
+void cpu_permute4(const float *src, const int64_t *sdims, const int *perm, float *dst) {
+    int64_t ss[4], dd[4], ds[4];
+    ss[3] = 1;
+    for (int d = 2; d >= 0; d--) ss[d] = ss[d + 1] * sdims[d + 1];
+    for (int d = 0; d < 4; d++) dd[d] = sdims[perm[d]], ds[d] = ss[perm[d]];
+    size_t at = 0;
+    for (int64_t a = 0; a < dd[0]; a++)
+        for (int64_t b = 0; b < dd[1]; b++)
+            for (int64_t e = 0; e < dd[2]; e++) {
+                const float *row = src + a * ds[0] + b * ds[1] + e * ds[2];
+                for (int64_t f = 0; f < dd[3]; f++) dst[at++] = row[f * ds[3]];
+            }
+}
+
+static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
+
+/* Scratch: [kernel scratch | input as NCHW | filter canonical | output as NCHW]. */
+static void conv_scratch(cpu_prep *c, conv_params *cp, size_t kernel_bytes) {
+    size_t at = align64(kernel_bytes);
+    if (cp->nhwc) cp->off_x = at, at += align64(sizeof(float) * (size_t)(cp->n * cp->c * cp->h * cp->w));
+    if (cp->fmoved) cp->off_f = at, at += align64(sizeof(float) * cpu_in(c, 1)->numel);
+    if (cp->nhwc) cp->off_y = at, at += align64(sizeof(float) * (size_t)(cp->n * cp->o * cp->oh * cp->ow));
+    c->cn->scratch_bytes = at;
+}
+
+static void relayout_in(const conv_params *cp, const berth_plan *p, const cpu_node *nd, const float **x,
+                        const float **f, float **y) {
+    uint8_t *s = cpu_scratch(p, nd);
+    *x = cpu_ptr(p, nd->in[0]);
+    *f = cpu_ptr(p, nd->in[1]);
+    *y = cpu_ptr(p, nd->out[0]);
+    if (cp->nhwc) {
+        static const int to_nchw[4] = {0, 3, 1, 2};
+        int64_t d[4] = {cp->n, cp->h, cp->w, cp->c};
+        cpu_permute4(*x, d, to_nchw, (float *)(s + cp->off_x));
+        *x = (const float *)(s + cp->off_x);
+        *y = (float *)(s + cp->off_y);
+    }
+    if (cp->fmoved) {
+        cpu_permute4(*f, cp->fdims, cp->fperm, (float *)(s + cp->off_f));
+        *f = (const float *)(s + cp->off_f);
+    }
+}
+
+static void relayout_out(const conv_params *cp, const berth_plan *p, const cpu_node *nd, const float *y) {
+    if (!cp->nhwc) return;
+    static const int to_nhwc[4] = {0, 2, 3, 1};
+    int64_t d[4] = {cp->n, cp->o, cp->oh, cp->ow};
+    cpu_permute4(y, d, to_nhwc, cpu_ptr(p, nd->out[0]));
 }
 
 static berth_status conv_bias(cpu_prep *c, conv_params *cp) {
@@ -120,14 +197,16 @@ static void depthwise_task(void *ctx, size_t t0, size_t t1) {
 
 static void conv_exec(const cpu_node *nd, berth_plan *p) {
     conv_params *cp = nd->params;
-    const float *x = cpu_ptr(p, nd->in[0]), *f = cpu_ptr(p, nd->in[1]);
-    float *y = cpu_ptr(p, nd->out[0]);
+    const float *x, *f;
+    float *y;
+    relayout_in(cp, p, nd, &x, &f, &y);
     cp->f = f;
     cp->y = y;
     if (cp->kernel == K_DEPTHWISE) {
         cp->x = x;
         cpu_pool_for(p->dev->pool, (size_t)(cp->n * cp->c), 1, depthwise_task, cp);
         add_bias(cp, p, y);
+        relayout_out(cp, p, nd, y);
         return;
     }
     int64_t plane_in = cp->h * cp->w, plane_out = cp->oh * cp->ow, kk = cp->cg * cp->kh * cp->kw;
@@ -145,12 +224,18 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
                            y + (n * cp->o + g * cp->og) * plane_out, plane_out);
         }
     add_bias(cp, p, y);
+    relayout_out(cp, p, nd, y);
 }
 
 static berth_status conv_shapes(cpu_prep *c, conv_params *cp, int transposed) {
-    const cpu_opnd *x = cpu_in(c, 0), *f = cpu_in(c, 1);
-    if (x->rank != 4 || f->rank != 4) return cpu_fail(c, "input and filter must be 4-D, found rank %u and %u", x->rank, f->rank);
-    cp->n = x->dims[0], cp->c = x->dims[1], cp->h = x->dims[2], cp->w = x->dims[3];
+    const cpu_opnd *x = cpu_in(c, 0), *fo = cpu_in(c, 1);
+    if (x->rank != 4 || fo->rank != 4) return cpu_fail(c, "input and filter must be 4-D, found rank %u and %u", x->rank, fo->rank);
+    if (cp->nhwc)
+        cp->n = x->dims[0], cp->h = x->dims[1], cp->w = x->dims[2], cp->c = x->dims[3];
+    else
+        cp->n = x->dims[0], cp->c = x->dims[1], cp->h = x->dims[2], cp->w = x->dims[3];
+    struct { int64_t dims[4]; } fc, *f = &fc; /* the filter's dims in canonical order */
+    for (int d = 0; d < 4; d++) fc.dims[d] = fo->dims[cp->fperm[d]];
     cp->kh = f->dims[2], cp->kw = f->dims[3];
     if (cp->c % cp->groups) return cpu_fail(c, "input channels %lld are not divisible by groups %lld", (long long)cp->c, (long long)cp->groups);
     cp->cg = cp->c / cp->groups;
@@ -175,17 +260,17 @@ berth_status cpu_prep_conv2d(cpu_prep *c) {
     if (st) return st;
     conv_params *cp = cpu_params(c, sizeof *cp);
     if (!cp) return BERTH_ERR_NOMEM;
-    const char *fl;
-    if ((st = conv_attrs(c, cp)) || (st = cpu_attr_string(c, "filterLayout", "oihw", &fl))) return st;
-    if (strcmp(fl, "oihw") != 0) return cpu_fail(c, "filterLayout '%s' is not supported (oihw)", fl);
+    static const char *const layouts[] = {"oihw", "hwio", "ohwi", "ihwo", NULL};
+    if ((st = conv_attrs(c, cp)) || (st = filter_layout(c, cp, "oihw", layouts))) return st;
     if ((st = conv_shapes(c, cp, 0)) || (st = conv_bias(c, cp))) return st;
     int64_t eh = cp->dil[0] * (cp->kh - 1) + 1, ew = cp->dil[1] * (cp->kw - 1) + 1;
     int64_t ph = cp->h + cp->pad[0] + cp->pad[1], pw = cp->w + cp->pad[2] + cp->pad[3];
     if (ph < eh || pw < ew) return cpu_fail(c, "the padded input is smaller than the dilated filter");
     cp->oh = (ph - eh) / cp->stride[0] + 1;
     cp->ow = (pw - ew) / cp->stride[1] + 1;
-    int64_t od[4] = {cp->n, cp->o, cp->oh, cp->ow};
-    if ((st = cpu_check_out_dims(c, 0, 4, od))) return st;
+    int64_t od[4] = {cp->n, cp->o, cp->oh, cp->ow}, od_nhwc[4] = {cp->n, cp->oh, cp->ow, cp->o};
+    if ((st = cpu_check_out_dims(c, 0, 4, cp->nhwc ? od_nhwc : od))) return st;
+    size_t kernel_bytes = 0;
     if (cp->cg == 1 && cp->og == 1)
         cp->kernel = K_DEPTHWISE;
     else if (cp->kh == 1 && cp->kw == 1 && cp->stride[0] == 1 && cp->stride[1] == 1 && !cp->pad[0] && !cp->pad[1] &&
@@ -193,8 +278,9 @@ berth_status cpu_prep_conv2d(cpu_prep *c) {
         cp->kernel = K_POINTWISE;
     else {
         cp->kernel = K_GEMM;
-        c->cn->scratch_bytes = sizeof(float) * (size_t)(cp->cg * cp->kh * cp->kw * cp->oh * cp->ow);
+        kernel_bytes = sizeof(float) * (size_t)(cp->cg * cp->kh * cp->kw * cp->oh * cp->ow);
     }
+    conv_scratch(c, cp, kernel_bytes);
     c->cn->exec = conv_exec;
     return BERTH_OK;
 }
@@ -203,8 +289,9 @@ berth_status cpu_prep_conv2d(cpu_prep *c) {
 
 static void convt_exec(const cpu_node *nd, berth_plan *p) {
     conv_params *cp = nd->params;
-    const float *x = cpu_ptr(p, nd->in[0]), *f = cpu_ptr(p, nd->in[1]);
-    float *y = cpu_ptr(p, nd->out[0]);
+    const float *x, *f;
+    float *y;
+    relayout_in(cp, p, nd, &x, &f, &y);
     float *col = (float *)cpu_scratch(p, nd);
     int64_t plane_in = cp->h * cp->w, plane_out = cp->oh * cp->ow, rows = cp->og * cp->kh * cp->kw;
     memset(y, 0, sizeof(float) * (size_t)(cp->n * cp->o * plane_out));
@@ -229,6 +316,7 @@ static void convt_exec(const cpu_node *nd, berth_plan *p) {
             }
         }
     add_bias(cp, p, y);
+    relayout_out(cp, p, nd, y);
 }
 
 berth_status cpu_prep_conv_transpose2d(cpu_prep *c) {
@@ -237,9 +325,8 @@ berth_status cpu_prep_conv_transpose2d(cpu_prep *c) {
     if (st) return st;
     conv_params *cp = cpu_params(c, sizeof *cp);
     if (!cp) return BERTH_ERR_NOMEM;
-    const char *fl;
-    if ((st = conv_attrs(c, cp)) || (st = cpu_attr_string(c, "filterLayout", "iohw", &fl))) return st;
-    if (strcmp(fl, "iohw") != 0) return cpu_fail(c, "filterLayout '%s' is not supported (iohw)", fl);
+    static const char *const layouts[] = {"iohw", "hwoi", "ohwi", NULL};
+    if ((st = conv_attrs(c, cp)) || (st = filter_layout(c, cp, "iohw", layouts))) return st;
     if ((st = conv_shapes(c, cp, 1)) || (st = conv_bias(c, cp))) return st;
     int64_t op[2] = {0, 0}, sizes[2];
     int n_op, n_sz;
@@ -259,9 +346,9 @@ berth_status cpu_prep_conv_transpose2d(cpu_prep *c) {
         cp->oh = base_h + op[0], cp->ow = base_w + op[1];
     }
     if (cp->oh < 1 || cp->ow < 1) return cpu_fail(c, "output spatial size [%lld, %lld] is empty", (long long)cp->oh, (long long)cp->ow);
-    int64_t od[4] = {cp->n, cp->o, cp->oh, cp->ow};
-    if ((st = cpu_check_out_dims(c, 0, 4, od))) return st;
-    c->cn->scratch_bytes = sizeof(float) * (size_t)(cp->og * cp->kh * cp->kw * cp->h * cp->w);
+    int64_t od[4] = {cp->n, cp->o, cp->oh, cp->ow}, od_nhwc[4] = {cp->n, cp->oh, cp->ow, cp->o};
+    if ((st = cpu_check_out_dims(c, 0, 4, cp->nhwc ? od_nhwc : od))) return st;
+    conv_scratch(c, cp, sizeof(float) * (size_t)(cp->og * cp->kh * cp->kw * cp->h * cp->w));
     c->cn->exec = convt_exec;
     return BERTH_OK;
 }

@@ -1,4 +1,5 @@
-/* averagePool2d, maxPool2d (NCHW) and resample2d. Average pooling
+/* averagePool2d, maxPool2d (NCHW, or NHWC permuted through scratch) and
+ * resample2d. Average pooling
  * divides by the number of window cells inside the input, never
  * counting padding, as WebNN specifies. resample2d maps output to input
  * coordinates with half-pixel centres for linear (src = (dst + 0.5) /
@@ -10,8 +11,9 @@
 #include "cpu_internal.h"
 
 typedef struct pool_params {
-    int is_max;
-    int64_t planes, h, w, oh, ow, kh, kw;
+    int is_max, nhwc;
+    int64_t n, c, planes, h, w, oh, ow, kh, kw;
+    size_t off_y; /* scratch offset of the NCHW output when nhwc */
     int64_t pad[4], stride[2], dil[2];
     const float *x;
     float *y;
@@ -48,7 +50,20 @@ static void pool_exec(const cpu_node *n, berth_plan *p) {
     pool_params *P = n->params;
     P->x = cpu_ptr(p, n->in[0]);
     P->y = cpu_ptr(p, n->out[0]);
+    if (P->nhwc) {
+        static const int to_nchw[4] = {0, 3, 1, 2};
+        int64_t d[4] = {P->n, P->h, P->w, P->c};
+        float *xs = (float *)cpu_scratch(p, n);
+        cpu_permute4(P->x, d, to_nchw, xs);
+        P->x = xs;
+        P->y = (float *)(cpu_scratch(p, n) + P->off_y);
+    }
     cpu_pool_for(p->dev->pool, (size_t)P->planes, 1, pool_task, P);
+    if (P->nhwc) {
+        static const int to_nhwc[4] = {0, 2, 3, 1};
+        int64_t d[4] = {P->n, P->c, P->oh, P->ow};
+        cpu_permute4(P->y, d, to_nhwc, cpu_ptr(p, n->out[0]));
+    }
 }
 
 static berth_status ints_n(cpu_prep *c, const char *key, int want, int64_t def, int64_t *out) {
@@ -71,14 +86,19 @@ berth_status cpu_prep_pool2d(cpu_prep *c) {
     pool_params *P = cpu_params(c, sizeof *P);
     if (!P) return BERTH_ERR_NOMEM;
     P->is_max = strcmp(c->node->op, "maxPool2d") == 0;
-    P->planes = x->dims[0] * x->dims[1], P->h = x->dims[2], P->w = x->dims[3];
     int64_t win[2];
     const char *layout, *rounding;
     if ((st = ints_n(c, "windowDimensions", 2, -1, win)) || (st = ints_n(c, "padding", 4, 0, P->pad)) ||
         (st = ints_n(c, "strides", 2, 1, P->stride)) || (st = ints_n(c, "dilations", 2, 1, P->dil)) ||
         (st = cpu_attr_string(c, "layout", "nchw", &layout)) || (st = cpu_attr_string(c, "roundingType", "floor", &rounding)))
         return st;
-    if (strcmp(layout, "nchw") != 0) return cpu_fail(c, "layout '%s' is not supported (nchw)", layout);
+    P->nhwc = strcmp(layout, "nhwc") == 0;
+    if (!P->nhwc && strcmp(layout, "nchw") != 0) return cpu_fail(c, "layout: expected nchw or nhwc, found '%s'", layout);
+    if (P->nhwc)
+        P->n = x->dims[0], P->h = x->dims[1], P->w = x->dims[2], P->c = x->dims[3];
+    else
+        P->n = x->dims[0], P->c = x->dims[1], P->h = x->dims[2], P->w = x->dims[3];
+    P->planes = P->n * P->c;
     int ceil_mode = strcmp(rounding, "ceil") == 0;
     if (!ceil_mode && strcmp(rounding, "floor") != 0)
         return cpu_fail(c, "roundingType: expected floor or ceil, found '%s'", rounding);
@@ -97,8 +117,12 @@ berth_status cpu_prep_pool2d(cpu_prep *c) {
     int n_sz;
     if ((st = cpu_attr_ints(c, "outputSizes", sizes, 2, &n_sz))) return st;
     if (n_sz == 2) P->oh = sizes[0], P->ow = sizes[1];
-    int64_t od[4] = {x->dims[0], x->dims[1], P->oh, P->ow};
-    if ((st = cpu_check_out_dims(c, 0, 4, od))) return st;
+    int64_t od[4] = {P->n, P->c, P->oh, P->ow}, od_nhwc[4] = {P->n, P->oh, P->ow, P->c};
+    if ((st = cpu_check_out_dims(c, 0, 4, P->nhwc ? od_nhwc : od))) return st;
+    if (P->nhwc) {
+        P->off_y = (x->bytes + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
+        c->cn->scratch_bytes = P->off_y + cpu_out(c, 0)->bytes;
+    }
     c->cn->exec = pool_exec;
     return BERTH_OK;
 }

@@ -11,7 +11,26 @@ static int64_t out_extent(int64_t in, int64_t pb, int64_t pe, int64_t k, int64_t
     return (in + pb + pe - d * (k - 1) - 1) / s + 1;
 }
 
-static void test_conv_case(geo g, int with_bias) {
+/* Copies a canonical 4-D tensor (letters `from`, e.g. "oihw") into the
+ * layout `to` (e.g. "hwio"). */
+static void relayout(const float *src, const int64_t *dims, const char *from, const char *to, float *dst) {
+    int64_t tdims[4], tstride[4], idx[4];
+    for (int k = 0; k < 4; k++) tdims[k] = dims[strchr(from, to[k]) - from];
+    tstride[3] = 1;
+    for (int k = 2; k >= 0; k--) tstride[k] = tstride[k + 1] * tdims[k + 1];
+    size_t n = (size_t)(dims[0] * dims[1] * dims[2] * dims[3]);
+    for (size_t i = 0; i < n; i++) {
+        h_unravel(i, 4, dims, idx);
+        size_t off = 0;
+        for (int k = 0; k < 4; k++) off += (size_t)(idx[strchr(from, to[k]) - from] * tstride[k]);
+        dst[off] = src[i];
+    }
+}
+
+static void test_conv_case_layout(geo g, int with_bias, int nhwc, const char *flayout);
+static void test_conv_case(geo g, int with_bias) { test_conv_case_layout(g, with_bias, 0, "oihw"); }
+
+static void test_conv_case_layout(geo g, int with_bias, int nhwc, const char *flayout) {
     int64_t oh = out_extent(g.h, g.pad[0], g.pad[1], g.kh, g.stride[0], g.dil[0]);
     int64_t ow = out_extent(g.w, g.pad[2], g.pad[3], g.kw, g.stride[1], g.dil[1]);
     int64_t cg = g.c / g.groups, og = g.o / g.groups;
@@ -35,19 +54,30 @@ static void test_conv_case(geo g, int with_bias) {
                             }
                     ref[((n * g.o + o) * oh + i) * ow + j] = s;
                 }
+    int64_t xd[4] = {g.n, g.c, g.h, g.w}, fd[4] = {g.o, cg, g.kh, g.kw}, yd[4] = {g.n, g.o, oh, ow}, sd[4];
+    float *xs = malloc(nx * 4), *fs = malloc(nf * 4), *ys = malloc(ny * 4);
+    relayout(x, xd, "nchw", nhwc ? "nhwc" : "nchw", xs);
+    relayout(f, fd, "oihw", flayout, fs);
     tgraph t = {0};
-    uint32_t xi = tg_input(&t, "x", BERTH_DTYPE_F32, 4, DIMS(g.n, g.c, g.h, g.w));
-    uint32_t fi = tg_const(&t, "f", BERTH_DTYPE_F32, 4, DIMS(g.o, cg, g.kh, g.kw), f, nf * 4);
+    for (int k = 0; k < 4; k++) sd[k] = xd[strchr("nchw", (nhwc ? "nhwc" : "nchw")[k]) - "nchw"];
+    uint32_t xi = tg_input(&t, "x", BERTH_DTYPE_F32, 4, sd);
+    for (int k = 0; k < 4; k++) sd[k] = fd[strchr("oihw", flayout[k]) - "oihw"];
+    uint32_t fi = tg_const(&t, "f", BERTH_DTYPE_F32, 4, sd, fs, nf * 4);
     uint32_t bi = tg_const(&t, "b", BERTH_DTYPE_F32, 1, DIMS(g.o), b, (size_t)g.o * 4);
-    uint32_t yi = tg_value(&t, "y", BERTH_DTYPE_F32, 4, DIMS(g.n, g.o, oh, ow));
+    uint32_t yi = tg_value(&t, "y", BERTH_DTYPE_F32, 4, nhwc ? DIMS(g.n, oh, ow, g.o) : yd);
     berth_attr attrs[] = {
         A_INTS("padding", 4, g.pad[0], g.pad[1], g.pad[2], g.pad[3]), A_INTS("strides", 2, g.stride[0], g.stride[1]),
-        A_INTS("dilations", 2, g.dil[0], g.dil[1]), A_INT("groups", g.groups), A_STR("inputLayout", "nchw"),
-        A_STR("filterLayout", "oihw"), A_OPND("bias", bi)};
+        A_INTS("dilations", 2, g.dil[0], g.dil[1]), A_INT("groups", g.groups), A_STR("inputLayout", nhwc ? "nhwc" : "nchw"),
+        A_STR("filterLayout", flayout), A_OPND("bias", bi)};
     tg_node(&t, "conv2d", 2, IDX(xi, fi), 1, IDX(yi), with_bias ? 7 : 6, attrs);
     tg_output(&t, yi);
-    if (h_ok(&t, (void *[]){x}, (void *[]){y})) h_close("conv2d", y, ref, ny);
-    free(x), free(f), free(b), free(y), free(ref);
+    if (h_ok(&t, (void *[]){xs}, (void *[]){ys})) {
+        /* bring the result back to NCHW to compare */
+        int64_t got_dims[4] = {g.n, nhwc ? oh : g.o, nhwc ? ow : oh, nhwc ? g.o : ow};
+        relayout(ys, got_dims, nhwc ? "nhwc" : "nchw", "nchw", y);
+        h_close(nhwc || strcmp(flayout, "oihw") ? "conv2d relaid" : "conv2d", y, ref, ny);
+    }
+    free(x), free(f), free(b), free(y), free(ref), free(xs), free(fs), free(ys);
 }
 
 static void test_conv(void) {
@@ -59,6 +89,13 @@ static void test_conv(void) {
     test_conv_case((geo){1, 6, 5, 4, 4, 1, 1, 2, {0, 0, 0, 0}, {1, 1}, {1, 1}}, 0);
     /* depthwise */
     test_conv_case((geo){2, 5, 8, 7, 5, 3, 3, 5, {1, 1, 2, 0}, {2, 2}, {1, 1}}, 1);
+    /* NHWC input and every filter layout, on each kernel */
+    static const char *const fls[] = {"oihw", "hwio", "ohwi", "ihwo"};
+    for (int k = 0; k < 4; k++) {
+        test_conv_case_layout((geo){2, 4, 9, 8, 6, 3, 2, 2, {1, 2, 0, 1}, {2, 1}, {1, 2}}, 1, k % 2, fls[k]);
+        test_conv_case_layout((geo){2, 6, 5, 4, 8, 1, 1, 1, {0, 0, 0, 0}, {1, 1}, {1, 1}}, 1, 1, fls[k]);
+        test_conv_case_layout((geo){2, 5, 8, 7, 5, 3, 3, 5, {1, 1, 2, 0}, {2, 2}, {1, 1}}, 0, 1, fls[k]);
+    }
     /* large enough to split the product over the pool */
     test_conv_case((geo){1, 16, 20, 20, 32, 3, 3, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}}, 1);
 
@@ -76,7 +113,7 @@ static void test_conv(void) {
     CHECK_CONTAINS(err.msg, "conv2d");
 }
 
-static void test_conv_transpose(void) {
+static void test_conv_transpose_layout(int nhwc, const char *flayout) {
     geo g = {2, 4, 3, 4, 0, 3, 2, 2, {1, 0, 0, 1}, {2, 3}, {1, 2}};
     int64_t og = 3, cg = g.c / g.groups, op[2] = {1, 2};
     g.o = og * g.groups;
@@ -102,18 +139,34 @@ static void test_conv_transpose(void) {
                                 ref[((n * g.o + oc) * oh + oy) * ow + ox] +=
                                     (double)x[((n * g.c + ci) * g.h + iy) * g.w + ix] * f[((ci * og + o) * g.kh + ki) * g.kw + kj];
                             }
+    int64_t xd[4] = {g.n, g.c, g.h, g.w}, fd[4] = {g.c, og, g.kh, g.kw}, sx[4], sf[4];
+    const char *xl = nhwc ? "nhwc" : "nchw";
+    for (int k = 0; k < 4; k++) sx[k] = xd[strchr("nchw", xl[k]) - "nchw"], sf[k] = fd[strchr("iohw", flayout[k]) - "iohw"];
+    float *xs = malloc(nx * 4), *fs = malloc(nf * 4), *ys = malloc(ny * 4);
+    relayout(x, xd, "nchw", xl, xs);
+    relayout(f, fd, "iohw", flayout, fs);
     tgraph t = {0};
-    uint32_t xi = tg_input(&t, "x", BERTH_DTYPE_F32, 4, DIMS(g.n, g.c, g.h, g.w));
-    uint32_t fi = tg_input(&t, "f", BERTH_DTYPE_F32, 4, DIMS(g.c, og, g.kh, g.kw));
+    uint32_t xi = tg_input(&t, "x", BERTH_DTYPE_F32, 4, sx);
+    uint32_t fi = tg_input(&t, "f", BERTH_DTYPE_F32, 4, sf);
     uint32_t bi = tg_input(&t, "b", BERTH_DTYPE_F32, 1, DIMS(g.o));
-    uint32_t yi = tg_value(&t, "y", BERTH_DTYPE_F32, 4, DIMS(g.n, g.o, oh, ow));
-    tg_node(&t, "convTranspose2d", 2, IDX(xi, fi), 1, IDX(yi), 7,
+    uint32_t yi = tg_value(&t, "y", BERTH_DTYPE_F32, 4, nhwc ? DIMS(g.n, oh, ow, g.o) : DIMS(g.n, g.o, oh, ow));
+    tg_node(&t, "convTranspose2d", 2, IDX(xi, fi), 1, IDX(yi), 8,
             (berth_attr[]){A_INTS("padding", 4, 1, 0, 0, 1), A_INTS("strides", 2, 2, 3), A_INTS("dilations", 2, 1, 2),
-                           A_INT("groups", 2), A_INTS("outputPadding", 2, 1, 2), A_STR("filterLayout", "iohw"),
-                           A_OPND("bias", bi)});
+                           A_INT("groups", 2), A_INTS("outputPadding", 2, 1, 2), A_STR("filterLayout", flayout),
+                           A_STR("inputLayout", xl), A_OPND("bias", bi)});
     tg_output(&t, yi);
-    if (h_ok(&t, (void *[]){x, f, b}, (void *[]){y})) h_close("convTranspose2d", y, ref, ny);
-    free(x), free(f), free(b), free(y), free(ref);
+    if (h_ok(&t, (void *[]){xs, fs, b}, (void *[]){ys})) {
+        int64_t got_dims[4] = {g.n, nhwc ? oh : g.o, nhwc ? ow : oh, nhwc ? g.o : ow};
+        relayout(ys, got_dims, xl, "nchw", y);
+        h_close("convTranspose2d", y, ref, ny);
+    }
+    free(x), free(f), free(b), free(y), free(ref), free(xs), free(fs), free(ys);
+}
+
+static void test_conv_transpose(void) {
+    test_conv_transpose_layout(0, "iohw");
+    test_conv_transpose_layout(1, "hwoi");
+    test_conv_transpose_layout(1, "ohwi");
 }
 
 static void test_pool(void) {
@@ -176,6 +229,37 @@ static void test_pool(void) {
         ref[pl] = s / (H * W);
     }
     if (h_ok(&t, (void *[]){x}, (void *[]){y})) h_close("global average", y, ref, N * C);
+
+    /* NHWC: a 3x3 stride-2 max pool with padding, checked in NCHW */
+    {
+        enum { OH = 4, OW = 3 };
+        float *xs = malloc(sizeof(float) * N * C * H * W), ys[N * OH * OW * C], yc[N * C * OH * OW];
+        double r2[N * C * OH * OW];
+        relayout(x, DIMS(N, C, H, W), "nchw", "nhwc", xs);
+        for (int pl = 0; pl < N * C; pl++)
+            for (int i = 0; i < OH; i++)
+                for (int j = 0; j < OW; j++) {
+                    double m = -INFINITY;
+                    for (int a = 0; a < 3; a++)
+                        for (int b = 0; b < 3; b++) {
+                            int iy = i * 2 - 1 + a, ix = j * 2 - 1 + b;
+                            if (iy >= 0 && iy < H && ix >= 0 && ix < W) m = fmax(m, x[(pl * H + iy) * W + ix]);
+                        }
+                    r2[(pl * OH + i) * OW + j] = m;
+                }
+        tgraph u = {0};
+        xi = tg_input(&u, "x", BERTH_DTYPE_F32, 4, DIMS(N, H, W, C));
+        yi = tg_value(&u, "y", BERTH_DTYPE_F32, 4, DIMS(N, OH, OW, C));
+        tg_node(&u, "maxPool2d", 1, IDX(xi), 1, IDX(yi), 4,
+                (berth_attr[]){A_INTS("windowDimensions", 2, 3, 3), A_INTS("padding", 4, 1, 1, 1, 1),
+                               A_INTS("strides", 2, 2, 2), A_STR("layout", "nhwc")});
+        tg_output(&u, yi);
+        if (h_ok(&u, (void *[]){xs}, (void *[]){ys})) {
+            relayout(ys, DIMS(N, OH, OW, C), "nhwc", "nchw", yc);
+            h_close("maxPool2d nhwc", yc, r2, N * C * OH * OW);
+        }
+        free(xs);
+    }
     free(x);
 }
 
