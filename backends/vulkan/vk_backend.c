@@ -1,0 +1,219 @@
+/* The vulkan backend's entry point and the verbs that are not about
+ * graphs: negotiation, open/close, caps, supports_op and the weight
+ * upload. Weights go to device-local blocks one tensor at a time through
+ * the staging buffer; upload_dest hands the host the mapped staging
+ * memory so file bytes land there with no intermediate copy. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+#define VK_HOST_MIN_SIZE (offsetof(berth_host_services, free) + sizeof(void *))
+/* Weights share blocks of at most this size, so a model with thousands
+ * of tensors needs only a few device allocations. */
+#define VK_BLOCK_MAX ((VkDeviceSize)256 << 20)
+
+static berth_status vk_open(const berth_host_services *host, berth_device **out, berth_error *err) {
+    return vk_device_open(host, out, err);
+}
+
+static void vk_close(berth_device *dev) { vk_device_close(dev); }
+
+static berth_status vk_caps(berth_device *dev, berth_caps *caps, berth_error *err) {
+    if (!caps) {
+        vk_errf(err, "vulkan: caps called with no caps struct");
+        return BERTH_ERR_INVALID;
+    }
+#define FITS(field) (caps->struct_size >= offsetof(berth_caps, field) + sizeof caps->field)
+    if (FITS(device_name)) caps->device_name = dev->name;
+    if (FITS(memory_bytes)) caps->memory_bytes = dev->memory_bytes;
+    if (FITS(unified_memory)) caps->unified_memory = dev->unified;
+    if (FITS(dtype_mask))
+        caps->dtype_mask = VK_BIT(BERTH_DTYPE_F32) | VK_BIT(BERTH_DTYPE_I32) | VK_BIT(BERTH_DTYPE_U32) |
+                           VK_BIT(BERTH_DTYPE_I64) | VK_BIT(BERTH_DTYPE_U64) | VK_BIT(BERTH_DTYPE_U8);
+#undef FITS
+    return BERTH_OK;
+}
+
+static berth_status vk_supports_op(berth_device *dev, const char *op, berth_dtype dtype, berth_error *err) {
+    const vk_op_info *info = op ? vk_find_op(op) : NULL;
+    if (!info) {
+        vk_errf(err, "vulkan: op '%s' is not implemented", op ? op : "(null)");
+        return BERTH_ERR_UNSUPPORTED;
+    }
+    if (!(info->dtypes & VK_BIT(dtype))) {
+        vk_errf(err, "vulkan: op '%s' does not support dtype %s", op, vk_dtype_name(dtype));
+        return BERTH_ERR_UNSUPPORTED;
+    }
+    return BERTH_OK;
+}
+
+/* ---- weights ---- */
+
+static void vk_free_weights(berth_weights *w) {
+    if (!w) return;
+    for (uint32_t i = 0; i < w->n_blocks; i++) vk_buffer_destroy(w->dev, &w->blocks[i]);
+    free(w->blocks);
+    free(w->t);
+    free(w);
+}
+
+static berth_status vk_upload_begin(berth_device *dev, const berth_upload_info *info, berth_weights **out,
+                                    berth_error *err) {
+    *out = NULL;
+    if (!info || info->struct_size < offsetof(berth_upload_info, largest_bytes) + sizeof(uint64_t)) {
+        vk_errf(err, "vulkan: upload_begin: upload info missing or smaller than ABI v1's");
+        return BERTH_ERR_INVALID;
+    }
+    berth_weights *w = calloc(1, sizeof *w);
+    if (w) w->t = calloc(info->n_tensors ? info->n_tensors : 1, sizeof *w->t);
+    if (w) w->blocks = calloc(info->n_tensors ? info->n_tensors : 1, sizeof *w->blocks);
+    if (!w || !w->t || !w->blocks) {
+        vk_free_weights(w);
+        vk_errf(err, "vulkan: out of memory for a table of %u weights", info->n_tensors);
+        return BERTH_ERR_NOMEM;
+    }
+    w->dev = dev;
+    w->n = info->n_tensors;
+    VkDeviceSize want = info->total_bytes + (VkDeviceSize)info->n_tensors * dev->align;
+    w->block_size = want < VK_BLOCK_MAX ? want : VK_BLOCK_MAX;
+    *out = w;
+    return BERTH_OK;
+}
+
+static berth_status check_desc(berth_weights *w, const berth_weight_desc *desc, berth_error *err) {
+    if (!desc || desc->id >= w->n) {
+        vk_errf(err, "vulkan: weight '%s': id %u out of range (%u announced)", desc && desc->name ? desc->name : "?",
+                desc ? desc->id : 0u, w->n);
+        return BERTH_ERR_INVALID;
+    }
+    if (w->t[desc->id].present) {
+        vk_errf(err, "vulkan: weight '%s': id %u uploaded twice", desc->name ? desc->name : "?", desc->id);
+        return BERTH_ERR_INVALID;
+    }
+    if (desc->bytes > w->dev->max_range) {
+        vk_errf(err, "vulkan: weight '%s' is %zu bytes, above the device's maxStorageBufferRange of %llu bytes",
+                desc->name ? desc->name : "?", desc->bytes, (unsigned long long)w->dev->max_range);
+        return BERTH_ERR_UNSUPPORTED;
+    }
+    return BERTH_OK;
+}
+
+static berth_status vk_upload_dest(berth_weights *w, const berth_weight_desc *desc, void **dest, berth_error *err) {
+    *dest = NULL;
+    w->offered = 0;
+    berth_status st = check_desc(w, desc, err);
+    if (st) return st;
+    st = vk_staging_ensure(w->dev, err);
+    if (st) return st;
+    if (desc->bytes == 0 || desc->bytes > w->dev->staging.size) return BERTH_OK; /* the host's scratch, in chunks */
+    *dest = w->dev->staging.map;
+    w->offered = 1;
+    return BERTH_OK;
+}
+
+/* A place for `bytes` in the current block, or a new block. */
+static berth_status reserve(berth_weights *w, const char *name, VkDeviceSize bytes, vk_weight *t, berth_error *err) {
+    VkDeviceSize need = (bytes + 3) & ~(VkDeviceSize)3;
+    VkDeviceSize at = (w->block_used + w->dev->align - 1) & ~(w->dev->align - 1);
+    if (w->n_blocks == 0 || at + need > w->blocks[w->n_blocks - 1].size) {
+        VkDeviceSize size = need > w->block_size ? need : w->block_size;
+        berth_status st = vk_buffer_create(w->dev, size, 0, &w->blocks[w->n_blocks], name, err);
+        if (st) return st;
+        w->n_blocks++;
+        at = 0;
+    }
+    t->block = w->n_blocks - 1;
+    t->off = at;
+    t->bytes = bytes;
+    w->block_used = at + need;
+    return BERTH_OK;
+}
+
+static berth_status vk_upload_tensor(berth_weights *w, const berth_weight_desc *desc, void *data, uint32_t flags,
+                                     int *taken, berth_error *err) {
+    if (taken) *taken = 0; /* copied to the device; the host keeps its buffer */
+    int in_place = (flags & BERTH_UPLOAD_IN_PLACE) && w->offered;
+    w->offered = 0;
+    berth_status st = check_desc(w, desc, err);
+    if (st) return st;
+    if (!data && desc->bytes) {
+        vk_errf(err, "vulkan: weight '%s': no data for %zu bytes", desc->name ? desc->name : "?", desc->bytes);
+        return BERTH_ERR_INVALID;
+    }
+    if (in_place && data != w->dev->staging.map) {
+        vk_errf(err, "vulkan: weight '%s': marked in place but not at the offered memory", desc->name ? desc->name : "?");
+        return BERTH_ERR_INVALID;
+    }
+    vk_weight t;
+    st = reserve(w, desc->name ? desc->name : "a weight", desc->bytes, &t, err);
+    if (st) return st;
+    vk_buffer *dst = &w->blocks[t.block];
+    st = in_place ? vk_flush_staging(w->dev, dst, t.off, desc->bytes, err)
+                  : vk_write_buffer(w->dev, dst, t.off, data, desc->bytes, err);
+    if (st) return st;
+    t.present = 1;
+    w->t[desc->id] = t;
+    w->total += desc->bytes;
+    return BERTH_OK;
+}
+
+static berth_status vk_upload_end(berth_weights *w, berth_error *err) {
+    for (uint32_t i = 0; i < w->n; i++)
+        if (!w->t[i].present) {
+            vk_errf(err, "vulkan: upload_end: weight id %u of %u was never uploaded", i, w->n);
+            return BERTH_ERR_INVALID;
+        }
+    return BERTH_OK;
+}
+
+static uint64_t vk_weights_bytes(const berth_weights *w) {
+    uint64_t n = 0;
+    for (uint32_t i = 0; w && i < w->n_blocks; i++) n += w->blocks[i].size;
+    return n;
+}
+
+static uint64_t vk_plan_bytes(const berth_plan *p) { return p ? p->bytes : 0; }
+
+static void vk_free_plan(berth_plan *p) { vk_plan_free(p); }
+
+static berth_status vk_plan_profile(const berth_plan *p, uint64_t *ns, uint32_t n, berth_error *err) {
+    vk_errf(err, "vulkan: per-node timing is not implemented");
+    return BERTH_ERR_UNSUPPORTED;
+}
+
+static const berth_backend vk_table = {
+    .abi_version = 1,
+    .struct_size = sizeof(berth_backend),
+    .name = "vulkan",
+    .version = "0.1.0",
+    .open = vk_open,
+    .close = vk_close,
+    .caps = vk_caps,
+    .supports_op = vk_supports_op,
+    .upload_begin = vk_upload_begin,
+    .upload_dest = vk_upload_dest,
+    .upload_tensor = vk_upload_tensor,
+    .upload_end = vk_upload_end,
+    .plan = vk_plan_create,
+    .run = vk_run,
+    .free_plan = vk_free_plan,
+    .free_weights = vk_free_weights,
+    .weights_bytes = vk_weights_bytes,
+    .plan_bytes = vk_plan_bytes,
+    .plan_profile = vk_plan_profile,
+};
+
+BERTH_BACKEND_EXPORT const berth_backend *berth_backend_entry(uint32_t host_abi_version,
+                                                              const berth_host_services *host, berth_error *why) {
+    if (host_abi_version < 1) {
+        vk_errf(why, "vulkan backend speaks ABI version 1; the host offers version %u", host_abi_version);
+        return NULL;
+    }
+    if (!host || host->struct_size < VK_HOST_MIN_SIZE) {
+        vk_errf(why, "vulkan backend needs host services of at least %zu bytes, found %u", (size_t)VK_HOST_MIN_SIZE,
+                host ? host->struct_size : 0u);
+        return NULL;
+    }
+    return &vk_table;
+}

@@ -1,0 +1,228 @@
+/* Internal interfaces of the vulkan backend: the device, buffers, weights
+ * and plan objects, and the contract between the planner and the op files.
+ *
+ * The shape of a plan: each op validates its node at plan time and emits
+ * one or more dispatches (a shader, up to VK_MAX_BIND operand bindings,
+ * 32 words of push constants and a group count). Views emit nothing and
+ * alias their input's storage. After every node is prepared the planner
+ * places every intermediate in one arena by liveness, writes the
+ * descriptor sets and records one command buffer for the whole graph;
+ * run() only copies inputs in, submits, waits and copies outputs out. */
+#ifndef BERTH_VK_INTERNAL_H
+#define BERTH_VK_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <vulkan/vulkan.h>
+
+#include "berth/backend.h"
+
+#define VK_NONE UINT32_MAX
+#define VK_PC_WORDS 32 /* 128 bytes: the push-constant size every device offers */
+#define VK_MAX_BIND 8
+#define VK_MAX_GROUPS 65535u /* the group count every device offers per axis */
+#define VK_BIT(t) (1u << (unsigned)(t))
+
+/* ---- errors and small helpers ---- */
+void vk_errf(berth_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *vk_result_str(VkResult r);
+size_t vk_dtype_size(berth_dtype t); /* 0 for packed or invalid dtypes */
+const char *vk_dtype_name(berth_dtype t);
+void vk_dims_str(const int64_t *dims, uint32_t rank, char *buf, size_t cap);
+static inline uint32_t vk_f2u(float f) {
+    union { float f; uint32_t u; } v = {.f = f};
+    return v.u;
+}
+/* Workgroups for n items at `local` items per group, capped: shaders
+ * walk the rest with grid-stride loops. */
+uint32_t vk_groups(uint64_t n, uint32_t local);
+
+/* ---- buffers ---- */
+typedef struct vk_buffer {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    VkDeviceSize size;
+    void *map; /* host-visible buffers stay mapped */
+} vk_buffer;
+
+typedef struct berth_device berth_device;
+/* host_visible: host-visible, coherent memory (staging, run I/O);
+ * otherwise device-local where the device has it. */
+berth_status vk_buffer_create(berth_device *d, VkDeviceSize size, int host_visible, vk_buffer *out,
+                              const char *what, berth_error *err);
+void vk_buffer_destroy(berth_device *d, vk_buffer *b);
+/* Copies bytes from host memory into dst at off through the staging
+ * buffer, one bounded chunk at a time. */
+berth_status vk_write_buffer(berth_device *d, vk_buffer *dst, VkDeviceSize off, const void *src, size_t bytes,
+                             berth_error *err);
+/* Copies `bytes` already written at the start of the staging buffer into
+ * dst at off. */
+berth_status vk_flush_staging(berth_device *d, vk_buffer *dst, VkDeviceSize off, size_t bytes, berth_error *err);
+berth_status vk_staging_ensure(berth_device *d, berth_error *err);
+
+/* ---- device ---- */
+struct berth_device {
+    const berth_host_services *host;
+    VkInstance inst;
+    VkPhysicalDevice phys;
+    VkDevice dev;
+    VkQueue queue;
+    uint32_t qfam;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties memprops;
+    char name[300];
+    uint64_t memory_bytes;
+    int unified;
+    size_t staging_bytes;      /* option staging_mb */
+    VkDeviceSize align;        /* offset alignment for storage bindings */
+    VkDeviceSize max_range;    /* maxStorageBufferRange */
+    VkDescriptorSetLayout dsl; /* VK_MAX_BIND storage buffers, for every shader */
+    VkPipelineLayout layout;
+    VkPipeline *pipes; /* one per embedded shader, created on first use */
+    VkCommandPool pool;
+    VkCommandBuffer xfer; /* staging copies */
+    VkFence xfer_fence;
+    vk_buffer staging;
+    vk_buffer dummy; /* bound to unused slots */
+    pthread_mutex_t lock; /* the queue, the staging buffer and pipe creation */
+};
+
+/* Options and device choice (vk_device.c). */
+berth_status vk_device_open(const berth_host_services *host, berth_device **out, berth_error *err);
+void vk_device_close(berth_device *d);
+/* Index into the embedded shader table, VK_NONE if absent. */
+uint32_t vk_shader_index(const char *name);
+berth_status vk_pipeline(berth_device *d, uint32_t shader, VkPipeline *out, berth_error *err);
+/* Submits one command buffer and waits for `fence`, then resets it. */
+berth_status vk_submit_wait(berth_device *d, VkCommandBuffer cmd, VkFence fence, berth_error *err);
+
+/* ---- weights ---- */
+typedef struct vk_weight {
+    uint32_t block;
+    VkDeviceSize off, bytes;
+    int present;
+} vk_weight;
+
+struct berth_weights {
+    berth_device *dev;
+    uint32_t n;
+    vk_weight *t;
+    vk_buffer *blocks;
+    uint32_t n_blocks;
+    VkDeviceSize block_size, block_used; /* of the last block */
+    uint64_t total;
+    int offered; /* upload_dest handed out the staging memory */
+};
+
+/* ---- plans ---- */
+typedef struct vk_opnd {
+    const char *name; /* the host's string: valid during plan() only */
+    berth_operand_kind kind;
+    berth_dtype dtype;
+    uint32_t rank;
+    int64_t dims[BERTH_MAX_RANK];
+    size_t numel, bytes;
+    uint32_t alias;      /* VK_NONE, or the operand whose storage this views */
+    int64_t first, last; /* dispatch-node range that touches the storage */
+    VkBuffer buf;
+    VkDeviceSize off;
+} vk_opnd;
+
+typedef struct vk_dispatch {
+    uint32_t node;
+    uint32_t shader;
+    uint32_t n_bind;
+    uint32_t bind[VK_MAX_BIND]; /* operand indices */
+    uint32_t groups[3];
+    uint32_t pc[VK_PC_WORDS];
+} vk_dispatch;
+
+typedef struct berth_plan {
+    berth_device *dev;
+    uint32_t n_ops, cap_ops;
+    vk_opnd *ops;
+    uint32_t n_nodes;
+    vk_dispatch *disp;
+    uint32_t n_disp, cap_disp;
+    uint32_t n_inputs, n_outputs;
+    uint32_t *inputs, *outputs;
+    VkDeviceSize *io_off; /* inputs then outputs, in the io buffer */
+    vk_buffer arena, consts, io;
+    VkDescriptorPool dpool;
+    VkCommandBuffer cmd;
+    VkFence fence;
+    uint64_t bytes;
+} berth_plan;
+
+/* ---- plan-time contract for ops ---- */
+typedef struct vk_prep {
+    const berth_graph_desc *g;
+    const berth_node *node;
+    uint32_t k; /* node index */
+    berth_plan *plan;
+    berth_error *err;
+} vk_prep;
+
+typedef berth_status (*vk_prep_fn)(vk_prep *c);
+typedef struct vk_op_info {
+    const char *name;
+    vk_prep_fn prep;
+    uint32_t dtypes; /* VK_BIT mask of first-input dtypes accepted */
+} vk_op_info;
+const vk_op_info *vk_find_op(const char *name);
+
+/* Writes "node 'NAME' (OP): ..." and returns BERTH_ERR_INVALID. */
+berth_status vk_fail(vk_prep *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+berth_status vk_unsupported(vk_prep *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+berth_status vk_check_counts(vk_prep *c, uint32_t in_min, uint32_t in_max, uint32_t n_out);
+static inline const vk_opnd *vk_in(const vk_prep *c, uint32_t i) { return &c->plan->ops[c->node->inputs[i]]; }
+static inline const vk_opnd *vk_out(const vk_prep *c, uint32_t i) { return &c->plan->ops[c->node->outputs[i]]; }
+const berth_attr *vk_attr(const vk_prep *c, const char *key);
+berth_status vk_attr_int(vk_prep *c, const char *key, int64_t def, int64_t *out);
+berth_status vk_attr_float(vk_prep *c, const char *key, double def, double *out);
+berth_status vk_attr_bool(vk_prep *c, const char *key, int def, int *out);
+berth_status vk_attr_string(vk_prep *c, const char *key, const char *def, const char **out);
+berth_status vk_attr_ints(vk_prep *c, const char *key, int64_t *vals, int cap, int *n); /* *n = -1: absent */
+berth_status vk_attr_operand(vk_prep *c, const char *key, uint32_t *idx);            /* VK_NONE: absent */
+/* Every input in [0, n_same) and output 0 has dtype in mask, all alike. */
+berth_status vk_check_same_dtype(vk_prep *c, uint32_t n_same, uint32_t mask);
+berth_status vk_check_out_dims(vk_prep *c, uint32_t out, uint32_t rank, const int64_t *dims);
+berth_status vk_axis(vk_prep *c, int64_t a, uint32_t rank, const char *what, uint32_t *axis);
+
+/* A zeroed dispatch of `shader` for the current node, or NULL (err set).
+ * The pointer is valid until the next vk_emit. */
+vk_dispatch *vk_emit(vk_prep *c, const char *shader);
+/* A plan-owned scratch buffer that lives during this node only; returns
+ * its operand index, VK_NONE on failure (err set). */
+uint32_t vk_scratch(vk_prep *c, size_t bytes);
+/* Output `out` shares the storage of operand `in` (a view). */
+void vk_alias(vk_prep *c, uint32_t out, uint32_t in);
+
+/* Broadcasting of up to 3 inputs into an output, collapsed, with
+ * per-input element strides (0 where an input repeats). */
+typedef struct vk_bcast {
+    uint32_t rank;
+    int64_t dims[BERTH_MAX_RANK];
+    int64_t strides[3][BERTH_MAX_RANK];
+} vk_bcast;
+berth_status vk_bcast_init(vk_prep *c, uint32_t n, const vk_opnd *const *in, const vk_opnd *out, vk_bcast *b);
+
+/* ---- per-op prepare functions ---- */
+#define VK_OPS(X)                                                                                       \
+    X(matmul) X(gemm) X(matmul_epilogue) X(binary) X(compare) X(unary) X(view) X(where) X(logical_not) \
+    X(cast) X(softmax) X(reduce) X(transpose) X(slice) X(expand) X(concat) X(split) X(gather) X(pad)   \
+    X(conv2d) X(conv_transpose2d) X(pool2d) X(batch_norm) X(layer_norm) X(resample2d) X(attention)
+#define VK_DECL_PREP(name) berth_status vk_prep_##name(vk_prep *c);
+VK_OPS(VK_DECL_PREP)
+#undef VK_DECL_PREP
+
+/* ---- verbs implemented outside vk_backend.c ---- */
+berth_status vk_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
+                            berth_error *err);
+berth_status vk_record(berth_plan *p, berth_error *err);
+berth_status vk_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth_tensor *out, uint32_t n_out,
+                    berth_error *err);
+void vk_plan_free(berth_plan *p);
+
+#endif

@@ -1,0 +1,126 @@
+/* Elementwise ops: broadcasting binary arithmetic and comparisons through
+ * one generic shader each (dims and per-input strides in push constants),
+ * the unary float ops, and views, which emit nothing and share storage. */
+#include <math.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+static const char *const bin_names[] = {"add", "sub", "mul", "div", "max", "min", "pow"};
+static const char *const cmp_names[] = {"equal", "lesser", "lesserOrEqual", "greater", "greaterOrEqual", "notEqual"};
+/* The compare shader's codes: 0 ==, 1 >, 2 >=, 3 <, 4 <=, 5 !=. */
+static const uint32_t cmp_codes[] = {0, 3, 4, 1, 2, 5};
+
+static int find_name(const char *const *names, int n, const char *op) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], op) == 0) return i;
+    return -1;
+}
+
+static berth_status emit_bcast(vk_prep *c, const char *shader, uint32_t code, uint64_t n) {
+    const vk_opnd *in[2] = {vk_in(c, 0), vk_in(c, 1)};
+    vk_bcast b;
+    berth_status st = vk_bcast_init(c, 2, in, vk_out(c, 0), &b);
+    if (st) return st;
+    if (n > UINT32_MAX) return vk_unsupported(c, "%llu elements exceed 32-bit indexing", (unsigned long long)n);
+    if (n == 0) return BERTH_OK;
+    vk_dispatch *d = vk_emit(c, shader);
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 3;
+    d->bind[0] = c->node->inputs[0];
+    d->bind[1] = c->node->inputs[1];
+    d->bind[2] = c->node->outputs[0];
+    d->pc[0] = (uint32_t)n;
+    d->pc[1] = code;
+    d->pc[2] = b.rank;
+    for (uint32_t i = 0; i < b.rank; i++) {
+        d->pc[4 + i] = (uint32_t)b.dims[i];
+        d->pc[12 + i] = (uint32_t)b.strides[0][i];
+        d->pc[20 + i] = (uint32_t)b.strides[1][i];
+    }
+    d->groups[0] = vk_groups(strcmp(shader, "compare") == 0 ? (n + 3) / 4 : n, 256);
+    return BERTH_OK;
+}
+
+berth_status vk_prep_binary(vk_prep *c) {
+    berth_status st = vk_check_counts(c, 2, 2, 1);
+    if (!st) st = vk_check_same_dtype(c, 2, VK_BIT(BERTH_DTYPE_F32));
+    if (st) return st;
+    int code = find_name(bin_names, 7, c->node->op);
+    if (code < 0) return vk_fail(c, "not a binary arithmetic op");
+    return emit_bcast(c, "binary", (uint32_t)code, vk_out(c, 0)->numel);
+}
+
+berth_status vk_prep_compare(vk_prep *c) {
+    berth_status st = vk_check_counts(c, 2, 2, 1);
+    if (st) return st;
+    int i = find_name(cmp_names, 6, c->node->op);
+    if (i < 0) return vk_fail(c, "not a comparison");
+    if (vk_in(c, 0)->dtype != BERTH_DTYPE_F32 || vk_in(c, 1)->dtype != BERTH_DTYPE_F32)
+        return vk_unsupported(c, "inputs must be float32, found %s and %s", vk_dtype_name(vk_in(c, 0)->dtype),
+                              vk_dtype_name(vk_in(c, 1)->dtype));
+    if (vk_out(c, 0)->dtype != BERTH_DTYPE_U8)
+        return vk_fail(c, "output: expected dtype uint8, found %s", vk_dtype_name(vk_out(c, 0)->dtype));
+    return emit_bcast(c, "compare", cmp_codes[i], vk_out(c, 0)->numel);
+}
+
+static const char *const un_names[] = {
+    "relu", "sigmoid", "tanh", "exp", "log", "sqrt", "abs", "neg", "erf", "gelu", "hardSigmoid",
+    "hardSwish", "clamp", "leakyRelu", "elu", "softplus", "reciprocal", "floor", "ceil", "sin", "cos", "sign",
+};
+enum { U_HARDSIGMOID = 10, U_CLAMP = 12, U_LEAKYRELU = 13, U_ELU = 14 };
+
+berth_status vk_prep_unary(vk_prep *c) {
+    berth_status st = vk_check_counts(c, 1, 1, 1);
+    if (!st) st = vk_check_same_dtype(c, 1, VK_BIT(BERTH_DTYPE_F32));
+    if (st) return st;
+    int op = find_name(un_names, (int)(sizeof un_names / sizeof un_names[0]), c->node->op);
+    if (op < 0) return vk_fail(c, "not a unary op");
+    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
+    st = vk_check_out_dims(c, 0, x->rank, x->dims);
+    if (st) return st;
+    double alpha = 0.0, beta = 0.0;
+    if (op == U_HARDSIGMOID) {
+        st = vk_attr_float(c, "alpha", 0.2, &alpha);
+        if (!st) st = vk_attr_float(c, "beta", 0.5, &beta);
+    } else if (op == U_CLAMP) {
+        st = vk_attr_float(c, "minValue", -INFINITY, &alpha);
+        if (!st) st = vk_attr_float(c, "maxValue", INFINITY, &beta);
+        if (!st && alpha > beta) return vk_fail(c, "minValue %g is greater than maxValue %g", alpha, beta);
+    } else if (op == U_LEAKYRELU) {
+        st = vk_attr_float(c, "alpha", 0.01, &alpha);
+    } else if (op == U_ELU) {
+        st = vk_attr_float(c, "alpha", 1.0, &alpha);
+    }
+    if (st) return st;
+    if (y->numel > UINT32_MAX) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", y->numel);
+    if (y->numel == 0) return BERTH_OK;
+    vk_dispatch *d = vk_emit(c, "unary");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 2;
+    d->bind[0] = c->node->inputs[0];
+    d->bind[1] = c->node->outputs[0];
+    d->pc[0] = (uint32_t)y->numel;
+    d->pc[1] = (uint32_t)op;
+    d->pc[2] = vk_f2u((float)alpha);
+    d->pc[3] = vk_f2u((float)beta);
+    d->groups[0] = vk_groups(y->numel, 256);
+    return BERTH_OK;
+}
+
+/* identity, reshape, squeeze, unsqueeze: same elements, new dims. */
+berth_status vk_prep_view(vk_prep *c) {
+    berth_status st = vk_check_counts(c, 1, 1, 1);
+    if (st) return st;
+    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
+    if (x->dtype != y->dtype)
+        return vk_fail(c, "output: expected dtype %s, found %s", vk_dtype_name(x->dtype), vk_dtype_name(y->dtype));
+    if (x->numel != y->numel) {
+        char a[128], b[128];
+        vk_dims_str(x->dims, x->rank, a, sizeof a);
+        vk_dims_str(y->dims, y->rank, b, sizeof b);
+        return vk_fail(c, "cannot view %s (%zu elements) as %s (%zu elements)", a, x->numel, b, y->numel);
+    }
+    vk_alias(c, c->node->outputs[0], c->node->inputs[0]);
+    return BERTH_OK;
+}

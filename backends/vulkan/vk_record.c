@@ -1,0 +1,199 @@
+/* Recording a plan's one command buffer, and run(). The command buffer
+ * copies the inputs from the host-visible io buffer into the arena, runs
+ * every dispatch with a barrier wherever a dispatch touches memory that an
+ * earlier, unfenced one wrote (or reads what it is about to overwrite),
+ * and copies the outputs back; run() only fills io, submits and waits. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+static berth_status make_sets(berth_plan *p, VkDescriptorSet *sets, berth_error *err) {
+    berth_device *d = p->dev;
+    uint32_t n = p->n_disp ? p->n_disp : 1;
+    VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = n * VK_MAX_BIND};
+    VkDescriptorPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = n,
+                                      .poolSizeCount = 1, .pPoolSizes = &size};
+    VkResult r = vkCreateDescriptorPool(d->dev, &pci, NULL, &p->dpool);
+    for (uint32_t i = 0; i < p->n_disp && r == VK_SUCCESS; i++) {
+        VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                          .descriptorPool = p->dpool, .descriptorSetCount = 1,
+                                          .pSetLayouts = &d->dsl};
+        r = vkAllocateDescriptorSets(d->dev, &ai, &sets[i]);
+        if (r != VK_SUCCESS) break;
+        VkDescriptorBufferInfo bi[VK_MAX_BIND];
+        VkWriteDescriptorSet wr[VK_MAX_BIND];
+        for (uint32_t b = 0; b < VK_MAX_BIND; b++) {
+            bi[b] = (VkDescriptorBufferInfo){.buffer = d->dummy.buf, .offset = 0, .range = d->dummy.size};
+            if (b < p->disp[i].n_bind && p->disp[i].bind[b] != VK_NONE) {
+                const vk_opnd *o = &p->ops[p->disp[i].bind[b]];
+                if (o->buf && o->bytes) bi[b] = (VkDescriptorBufferInfo){.buffer = o->buf, .offset = o->off,
+                                                                          .range = (o->bytes + 3) & ~(size_t)3};
+            }
+            wr[b] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = sets[i],
+                                           .dstBinding = b, .descriptorCount = 1,
+                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi[b]};
+        }
+        vkUpdateDescriptorSets(d->dev, VK_MAX_BIND, wr, 0, NULL);
+    }
+    if (r != VK_SUCCESS) {
+        vk_errf(err, "vulkan: allocating %u descriptor sets failed: %s", n, vk_result_str(r));
+        return BERTH_ERR_DEVICE;
+    }
+    return BERTH_OK;
+}
+
+static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags sa, VkPipelineStageFlags dst,
+                    VkAccessFlags da) {
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = sa, .dstAccessMask = da};
+    vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+/* Byte ranges touched since the last barrier, for hazard checks. */
+typedef struct span {
+    VkBuffer buf;
+    VkDeviceSize lo, hi;
+} span;
+
+static int overlaps(const span *list, uint32_t n, const span *s) {
+    for (uint32_t i = 0; i < n; i++)
+        if (list[i].buf == s->buf && list[i].lo < s->hi && s->lo < list[i].hi) return 1;
+    return 0;
+}
+
+/* The last binding of a dispatch is the one it writes (op files keep
+ * outputs last); the others are read. */
+static int needs_barrier(const berth_plan *p, const vk_dispatch *d, const span *wr, uint32_t nw, const span *rd,
+                         uint32_t nr) {
+    for (uint32_t b = 0; b < d->n_bind; b++) {
+        if (d->bind[b] == VK_NONE) continue;
+        const vk_opnd *o = &p->ops[d->bind[b]];
+        span s = {o->buf, o->off, o->off + (o->bytes ? o->bytes : 4)};
+        if (overlaps(wr, nw, &s)) return 1;
+        if (b + 1 == d->n_bind && overlaps(rd, nr, &s)) return 1;
+    }
+    return 0;
+}
+
+static void record_dispatches(berth_plan *p, const VkDescriptorSet *sets, const VkPipeline *pipes, span *wr,
+                              span *rd) {
+    VkCommandBuffer cmd = p->cmd;
+    uint32_t nw = 0, nr = 0;
+    VkPipeline bound = VK_NULL_HANDLE;
+    for (uint32_t i = 0; i < p->n_disp; i++) {
+        const vk_dispatch *d = &p->disp[i];
+        if (needs_barrier(p, d, wr, nw, rd, nr)) {
+            barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+            nw = nr = 0;
+        }
+        for (uint32_t b = 0; b < d->n_bind; b++) {
+            if (d->bind[b] == VK_NONE) continue;
+            const vk_opnd *o = &p->ops[d->bind[b]];
+            span s = {o->buf, o->off, o->off + (o->bytes ? o->bytes : 4)};
+            if (b + 1 == d->n_bind) wr[nw++] = s;
+            else rd[nr++] = s;
+        }
+        if (pipes[i] != bound) {
+            vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipes[i]);
+            bound = pipes[i];
+        }
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->dev->layout, 0, 1, &sets[i], 0, NULL);
+        vkCmdPushConstants(cmd, p->dev->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, VK_PC_WORDS * 4, d->pc);
+        vkCmdDispatch(cmd, d->groups[0], d->groups[1], d->groups[2]);
+    }
+}
+
+static void record_copies(berth_plan *p, int outputs) {
+    uint32_t first = outputs ? p->n_inputs : 0, n = outputs ? p->n_outputs : p->n_inputs;
+    for (uint32_t i = 0; i < n; i++) {
+        const vk_opnd *o = &p->ops[outputs ? p->outputs[i] : p->inputs[i]];
+        if (!o->bytes) continue;
+        VkBufferCopy c = {.size = o->bytes};
+        if (outputs) {
+            c.srcOffset = o->off;
+            c.dstOffset = p->io_off[first + i];
+            vkCmdCopyBuffer(p->cmd, o->buf, p->io.buf, 1, &c);
+        } else {
+            c.srcOffset = p->io_off[first + i];
+            c.dstOffset = o->off;
+            vkCmdCopyBuffer(p->cmd, p->io.buf, o->buf, 1, &c);
+        }
+    }
+}
+
+berth_status vk_record(berth_plan *p, berth_error *err) {
+    berth_device *d = p->dev;
+    uint32_t n = p->n_disp ? p->n_disp : 1;
+    VkDescriptorSet *sets = calloc(n, sizeof *sets);
+    VkPipeline *pipes = calloc(n, sizeof *pipes);
+    span *spans = calloc((size_t)n * VK_MAX_BIND * 2, sizeof *spans);
+    berth_status st = BERTH_OK;
+    if (!sets || !pipes || !spans) {
+        vk_errf(err, "vulkan: out of memory recording a plan");
+        st = BERTH_ERR_NOMEM;
+    }
+    for (uint32_t i = 0; i < p->n_disp && !st; i++) st = vk_pipeline(d, p->disp[i].shader, &pipes[i], err);
+    if (!st) st = make_sets(p, sets, err);
+    VkResult r = VK_SUCCESS;
+    if (!st) {
+        VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                          .commandPool = d->pool, .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                          .commandBufferCount = 1};
+        VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        pthread_mutex_lock(&d->lock); /* the command pool is the device's */
+        r = vkAllocateCommandBuffers(d->dev, &ai, &p->cmd);
+        if (r != VK_SUCCESS) p->cmd = VK_NULL_HANDLE;
+        if (r == VK_SUCCESS) r = vkCreateFence(d->dev, &fci, NULL, &p->fence);
+        if (r == VK_SUCCESS) r = vkBeginCommandBuffer(p->cmd, &bi);
+        if (r == VK_SUCCESS) {
+            record_copies(p, 0);
+            barrier(p->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT);
+            record_dispatches(p, sets, pipes, spans, spans + (size_t)n * VK_MAX_BIND);
+            barrier(p->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                    VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+            record_copies(p, 1);
+            barrier(p->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                    VK_ACCESS_HOST_READ_BIT);
+            r = vkEndCommandBuffer(p->cmd);
+        }
+        pthread_mutex_unlock(&d->lock);
+        if (r != VK_SUCCESS) {
+            vk_errf(err, "vulkan: recording the plan's command buffer failed: %s", vk_result_str(r));
+            st = BERTH_ERR_DEVICE;
+        }
+    }
+    free(sets);
+    free(pipes);
+    free(spans);
+    return st;
+}
+
+berth_status vk_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth_tensor *out, uint32_t n_out,
+                    berth_error *err) {
+    if (!p || n_in != p->n_inputs || n_out != p->n_outputs || (n_in && !in) || (n_out && !out)) {
+        vk_errf(err, "vulkan: run: expected %u inputs and %u outputs, found %u and %u", p ? p->n_inputs : 0,
+                p ? p->n_outputs : 0, n_in, n_out);
+        return BERTH_ERR_INVALID;
+    }
+    for (uint32_t i = 0; i < n_in + n_out; i++) {
+        const berth_tensor *t = i < n_in ? &in[i] : &out[i - n_in];
+        const vk_opnd *o = &p->ops[i < n_in ? p->inputs[i] : p->outputs[i - n_in]];
+        if (t->bytes != o->bytes || t->dtype != o->dtype || (o->bytes && !t->data)) {
+            vk_errf(err, "vulkan: run: %s %u: expected %zu bytes of %s, found %zu bytes of %s",
+                    i < n_in ? "input" : "output", i < n_in ? i : i - n_in, o->bytes, vk_dtype_name(o->dtype),
+                    t->bytes, vk_dtype_name(t->dtype));
+            return BERTH_ERR_INVALID;
+        }
+    }
+    for (uint32_t i = 0; i < n_in; i++)
+        if (in[i].bytes) memcpy((uint8_t *)p->io.map + p->io_off[i], in[i].data, in[i].bytes);
+    berth_status st = vk_submit_wait(p->dev, p->cmd, p->fence, err);
+    if (st) return st;
+    for (uint32_t i = 0; i < n_out; i++)
+        if (out[i].bytes) memcpy(out[i].data, (uint8_t *)p->io.map + p->io_off[n_in + i], out[i].bytes);
+    return BERTH_OK;
+}
