@@ -478,13 +478,13 @@ int berth_fuse(berth_spec *s, berth_supports_fn supports, void *ctx) {
         int r = 0;
         if (want_attn && !strcmp(op, "matmul")) r = try_attention(&f, i);
         if (r == 0 && want_ln && !strcmp(op, "reduceMean")) r = try_layer_norm(&f, i);
-        if (r < 0) return total;
+        if (r < 0) return 0; /* out of memory: the desc is still the unfused one */
         total += r;
     }
     for (uint32_t i = 0; i < f.n_nodes && want_epi; i++) {
         if (f.removed[i] || strcmp(f.nodes[i].op, "matmul")) continue;
         int r = try_epilogue(&f, i);
-        if (r < 0) return total;
+        if (r < 0) return 0;
         total += r;
     }
     if (total && compact(&f)) return 0;

@@ -106,10 +106,13 @@ static int quantize(sp_ctx *c) {
     if (sp_arity(c, 3, 3, 1)) return -1;
     sp_val *x = sp_in(c, 0), *s = sp_in(c, 1), *z = sp_in(c, 2);
     char sb[160];
-    if (!sp_is_float(x->dtype) || s->dtype != x->dtype)
-        return sp_fail(c, "operand %s expected float scale and input of one dtype, found %s",
-                       !sp_is_float(x->dtype) ? "0" : "1",
-                       sp_shape_str(sb, sizeof sb, !sp_is_float(x->dtype) ? x : s));
+    if (!sp_is_float(x->dtype))
+        return sp_fail(c, "operand 0 '%s' expected f32 or f16, found %s", sp_in_name(c, 0),
+                       sp_shape_str(sb, sizeof sb, x));
+    if (s->dtype != x->dtype)
+        return sp_fail(c, "operand 1 '%s' expected %s to match operand 0 '%s', found %s",
+                       sp_in_name(c, 1), berth_dtype_name(x->dtype), sp_in_name(c, 0),
+                       sp_shape_str(sb, sizeof sb, s));
     if (check_block(c, 1, x) || check_block(c, 2, x)) return -1;
     if (s->rank != z->rank || memcmp(s->dims, z->dims, sizeof(int64_t) * s->rank)) {
         char sa[160];

@@ -240,9 +240,11 @@ static int normalize(spec_build *b, uint32_t ni) {
             if (!name)
                 return sp_fail(&b->c, "expected at most %u positional operands and named options, found a literal at position %lu",
                                sig >= 0 ? n_ops : n->n_inputs, pos);
-            if (sp_attr(sn, name)) return sp_fail(&b->c, "option '%s' expected once, found twice", name);
             key = name;
         }
+        for (uint32_t j = 0; j < sn->n_attrs; j++)
+            if (!strcmp(sn->attrs[j].key, key))
+                return sp_fail(&b->c, "option '%s' expected once, found twice", key);
         if (convert_attr(b, n, a, key, &sn->attrs[sn->n_attrs++])) return -1;
     }
     /* Positional identifiers past the operand parameters are host data. */
