@@ -1,0 +1,176 @@
+"""ONNX model -> .webnn v2 text + archive tensors.
+
+convert() walks the graph once: graph inputs become `inputs` (symbolic
+dims become dyn(...)), initializers and Constant nodes become known
+values, shape arithmetic over known values is folded here, and every
+other node goes to its handler in OPS. Errors are collected, not raised
+one at a time, so a model's every unsupported op is listed in one go."""
+import json
+
+import numpy as np
+import onnx
+
+from . import fold, ops_basic, ops_nn, ops_shape
+from .core import DTYPES, Converter, Poisoned, Unsupported, elem_name, tensor_value
+
+OPS = {}
+for _m in (ops_basic, ops_nn, ops_shape):
+    OPS.update(_m.OPS)
+
+MIN_OPSET, MAX_OPSET = 9, 17
+
+# Inputs WebNN takes as host-known data (shapes, axes, pads, ...), by op.
+HOST_POSITIONS = {
+    "Reshape": (1,), "Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,), "Slice": (1, 2, 3, 4),
+    "Pad": (1, 2, 3), "Resize": (1, 2, 3), "Upsample": (1,), "Split": (1,), "Unsqueeze": (1,),
+    "Squeeze": (1,), "CumSum": (1,), "Trilu": (1,), "Range": (0, 1, 2), "Dropout": (1, 2),
+    "ReduceSum": (1,), "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,), "ReduceProd": (1,),
+    "ReduceL1": (1,), "ReduceL2": (1,), "ReduceLogSum": (1,), "ReduceLogSumExp": (1,),
+    "ReduceSumSquare": (1,),
+}
+
+
+def host_inputs(model):
+    """Graph inputs that feed a host-known position directly (a Reshape's
+    shape fed as an input): a caller that knows their values (the
+    conformance run) passes them as `freeze`."""
+    names = {i.name for i in model.graph.input}
+    found = []
+    for node in model.graph.node:
+        for k in HOST_POSITIONS.get(node.op_type, ()):
+            if k < len(node.input) and node.input[k] in names and node.input[k] not in found:
+                found.append(node.input[k])
+    return found
+
+
+class ConversionError(Exception):
+    def __init__(self, errors):
+        self.errors = errors
+        lines = ["%s node '%s': %s" % e for e in errors]
+        super().__init__("%d unsupported node%s:\n  %s" % (len(errors), "" if len(errors) == 1 else "s",
+                                                          "\n  ".join(lines)))
+
+
+class Result:
+    def __init__(self, text, weights, inputs, outputs, syms):
+        self.text = text  # the .webnn file
+        self.weights = weights  # [(name, ndarray)] for the .safetensors
+        self.inputs = inputs  # [(onnx name, identifier)]
+        self.outputs = outputs  # [(onnx name, identifier)]
+        self.syms = syms  # {dyn name: max}
+
+
+def _declare_inputs(cv, frozen):
+    g = cv.model.graph
+    inits = {t.name for t in g.initializer} | set(frozen)
+    inputs = []
+    for inp in g.input:
+        if inp.name in inits:
+            continue
+        et, dims = cv.info.get(inp.name, (None, None))
+        if et not in DTYPES:
+            cv.errors.append(("(graph input)", inp.name, "dtype %s is not supported"
+                              % (elem_name(et) if et else "unknown")))
+            cv.poisoned.add(inp.name)
+            continue
+        if dims is None:
+            cv.errors.append(("(graph input)", inp.name, "has no shape; give one with --input-shape"))
+            cv.poisoned.add(inp.name)
+            continue
+        ident = cv.fresh(inp.name)
+        cv.ident[inp.name] = ident
+        parts = []
+        for k, d in enumerate(dims):
+            if isinstance(d, int):
+                parts.append(str(d))
+                continue
+            sym = d if isinstance(d, str) else "%s_%d" % (ident, k)
+            sym = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in sym)
+            mx = cv.dyn.get(sym, cv.dyn_default)
+            if cv.syms.setdefault(sym, mx) != mx:
+                mx = cv.syms[sym]
+            parts.append('dyn(%s, %d)' % (json.dumps(sym), mx))
+        cv.input_lines.append("    %s: %s[%s];" % (ident, DTYPES[et][0], ", ".join(parts)))
+        inputs.append((inp.name, ident))
+    return inputs
+
+
+def _walk(cv):
+    for idx, node in enumerate(cv.model.graph.node):
+        cv._index = idx
+        cv.node = node
+        try:
+            if node.domain not in ("", "ai.onnx"):
+                raise Unsupported("op domain '%s' is not supported" % node.domain)
+            if fold.try_fold(cv, node):
+                continue
+            handler = OPS.get(node.op_type)
+            if handler is None:
+                raise Unsupported("op type '%s' is not supported" % node.op_type)
+            handler(cv, node)
+            for o in node.output:
+                if o and o not in cv.ident and o not in cv.consts:
+                    raise Unsupported("output '%s' is not supported" % o)
+        except Poisoned:
+            for o in node.output:
+                cv.poisoned.add(o)
+        except Unsupported as e:
+            cv.fail(node, str(e))
+
+
+def _outputs(cv):
+    outs = []
+    for o in cv.model.graph.output:
+        if o.name in cv.poisoned:
+            continue
+        try:
+            if o.name in cv.ident and o.name not in cv.consts:
+                outs.append((o.name, cv.ident[o.name]))
+                continue
+            if o.name not in cv.consts:
+                raise Unsupported("graph output '%s' is produced by no node" % o.name)
+            # A known output still has to be a node's result in .webnn.
+            src = cv.const(cv.consts[o.name], o.name + "_value")
+            outs.append((o.name, cv.emit("identity", [src], hint=o.name)))
+        except Unsupported as e:
+            cv.errors.append(("(graph output)", o.name, str(e)))
+    return outs
+
+
+def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freeze=None):
+    """Returns a Result or raises ConversionError listing every problem.
+    freeze: {graph input: ndarray} inputs turned into constants."""
+    freeze = dict(freeze or {})
+    input_shapes = dict(input_shapes or {})
+    for k, arr in freeze.items():
+        input_shapes[k] = list(np.shape(arr))
+    cv = Converter(model, dyn=dyn, dyn_default=dyn_default, input_shapes=input_shapes)
+    if not MIN_OPSET <= cv.opset <= MAX_OPSET + 1:
+        raise ConversionError([("(model)", "opset", "opset %d is outside %d..%d"
+                                % (cv.opset, MIN_OPSET, MAX_OPSET))])
+    for t in model.graph.initializer:
+        try:
+            cv.consts[t.name] = tensor_value(t)
+        except Exception as e:  # e.g. external data that is missing
+            cv.errors.append(("(initializer)", t.name, "cannot be read: %s" % e))
+    for k, arr in freeze.items():
+        cv.consts[k] = np.asarray(arr)
+    inputs = _declare_inputs(cv, freeze)
+    _walk(cv)
+    outputs = _outputs(cv)
+    if cv.errors:
+        raise ConversionError(cv.errors)
+    title = name or model.graph.name or "model"
+    lines = ["# Converted from ONNX by tools/onnx2webnn (opset %d)." % cv.opset,
+             "webnn_graph %s v2 {" % json.dumps(title), "  inputs {"]
+    lines += cv.input_lines
+    lines += ["  }", "  consts {"] + cv.const_lines + ["  }", "  nodes {"] + cv.node_lines + ["  }"]
+    lines += ["  outputs { %s; }" % "; ".join(i for _, i in outputs), "}", ""]
+    return Result("\n".join(lines), cv.weights, inputs, outputs, dict(cv.syms))
+
+
+def load(path):
+    return onnx.load(path)
+
+
+__all__ = ["convert", "ConversionError", "Result", "load", "np"]

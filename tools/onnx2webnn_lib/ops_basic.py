@@ -1,0 +1,194 @@
+"""Element-wise ops, activations, logic, casts and reductions."""
+import numpy as np
+import onnx
+
+from .core import DTYPES, Unsupported, attrs_of, elem_name
+
+OPS = {}
+
+
+def op(*names):
+    def reg(fn):
+        for n in names:
+            OPS[n] = fn
+        return fn
+    return reg
+
+
+_BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow",
+           "Equal": "equal", "Greater": "greater", "Less": "lesser",
+           "GreaterOrEqual": "greaterOrEqual", "LessOrEqual": "lesserOrEqual",
+           "And": "logicalAnd", "Or": "logicalOr", "Xor": "notEqual"}
+
+
+@op(*_BINARY)
+def binary(cv, node):
+    a, b = cv.inp(node, 0), cv.inp(node, 1)
+    if cv.np_dtype(node.input[0]) != cv.np_dtype(node.input[1]):
+        if node.op_type != "Pow":
+            raise Unsupported("operands have different dtypes %s and %s"
+                              % (cv.np_dtype(node.input[0]), cv.np_dtype(node.input[1])))
+        # Pow's exponent may have another dtype: WebNN wants one dtype.
+        b = cv.emit("cast", [b], {"type": DTYPES[cv.elem_type(node.input[0])][2]}, hint=b + "_cast")
+    cv.emit(_BINARY[node.op_type], [a, b], outs=cv.out(node))
+
+
+@op("Sum", "Max", "Min", "Mean")
+def variadic(cv, node):
+    webnn = {"Sum": "add", "Max": "max", "Min": "min", "Mean": "add"}[node.op_type]
+    names = [cv.inp(node, i) for i in range(len(node.input))]
+    if len(names) == 1:
+        acc = names[0]
+    else:
+        acc = names[0]
+        for k, n in enumerate(names[1:]):
+            last = k == len(names) - 2 and node.op_type != "Mean"
+            acc = cv.emit(webnn, [acc, n], outs=cv.out(node) if last else None, hint=cv.out(node) + "_acc")
+    if node.op_type == "Mean":
+        k = cv.scalar(len(names), node.input[0], cv.out(node) + "_n")
+        cv.emit("div", [acc, k], outs=cv.out(node))
+    elif len(names) == 1:
+        cv.emit("identity", [acc], outs=cv.out(node))
+
+
+_UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Erf": "erf", "Sqrt": "sqrt",
+          "Exp": "exp", "Log": "log", "Abs": "abs", "Neg": "neg", "Reciprocal": "reciprocal",
+          "Floor": "floor", "Ceil": "ceil", "Sin": "sin", "Cos": "cos", "Sign": "sign",
+          "Identity": "identity", "Softplus": "softplus", "Softsign": "softsign",
+          "HardSwish": "hardSwish", "Not": "logicalNot"}
+
+
+@op(*_UNARY)
+def unary(cv, node):
+    cv.emit(_UNARY[node.op_type], [cv.inp(node, 0)], outs=cv.out(node))
+
+
+@op("Dropout")
+def dropout(cv, node):
+    a = attrs_of(node)
+    if len(node.output) > 1 and node.output[1]:
+        raise Unsupported("the mask output is not supported (inference only)")
+    if cv.has(node, 2):
+        train = cv.known_input(node, 2, "training_mode")
+        if bool(np.asarray(train).reshape(-1)[0]):
+            raise Unsupported("training_mode=1 is not supported")
+    if a.get("is_test", 1) == 0 and cv.opset < 7:
+        raise Unsupported("training dropout is not supported")
+    cv.emit("identity", [cv.inp(node, 0)], outs=cv.out(node))
+
+
+@op("LeakyRelu")
+def leaky_relu(cv, node):
+    cv.emit("leakyRelu", [cv.inp(node, 0)], {"alpha": attrs_of(node).get("alpha", 0.01)}, outs=cv.out(node))
+
+
+@op("Elu")
+def elu(cv, node):
+    cv.emit("elu", [cv.inp(node, 0)], {"alpha": attrs_of(node).get("alpha", 1.0)}, outs=cv.out(node))
+
+
+@op("HardSigmoid")
+def hard_sigmoid(cv, node):
+    a = attrs_of(node)
+    cv.emit("hardSigmoid", [cv.inp(node, 0)], {"alpha": a.get("alpha", 0.2), "beta": a.get("beta", 0.5)},
+            outs=cv.out(node))
+
+
+@op("PRelu")
+def prelu(cv, node):
+    cv.emit("prelu", [cv.inp(node, 0), cv.inp(node, 1)], outs=cv.out(node))
+
+
+@op("Clip")
+def clip(cv, node):
+    """Clip has min/max attributes before opset 11 and inputs after. Known
+    bounds become clamp's options; bounds computed on the device become
+    max/min ops, which mean the same."""
+    x = cv.inp(node, 0)
+    if cv.opset < 11:
+        a = attrs_of(node)
+        lo, hi = a.get("min"), a.get("max")
+        opts = {}
+        if lo is not None and np.isfinite(lo):
+            opts["minValue"] = float(lo)
+        if hi is not None and np.isfinite(hi):
+            opts["maxValue"] = float(hi)
+        cv.emit("clamp", [x], opts, outs=cv.out(node))
+        return
+    opts, dyn = {}, []
+    for i, key in ((1, "minValue"), (2, "maxValue")):
+        if not cv.has(node, i):
+            continue
+        val = cv.known(node.input[i])
+        if val is None:
+            dyn.append(("max" if i == 1 else "min", cv.inp(node, i)))
+        elif np.isfinite(val).all() if val.dtype.kind == "f" else True:
+            opts[key] = float(val.reshape(-1)[0]) if val.dtype.kind == "f" else int(val.reshape(-1)[0])
+    if not dyn:
+        cv.emit("clamp", [x], opts, outs=cv.out(node))
+        return
+    if opts:
+        x = cv.emit("clamp", [x], opts, hint=cv.out(node) + "_c")
+    for k, (fn, bound) in enumerate(dyn):
+        x = cv.emit(fn, [x, bound], outs=cv.out(node) if k == len(dyn) - 1 else None,
+                    hint=cv.out(node) + "_b")
+
+
+@op("Cast")
+def cast(cv, node):
+    to = attrs_of(node)["to"]
+    if to not in DTYPES:
+        raise Unsupported("Cast to %s is not supported" % elem_name(to))
+    x = cv.inp(node, 0)
+    if to == onnx.TensorProto.BOOL and cv.elem_type(node.input[0]) != onnx.TensorProto.BOOL:
+        # WebNN's cast to uint8 truncates; a bool is "not zero".
+        zero = cv.scalar(0, node.input[0], cv.out(node) + "_zero")
+        cv.emit("notEqual", [x, zero], outs=cv.out(node))
+        return
+    cv.emit("cast", [x], {"type": DTYPES[to][2]}, outs=cv.out(node))
+
+
+@op("Where")
+def where(cv, node):
+    cv.emit("where", [cv.inp(node, 0), cv.inp(node, 1), cv.inp(node, 2)], outs=cv.out(node))
+
+
+_REDUCE = {"ReduceMean": "reduceMean", "ReduceSum": "reduceSum", "ReduceMax": "reduceMax",
+           "ReduceMin": "reduceMin", "ReduceProd": "reduceProduct", "ReduceL1": "reduceL1",
+           "ReduceL2": "reduceL2", "ReduceLogSum": "reduceLogSum",
+           "ReduceLogSumExp": "reduceLogSumExp", "ReduceSumSquare": "reduceSumSquare"}
+
+
+@op(*_REDUCE)
+def reduce(cv, node):
+    """axes are an attribute before opset 18 (ReduceSum: before 13) and an
+    input after; keepdims defaults to 1 in ONNX and false in WebNN."""
+    a = attrs_of(node)
+    axes_input = cv.opset >= (13 if node.op_type == "ReduceSum" else 18)
+    if axes_input:
+        axes = cv.known_input(node, 1, "axes")
+        axes = None if axes is None else [int(v) for v in axes.reshape(-1)]
+    else:
+        axes = a.get("axes")
+        axes = None if axes is None else [int(v) for v in axes]
+    x = cv.inp(node, 0)
+    if not axes:
+        if a.get("noop_with_empty_axes", 0):
+            cv.emit("identity", [x], outs=cv.out(node))
+            return
+        axes = None  # every axis
+    else:
+        r = cv.rank(node.input[0])
+        axes = [v % r for v in axes]
+    cv.emit(_REDUCE[node.op_type], [x], {"axes": axes, "keepDimensions": bool(a.get("keepdims", 1))},
+            outs=cv.out(node))
+
+
+@op("ArgMax", "ArgMin")
+def arg_reduce(cv, node):
+    a = attrs_of(node)
+    if a.get("select_last_index", 0):
+        raise Unsupported("select_last_index=1 is not supported")
+    cv.emit("argMax" if node.op_type == "ArgMax" else "argMin", [cv.inp(node, 0)],
+            {"axis": int(a.get("axis", 0)), "keepDimensions": bool(a.get("keepdims", 1)),
+             "outputDataType": "int64"}, outs=cv.out(node))

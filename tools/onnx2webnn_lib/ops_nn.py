@@ -1,0 +1,330 @@
+"""Neural-network ops: convolutions, pools, normalizations, matrix
+products, softmax and resizing."""
+import math
+
+import numpy as np
+
+from .core import Unsupported, attrs_of
+
+OPS = {}
+
+
+def op(*names):
+    def reg(fn):
+        for n in names:
+            OPS[n] = fn
+        return fn
+    return reg
+
+
+def _same_pads(in_dims, kernel, strides, dil, mode, transpose=False):
+    """ONNX auto_pad SAME_UPPER/SAME_LOWER: output = ceil(in / stride);
+    the odd pixel goes to the end (UPPER) or the beginning (LOWER)."""
+    begins, ends = [], []
+    for n, k, s, d in zip(in_dims, kernel, strides, dil):
+        total = max((math.ceil(n / s) - 1) * s + (k - 1) * d + 1 - n, 0)
+        small, big = total // 2, total - total // 2
+        begins.append(small if mode == "SAME_UPPER" else big)
+        ends.append(big if mode == "SAME_UPPER" else small)
+    return begins, ends
+
+
+def _spatial(cv, node, a, kernel, x_name, why):
+    """WebNN padding [beginH, endH, beginW, endW] from pads / auto_pad."""
+    n = len(kernel)
+    strides = list(a.get("strides", [1] * n))
+    dil = list(a.get("dilations", [1] * n))
+    auto = a.get("auto_pad", b"NOTSET")
+    auto = auto.decode() if isinstance(auto, bytes) else auto
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        dims = cv.static_dims(x_name, "auto_pad %s" % auto)[2:]
+        begins, ends = _same_pads(dims, kernel, strides, dil, auto)
+    elif auto == "VALID":
+        begins, ends = [0] * n, [0] * n
+    elif auto in ("NOTSET", ""):
+        pads = list(a.get("pads", [0] * 2 * n))
+        begins, ends = pads[:n], pads[n:]
+    else:
+        raise Unsupported("auto_pad '%s' is not supported" % auto)
+    if any(p < 0 for p in begins + ends):
+        raise Unsupported("negative pads %s are not supported" % (begins + ends))
+    padding = []
+    for b, e in zip(begins, ends):
+        padding += [int(b), int(e)]
+    return padding, [int(s) for s in strides], [int(d) for d in dil]
+
+
+def _to_2d(cv, node, x_name, what):
+    """1-D spatial ops run as 2-D ones with H = 1; returns (x identifier,
+    is_1d)."""
+    r = cv.rank(x_name)
+    if r == 4:
+        return cv.v(x_name), False
+    if r == 3:
+        return cv.emit("unsqueeze", [cv.v(x_name)], {"axes": [2]}, hint=cv.v(x_name) + "_2d"), True
+    raise Unsupported("%s on a rank-%d input (only 1-D and 2-D spatial) is not supported" % (what, r))
+
+
+def _finish(cv, node, y, is_1d):
+    if is_1d:
+        cv.emit("squeeze", [y], {"axes": [2]}, outs=cv.out(node))
+
+
+@op("Conv")
+def conv(cv, node):
+    a = attrs_of(node)
+    w_dims = cv.dims(node.input[1])
+    if w_dims is None:
+        raise Unsupported("the weight's rank is unknown")
+    kernel = list(a.get("kernel_shape", w_dims[2:]))
+    if any(k is None for k in kernel):
+        raise Unsupported("kernel_shape is unknown")
+    x, is_1d = _to_2d(cv, node, node.input[0], "Conv")
+    w = cv.inp(node, 1)
+    padding, strides, dil = _spatial(cv, node, a, kernel, node.input[0], "Conv")
+    if is_1d:
+        w = cv.emit("unsqueeze", [w], {"axes": [2]}, hint=w + "_2d")
+        kernel, padding, strides, dil = [1] + kernel, [0, 0] + padding, [1] + strides, [1] + dil
+    opts = {"padding": padding, "strides": strides, "dilations": dil, "groups": int(a.get("group", 1))}
+    if cv.has(node, 2):
+        opts["bias"] = _ident(cv.inp(node, 2))
+    y = cv.emit("conv2d", [x, w], opts, outs=None if is_1d else cv.out(node), hint=cv.out(node) + "_2d")
+    _finish(cv, node, y, is_1d)
+
+
+def _ident(name):
+    from .core import Ident
+    return Ident(name)
+
+
+@op("ConvTranspose")
+def conv_transpose(cv, node):
+    a = attrs_of(node)
+    w_dims = cv.dims(node.input[1])
+    if w_dims is None or len(w_dims) != 4 or cv.rank(node.input[0]) != 4:
+        raise Unsupported("only 2-D ConvTranspose (rank-4 input and weight) is supported")
+    kernel = list(a.get("kernel_shape", w_dims[2:]))
+    strides = [int(s) for s in a.get("strides", [1, 1])]
+    dil = [int(d) for d in a.get("dilations", [1, 1])]
+    opad = [int(p) for p in a.get("output_padding", [0, 0])]
+    auto = a.get("auto_pad", b"NOTSET")
+    auto = auto.decode() if isinstance(auto, bytes) else auto
+    group = int(a.get("group", 1))
+    if "output_shape" in a or auto in ("SAME_UPPER", "SAME_LOWER"):
+        in_hw = cv.static_dims(node.input[0], "ConvTranspose output_shape/auto_pad")[2:]
+        if "output_shape" in a:
+            out_hw = [int(v) for v in a["output_shape"]][-2:]
+        else:
+            out_hw = [n * s for n, s in zip(in_hw, strides)]
+        padding = []
+        for i in range(2):
+            total = strides[i] * (in_hw[i] - 1) + opad[i] + (kernel[i] - 1) * dil[i] + 1 - out_hw[i]
+            if total < 0:
+                raise Unsupported("output_shape %s needs negative padding" % out_hw)
+            if auto == "SAME_UPPER":
+                padding += [total // 2, total - total // 2]
+            else:
+                padding += [total - total // 2, total // 2]
+        opts = {"padding": padding, "outputSizes": out_hw}
+    else:
+        padding, _, _ = _spatial(cv, node, a, kernel, node.input[0], "ConvTranspose")
+        opts = {"padding": padding, "outputPadding": opad}
+    opts.update({"strides": strides, "dilations": dil, "groups": group, "filterLayout": "iohw"})
+    if cv.has(node, 2):
+        opts["bias"] = _ident(cv.inp(node, 2))
+    cv.emit("convTranspose2d", [cv.inp(node, 0), cv.inp(node, 1)], opts, outs=cv.out(node))
+
+
+@op("MaxPool", "AveragePool", "LpPool")
+def pool(cv, node):
+    a = attrs_of(node)
+    if len(node.output) > 1 and node.output[1]:
+        raise Unsupported("the Indices output is not supported")
+    if a.get("storage_order", 0):
+        raise Unsupported("storage_order=1 is not supported")
+    if node.op_type == "LpPool" and a.get("p", 2) != 2:
+        raise Unsupported("p=%d is not supported (only p=2)" % a.get("p"))
+    kernel = [int(k) for k in a["kernel_shape"]]
+    x, is_1d = _to_2d(cv, node, node.input[0], node.op_type)
+    padding, strides, dil = _spatial(cv, node, a, kernel, node.input[0], node.op_type)
+    if is_1d:
+        kernel, padding, strides, dil = [1] + kernel, [0, 0] + padding, [1] + strides, [1] + dil
+    opts = {"windowDimensions": kernel, "strides": strides, "dilations": dil,
+            "roundingType": "ceil" if a.get("ceil_mode", 0) else "floor"}
+    if node.op_type == "AveragePool" and a.get("count_include_pad", 0) and any(padding):
+        # WebNN averages over the valid window only: pad with zeros first
+        # so the padding counts, as count_include_pad asks.
+        if a.get("ceil_mode", 0):
+            raise Unsupported("count_include_pad=1 with ceil_mode=1 is not supported")
+        x = cv.emit("pad", [x], {"beginningPadding": [0, 0, padding[0], padding[2]],
+                                 "endingPadding": [0, 0, padding[1], padding[3]]}, hint=x + "_pad")
+        padding = [0, 0, 0, 0]
+    opts["padding"] = padding
+    webnn = {"MaxPool": "maxPool2d", "AveragePool": "averagePool2d", "LpPool": "l2Pool2d"}[node.op_type]
+    y = cv.emit(webnn, [x], opts, outs=None if is_1d else cv.out(node), hint=cv.out(node) + "_2d")
+    _finish(cv, node, y, is_1d)
+
+
+@op("GlobalAveragePool", "GlobalMaxPool")
+def global_pool(cv, node):
+    r = cv.rank(node.input[0])
+    webnn = "reduceMean" if node.op_type == "GlobalAveragePool" else "reduceMax"
+    cv.emit(webnn, [cv.inp(node, 0)], {"axes": list(range(2, r)), "keepDimensions": True}, outs=cv.out(node))
+
+
+@op("BatchNormalization")
+def batch_norm(cv, node):
+    a = attrs_of(node)
+    if any(o for o in node.output[1:]) or a.get("training_mode", 0):
+        raise Unsupported("training mode (extra outputs) is not supported")
+    cv.emit("batchNormalization", [cv.inp(node, 0), cv.inp(node, 3), cv.inp(node, 4)],
+            {"scale": _ident(cv.inp(node, 1)), "bias": _ident(cv.inp(node, 2)),
+             "epsilon": float(a.get("epsilon", 1e-5)), "axis": 1}, outs=cv.out(node))
+
+
+@op("InstanceNormalization")
+def instance_norm(cv, node):
+    a = attrs_of(node)
+    if cv.rank(node.input[0]) != 4:
+        raise Unsupported("only rank-4 inputs are supported")
+    cv.emit("instanceNormalization", [cv.inp(node, 0)],
+            {"scale": _ident(cv.inp(node, 1)), "bias": _ident(cv.inp(node, 2)),
+             "epsilon": float(a.get("epsilon", 1e-5))}, outs=cv.out(node))
+
+
+@op("LayerNormalization")
+def layer_norm(cv, node):
+    a = attrs_of(node)
+    if any(o for o in node.output[1:]):
+        raise Unsupported("the Mean and InvStdDev outputs are not supported")
+    r = cv.rank(node.input[0])
+    axis = int(a.get("axis", -1)) % r
+    opts = {"axes": list(range(axis, r)), "epsilon": float(a.get("epsilon", 1e-5)),
+            "scale": _ident(cv.inp(node, 1))}
+    if cv.has(node, 2):
+        opts["bias"] = _ident(cv.inp(node, 2))
+    cv.emit("layerNormalization", [cv.inp(node, 0)], opts, outs=cv.out(node))
+
+
+@op("MatMul")
+def matmul(cv, node):
+    cv.emit("matmul", [cv.inp(node, 0), cv.inp(node, 1)], outs=cv.out(node))
+
+
+@op("Gemm")
+def gemm(cv, node):
+    a = attrs_of(node)
+    opts = {"alpha": float(a.get("alpha", 1.0)), "beta": float(a.get("beta", 1.0)),
+            "aTranspose": bool(a.get("transA", 0)), "bTranspose": bool(a.get("transB", 0))}
+    if cv.has(node, 2):
+        opts["c"] = _ident(cv.inp(node, 2))
+    cv.emit("gemm", [cv.inp(node, 0), cv.inp(node, 1)], opts, outs=cv.out(node))
+
+
+@op("Softmax", "LogSoftmax")
+def softmax(cv, node):
+    """Opset 13 made softmax act on one axis. Before, it flattened the
+    input to 2-D at `axis` (default 1) and normalized each row: that is
+    emitted as reshape + softmax + reshape unless axis is the last."""
+    a = attrs_of(node)
+    r = cv.rank(node.input[0])
+    x = cv.inp(node, 0)
+    log = node.op_type == "LogSoftmax"
+    out = cv.out(node)
+    if cv.opset >= 13:
+        axis = int(a.get("axis", -1)) % r
+    else:
+        axis = int(a.get("axis", 1)) % r if r else 0
+        if axis != r - 1:
+            lead = cv.prod_piece(node.input[0], 0, axis, out + "_rows")
+            tail = cv.prod_piece(node.input[0], axis, r, out + "_cols")
+            if not isinstance(lead, int) and not isinstance(tail, int):
+                flat = cv.assemble([lead, tail], out + "_flat_shape")
+            else:
+                flat = [lead if isinstance(lead, int) else -1, tail if isinstance(tail, int) else -1]
+            x2 = cv.reshape(x, flat, hint=out + "_flat")
+            y2 = cv.emit("softmax", [x2], {"axis": 1}, hint=out + "_soft")
+            if log:
+                y2 = cv.emit("log", [y2], hint=out + "_log")
+            shape = cv.assemble([cv.dim_piece(node.input[0], i) for i in range(r)], out + "_shape")
+            cv.reshape(y2, shape, out=out)
+            return
+    if log:
+        y = cv.emit("softmax", [x], {"axis": axis}, hint=out + "_soft")
+        cv.emit("log", [y], outs=out)
+    else:
+        cv.emit("softmax", [x], {"axis": axis}, outs=out)
+
+
+def _str(a, key, default):
+    v = a.get(key, default)
+    return v.decode() if isinstance(v, bytes) else v
+
+
+@op("Resize", "Upsample")
+def resize(cv, node):
+    """resample2d has two modes: linear with half-pixel centres and
+    nearest with asymmetric floor coordinates. An ONNX Resize is taken
+    when it means the same thing, else it is rejected with the reason."""
+    a = attrs_of(node)
+    r = cv.rank(node.input[0])
+    if r != 4:
+        raise Unsupported("only rank-4 inputs are supported")
+    mode = _str(a, "mode", "nearest")
+    ctm = _str(a, "coordinate_transformation_mode", "half_pixel" if cv.opset >= 11 else "asymmetric")
+    nearest_mode = _str(a, "nearest_mode", "round_prefer_floor" if cv.opset >= 11 else "floor")
+    if node.op_type == "Upsample" and cv.opset >= 9:
+        scales = cv.known_input(node, 1, "scales")
+        sizes = None
+    elif node.op_type == "Upsample":
+        scales, sizes = np.array(a["scales"], np.float32), None
+    elif cv.opset < 11:
+        scales, sizes = cv.known_input(node, 1, "scales"), None
+    else:
+        scales = cv.known(node.input[2]) if cv.has(node, 2) else None
+        if cv.has(node, 2) and scales is None:
+            raise Unsupported("scales must be a constant")
+        sizes = cv.known_input(node, 3, "sizes") if cv.has(node, 3) else None
+        if scales is not None and scales.size == 0:
+            scales = None
+    in_dims = cv.dims(node.input[0])
+    opts = {"axes": [2, 3]}
+    if sizes is not None and sizes.size:
+        sizes = [int(v) for v in sizes]
+        if in_dims and (in_dims[0], in_dims[1]) != (sizes[0], sizes[1]) and None not in in_dims[:2]:
+            raise Unsupported("sizes change a non-spatial dim: %s" % sizes)
+        opts["sizes"] = sizes[2:]
+        ratio = [None, None]
+        if in_dims and None not in in_dims[2:]:
+            ratio = [sizes[2 + i] / in_dims[2 + i] for i in range(2)]
+    elif scales is not None:
+        scales = [float(v) for v in scales]
+        if scales[0] != 1 or scales[1] != 1:
+            raise Unsupported("scales %s change a non-spatial dim" % scales)
+        opts["scales"] = scales[2:]
+        ratio = scales[2:]
+    else:
+        raise Unsupported("neither scales nor sizes is given")
+    if mode == "linear" or mode == "bilinear":
+        if ctm not in ("half_pixel", "pytorch_half_pixel"):
+            raise Unsupported("mode linear with coordinate_transformation_mode '%s' (only half_pixel)" % ctm)
+        if ctm == "pytorch_half_pixel" and "sizes" in opts and min(opts["sizes"]) <= 1:
+            raise Unsupported("pytorch_half_pixel to an output of size 1")
+        opts["mode"] = "linear"
+    elif mode == "nearest":
+        integer_up = all(q is not None and q >= 1 and float(q).is_integer() for q in ratio)
+        ok = (ctm in ("asymmetric",) and nearest_mode == "floor") or (
+            integer_up and (ctm in ("half_pixel", "pytorch_half_pixel")
+                            and nearest_mode in ("round_prefer_floor", "round_prefer_ceil")
+                            or ctm == "asymmetric" and nearest_mode in ("floor", "round_prefer_floor")
+                            and all(q in (1.0, 2.0) for q in ratio)))
+        if not ok:
+            raise Unsupported("mode nearest with coordinate_transformation_mode '%s' and nearest_mode "
+                              "'%s' at scale %s (only asymmetric floor, or an integer upscale)"
+                              % (ctm, nearest_mode, ratio))
+        opts["mode"] = "nearest-neighbor"
+    else:
+        raise Unsupported("mode '%s' is not supported" % mode)
+    if a.get("exclude_outside", 0):
+        raise Unsupported("exclude_outside=1 is not supported")
+    cv.emit("resample2d", [cv.inp(node, 0)], opts, outs=cv.out(node))
