@@ -2,6 +2,7 @@
  * allocates nothing on the host: 1,000 batches through a warm bucket,
  * counted by alloc_count.c, must make zero allocations. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc_count.h"
