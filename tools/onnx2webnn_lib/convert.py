@@ -10,7 +10,7 @@ import json
 import numpy as np
 import onnx
 
-from . import fold, ops_basic, ops_nn, ops_shape
+from . import fold, infer, ops_basic, ops_nn, ops_shape
 from .core import DTYPES, Converter, Poisoned, Unsupported, elem_name, tensor_value
 
 OPS = {}
@@ -104,6 +104,7 @@ def _walk(cv):
                 raise Unsupported("op domain '%s' is not supported" % node.domain)
             if fold.try_fold(cv, node):
                 continue
+            infer.fill(cv, node)
             handler = OPS.get(node.op_type)
             if handler is None:
                 raise Unsupported("op type '%s' is not supported" % node.op_type)

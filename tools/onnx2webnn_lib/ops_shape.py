@@ -46,12 +46,16 @@ def reshape(cv, node):
             raise Unsupported("the length of the computed shape '%s' is unknown" % node.input[1])
         r = cv.rank(node.input[0])
         sx = cv.shape_of(x)
-        if n[0] <= r:
-            if n[0] < r:
-                sx = cv.emit("slice", [sx], {"starts": [0], "sizes": [n[0]]}, hint=cv.out(node) + "_in_dims")
-            zero = cv.const(np.zeros([1], np.int64), cv.out(node) + "_zero")
-            is0 = cv.emit("equal", [shape, zero], hint=cv.out(node) + "_is0")
-            shape = cv.emit("where", [is0, sx, shape], hint=cv.out(node) + "_shape")
+        if n[0] < r:
+            sx = cv.emit("slice", [sx], {"starts": [0], "sizes": [n[0]]}, hint=cv.out(node) + "_in_dims")
+        elif n[0] > r:  # zeros past the input's rank stay zeros
+            sx = cv.emit("concat", [[sx, cv.const(np.zeros([n[0] - r], np.int64), cv.out(node) + "_pad")]],
+                         {"axis": 0}, hint=cv.out(node) + "_in_dims")
+        zero = cv.const(np.zeros([1], np.int64), cv.out(node) + "_zero")
+        if cv.np_dtype(node.input[1]) != np.int64:
+            raise Unsupported("shape '%s' has dtype %s, expected int64" % (node.input[1], cv.np_dtype(node.input[1])))
+        is0 = cv.emit("equal", [shape, zero], hint=cv.out(node) + "_is0")
+        shape = cv.emit("where", [is0, sx, shape], hint=cv.out(node) + "_shape")
     cv.reshape(x, shape, out=cv.out(node))
 
 
@@ -130,6 +134,8 @@ def slice_(cv, node):
     starts, ends, axes, steps = _slice_params(cv, node)
     r = cv.rank(node.input[0])
     d = cv.dims(node.input[0])
+    if d is None:
+        raise Unsupported("rank of '%s' is unknown" % node.input[0])
     st = [0] * r
     sz = [cv.dim_piece(node.input[0], i) for i in range(r)]
     stride = [1] * r
@@ -140,14 +146,23 @@ def slice_(cv, node):
             raise Unsupported("step %d on axis %d (only positive steps)" % (step, ax))
         n = d[ax]
         if n is None:
-            if s < 0 or e < 0 or e < big:
-                raise Unsupported("axis %d is dynamic and start %d / end %d are not 0..end-of-dim"
-                                  % (ax, s, e))
-            st[ax] = s
-            if s:
-                k = cv.const(np.array([s], np.int64), cv.out(node) + "_start")
-                sz[ax] = cv.emit("sub", [sz[ax], k], hint=cv.out(node) + "_size")
+            # The bucket decides this dim: ONNX's clamping cannot be done
+            # here, so a start or end past the dim is left for the engine,
+            # whose slice rule rejects it with the node's name.
+            e = None if e >= big else e
             stride[ax] = step
+            if s < 0:
+                st[ax] = _plus(cv, sz[ax], s, cv.out(node) + "_start")
+            else:
+                st[ax] = s
+            if e is None:
+                sz[ax] = -s if s < 0 else (_plus(cv, sz[ax], -s, cv.out(node) + "_size") if s else sz[ax])
+            elif (e < 0) == (s < 0):
+                sz[ax] = max(e - s, 0)
+            elif e < 0:
+                sz[ax] = _plus(cv, sz[ax], e - s, cv.out(node) + "_size")
+            else:
+                raise Unsupported("axis %d is dynamic: start %d from the end, end %d from the start" % (ax, s, e))
             continue
         s = s + n if s < 0 else s
         e = e + n if e < 0 else e
@@ -156,16 +171,23 @@ def slice_(cv, node):
         sz[ax] = max(e - s, 0)
         stride[ax] = step
     sizes = cv.assemble(sz, cv.out(node) + "_sizes")
-    opts = {"starts": st}
-    if any(v != 1 for v in stride):
-        opts["strides"] = stride
-    if isinstance(sizes, list):
-        opts["sizes"] = sizes
+    starts = cv.assemble(st, cv.out(node) + "_starts")
+    opts = {"strides": stride} if any(v != 1 for v in stride) else {}
+    if isinstance(sizes, list) and isinstance(starts, list):
+        opts.update({"starts": starts, "sizes": sizes})
         cv.emit("slice", [cv.inp(node, 0)], opts, outs=cv.out(node))
-    else:
-        # starts as a literal, sizes as a host-known operand (position 2)
-        cv.emit("slice", [cv.inp(node, 0), cv.const(np.array(st, np.int64), cv.out(node) + "_starts"),
-                          sizes], {k: v for k, v in opts.items() if k != "starts"}, outs=cv.out(node))
+        return
+    # host-known operands at the positions of starts and sizes
+    if isinstance(starts, list):
+        starts = cv.const(np.array(starts, np.int64), cv.out(node) + "_starts")
+    if isinstance(sizes, list):
+        sizes = cv.const(np.array(sizes, np.int64), cv.out(node) + "_sizes")
+    cv.emit("slice", [cv.inp(node, 0), starts, sizes], opts, outs=cv.out(node))
+
+
+def _plus(cv, piece, k, hint):
+    """piece + k for an i64[1] identifier piece."""
+    return cv.emit("add", [piece, cv.const(np.array([k], np.int64), hint + "_k")], hint=hint)
 
 
 @op("Gather")
