@@ -19,14 +19,16 @@ typedef struct fuser {
     berth_supports_fn supports;
     void *ctx;
     berth_node *nodes; /* mutable copy of the desc's nodes */
+    berth_operand *ops; /* mutable copy of the operands, room for one more per node */
     char *removed;     /* per node */
     uint32_t n_nodes, n_ops;
+    int can_transpose; /* the backend runs transpose: attention may add one */
     int32_t *users;    /* per operand: nodes that read it (+1 if a graph output) */
     int32_t *reader;   /* per operand: the last node reading it */
     int32_t *producer; /* per operand: the node writing it, or -1 */
 } fuser;
 
-static const berth_operand *opnd(const fuser *f, uint32_t i) { return &f->s->desc.operands[i]; }
+static const berth_operand *opnd(const fuser *f, uint32_t i) { return &f->ops[i]; }
 
 /* The k-th operand a node reads: its inputs, then its OPERAND options; -1
  * for an option of another type. */
@@ -205,17 +207,27 @@ static int softmax_last(const berth_node *n, uint32_t rank) {
 static int try_attention(fuser *f, uint32_t mi) {
     const berth_node *m1 = &f->nodes[mi];
     if (m1->n_inputs != 2) return 0;
+    /* k arrives transposed by a transpose node (fused away), or as an
+     * operand already in [.., d, s] layout (a transpose is added for it) */
     int32_t ti = f->producer[m1->inputs[1]];
-    if (ti < 0 || strcmp(f->nodes[ti].op, "transpose") || f->users[m1->inputs[1]] != 1) return 0;
-    const berth_node *t = &f->nodes[ti];
-    uint32_t q = m1->inputs[0], k = t->inputs[0];
+    int has_t = ti >= 0 && !strcmp(f->nodes[ti].op, "transpose") && f->users[m1->inputs[1]] == 1 &&
+                swaps_last_two(&f->nodes[ti], opnd(f, m1->inputs[1])->rank);
+    if (!has_t && !f->can_transpose) return 0;
+    uint32_t q = m1->inputs[0], k = has_t ? f->nodes[ti].inputs[0] : m1->inputs[1];
     const berth_operand *qo = opnd(f, q), *ko = opnd(f, k);
-    if (!is_f32(f, q) || !is_f32(f, k) || qo->rank < 2 || ko->rank != qo->rank ||
-        !swaps_last_two(t, ko->rank) || memcmp(qo->dims, ko->dims, sizeof(int64_t) * (qo->rank - 1 - 1)) ||
-        qo->dims[qo->rank - 1] != ko->dims[ko->rank - 1])
-        return 0;
-    int32_t chain[6] = {ti, (int32_t)mi};
-    int n = 2;
+    if (!is_f32(f, q) || !is_f32(f, k) || qo->rank < 2 || ko->rank != qo->rank) return 0;
+    uint32_t r = qo->rank;
+    int64_t kd[BERTH_MAX_RANK]; /* k's dims in [.., s, d] layout */
+    memcpy(kd, ko->dims, sizeof(int64_t) * r);
+    if (!has_t) {
+        kd[r - 2] = ko->dims[r - 1];
+        kd[r - 1] = ko->dims[r - 2];
+    }
+    if (memcmp(qo->dims, kd, sizeof(int64_t) * (r - 2)) || qo->dims[r - 1] != kd[r - 1]) return 0;
+    int32_t chain[7];
+    int n = 0;
+    if (has_t) chain[n++] = ti;
+    chain[n++] = (int32_t)mi;
     uint32_t cur = m1->outputs[0];
     double scale = 1.0, c;
     int si = sole_reader(f, cur, "mul");
@@ -236,12 +248,12 @@ static int try_attention(fuser *f, uint32_t mi) {
     if (ai >= 0) {
         int64_t mk = other_input(&f->nodes[ai], cur);
         const berth_operand *s = opnd(f, cur);
-        uint32_t r;
+        uint32_t rb;
         int64_t d[BERTH_MAX_RANK * 2];
         if (mk < 0 || (uint32_t)mk == cur || !is_f32(f, (uint32_t)mk)) return 0;
         const berth_operand *mo = opnd(f, (uint32_t)mk);
-        if (!sp_broadcast(s->rank, s->dims, mo->rank, mo->dims, &r, d) || r != s->rank ||
-            memcmp(d, s->dims, sizeof(int64_t) * r))
+        if (!sp_broadcast(s->rank, s->dims, mo->rank, mo->dims, &rb, d) || rb != s->rank ||
+            memcmp(d, s->dims, sizeof(int64_t) * rb))
             return 0;
         mask = mk;
         chain[n++] = ai;
@@ -255,15 +267,43 @@ static int try_attention(fuser *f, uint32_t mi) {
     if (m2 < 0 || f->nodes[m2].inputs[0] != cur) return 0;
     uint32_t v = f->nodes[m2].inputs[1];
     const berth_operand *vo = opnd(f, v);
-    if (v == cur || !is_f32(f, v) || vo->rank != qo->rank ||
-        memcmp(vo->dims, qo->dims, sizeof(int64_t) * (qo->rank - 2)) ||
-        vo->dims[vo->rank - 2] != ko->dims[ko->rank - 2])
+    if (v == cur || !is_f32(f, v) || vo->rank != r || memcmp(vo->dims, qo->dims, sizeof(int64_t) * (r - 2)) ||
+        vo->dims[r - 2] != kd[r - 2])
         return 0;
     chain[n++] = m2;
     berth_attr at[2] = {{0}};
     uint32_t na = 0;
     at[na++] = (berth_attr){.key = "scale", .type = BERTH_ATTR_FLOAT, .f = scale};
     if (mask >= 0) at[na++] = (berth_attr){.key = "mask", .type = BERTH_ATTR_OPERAND, .i = mask};
+    if (!has_t) { /* a new value: k in [.., s, d], made where the first matmul was */
+        int64_t *perm = berth_arena_array(f->a, r, sizeof(int64_t));
+        char *name = berth_arena_alloc(f->a, strlen(ko->name ? ko->name : "k") + 3);
+        if (!perm || !name) return -1;
+        for (uint32_t i = 0; i < r; i++) perm[i] = i;
+        perm[r - 2] = r - 1;
+        perm[r - 1] = r - 2;
+        strcpy(name, ko->name ? ko->name : "k");
+        strcat(name, ".T");
+        uint32_t kt = f->n_ops;
+        berth_operand *o = &f->ops[kt];
+        *o = (berth_operand){.name = name, .kind = BERTH_OPERAND_VALUE, .dtype = ko->dtype, .rank = r};
+        memcpy(o->dims, kd, sizeof(int64_t) * r);
+        uint32_t *out = berth_arena_alloc(f->a, sizeof(uint32_t));
+        berth_attr pa = {.key = "permutation", .type = BERTH_ATTR_INTS, .count = r, .ints = perm};
+        if (!out) return -1;
+        *out = kt;
+        berth_node t = make_node(f, "transpose", &f->nodes[mi], 1, &k, 1, &pa);
+        if (!t.op) return -1;
+        t.name = name;
+        t.outputs = out;
+        f->n_ops++;
+        f->nodes[mi] = t; /* m1 is replaced by the transpose; the rest go */
+        k = kt;
+        uint32_t ins[3] = {q, k, v};
+        berth_node fused = make_node(f, "berth.attention", &f->nodes[m2], 3, ins, na, at);
+        if (!fused.op) return -1;
+        return replace(f, chain + 1, n - 1, fused);
+    }
     uint32_t ins[3] = {q, k, v};
     berth_node fused = make_node(f, "berth.attention", &f->nodes[m2], 3, ins, na, at);
     if (!fused.op) return -1;
@@ -407,7 +447,7 @@ static int compact(fuser *f) {
     uint32_t k = 0;
     for (uint32_t i = 0; i < f->n_ops; i++) {
         map[i] = keep[i] ? (int32_t)k : -1;
-        if (keep[i]) ops[k++] = s->desc.operands[i];
+        if (keep[i]) ops[k++] = f->ops[i];
     }
     uint32_t j = 0;
     for (uint32_t n = 0; n < f->n_nodes; n++) {
@@ -461,13 +501,17 @@ int berth_fuse(berth_spec *s, berth_supports_fn supports, void *ctx) {
     f.n_ops = s->desc.n_operands;
     f.nodes = berth_arena_array(f.a, f.n_nodes, sizeof(berth_node));
     f.removed = berth_arena_alloc(f.a, f.n_nodes);
-    f.users = berth_arena_array(f.a, f.n_ops + 1, sizeof(int32_t));
-    f.reader = berth_arena_array(f.a, f.n_ops + 1, sizeof(int32_t));
-    f.producer = berth_arena_array(f.a, f.n_ops + 1, sizeof(int32_t));
-    if (!f.nodes || !f.removed || !f.users || !f.reader || !f.producer) return 0;
+    size_t cap = (size_t)f.n_ops + f.n_nodes + 1;
+    f.ops = berth_arena_array(f.a, cap, sizeof(berth_operand));
+    f.users = berth_arena_array(f.a, cap, sizeof(int32_t));
+    f.reader = berth_arena_array(f.a, cap, sizeof(int32_t));
+    f.producer = berth_arena_array(f.a, cap, sizeof(int32_t));
+    if (!f.nodes || !f.removed || !f.ops || !f.users || !f.reader || !f.producer) return 0;
     memcpy(f.nodes, s->desc.nodes, sizeof(berth_node) * f.n_nodes);
+    memcpy(f.ops, s->desc.operands, sizeof(berth_operand) * f.n_ops);
     count_uses(&f);
     int want_attn = supports(ctx, "berth.attention", BERTH_DTYPE_F32);
+    f.can_transpose = supports(ctx, "transpose", BERTH_DTYPE_F32);
     int want_epi = supports(ctx, "berth.matmulEpilogue", BERTH_DTYPE_F32);
     int want_ln = supports(ctx, "layerNormalization", BERTH_DTYPE_F32);
     int total = 0;

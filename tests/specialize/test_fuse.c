@@ -257,6 +257,35 @@ static void attention(void) {
     spec_close(&plain);
     spec_close(&fused);
 
+    /* k arrives already transposed: a transpose is added for the fused op */
+    t = "webnn_graph \"a\" v2 {\n"
+        "  inputs { q: f32[2, 3, 4]; kt: f32[2, 4, 5]; v: f32[2, 5, 6]; }\n"
+        "  consts { c: f32[] @scalar(0.25); }\n"
+        "  nodes {\n"
+        "    s = matmul(q, kt);\n"
+        "    ss = mul(c, s);\n"
+        "    p = softmax(ss, -1);\n"
+        "    y = matmul(p, v);\n"
+        "  }\n"
+        "  outputs { y; }\n"
+        "}\n";
+    CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+    if (plain.s && fused.s) {
+        CHECK(berth_fuse(fused.s, supports_one, (void *)"berth.attention") == 0);
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 1);
+        check_well_formed(fused.s);
+        CHECK(fused.s->desc.n_nodes == 2);
+        const berth_node *tr = &fused.s->desc.nodes[0], *a = find_node(fused.s, "berth.attention");
+        CHECK(!strcmp(tr->op, "transpose") && !strcmp(operand_name(fused.s, tr->inputs[0]), "kt"));
+        const berth_operand *k = &fused.s->desc.operands[tr->outputs[0]];
+        CHECK(k->kind == BERTH_OPERAND_VALUE && k->rank == 3 && k->dims[0] == 2 && k->dims[1] == 5 && k->dims[2] == 4);
+        CHECK(a && a->inputs[1] == tr->outputs[0]);
+        if (a && find_attr(a, "scale")) CHECK_NEAR(find_attr(a, "scale")->f, 0.25, 1e-12);
+        CHECK(fused_vs_unfused(&plain, &fused) < 1e-5);
+    }
+    spec_close(&plain);
+    spec_close(&fused);
+
     /* not supported */
     t = attention_text("mul(s, half)", "add(ss, mask)", "y;");
     CHECK(spec_open(&fused, t, NULL) == 0);
