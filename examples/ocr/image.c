@@ -1,0 +1,197 @@
+/* PNG through libpng's simplified API (no setjmp, every colour type
+ * converted for us), JPEG through libjpeg(-turbo) with its error exit
+ * turned into a longjmp, so a corrupt file is a message, not an exit. */
+#include "image.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h> /* before jpeglib.h, which uses FILE */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jpeglib.h>
+#include <png.h>
+
+/* Larger files are not text-line images; refusing them early keeps a
+ * wrong argument (a disk image, a video) from being read into memory. */
+#define OCR_FILE_MAX (256L * 1024 * 1024)
+
+/* A message "PATH: what", cut to fit the error buffer. */
+__attribute__((format(printf, 4, 5)))
+static berth_status fail(berth_error *err, berth_status st, const char *path, const char *fmt,
+                         ...) {
+    int n = snprintf(err->msg, sizeof err->msg, "%s: ", path);
+    if (n < 0 || (size_t)n >= sizeof err->msg) return st;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+static berth_status read_file(const char *path, unsigned char **data, size_t *size,
+                              berth_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return fail(err, BERTH_ERR_IO, path, "cannot open: %s", strerror(errno));
+    long n = -1;
+    if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+    if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        int e = errno;
+        fclose(f);
+        return fail(err, BERTH_ERR_IO, path, "cannot read (not a regular file?): %s", strerror(e));
+    }
+    if (n > OCR_FILE_MAX) {
+        fclose(f);
+        return fail(err, BERTH_ERR_INVALID, path, "file larger than 256 MiB, not a text-line image");
+    }
+    unsigned char *buf = malloc(n ? (size_t)n : 1);
+    if (!buf) {
+        fclose(f);
+        return fail(err, BERTH_ERR_NOMEM, path, "out of memory reading the file");
+    }
+    size_t got = fread(buf, 1, (size_t)n, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || got != (size_t)n) {
+        free(buf);
+        return fail(err, BERTH_ERR_IO, path, "short read");
+    }
+    *data = buf;
+    *size = (size_t)n;
+    return BERTH_OK;
+}
+
+static berth_status check_size(const char *path, long w, long h, berth_error *err) {
+    if (w < 1 || h < 1 || w > OCR_IMAGE_MAX_SIDE || h > OCR_IMAGE_MAX_SIDE ||
+        (unsigned long)w * (unsigned long)h > OCR_IMAGE_MAX_PIXELS)
+        return fail(err, BERTH_ERR_INVALID, path,
+                    "image is %ldx%ld pixels; expected each side 1..65535 and at most 64 Mpixels",
+                    w, h);
+    return BERTH_OK;
+}
+
+static berth_status load_png(const char *path, const unsigned char *data, size_t size,
+                             ocr_image *img, berth_error *err) {
+    png_image pi;
+    memset(&pi, 0, sizeof pi);
+    pi.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_memory(&pi, data, size)) {
+        berth_status st = fail(err, BERTH_ERR_INVALID, path, "bad PNG: %s", pi.message);
+        png_image_free(&pi);
+        return st;
+    }
+    berth_status st = check_size(path, (long)pi.width, (long)pi.height, err);
+    if (st != BERTH_OK) {
+        png_image_free(&pi);
+        return st;
+    }
+    pi.format = PNG_FORMAT_RGB;
+    uint8_t *rgb = malloc(PNG_IMAGE_SIZE(pi));
+    if (!rgb) {
+        png_image_free(&pi);
+        return fail(err, BERTH_ERR_NOMEM, path, "out of memory decoding the PNG");
+    }
+    png_color white = {255, 255, 255};
+    if (!png_image_finish_read(&pi, &white, rgb, 0, NULL)) {
+        st = fail(err, BERTH_ERR_INVALID, path, "bad PNG: %s", pi.message);
+        png_image_free(&pi);
+        free(rgb);
+        return st;
+    }
+    img->width = (int)pi.width;
+    img->height = (int)pi.height;
+    img->rgb = rgb;
+    png_image_free(&pi);
+    return BERTH_OK;
+}
+
+typedef struct jpeg_failure {
+    struct jpeg_error_mgr mgr;
+    jmp_buf jump;
+    char msg[JMSG_LENGTH_MAX];
+} jpeg_failure;
+
+static void jpeg_on_error(j_common_ptr c) {
+    jpeg_failure *f = (jpeg_failure *)c->err;
+    c->err->format_message(c, f->msg);
+    longjmp(f->jump, 1);
+}
+
+/* libjpeg prints warnings (e.g. premature end of data) to stderr; a
+ * library never prints, and the decoded pixels are still usable. */
+static void jpeg_on_message(j_common_ptr c) { (void)c; }
+
+static berth_status load_jpeg(const char *path, const unsigned char *data, size_t size,
+                              ocr_image *img, berth_error *err) {
+    struct jpeg_decompress_struct ci;
+    jpeg_failure jf;
+    /* Written after setjmp and read after longjmp: must be volatile. */
+    uint8_t *volatile rgb = NULL;
+    volatile berth_status st = BERTH_OK;
+    ci.err = jpeg_std_error(&jf.mgr);
+    jf.mgr.error_exit = jpeg_on_error;
+    jf.mgr.output_message = jpeg_on_message;
+    if (setjmp(jf.jump)) {
+        jpeg_destroy_decompress(&ci);
+        free(rgb);
+        return fail(err, BERTH_ERR_INVALID, path, "bad JPEG: %s", jf.msg);
+    }
+    jpeg_create_decompress(&ci);
+    jpeg_mem_src(&ci, (unsigned char *)data, (unsigned long)size);
+    jpeg_read_header(&ci, TRUE);
+    st = check_size(path, (long)ci.image_width, (long)ci.image_height, err);
+    if (st != BERTH_OK) {
+        jpeg_destroy_decompress(&ci);
+        return st;
+    }
+    ci.out_color_space = JCS_RGB;
+    jpeg_start_decompress(&ci);
+    if (ci.output_components != 3) {
+        jpeg_destroy_decompress(&ci);
+        return fail(err, BERTH_ERR_INVALID, path, "JPEG did not decode to 3 components");
+    }
+    size_t row = (size_t)ci.output_width * 3;
+    rgb = malloc(row * ci.output_height);
+    if (!rgb) {
+        jpeg_destroy_decompress(&ci);
+        return fail(err, BERTH_ERR_NOMEM, path, "out of memory decoding the JPEG");
+    }
+    while (ci.output_scanline < ci.output_height) {
+        JSAMPROW line = rgb + row * ci.output_scanline;
+        jpeg_read_scanlines(&ci, &line, 1);
+    }
+    jpeg_finish_decompress(&ci);
+    img->width = (int)ci.output_width;
+    img->height = (int)ci.output_height;
+    img->rgb = rgb;
+    jpeg_destroy_decompress(&ci);
+    return BERTH_OK;
+}
+
+berth_status ocr_image_load(const char *path, ocr_image *img, berth_error *err) {
+    memset(img, 0, sizeof *img);
+    unsigned char *data = NULL;
+    size_t size = 0;
+    berth_status st = read_file(path, &data, &size, err);
+    if (st != BERTH_OK) return st;
+    static const unsigned char png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    if (size >= 8 && memcmp(data, png_magic, 8) == 0) {
+        st = load_png(path, data, size, img, err);
+    } else if (size >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff) {
+        st = load_jpeg(path, data, size, img, err);
+    } else {
+        char found[32] = "an empty file";
+        if (size > 0)
+            snprintf(found, sizeof found, "first bytes %02x %02x %02x %02x", data[0],
+                     size > 1 ? data[1] : 0, size > 2 ? data[2] : 0, size > 3 ? data[3] : 0);
+        st = fail(err, BERTH_ERR_INVALID, path, "not a PNG or JPEG image (%s)", found);
+    }
+    free(data);
+    return st;
+}
+
+void ocr_image_free(ocr_image *img) {
+    free(img->rgb);
+    memset(img, 0, sizeof *img);
+}
