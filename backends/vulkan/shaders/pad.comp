@@ -1,0 +1,34 @@
+#version 450
+// pad on float32: constant, edge or reflection.
+// pc: 0 n, 1 rank, 2 mode (0 constant, 1 edge, 2 reflection), 3 value,
+//     4..11 output dims, 12..19 input dims, 20..27 leading padding.
+layout(local_size_x = 256) in;
+#include "common.glsl"
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+
+void main() {
+    uint rank = pc.u[1], mode = pc.u[2];
+    FOR_EACH(i, pc.u[0]) {
+        uint rest = i, off = 0u, stride = 1u;
+        bool outside = false;
+        for (int d = int(rank) - 1; d >= 0; d--) {
+            uint od = pc.u[4 + d], id = pc.u[12 + d];
+            int p = int(rest % od) - int(pc.u[20 + d]);
+            rest /= od;
+            int n = int(id);
+            if (p < 0 || p >= n) {
+                if (mode == 0u) outside = true;
+                else if (mode == 1u) p = clamp(p, 0, n - 1);
+                else {
+                    int period = 2 * (n - 1);
+                    p = abs(p) % max(period, 1);
+                    if (p >= n) p = period - p;
+                }
+            }
+            off += uint(max(p, 0)) * stride;
+            stride *= id;
+        }
+        y[i] = outside ? PCF(3) : x[off];
+    }
+}

@@ -1,0 +1,123 @@
+/* softmax and the reduce* family. Both give one workgroup to each output
+ * row and reduce in shared memory, so long rows use the whole group. */
+#include <string.h>
+
+#include "vk_internal.h"
+
+berth_status vk_prep_softmax(vk_prep *c) {
+    berth_status st = vk_check_counts(c, 1, 1, 1);
+    if (!st) st = vk_check_same_dtype(c, 1, VK_BIT(BERTH_DTYPE_F32));
+    if (st) return st;
+    const vk_opnd *x = vk_in(c, 0);
+    if (x->rank == 0) return vk_fail(c, "input must have rank >= 1");
+    int64_t a;
+    uint32_t axis;
+    st = vk_attr_int(c, "axis", (int64_t)x->rank - 1, &a);
+    if (!st) st = vk_axis(c, a, x->rank, "axis", &axis);
+    if (!st) st = vk_check_out_dims(c, 0, x->rank, x->dims);
+    if (st) return st;
+    uint64_t outer = 1, inner = 1;
+    for (uint32_t d = 0; d < axis; d++) outer *= (uint64_t)x->dims[d];
+    for (uint32_t d = axis + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
+    if (x->numel == 0) return BERTH_OK;
+    if (x->numel > UINT32_MAX) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", x->numel);
+    vk_dispatch *d = vk_emit(c, "softmax");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 2;
+    d->bind[0] = c->node->inputs[0];
+    d->bind[1] = c->node->outputs[0];
+    d->pc[0] = (uint32_t)(outer * inner);
+    d->pc[1] = (uint32_t)x->dims[axis];
+    d->pc[2] = (uint32_t)inner;
+    d->groups[0] = vk_groups(outer * inner, 1);
+    return BERTH_OK;
+}
+
+static const char *const red_names[] = {"reduceMean", "reduceSum",       "reduceMax", "reduceMin",    "reduceProduct",
+                                        "reduceL2",   "reduceSumSquare", "reduceL1",  "reduceLogSum", "reduceLogSumExp"};
+
+/* Appends a dim to a collapsed list, merging with the previous one when
+ * contiguous; returns 0 if the list is full. */
+static int push_dim(int64_t *dims, int64_t *strides, uint32_t *n, int64_t dim, int64_t stride, int *last_kind,
+                    int kind) {
+    if (*n > 0 && *last_kind == kind && strides[*n - 1] == stride * dim) {
+        dims[*n - 1] *= dim;
+        strides[*n - 1] = stride;
+        return 1;
+    }
+    if (*n == 4) return 0;
+    dims[*n] = dim;
+    strides[*n] = stride;
+    (*n)++;
+    *last_kind = kind;
+    return 1;
+}
+
+berth_status vk_prep_reduce(vk_prep *c) {
+    int op = -1;
+    for (int i = 0; i < 10; i++)
+        if (strcmp(c->node->op, red_names[i]) == 0) op = i;
+    if (op < 0) return vk_fail(c, "not a reduction");
+    berth_status st = vk_check_counts(c, 1, 1, 1);
+    if (!st) st = vk_check_same_dtype(c, 1, VK_BIT(BERTH_DTYPE_F32));
+    if (st) return st;
+    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
+    int64_t axes[BERTH_MAX_RANK];
+    int n_axes, keep;
+    st = vk_attr_ints(c, "axes", axes, BERTH_MAX_RANK, &n_axes);
+    if (!st) st = vk_attr_bool(c, "keepDimensions", 0, &keep);
+    if (st) return st;
+    uint32_t reduced = 0;
+    if (n_axes < 0) reduced = x->rank ? (uint32_t)((1ull << x->rank) - 1) : 0;
+    for (int i = 0; i < n_axes; i++) {
+        uint32_t a;
+        st = vk_axis(c, axes[i], x->rank, "axes value", &a);
+        if (st) return st;
+        if (reduced & (1u << a)) return vk_fail(c, "axes: axis %u appears twice", a);
+        reduced |= 1u << a;
+    }
+    int64_t xs[BERTH_MAX_RANK], od[BERTH_MAX_RANK], kd[4] = {0}, ks[4] = {0}, rd[4] = {0}, rs[4] = {0};
+    int64_t s = 1;
+    for (int d = (int)x->rank - 1; d >= 0; d--) {
+        xs[d] = s;
+        s *= x->dims[d];
+    }
+    uint32_t orank = 0, nk = 0, nr = 0;
+    uint64_t n_red = 1;
+    int lk = -1, lr = -1;
+    for (uint32_t d = 0; d < x->rank; d++) {
+        int is_red = (reduced >> d) & 1u;
+        if (is_red) n_red *= (uint64_t)x->dims[d];
+        if (is_red && keep) od[orank++] = 1;
+        if (!is_red) od[orank++] = x->dims[d];
+        if (x->dims[d] == 1) continue;
+        int ok = is_red ? push_dim(rd, rs, &nr, x->dims[d], xs[d], &lr, 1)
+                        : push_dim(kd, ks, &nk, x->dims[d], xs[d], &lk, 0);
+        if (!ok) return vk_unsupported(c, "more than 4 separate %s dim groups", is_red ? "reduced" : "kept");
+        /* A dim of the other kind in between breaks contiguity. */
+        if (is_red) lk = -1;
+        else lr = -1;
+    }
+    st = vk_check_out_dims(c, 0, orank, od);
+    if (st) return st;
+    if (y->numel == 0) return BERTH_OK;
+    if (x->numel > UINT32_MAX) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", x->numel);
+    vk_dispatch *d = vk_emit(c, "reduce");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 2;
+    d->bind[0] = c->node->inputs[0];
+    d->bind[1] = c->node->outputs[0];
+    d->pc[0] = (uint32_t)y->numel;
+    d->pc[1] = (uint32_t)n_red;
+    d->pc[2] = nk;
+    d->pc[3] = nr;
+    d->pc[4] = (uint32_t)op;
+    for (uint32_t i = 0; i < 4; i++) {
+        d->pc[5 + i] = (uint32_t)kd[i];
+        d->pc[9 + i] = (uint32_t)ks[i];
+        d->pc[13 + i] = (uint32_t)rd[i];
+        d->pc[17 + i] = (uint32_t)rs[i];
+    }
+    d->groups[0] = vk_groups(y->numel, 1);
+    return BERTH_OK;
+}

@@ -1,0 +1,363 @@
+/* Data movement: transpose, slice, expand, concat and split as strided
+ * word copies on one shader, plus gather, where, pad and logicalNot.
+ * Elements of 4 or 8 bytes move as 32-bit words, so int64 indices or
+ * shapes travel through the same kernels as float32. */
+#include <string.h>
+
+#include "vk_internal.h"
+
+typedef struct strided {
+    uint32_t rank;
+    int64_t dims[BERTH_MAX_RANK + 1], in[BERTH_MAX_RANK + 1], out[BERTH_MAX_RANK + 1];
+    int64_t in_base, out_base;
+} strided;
+
+static void contiguous(const vk_opnd *o, int64_t *s) {
+    int64_t st = 1;
+    for (int d = (int)o->rank - 1; d >= 0; d--) {
+        s[d] = st;
+        st *= o->dims[d];
+    }
+}
+
+static uint32_t words_of(berth_dtype t) { return (uint32_t)(vk_dtype_size(t) / 4); }
+
+/* Drops size-1 dims, widens to words, merges neighbours contiguous on
+ * both sides, and emits one copy dispatch from operand src to dst. */
+static berth_status emit_copy(vk_prep *c, uint32_t src, uint32_t dst, strided *s) {
+    uint32_t w = words_of(c->plan->ops[src].dtype);
+    if (w == 0) return vk_unsupported(c, "dtype %s is not moved by the vulkan backend", vk_dtype_name(c->plan->ops[src].dtype));
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < s->rank; d++) n *= (uint64_t)s->dims[d];
+    if (n == 0) return BERTH_OK;
+    strided t = {.in_base = s->in_base * w, .out_base = s->out_base * w};
+    for (uint32_t d = 0; d <= s->rank; d++) {
+        int64_t dim = d < s->rank ? s->dims[d] : w;
+        int64_t is = d < s->rank ? s->in[d] * w : 1, os = d < s->rank ? s->out[d] * w : 1;
+        if (dim == 1) continue;
+        if (t.rank > 0 && t.in[t.rank - 1] == is * dim && t.out[t.rank - 1] == os * dim) {
+            t.dims[t.rank - 1] *= dim;
+            t.in[t.rank - 1] = is;
+            t.out[t.rank - 1] = os;
+            continue;
+        }
+        t.dims[t.rank] = dim;
+        t.in[t.rank] = is;
+        t.out[t.rank] = os;
+        t.rank++;
+    }
+    if (t.rank > 8) return vk_unsupported(c, "a copy over %u distinct dims exceeds the shader's 8", t.rank);
+    n *= w;
+    if (n > UINT32_MAX || (uint64_t)t.in_base > UINT32_MAX || (uint64_t)t.out_base > UINT32_MAX)
+        return vk_unsupported(c, "%llu words exceed the shaders' 32-bit indexing", (unsigned long long)n);
+    vk_dispatch *d = vk_emit(c, "copy");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 2;
+    d->bind[0] = src;
+    d->bind[1] = dst;
+    d->pc[0] = (uint32_t)n;
+    d->pc[1] = t.rank;
+    d->pc[2] = (uint32_t)t.in_base;
+    d->pc[3] = (uint32_t)t.out_base;
+    for (uint32_t i = 0; i < t.rank; i++) {
+        d->pc[4 + i] = (uint32_t)t.dims[i];
+        d->pc[12 + i] = (uint32_t)t.in[i];
+        d->pc[20 + i] = (uint32_t)t.out[i];
+    }
+    d->groups[0] = vk_groups(n, 256);
+    return BERTH_OK;
+}
+
+static berth_status same_type(vk_prep *c) {
+    berth_status st = vk_check_counts(c, 1, 1, 1);
+    if (st) return st;
+    if (vk_in(c, 0)->dtype != vk_out(c, 0)->dtype)
+        return vk_fail(c, "output: expected dtype %s, found %s", vk_dtype_name(vk_in(c, 0)->dtype),
+                       vk_dtype_name(vk_out(c, 0)->dtype));
+    return BERTH_OK;
+}
+
+berth_status vk_prep_transpose(vk_prep *c) {
+    berth_status st = same_type(c);
+    if (st) return st;
+    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
+    int64_t perm[BERTH_MAX_RANK];
+    int n;
+    st = vk_attr_ints(c, "permutation", perm, BERTH_MAX_RANK, &n);
+    if (st) return st;
+    if (n < 0) { /* WebNN's default reverses the dims */
+        n = (int)x->rank;
+        for (int i = 0; i < n; i++) perm[i] = n - 1 - i;
+    }
+    if ((uint32_t)n != x->rank) return vk_fail(c, "permutation: expected %u values, found %d", x->rank, n);
+    uint32_t seen = 0;
+    strided s = {.rank = x->rank};
+    int64_t xs[BERTH_MAX_RANK], od[BERTH_MAX_RANK];
+    contiguous(x, xs);
+    for (int i = 0; i < n; i++) {
+        if (perm[i] < 0 || perm[i] >= n || (seen & (1u << perm[i])))
+            return vk_fail(c, "permutation: value %lld at %d is out of range or repeated", (long long)perm[i], i);
+        seen |= 1u << perm[i];
+        od[i] = x->dims[perm[i]];
+        s.dims[i] = od[i];
+        s.in[i] = xs[perm[i]];
+    }
+    st = vk_check_out_dims(c, 0, x->rank, od);
+    if (st) return st;
+    contiguous(y, s.out);
+    return emit_copy(c, c->node->inputs[0], c->node->outputs[0], &s);
+}
+
+berth_status vk_prep_slice(vk_prep *c) {
+    berth_status st = same_type(c);
+    if (st) return st;
+    const vk_opnd *x = vk_in(c, 0);
+    int64_t starts[BERTH_MAX_RANK], sizes[BERTH_MAX_RANK], steps[BERTH_MAX_RANK], xs[BERTH_MAX_RANK];
+    int ns, nz, nt;
+    st = vk_attr_ints(c, "starts", starts, BERTH_MAX_RANK, &ns);
+    if (!st) st = vk_attr_ints(c, "sizes", sizes, BERTH_MAX_RANK, &nz);
+    if (!st) st = vk_attr_ints(c, "strides", steps, BERTH_MAX_RANK, &nt);
+    if (st) return st;
+    if (ns != (int)x->rank || nz != (int)x->rank)
+        return vk_fail(c, "starts and sizes: expected %u values each, found %d and %d", x->rank, ns, nz);
+    if (nt >= 0 && nt != (int)x->rank) return vk_fail(c, "strides: expected %u values, found %d", x->rank, nt);
+    contiguous(x, xs);
+    strided s = {.rank = x->rank};
+    for (uint32_t d = 0; d < x->rank; d++) {
+        int64_t step = nt < 0 ? 1 : steps[d];
+        if (step < 1) return vk_fail(c, "strides[%u]: expected >= 1, found %lld", d, (long long)step);
+        if (starts[d] < 0 || sizes[d] < 0 || starts[d] > x->dims[d] ||
+            (sizes[d] > 0 && starts[d] + (sizes[d] - 1) * step >= x->dims[d]))
+            return vk_fail(c, "dim %u: start %lld, size %lld, stride %lld exceed the input extent %lld", d,
+                           (long long)starts[d], (long long)sizes[d], (long long)step, (long long)x->dims[d]);
+        s.dims[d] = sizes[d];
+        s.in[d] = xs[d] * step;
+        s.in_base += starts[d] * xs[d];
+    }
+    st = vk_check_out_dims(c, 0, x->rank, sizes);
+    if (st) return st;
+    contiguous(vk_out(c, 0), s.out);
+    return emit_copy(c, c->node->inputs[0], c->node->outputs[0], &s);
+}
+
+berth_status vk_prep_expand(vk_prep *c) {
+    berth_status st = same_type(c);
+    if (st) return st;
+    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
+    if (y->rank < x->rank) return vk_fail(c, "output rank %u is below the input rank %u", y->rank, x->rank);
+    int64_t xs[BERTH_MAX_RANK];
+    contiguous(x, xs);
+    strided s = {.rank = y->rank};
+    uint32_t lead = y->rank - x->rank;
+    for (uint32_t d = 0; d < y->rank; d++) {
+        s.dims[d] = y->dims[d];
+        if (d < lead) continue;
+        int64_t xd = x->dims[d - lead];
+        if (xd != 1 && xd != y->dims[d])
+            return vk_fail(c, "dim %u: input extent %lld does not expand to %lld", d, (long long)xd,
+                           (long long)y->dims[d]);
+        s.in[d] = xd == 1 ? 0 : xs[d - lead];
+    }
+    contiguous(y, s.out);
+    return emit_copy(c, c->node->inputs[0], c->node->outputs[0], &s);
+}
+
+/* concat (parts are inputs) and split (parts are outputs). */
+static berth_status cat_split(vk_prep *c, int concat) {
+    const vk_opnd *whole = concat ? vk_out(c, 0) : vk_in(c, 0);
+    uint32_t n_parts = concat ? c->node->n_inputs : c->node->n_outputs;
+    int64_t a;
+    uint32_t axis;
+    berth_status st = vk_attr_int(c, "axis", 0, &a);
+    if (!st) st = vk_axis(c, a, whole->rank, "axis", &axis);
+    if (st) return st;
+    int64_t ws[BERTH_MAX_RANK], sum = 0;
+    contiguous(whole, ws);
+    for (uint32_t k = 0; k < n_parts; k++) {
+        const vk_opnd *o = concat ? vk_in(c, k) : vk_out(c, k);
+        if (o->dtype != whole->dtype || o->rank != whole->rank)
+            return vk_fail(c, "%s %u: expected %s of rank %u, found %s of rank %u", concat ? "input" : "output", k,
+                           vk_dtype_name(whole->dtype), whole->rank, vk_dtype_name(o->dtype), o->rank);
+        for (uint32_t d = 0; d < whole->rank; d++)
+            if (d != axis && o->dims[d] != whole->dims[d])
+                return vk_fail(c, "%s %u: dim %u is %lld, expected %lld", concat ? "input" : "output", k, d,
+                               (long long)o->dims[d], (long long)whole->dims[d]);
+        sum += o->dims[axis];
+    }
+    if (sum != whole->dims[axis])
+        return vk_fail(c, "extents along axis %u add up to %lld, expected %lld", axis, (long long)sum,
+                       (long long)whole->dims[axis]);
+    int64_t at = 0;
+    for (uint32_t k = 0; k < n_parts; k++) {
+        const vk_opnd *o = concat ? vk_in(c, k) : vk_out(c, k);
+        strided s = {.rank = o->rank};
+        int64_t ps[BERTH_MAX_RANK];
+        contiguous(o, ps);
+        memcpy(s.dims, o->dims, sizeof(int64_t) * o->rank);
+        memcpy(concat ? s.in : s.out, ps, sizeof(int64_t) * o->rank);
+        memcpy(concat ? s.out : s.in, ws, sizeof(int64_t) * o->rank);
+        if (concat) s.out_base = at * ws[axis];
+        else s.in_base = at * ws[axis];
+        st = concat ? emit_copy(c, c->node->inputs[k], c->node->outputs[0], &s)
+                    : emit_copy(c, c->node->inputs[0], c->node->outputs[k], &s);
+        if (st) return st;
+        at += o->dims[axis];
+    }
+    return BERTH_OK;
+}
+
+berth_status vk_prep_concat(vk_prep *c) {
+    berth_status st = vk_check_counts(c, 1, UINT32_MAX, 1);
+    return st ? st : cat_split(c, 1);
+}
+
+berth_status vk_prep_split(vk_prep *c) {
+    berth_status st = vk_check_counts(c, 1, 1, VK_NONE);
+    if (!st && c->node->n_outputs < 1) return vk_fail(c, "expected at least 1 output, found 0");
+    return st ? st : cat_split(c, 0);
+}
+
+berth_status vk_prep_gather(vk_prep *c) {
+    berth_status st = vk_check_counts(c, 2, 2, 1);
+    if (st) return st;
+    const vk_opnd *x = vk_in(c, 0), *ix = vk_in(c, 1), *y = vk_out(c, 0);
+    if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
+        return vk_fail(c, "indices: expected int32 or int64, found %s", vk_dtype_name(ix->dtype));
+    if (y->dtype != x->dtype)
+        return vk_fail(c, "output: expected dtype %s, found %s", vk_dtype_name(x->dtype), vk_dtype_name(y->dtype));
+    uint32_t w = words_of(x->dtype);
+    if (!w) return vk_unsupported(c, "dtype %s is not moved by the vulkan backend", vk_dtype_name(x->dtype));
+    int64_t a;
+    uint32_t axis;
+    st = vk_attr_int(c, "axis", 0, &a);
+    if (!st) st = vk_axis(c, a, x->rank, "axis", &axis);
+    if (st) return st;
+    int64_t od[BERTH_MAX_RANK * 2];
+    uint32_t r = 0;
+    for (uint32_t d = 0; d < axis; d++) od[r++] = x->dims[d];
+    for (uint32_t d = 0; d < ix->rank; d++) od[r++] = ix->dims[d];
+    for (uint32_t d = axis + 1; d < x->rank; d++) od[r++] = x->dims[d];
+    if (r > BERTH_MAX_RANK) return vk_fail(c, "output rank %u exceeds %d", r, BERTH_MAX_RANK);
+    st = vk_check_out_dims(c, 0, r, od);
+    if (st) return st;
+    if (x->dims[axis] == 0 && ix->numel > 0) return vk_fail(c, "gathering from an empty axis %u", axis);
+    uint64_t inner = w;
+    for (uint32_t d = axis + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
+    uint64_t n = (uint64_t)y->numel * w;
+    if (n == 0) return BERTH_OK;
+    if (n > UINT32_MAX || x->numel * w > UINT32_MAX || x->dims[axis] > INT32_MAX)
+        return vk_unsupported(c, "tensors above 2^32 words exceed the shaders' 32-bit indexing");
+    vk_dispatch *d = vk_emit(c, "gather");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 3;
+    d->bind[0] = c->node->inputs[0];
+    d->bind[1] = c->node->inputs[1];
+    d->bind[2] = c->node->outputs[0];
+    d->pc[0] = (uint32_t)n;
+    d->pc[1] = (uint32_t)inner;
+    d->pc[2] = (uint32_t)ix->numel;
+    d->pc[3] = (uint32_t)x->dims[axis];
+    d->pc[4] = ix->dtype == BERTH_DTYPE_I64;
+    d->groups[0] = vk_groups(n, 256);
+    return BERTH_OK;
+}
+
+berth_status vk_prep_where(vk_prep *c) {
+    berth_status st = vk_check_counts(c, 3, 3, 1);
+    if (st) return st;
+    const vk_opnd *in[3] = {vk_in(c, 0), vk_in(c, 1), vk_in(c, 2)}, *y = vk_out(c, 0);
+    if (in[0]->dtype != BERTH_DTYPE_U8)
+        return vk_fail(c, "condition: expected dtype uint8, found %s", vk_dtype_name(in[0]->dtype));
+    if (in[1]->dtype != y->dtype || in[2]->dtype != y->dtype)
+        return vk_fail(c, "inputs 1 and 2: expected dtype %s, found %s and %s", vk_dtype_name(y->dtype),
+                       vk_dtype_name(in[1]->dtype), vk_dtype_name(in[2]->dtype));
+    if (vk_dtype_size(y->dtype) != 4)
+        return vk_unsupported(c, "dtype %s: where runs on 32-bit elements", vk_dtype_name(y->dtype));
+    vk_bcast b;
+    st = vk_bcast_init(c, 3, in, y, &b);
+    if (st) return st;
+    if (b.rank > 6) return vk_unsupported(c, "broadcasting over %u distinct dims exceeds the shader's 6", b.rank);
+    if (y->numel > UINT32_MAX) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", y->numel);
+    if (y->numel == 0) return BERTH_OK;
+    vk_dispatch *d = vk_emit(c, "where");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 4;
+    for (uint32_t i = 0; i < 3; i++) d->bind[i] = c->node->inputs[i];
+    d->bind[3] = c->node->outputs[0];
+    d->pc[0] = (uint32_t)y->numel;
+    d->pc[1] = b.rank;
+    for (uint32_t i = 0; i < b.rank; i++) {
+        d->pc[2 + i] = (uint32_t)b.dims[i];
+        d->pc[8 + i] = (uint32_t)b.strides[0][i];
+        d->pc[14 + i] = (uint32_t)b.strides[1][i];
+        d->pc[20 + i] = (uint32_t)b.strides[2][i];
+    }
+    d->groups[0] = vk_groups(y->numel, 256);
+    return BERTH_OK;
+}
+
+berth_status vk_prep_logical_not(vk_prep *c) {
+    berth_status st = vk_check_counts(c, 1, 1, 1);
+    if (!st) st = vk_check_same_dtype(c, 1, VK_BIT(BERTH_DTYPE_U8));
+    if (!st) st = vk_check_out_dims(c, 0, vk_in(c, 0)->rank, vk_in(c, 0)->dims);
+    if (st) return st;
+    uint64_t words = (vk_out(c, 0)->numel + 3) / 4;
+    if (words == 0) return BERTH_OK;
+    vk_dispatch *d = vk_emit(c, "logical_not");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 2;
+    d->bind[0] = c->node->inputs[0];
+    d->bind[1] = c->node->outputs[0];
+    d->pc[0] = (uint32_t)words;
+    d->groups[0] = vk_groups(words, 256);
+    return BERTH_OK;
+}
+
+berth_status vk_prep_pad(vk_prep *c) {
+    berth_status st = vk_check_counts(c, 1, 1, 1);
+    if (!st) st = vk_check_same_dtype(c, 1, VK_BIT(BERTH_DTYPE_F32));
+    if (st) return st;
+    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
+    int64_t b[BERTH_MAX_RANK], e[BERTH_MAX_RANK], od[BERTH_MAX_RANK];
+    int nb, ne;
+    const char *mode;
+    double value;
+    st = vk_attr_ints(c, "beginningPadding", b, BERTH_MAX_RANK, &nb);
+    if (!st) st = vk_attr_ints(c, "endingPadding", e, BERTH_MAX_RANK, &ne);
+    if (!st) st = vk_attr_string(c, "mode", "constant", &mode);
+    if (!st) st = vk_attr_float(c, "value", 0.0, &value);
+    if (st) return st;
+    if (nb != (int)x->rank || ne != (int)x->rank)
+        return vk_fail(c, "beginningPadding and endingPadding: expected %u values each, found %d and %d", x->rank, nb,
+                       ne);
+    uint32_t m = strcmp(mode, "constant") == 0 ? 0 : strcmp(mode, "edge") == 0 ? 1 : strcmp(mode, "reflection") == 0 ? 2 : 9;
+    if (m == 9) return vk_fail(c, "mode: expected constant, edge or reflection, found '%s'", mode);
+    for (uint32_t d = 0; d < x->rank; d++) {
+        if (b[d] < 0 || e[d] < 0) return vk_fail(c, "dim %u: negative padding", d);
+        if (m == 2 && (b[d] >= x->dims[d] || e[d] >= x->dims[d]))
+            return vk_fail(c, "dim %u: reflection padding %lld/%lld needs an extent above it, found %lld", d,
+                           (long long)b[d], (long long)e[d], (long long)x->dims[d]);
+        if (m == 1 && x->dims[d] == 0 && (b[d] || e[d])) return vk_fail(c, "dim %u: edge padding of an empty dim", d);
+        od[d] = x->dims[d] + b[d] + e[d];
+    }
+    st = vk_check_out_dims(c, 0, x->rank, od);
+    if (st) return st;
+    if (y->numel == 0) return BERTH_OK;
+    if (y->numel > UINT32_MAX) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", y->numel);
+    vk_dispatch *d = vk_emit(c, "pad");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 2;
+    d->bind[0] = c->node->inputs[0];
+    d->bind[1] = c->node->outputs[0];
+    d->pc[0] = (uint32_t)y->numel;
+    d->pc[1] = x->rank;
+    d->pc[2] = m;
+    d->pc[3] = vk_f2u((float)value);
+    for (uint32_t i = 0; i < x->rank; i++) {
+        d->pc[4 + i] = (uint32_t)od[i];
+        d->pc[12 + i] = (uint32_t)x->dims[i];
+        d->pc[20 + i] = (uint32_t)b[i];
+    }
+    d->groups[0] = vk_groups(y->numel, 256);
+    return BERTH_OK;
+}
