@@ -76,6 +76,12 @@ static const vk_op_info ops[] = {
     {"reduceL1", vk_prep_reduce, F32},
     {"reduceLogSum", vk_prep_reduce, F32},
     {"reduceLogSumExp", vk_prep_reduce, F32},
+    {"conv2d", vk_prep_conv2d, F32},
+    {"convTranspose2d", vk_prep_conv_transpose2d, F32},
+    {"averagePool2d", vk_prep_pool2d, F32},
+    {"maxPool2d", vk_prep_pool2d, F32},
+    {"l2Pool2d", vk_prep_pool2d, F32},
+    {"resample2d", vk_prep_resample2d, F32},
 };
 
 const vk_op_info *vk_find_op(const char *name) {
