@@ -1,0 +1,350 @@
+#!/usr/bin/python3
+"""Tests of tools/onnx2webnn, one per ctest case:
+
+    test_converter.py CASE --berth PATH --cpu PATH
+
+Each case builds a small ONNX model with onnx.helper, converts it with the
+onnx2webnn command, and checks the .webnn text and, through `berth run` on
+the cpu backend, the numbers against a NumPy forward pass written here."""
+import argparse
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOOL = os.path.join(ROOT, "tools", "onnx2webnn")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from onnx2webnn_lib import safetensors  # noqa: E402
+
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL: %s" % what)
+
+
+def near(got, want, what, atol=1e-4, rtol=1e-3):
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    if got.shape != want.shape:
+        check(False, "%s: shape %s, want %s" % (what, got.shape, want.shape))
+        return
+    err = np.abs(got - want) - (atol + rtol * np.abs(want))
+    check(bool((err <= 0).all()), "%s: largest error %g" % (what, float(np.abs(got - want).max())))
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13):
+    g = helper.make_graph(nodes, "t", inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def convert(tmp, m, *flags, expect_rc=0):
+    path = os.path.join(tmp, "m.onnx")
+    onnx.save(m, path)
+    out = os.path.join(tmp, "m.webnn")
+    p = subprocess.run(["/usr/bin/python3", TOOL, path, out] + list(flags), capture_output=True, text=True)
+    check(p.returncode == expect_rc, "onnx2webnn exit %d, want %d: %s" % (p.returncode, expect_rc, p.stderr))
+    text = open(out).read() if p.returncode == 0 else ""
+    return p, text
+
+
+def run_berth(tmp, args, inputs, buckets=""):
+    ini = os.path.join(tmp, "c.ini")
+    with open(ini, "w") as f:
+        f.write("[model]\ngraph = m.webnn\nweights = m.safetensors\n[backend]\nuse = %s\n" % args.cpu)
+        if buckets:
+            f.write("[buckets]\nmain = %s\n" % buckets)
+    cmd = [args.berth, "run", ini, "--quiet", "--repeat", "0", "--output", os.path.join(tmp, "o.safetensors")]
+    for name, arr in inputs.items():
+        npy = os.path.join(tmp, name + ".npy")
+        np.save(npy, arr)
+        cmd += ["--input", "%s=%s" % (name, npy)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    check(p.returncode == 0, "berth run exit %d: %s %s" % (p.returncode, p.stdout, p.stderr))
+    return safetensors.read(os.path.join(tmp, "o.safetensors")) if p.returncode == 0 else {}
+
+
+# ---- cases -------------------------------------------------------------
+
+
+def case_unsupported(tmp, args):
+    """Two unsupported ops (and one unsupported attribute): every one named."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    nodes = [helper.make_node("Hardmax", ["x"], ["a"], name="first_bad"),
+             helper.make_node("Relu", ["a"], ["b"], name="fine_after_bad"),
+             helper.make_node("Mod", ["b", "x"], ["c"], name="second_bad", fmod=1),
+             helper.make_node("ArgMax", ["c"], ["d"], name="third_bad", select_last_index=1),
+             helper.make_node("Relu", ["x"], ["y"], name="fine")]
+    m = model(nodes, [x], [y])
+    p, _ = convert(tmp, m, expect_rc=1)
+    err = p.stderr
+    for want in ("Hardmax node 'first_bad'", "Mod node 'second_bad'", "ArgMax node 'third_bad'",
+                 "select_last_index", "3 unsupported nodes"):
+        check(want in err, "error names %r: %s" % (want, err))
+    check("fine_after_bad" not in err, "a node fed by a rejected one is not reported again: %s" % err)
+    check(not os.path.exists(os.path.join(tmp, "m.webnn")), "no .webnn written on failure")
+
+
+def case_dyn(tmp, args):
+    """Symbolic dims become dyn(name, max) from --dyn, else --dyn-default;
+    the archive is a valid safetensors; the graph runs at a bucket."""
+    x = helper.make_tensor_value_info("x.in", TensorProto.FLOAT, ["batch", "seq", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", 3])
+    w = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
+    b = np.array([0.5, -1.0, 2.0], np.float32)
+    nodes = [helper.make_node("MatMul", ["x.in", "w"], ["h"]), helper.make_node("Add", ["h", "b"], ["y"])]
+    m = model(nodes, [x], [y], [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    p, text = convert(tmp, m, "--dyn", "batch=8", "--dyn-default", "16")
+    check('x_in: f32[dyn("batch", 8), dyn("seq", 16), 4];' in text, "dyn dims in:\n" + text)
+    check('w: f32[4, 3] @weights("w");' in text and 'b: f32[3] @weights("b");' in text,
+          "float initializers go to the archive:\n" + text)
+    raw = open(os.path.join(tmp, "m.safetensors"), "rb").read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    check(n % 8 == 0, "header length %d is a multiple of 8" % n)
+    head = json.loads(raw[8:8 + n])
+    spans = sorted(tuple(e["data_offsets"]) for k, e in head.items() if k != "__metadata__")
+    end = 0
+    for lo, hi in spans:
+        check(lo == end, "entries tile the data: %s" % spans)
+        end = hi
+    check(8 + n + end == len(raw), "the last entry ends the file")
+    xv = np.random.RandomState(1).rand(3, 5, 4).astype(np.float32)
+    out = run_berth(tmp, args, {"x_in": xv}, "batch=3 seq=5")
+    if out:
+        near(out["y"], xv @ w + b, "y")
+    p, _ = convert(tmp, m, "--dyn", "batch=0", expect_rc=2)
+    check("expected a max >= 1" in p.stderr, "bad --dyn is a usage error: %s" % p.stderr)
+
+
+def _clip_model(opset, with_inputs):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])
+    if not with_inputs:
+        node = helper.make_node("Clip", ["x"], ["y"], min=-0.5, max=0.25)
+        return model([node], [x], [y], opset=opset)
+    lo = numpy_helper.from_array(np.array(-0.5, np.float32), "lo")
+    hi = helper.make_tensor_value_info("hi", TensorProto.FLOAT, [])
+    node = helper.make_node("Clip", ["x", "lo", "hi"], ["y"])
+    return model([node], [x, hi], [y], [lo], opset=opset)
+
+
+def case_clip(tmp, args):
+    """Clip's attribute form (opset < 11) and input form (constant min,
+    computed max) mean the same: clamp(x, -0.5, 0.25)."""
+    xv = np.linspace(-1, 1, 10, dtype=np.float32).reshape(2, 5)
+    want = np.minimum(np.maximum(xv, -0.5), 0.25)
+    _, text = convert(tmp, _clip_model(9, False))
+    check(re.search(r"y = clamp\(x, minValue=-0\.5, maxValue=0\.25\);", text), "attribute form:\n" + text)
+    out = run_berth(tmp, args, {"x": xv})
+    if out:
+        near(out["y"], want, "clip opset 9")
+    _, text = convert(tmp, _clip_model(13, True))
+    check("clamp(x, minValue=-0.5)" in text and "= min(" in text, "input form:\n" + text)
+    out = run_berth(tmp, args, {"x": xv, "hi": np.array(0.25, np.float32)})
+    if out:
+        near(out["y"], want, "clip opset 13")
+
+
+def _softmax_ref(x, axis, flatten):
+    if flatten:
+        rows = int(np.prod(x.shape[:axis]))
+        f = x.reshape(rows, -1)
+        e = np.exp(f - f.max(axis=1, keepdims=True))
+        return (e / e.sum(axis=1, keepdims=True)).reshape(x.shape)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def case_softmax(tmp, args):
+    """Softmax axis=1 on [2, 3, 4]: opset 11 normalizes each flattened row
+    of 12, opset 13 each column of 3; the two results differ."""
+    xv = np.random.RandomState(2).randn(2, 3, 4).astype(np.float32)
+    results = {}
+    for opset in (11, 13):
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])
+        _, text = convert(tmp, model([helper.make_node("Softmax", ["x"], ["y"], axis=1)], [x], [y], opset=opset))
+        if opset == 11:
+            check("newShape=[2, 12]" in text and "axis=1" in text, "opset 11 flattens:\n" + text)
+        else:
+            check("y = softmax(x, axis=1);" in text, "opset 13 is one op:\n" + text)
+        out = run_berth(tmp, args, {"x": xv})
+        if out:
+            results[opset] = out["y"]
+            near(out["y"], _softmax_ref(xv, 1, opset == 11), "softmax opset %d" % opset)
+    if len(results) == 2:
+        check(np.abs(results[11] - results[13]).max() > 1e-3, "opset 11 and 13 semantics differ")
+
+
+def _bert_model(rs, layers=2, hidden=64, heads=4, vocab=50, ffn=128):
+    """A BERT-style encoder with the shape chains exporters write."""
+    inits, nodes, params = [], [], {}
+
+    def w(name, *shape, scale=0.1):
+        arr = (rs.randn(*shape) * scale).astype(np.float32)
+        params[name] = arr
+        inits.append(numpy_helper.from_array(arr, name))
+        return name
+
+    def c(name, arr):
+        inits.append(numpy_helper.from_array(np.asarray(arr), name))
+        return name
+
+    def n(op, ins, out, **kw):
+        nodes.append(helper.make_node(op, ins, [out], **kw))
+        return out
+
+    dh = hidden // heads
+    w("emb", vocab, hidden, scale=1.0)
+    c("heads_dh", np.array([heads, dh], np.int64))
+    c("zero1", np.array([0], np.int64))
+    c("one1", np.array([1], np.int64))
+    c("hid", np.array([hidden], np.int64))
+    c("scale", np.array(np.sqrt(dh), np.float32))
+    c("one_f", np.array(1.0, np.float32))
+    c("neg", np.array(-10000.0, np.float32))
+    c("half", np.array(0.5, np.float32))
+    c("sqrt2", np.array(np.sqrt(2.0), np.float32))
+    h = n("Gather", ["emb", "input_ids"], "h0")
+    m = n("Cast", ["attention_mask"], "mask_f", to=TensorProto.FLOAT)
+    m = n("Sub", ["one_f", m], "mask_inv")
+    m = n("Mul", [m, "neg"], "mask_add")
+    m = n("Unsqueeze", [m, "one1"], "mask_u1")
+    m = n("Unsqueeze", [m, "one1"], "mask_u2")
+    # [batch, seq] from the hidden state's shape: Shape -> Slice -> Concat
+    shp = n("Shape", [h], "h_shape")
+    bs = n("Slice", [shp, "zero1", c("two1", np.array([2], np.int64))], "bs")
+    split_shape = n("Concat", [bs, "heads_dh"], "split_shape", axis=0)
+    merge_shape = n("Concat", [bs, "hid"], "merge_shape", axis=0)
+    for L in range(layers):
+        p = "l%d_" % L
+
+        def lin(x, name, i, o):
+            y = n("MatMul", [x, w(p + name + "_w", i, o)], p + name + "_mm")
+            return n("Add", [y, w(p + name + "_b", o)], p + name)
+
+        def heads_of(x, name, perm):
+            r = n("Reshape", [x, split_shape], p + name + "_r")
+            return n("Transpose", [r], p + name + "_t", perm=perm)
+
+        q = heads_of(lin(h, "q", hidden, hidden), "q", [0, 2, 1, 3])
+        k = heads_of(lin(h, "k", hidden, hidden), "k", [0, 2, 3, 1])
+        v = heads_of(lin(h, "v", hidden, hidden), "v", [0, 2, 1, 3])
+        s = n("MatMul", [q, k], p + "scores")
+        s = n("Div", [s, "scale"], p + "scaled")
+        s = n("Add", [s, m], p + "masked")
+        s = n("Softmax", [s], p + "probs", axis=-1)
+        ctx = n("MatMul", [s, v], p + "ctx")
+        ctx = n("Transpose", [ctx], p + "ctx_t", perm=[0, 2, 1, 3])
+        ctx = n("Reshape", [ctx, merge_shape], p + "ctx_m")
+        a = lin(ctx, "o", hidden, hidden)
+        h = n("Add", [a, h], p + "res1")
+        h = n("LayerNormalization", [h, w(p + "ln1_g", hidden), w(p + "ln1_b", hidden)], p + "ln1",
+              axis=-1, epsilon=1e-5)
+        f = lin(h, "f1", hidden, ffn)
+        g = n("Div", [f, "sqrt2"], p + "g_div")  # gelu spelled with Erf, as exported
+        g = n("Erf", [g], p + "g_erf")
+        g = n("Add", [g, "one_f"], p + "g_add")
+        g = n("Mul", [f, g], p + "g_mul")
+        g = n("Mul", [g, "half"], p + "g_half")
+        f = lin(g, "f2", ffn, hidden)
+        h = n("Add", [f, h], p + "res2")
+        h = n("LayerNormalization", [h, w(p + "ln2_g", hidden), w(p + "ln2_b", hidden)], "out" if L == layers - 1 else p + "ln2",
+              axis=-1, epsilon=1e-5)
+    ids = helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"])
+    mask = helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"])
+    out = helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", "seq", hidden])
+    return model(nodes, [ids, mask], [out], inits, opset=17), params
+
+
+def _bert_ref(params, ids, mask, layers=2, hidden=64, heads=4):
+    from math import erf
+    verf = np.vectorize(erf)
+
+    def ln(x, g, b):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + 1e-5) * g + b
+
+    dh = hidden // heads
+    B, S = ids.shape
+    h = params["emb"][ids].astype(np.float64)
+    add = ((1.0 - mask.astype(np.float64)) * -10000.0)[:, None, None, :]
+    for L in range(layers):
+        P = lambda k: params["l%d_%s" % (L, k)].astype(np.float64)  # noqa: E731
+        split = lambda t: t.reshape(B, S, heads, dh).transpose(0, 2, 1, 3)  # noqa: E731
+        q, k, v = (split(h @ P(x + "_w") + P(x + "_b")) for x in "qkv")
+        s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(dh) + add
+        s = np.exp(s - s.max(-1, keepdims=True))
+        s = s / s.sum(-1, keepdims=True)
+        ctx = (s @ v).transpose(0, 2, 1, 3).reshape(B, S, hidden)
+        h = ln(ctx @ P("o_w") + P("o_b") + h, P("ln1_g"), P("ln1_b"))
+        f = h @ P("f1_w") + P("f1_b")
+        f = f * 0.5 * (1 + verf(f / np.sqrt(2)))
+        h = ln(f @ P("f2_w") + P("f2_b") + h, P("ln2_g"), P("ln2_b"))
+    return h
+
+
+def case_bert(tmp, args):
+    """A 2-layer BERT-style encoder (hidden 64, 4 heads, attention mask,
+    shapes computed with Shape/Slice/Concat) converts with dyn batch and
+    seq and matches a NumPy forward pass at a bucket."""
+    rs = np.random.RandomState(3)
+    m, params = _bert_model(rs)
+    _, text = convert(tmp, m, "--dyn", "batch=4", "--dyn", "seq=16")
+    check('input_ids: i64[dyn("batch", 4), dyn("seq", 16)]' in text, "dyn inputs:\n" + text[:600])
+    check("shape(" in text, "the shape chain is kept for the engine to fold")
+    ids = rs.randint(0, 50, size=(2, 7)).astype(np.int64)
+    mask = np.ones((2, 7), np.int64)
+    mask[1, 5:] = 0
+    out = run_berth(tmp, args, {"input_ids": ids, "attention_mask": mask}, "batch=2 seq=7")
+    if out:
+        near(out["out"], _bert_ref(params, ids, mask), "bert output", atol=1e-3, rtol=1e-3)
+
+
+def case_reshape_zero(tmp, args):
+    """Reshape's 0 copies the input's dim, static or dynamic."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 6])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 2, 3])
+    shape = numpy_helper.from_array(np.array([0, 2, -1], np.int64), "s")
+    m = model([helper.make_node("Reshape", ["x", "s"], ["y"])], [x], [y], [shape])
+    _, text = convert(tmp, m, "--dyn", "n=8")
+    xv = np.arange(30, dtype=np.float32).reshape(5, 6)
+    out = run_berth(tmp, args, {"x": xv}, "n=5")
+    if out:
+        near(out["y"], xv.reshape(5, 2, 3), "reshape with 0")
+
+
+CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("case", choices=sorted(CASES))
+    p.add_argument("--berth", required=True)
+    p.add_argument("--cpu", required=True, help="path of libberth-cpu.so")
+    args = p.parse_args()
+    args.berth, args.cpu = os.path.abspath(args.berth), os.path.abspath(args.cpu)
+    with tempfile.TemporaryDirectory(prefix="onnx2webnn_test_") as tmp:
+        CASES[args.case](tmp, args)
+    if FAILS:
+        print("%d check(s) failed" % len(FAILS))
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
