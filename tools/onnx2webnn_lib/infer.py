@@ -13,7 +13,7 @@ T = onnx.TensorProto
 _SAME = {"Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Log", "Abs", "Neg", "Reciprocal", "Floor",
          "Ceil", "Sin", "Cos", "Sign", "Identity", "Softplus", "Softsign", "HardSwish", "HardSigmoid",
          "LeakyRelu", "Elu", "PRelu", "Clip", "Softmax", "LogSoftmax", "Dropout", "BatchNormalization",
-         "LayerNormalization", "InstanceNormalization", "CumSum", "Trilu", "Not", "Cast"}
+         "LayerNormalization", "InstanceNormalization", "CumSum", "Trilu", "Not", "Cast", "CastLike"}
 _BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Where", "Equal", "Greater",
               "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor"}
 _BOOL_OUT = {"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "Not"}
@@ -168,6 +168,8 @@ def _elem(cv, node):
         return T.BOOL
     if op == "Cast":
         return attrs_of(node)["to"]
+    if op == "CastLike":
+        return cv.elem_type(node.input[1])
     if op in ("Shape", "Size", "ArgMax", "ArgMin"):
         return T.INT64
     if op == "Where":

@@ -66,8 +66,6 @@ def unary(cv, node):
 @op("Dropout")
 def dropout(cv, node):
     a = attrs_of(node)
-    if len(node.output) > 1 and node.output[1]:
-        raise Unsupported("the mask output is not supported (inference only)")
     if cv.has(node, 2):
         train = cv.known_input(node, 2, "training_mode")
         if bool(np.asarray(train).reshape(-1)[0]):
@@ -75,6 +73,10 @@ def dropout(cv, node):
     if a.get("is_test", 1) == 0 and cv.opset < 7:
         raise Unsupported("training dropout is not supported")
     cv.emit("identity", [cv.inp(node, 0)], outs=cv.out(node))
+    if len(node.output) > 1 and node.output[1]:  # at inference every element is kept
+        dims = cv.static_dims(node.input[0], "Dropout's mask output")
+        one = cv.const(np.array(1, np.uint8), cv.out(node, 1) + "_one")
+        cv.emit("expand", [one], {"newShape": dims}, outs=cv.out(node, 1))
 
 
 @op("LeakyRelu")
@@ -146,6 +148,18 @@ def cast(cv, node):
         cv.emit("notEqual", [x, zero], outs=cv.out(node))
         return
     cv.emit("cast", [x], {"type": DTYPES[to][2]}, outs=cv.out(node))
+
+
+@op("CastLike")
+def cast_like(cv, node):
+    et = cv.elem_type(node.input[1])
+    if et not in DTYPES:
+        raise Unsupported("CastLike to %s is not supported" % elem_name(et) if et else "an unknown dtype")
+    x = cv.inp(node, 0)
+    if et == onnx.TensorProto.BOOL and cv.elem_type(node.input[0]) != onnx.TensorProto.BOOL:
+        cv.emit("notEqual", [x, cv.scalar(0, node.input[0], cv.out(node) + "_zero")], outs=cv.out(node))
+        return
+    cv.emit("cast", [x], {"type": DTYPES[et][2]}, outs=cv.out(node))
 
 
 @op("Where")

@@ -102,7 +102,8 @@ def conv_transpose(cv, node):
     a = attrs_of(node)
     w_dims = cv.dims(node.input[1])
     if w_dims is None or len(w_dims) != 4 or cv.rank(node.input[0]) != 4:
-        raise Unsupported("only 2-D ConvTranspose (rank-4 input and weight) is supported")
+        raise Unsupported("only 2-D ConvTranspose (rank-4 input and weight) is supported, found rank %d"
+                          % cv.rank(node.input[0]))
     kernel = list(a.get("kernel_shape", w_dims[2:]))
     strides = [int(s) for s in a.get("strides", [1, 1])]
     dil = [int(d) for d in a.get("dilations", [1, 1])]
@@ -119,8 +120,9 @@ def conv_transpose(cv, node):
         padding = []
         for i in range(2):
             total = strides[i] * (in_hw[i] - 1) + opad[i] + (kernel[i] - 1) * dil[i] + 1 - out_hw[i]
-            if total < 0:
-                raise Unsupported("output_shape %s needs negative padding" % out_hw)
+            if total < 0:  # the extra rows are output padding: outputSizes says so
+                padding += [0, 0]
+                continue
             if auto == "SAME_UPPER":
                 padding += [total // 2, total - total // 2]
             else:
@@ -194,16 +196,31 @@ def instance_norm(cv, node):
 
 @op("LayerNormalization")
 def layer_norm(cv, node):
+    """The optional Mean and InvStdDev outputs are spelled with
+    reductions beside the fused op (keepDimensions, as ONNX shapes them)."""
     a = attrs_of(node)
-    if any(o for o in node.output[1:]):
-        raise Unsupported("the Mean and InvStdDev outputs are not supported")
     r = cv.rank(node.input[0])
     axis = int(a.get("axis", -1)) % r
-    opts = {"axes": list(range(axis, r)), "epsilon": float(a.get("epsilon", 1e-5)),
-            "scale": _ident(cv.inp(node, 1))}
+    axes = list(range(axis, r))
+    eps = float(a.get("epsilon", 1e-5))
+    opts = {"axes": axes, "epsilon": eps, "scale": _ident(cv.inp(node, 1))}
     if cv.has(node, 2):
         opts["bias"] = _ident(cv.inp(node, 2))
-    cv.emit("layerNormalization", [cv.inp(node, 0)], opts, outs=cv.out(node))
+    x = cv.inp(node, 0)
+    cv.emit("layerNormalization", [x], opts, outs=cv.out(node))
+    want_mean = len(node.output) > 1 and node.output[1]
+    want_inv = len(node.output) > 2 and node.output[2]
+    if not (want_mean or want_inv):
+        return
+    red = {"axes": axes, "keepDimensions": True}
+    mean = cv.emit("reduceMean", [x], red, outs=cv.out(node, 1) if want_mean else None,
+                   hint=cv.out(node) + "_mean")
+    if want_inv:
+        d = cv.emit("sub", [x, mean], hint=cv.out(node) + "_centered")
+        var = cv.emit("reduceMean", [cv.emit("mul", [d, d], hint=cv.out(node) + "_sq")], red,
+                      hint=cv.out(node) + "_var")
+        var = cv.emit("add", [var, cv.scalar(eps, node.input[0], cv.out(node) + "_eps")], hint=cv.out(node) + "_vare")
+        cv.emit("reciprocal", [cv.emit("sqrt", [var], hint=cv.out(node) + "_std")], outs=cv.out(node, 2))
 
 
 @op("MatMul")
