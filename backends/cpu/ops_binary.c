@@ -1,5 +1,5 @@
-/* Broadcasting binary ops: arithmetic (add sub mul div max min pow),
- * comparisons (u8 results) and where. Integer arithmetic wraps like
+/* Broadcasting binary ops: arithmetic (add sub mul div max min pow
+ * prelu), comparisons and logical and/or/xor (u8 results) and where. Integer arithmetic wraps like
  * two's complement and integer division by zero yields 0, so no input
  * value can trap or reach undefined behaviour. */
 #include <math.h>
@@ -8,12 +8,13 @@
 
 #include "cpu_internal.h"
 
-enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_POW, B_EQ, B_GT, B_GE, B_LT, B_LE, B_NE };
+enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_POW, B_PRELU, B_EQ, B_GT, B_GE, B_LT, B_LE, B_NE, B_AND, B_OR, B_XOR };
 
 static const struct { const char *name; int op; } bin_names[] = {
     {"add", B_ADD}, {"sub", B_SUB}, {"mul", B_MUL}, {"div", B_DIV}, {"max", B_MAX}, {"min", B_MIN},
     {"pow", B_POW}, {"equal", B_EQ}, {"greater", B_GT}, {"greaterOrEqual", B_GE}, {"lesser", B_LT},
-    {"lesserOrEqual", B_LE}, {"notEqual", B_NE},
+    {"lesserOrEqual", B_LE}, {"notEqual", B_NE}, {"prelu", B_PRELU}, {"logicalAnd", B_AND}, {"logicalOr", B_OR},
+    {"logicalXor", B_XOR},
 };
 
 typedef struct bin_params {
@@ -77,6 +78,12 @@ static int64_t div_i64(int64_t x, int64_t y) {
 
 static void bin_row(int op, berth_dtype t, const void *av, size_t sa, const void *bv, size_t sb, void *yv,
                     size_t n) {
+    if (op >= B_AND) { /* u8 operands, any nonzero is true */
+        if (op == B_AND) ROW(uint8_t, uint8_t, (x != 0) & (z != 0));
+        else if (op == B_OR) ROW(uint8_t, uint8_t, (x != 0) | (z != 0));
+        else ROW(uint8_t, uint8_t, (x != 0) ^ (z != 0));
+        return;
+    }
     if (op >= B_EQ) {
         switch (t) {
         case BERTH_DTYPE_F32: COMPARE(float); break;
@@ -97,6 +104,7 @@ static void bin_row(int op, berth_dtype t, const void *av, size_t sa, const void
         case B_MAX: ROW(float, float, fmaxf(x, z)); break;
         case B_MIN: ROW(float, float, fminf(x, z)); break;
         case B_POW: ROW(float, float, powf(x, z)); break;
+        case B_PRELU: ROW(float, float, x >= 0.0f ? x : x * z); break;
         default: break;
         }
         break;
@@ -156,7 +164,8 @@ berth_status cpu_prep_binary(cpu_prep *c) {
     berth_status st = cpu_check_counts(c, 2, 2, 1);
     if (st) return st;
     berth_dtype t = cpu_in(c, 0)->dtype;
-    uint32_t mask = op == B_POW ? CPU_BIT(BERTH_DTYPE_F32)
+    uint32_t mask = op == B_POW || op == B_PRELU ? CPU_BIT(BERTH_DTYPE_F32)
+                    : op >= B_AND ? CPU_BIT(BERTH_DTYPE_U8)
                     : op >= B_EQ ? CPU_BIT(BERTH_DTYPE_F32) | CPU_BIT(BERTH_DTYPE_I32) |
                                        CPU_BIT(BERTH_DTYPE_I64) | CPU_BIT(BERTH_DTYPE_U8)
                                  : CPU_BIT(BERTH_DTYPE_F32) | CPU_BIT(BERTH_DTYPE_I32) | CPU_BIT(BERTH_DTYPE_I64);
@@ -175,6 +184,8 @@ berth_status cpu_prep_binary(cpu_prep *c) {
     bp->in_es = cpu_dtype_size(t);
     bp->out_es = cpu_dtype_size(want_out);
     const cpu_opnd *in[2] = {cpu_in(c, 0), cpu_in(c, 1)};
+    if (op == B_PRELU && in[1]->rank > in[0]->rank)
+        return cpu_fail(c, "slope of rank %u does not broadcast to the input's rank %u", in[1]->rank, in[0]->rank);
     st = cpu_bcast_init(c, 2, in, cpu_out(c, 0), &bp->b);
     if (st) return st;
     c->cn->exec = bin_exec;

@@ -188,3 +188,64 @@ berth_status cpu_prep_batch_norm(cpu_prep *c) {
     c->cn->exec = bn_exec;
     return BERTH_OK;
 }
+
+/* ---- instanceNormalization: per (batch, channel) over the spatial dims ---- */
+
+typedef struct in_params {
+    int64_t n, c, plane;
+    int64_t cstride, estride; /* element strides of a channel and of a spatial step */
+    float eps;
+    uint32_t scale, bias;
+} in_params;
+
+static void in_exec(const cpu_node *nd, berth_plan *p) {
+    const in_params *I = nd->params;
+    const float *x = cpu_ptr(p, nd->in[0]);
+    const float *sc = I->scale != CPU_NONE ? cpu_ptr(p, I->scale) : NULL;
+    const float *bi = I->bias != CPU_NONE ? cpu_ptr(p, I->bias) : NULL;
+    float *y = cpu_ptr(p, nd->out[0]);
+    for (int64_t n = 0; n < I->n; n++)
+        for (int64_t ch = 0; ch < I->c; ch++) {
+            int64_t base = n * I->c * I->plane + ch * I->cstride;
+            double sum = 0, sq = 0;
+            for (int64_t i = 0; i < I->plane; i++) sum += x[base + i * I->estride];
+            double mean = I->plane ? sum / (double)I->plane : 0;
+            for (int64_t i = 0; i < I->plane; i++) {
+                double d = x[base + i * I->estride] - mean;
+                sq += d * d;
+            }
+            double inv = 1.0 / sqrt((I->plane ? sq / (double)I->plane : 0) + I->eps);
+            double mul = inv * (sc ? sc[ch] : 1.0), add = bi ? bi[ch] : 0.0;
+            for (int64_t i = 0; i < I->plane; i++)
+                y[base + i * I->estride] = (float)((x[base + i * I->estride] - mean) * mul + add);
+        }
+}
+
+berth_status cpu_prep_instance_norm(cpu_prep *c) {
+    berth_status st = cpu_check_counts(c, 1, 1, 1);
+    if (!st) st = cpu_check_same_dtype(c, 1, CPU_BIT(BERTH_DTYPE_F32));
+    if (st) return st;
+    const cpu_opnd *x = cpu_in(c, 0);
+    if (x->rank != 4) return cpu_fail(c, "input must be 4-D, found rank %u", x->rank);
+    if ((st = cpu_check_out_dims(c, 0, x->rank, x->dims))) return st;
+    in_params *I = cpu_params(c, sizeof *I);
+    if (!I) return BERTH_ERR_NOMEM;
+    const char *layout;
+    double eps;
+    if ((st = cpu_attr_string(c, "layout", "nchw", &layout)) || (st = cpu_attr_float(c, "epsilon", 1e-5, &eps)) ||
+        (st = cpu_attr_operand(c, "scale", &I->scale)) || (st = cpu_attr_operand(c, "bias", &I->bias)))
+        return st;
+    int nhwc = strcmp(layout, "nhwc") == 0;
+    if (!nhwc && strcmp(layout, "nchw") != 0) return cpu_fail(c, "layout: expected nchw or nhwc, found '%s'", layout);
+    I->n = x->dims[0];
+    I->c = nhwc ? x->dims[3] : x->dims[1];
+    I->plane = nhwc ? x->dims[1] * x->dims[2] : x->dims[2] * x->dims[3];
+    I->cstride = nhwc ? 1 : I->plane;
+    I->estride = nhwc ? I->c : 1;
+    I->eps = (float)eps;
+    int64_t cdim[1] = {I->c};
+    if (I->scale != CPU_NONE && (st = check_param(c, "scale", I->scale, 1, cdim))) return st;
+    if (I->bias != CPU_NONE && (st = check_param(c, "bias", I->bias, 1, cdim))) return st;
+    c->cn->exec = in_exec;
+    return BERTH_OK;
+}

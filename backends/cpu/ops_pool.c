@@ -1,5 +1,5 @@
-/* averagePool2d, maxPool2d (NCHW, or NHWC permuted through scratch) and
- * resample2d. Average pooling
+/* averagePool2d, maxPool2d, l2Pool2d (NCHW, or NHWC permuted through
+ * scratch) and resample2d. Average pooling
  * divides by the number of window cells inside the input, never
  * counting padding, as WebNN specifies. resample2d maps output to input
  * coordinates with half-pixel centres for linear (src = (dst + 0.5) /
@@ -11,7 +11,7 @@
 #include "cpu_internal.h"
 
 typedef struct pool_params {
-    int is_max, nhwc;
+    int is_max, is_l2, nhwc;
     int64_t n, c, planes, h, w, oh, ow, kh, kw;
     size_t off_y; /* scratch offset of the NCHW output when nhwc */
     int64_t pad[4], stride[2], dil[2];
@@ -37,11 +37,11 @@ static void pool_task(void *ctx, size_t t0, size_t t1) {
                         if (ix < 0 || ix >= P->w) continue;
                         float v = xp[iy * P->w + ix];
                         mx = v > mx ? v : mx;
-                        sum += v;
+                        sum += P->is_l2 ? (double)v * v : v;
                         cnt++;
                     }
                 }
-                yp[oy * P->ow + ox] = P->is_max ? mx : (cnt ? (float)(sum / (double)cnt) : 0.0f);
+                yp[oy * P->ow + ox] = P->is_max ? mx : P->is_l2 ? (float)sqrt(sum) : (cnt ? (float)(sum / (double)cnt) : 0.0f);
             }
     }
 }
@@ -86,6 +86,7 @@ berth_status cpu_prep_pool2d(cpu_prep *c) {
     pool_params *P = cpu_params(c, sizeof *P);
     if (!P) return BERTH_ERR_NOMEM;
     P->is_max = strcmp(c->node->op, "maxPool2d") == 0;
+    P->is_l2 = strcmp(c->node->op, "l2Pool2d") == 0;
     int64_t win[2];
     const char *layout, *rounding;
     if ((st = ints_n(c, "windowDimensions", 2, -1, win)) || (st = ints_n(c, "padding", 4, 0, P->pad)) ||

@@ -198,3 +198,102 @@ berth_status cpu_prep_softmax(cpu_prep *c) {
     c->cn->exec = soft_exec;
     return BERTH_OK;
 }
+
+/* ---- argMax / argMin and cumulativeSum along one axis: [outer, extent, inner] ---- */
+
+typedef struct axis_params {
+    size_t outer, extent, inner;
+    int is_min, wide;      /* arg: smallest wins; int64 result */
+    int exclusive, reversed; /* cumulativeSum */
+} axis_params;
+
+/* The first index of the extreme value wins, as WebNN asks; NaN never wins. */
+static void arg_exec(const cpu_node *n, berth_plan *p) {
+    const axis_params *A = n->params;
+    const float *x = cpu_ptr(p, n->in[0]);
+    void *y = cpu_ptr(p, n->out[0]);
+    for (size_t o = 0; o < A->outer; o++)
+        for (size_t i = 0; i < A->inner; i++) {
+            const float *xr = x + o * A->extent * A->inner + i;
+            size_t best = 0;
+            for (size_t k = 1; k < A->extent; k++) {
+                float v = xr[k * A->inner], b = xr[best * A->inner];
+                if (A->is_min ? v < b : v > b) best = k;
+            }
+            if (A->wide) ((int64_t *)y)[o * A->inner + i] = (int64_t)best;
+            else ((int32_t *)y)[o * A->inner + i] = (int32_t)best;
+        }
+}
+
+static berth_status axis_prep(cpu_prep *c, axis_params **out, uint32_t *axis) {
+    berth_status st = cpu_check_counts(c, 1, 1, 1);
+    if (st) return st;
+    const cpu_opnd *x = cpu_in(c, 0);
+    if (x->dtype != BERTH_DTYPE_F32) return cpu_fail(c, "input: expected float32, found %s", cpu_dtype_name(x->dtype));
+    if (!cpu_attr(c, "axis")) return cpu_fail(c, "attribute 'axis' is required");
+    int64_t a;
+    if ((st = cpu_attr_int(c, "axis", 0, &a)) || (st = cpu_axis(c, a, x->rank, "axis", axis))) return st;
+    axis_params *A = cpu_params(c, sizeof *A);
+    if (!A) return BERTH_ERR_NOMEM;
+    A->outer = 1, A->inner = 1;
+    for (uint32_t d = 0; d < *axis; d++) A->outer *= (size_t)x->dims[d];
+    for (uint32_t d = *axis + 1; d < x->rank; d++) A->inner *= (size_t)x->dims[d];
+    A->extent = (size_t)x->dims[*axis];
+    *out = A;
+    return BERTH_OK;
+}
+
+berth_status cpu_prep_arg(cpu_prep *c) {
+    axis_params *A;
+    uint32_t axis;
+    berth_status st = axis_prep(c, &A, &axis);
+    if (st) return st;
+    const cpu_opnd *x = cpu_in(c, 0), *y = cpu_out(c, 0);
+    int keep;
+    if ((st = cpu_attr_bool(c, "keepDimensions", 0, &keep))) return st;
+    if (y->dtype != BERTH_DTYPE_I32 && y->dtype != BERTH_DTYPE_I64)
+        return cpu_fail(c, "output: expected int32 or int64, found %s", cpu_dtype_name(y->dtype));
+    if (A->extent == 0) return cpu_fail(c, "axis %u is empty", axis);
+    int64_t od[BERTH_MAX_RANK];
+    uint32_t r = 0;
+    for (uint32_t d = 0; d < x->rank; d++) {
+        if (d != axis) od[r++] = x->dims[d];
+        else if (keep) od[r++] = 1;
+    }
+    if ((st = cpu_check_out_dims(c, 0, r, od))) return st;
+    A->is_min = strcmp(c->node->op, "argMin") == 0;
+    A->wide = y->dtype == BERTH_DTYPE_I64;
+    c->cn->exec = arg_exec;
+    return BERTH_OK;
+}
+
+static void cumsum_exec(const cpu_node *n, berth_plan *p) {
+    const axis_params *A = n->params;
+    const float *x = cpu_ptr(p, n->in[0]);
+    float *y = cpu_ptr(p, n->out[0]);
+    for (size_t o = 0; o < A->outer; o++)
+        for (size_t i = 0; i < A->inner; i++) {
+            double acc = 0;
+            for (size_t s = 0; s < A->extent; s++) {
+                size_t k = A->reversed ? A->extent - 1 - s : s;
+                size_t at = (o * A->extent + k) * A->inner + i;
+                double v = x[at];
+                if (!A->exclusive) acc += v;
+                y[at] = (float)acc;
+                if (A->exclusive) acc += v;
+            }
+        }
+}
+
+berth_status cpu_prep_cumsum(cpu_prep *c) {
+    axis_params *A;
+    uint32_t axis;
+    berth_status st = axis_prep(c, &A, &axis);
+    if (!st) st = cpu_check_same_dtype(c, 1, CPU_BIT(BERTH_DTYPE_F32));
+    if (!st) st = cpu_check_out_dims(c, 0, cpu_in(c, 0)->rank, cpu_in(c, 0)->dims);
+    if (!st) st = cpu_attr_bool(c, "exclusive", 0, &A->exclusive);
+    if (!st) st = cpu_attr_bool(c, "reversed", 0, &A->reversed);
+    if (st) return st;
+    c->cn->exec = cumsum_exec;
+    return BERTH_OK;
+}

@@ -10,7 +10,7 @@
 enum {
     U_RELU, U_SIGMOID, U_TANH, U_EXP, U_LOG, U_SQRT, U_ABS, U_NEG, U_ERF, U_GELU, U_HARDSIGMOID,
     U_HARDSWISH, U_CLAMP, U_LEAKYRELU, U_ELU, U_SOFTPLUS, U_RECIPROCAL, U_FLOOR, U_CEIL, U_SIN, U_COS,
-    U_SIGN, U_NOT
+    U_SIGN, U_SOFTSIGN, U_NOT
 };
 
 static const struct { const char *name; int op; } un_names[] = {
@@ -19,6 +19,7 @@ static const struct { const char *name; int op; } un_names[] = {
     {"hardSigmoid", U_HARDSIGMOID}, {"hardSwish", U_HARDSWISH}, {"clamp", U_CLAMP},
     {"leakyRelu", U_LEAKYRELU}, {"elu", U_ELU}, {"softplus", U_SOFTPLUS}, {"reciprocal", U_RECIPROCAL},
     {"floor", U_FLOOR}, {"ceil", U_CEIL}, {"sin", U_SIN}, {"cos", U_COS}, {"sign", U_SIGN},
+    {"softsign", U_SOFTSIGN},
 };
 
 typedef struct un_params {
@@ -56,6 +57,7 @@ static void un_f32(const un_params *u, const float *restrict x, float *restrict 
     case U_SIN: LOOP(sinf(v)); break;
     case U_COS: LOOP(cosf(v)); break;
     case U_SIGN: LOOP(v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : v)); break;
+    case U_SOFTSIGN: LOOP(v / (1.0f + fabsf(v))); break;
     default: break;
     }
 }

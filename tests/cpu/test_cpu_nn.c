@@ -203,6 +203,38 @@ static void test_attention(void) {
         if (h_ok(&g, (void *[]){q, k, v, mask}, (void *[]){y})) h_close(masked ? "attention masked" : "attention", y, ref, B * H * SQ * D);
     }
     free(q), free(k), free(v), free(mask);
+
+    /* rank 3, v wider than q, a [SQ, SK] mask shared by every batch */
+    enum { T = 3, DV = 6 };
+    q = h_randf(T * SQ * D), k = h_randf(T * SK * D), v = h_randf(T * SK * DV), mask = h_randf(SQ * SK);
+    float y3[T * SQ * DV];
+    double r3[T * SQ * DV];
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < SQ; i++) {
+            double s[SK], mx = -INFINITY, sum = 0;
+            for (int j = 0; j < SK; j++) {
+                double acc = 0;
+                for (int d = 0; d < D; d++) acc += (double)q[(t * SQ + i) * D + d] * k[(t * SK + j) * D + d];
+                s[j] = acc / sqrt((double)D) + mask[i * SK + j];
+                mx = fmax(mx, s[j]);
+            }
+            for (int j = 0; j < SK; j++) sum += s[j] = exp(s[j] - mx);
+            for (int d = 0; d < DV; d++) {
+                double o = 0;
+                for (int j = 0; j < SK; j++) o += s[j] / sum * v[(t * SK + j) * DV + d];
+                r3[(t * SQ + i) * DV + d] = o;
+            }
+        }
+    tgraph g = {0};
+    uint32_t qi = tg_input(&g, "q", BERTH_DTYPE_F32, 3, DIMS(T, SQ, D));
+    uint32_t ki = tg_input(&g, "k", BERTH_DTYPE_F32, 3, DIMS(T, SK, D));
+    uint32_t vi = tg_input(&g, "v", BERTH_DTYPE_F32, 3, DIMS(T, SK, DV));
+    uint32_t mi = tg_input(&g, "mask", BERTH_DTYPE_F32, 2, DIMS(SQ, SK));
+    uint32_t yi = tg_value(&g, "y", BERTH_DTYPE_F32, 3, DIMS(T, SQ, DV));
+    tg_node(&g, "berth.attention", 3, IDX(qi, ki, vi), 1, IDX(yi), 1, (berth_attr[]){A_OPND("mask", mi)});
+    tg_output(&g, yi);
+    if (h_ok(&g, (void *[]){q, k, v, mask}, (void *[]){y3})) h_close("attention rank 3", y3, r3, T * SQ * DV);
+    free(q), free(k), free(v), free(mask);
 }
 
 int main(void) {

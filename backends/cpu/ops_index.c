@@ -1,0 +1,165 @@
+/* Ops that compute a source index per element: tile (modulo), triangular
+ * (a mask on the last two dims) and gatherElements (indices wrap once
+ * if negative, then clamp into range, like gather). Any dtype with a
+ * byte size is moved as bytes. */
+#include <string.h>
+
+#include "cpu_internal.h"
+
+typedef struct idx_params {
+    uint32_t rank, axis;
+    int64_t xdims[BERTH_MAX_RANK], ydims[BERTH_MAX_RANK], xstride[BERTH_MAX_RANK];
+    size_t es, n;
+    int upper, wide;
+    int64_t diagonal;
+} idx_params;
+
+static void contiguous(const int64_t *dims, uint32_t rank, int64_t *stride) {
+    int64_t s = 1;
+    for (int d = (int)rank - 1; d >= 0; d--) stride[d] = s, s *= dims[d];
+}
+
+static berth_status same_dtype_io(cpu_prep *c) {
+    const cpu_opnd *x = cpu_in(c, 0);
+    if (cpu_out(c, 0)->dtype != x->dtype || !cpu_dtype_size(x->dtype))
+        return cpu_fail(c, "output: expected dtype %s, found %s", cpu_dtype_name(x->dtype),
+                        cpu_dtype_name(cpu_out(c, 0)->dtype));
+    return BERTH_OK;
+}
+
+/* ---- tile ---- */
+
+static void tile_exec(const cpu_node *n, berth_plan *p) {
+    const idx_params *T = n->params;
+    const uint8_t *x = cpu_ptr(p, n->in[0]);
+    uint8_t *y = cpu_ptr(p, n->out[0]);
+    int64_t idx[BERTH_MAX_RANK] = {0};
+    for (size_t e = 0; e < T->n; e++) {
+        int64_t off = 0;
+        for (uint32_t d = 0; d < T->rank; d++) off += (idx[d] % T->xdims[d]) * T->xstride[d];
+        memcpy(y + e * T->es, x + (size_t)off * T->es, T->es);
+        for (int d = (int)T->rank - 1; d >= 0; d--) {
+            if (++idx[d] < T->ydims[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+berth_status cpu_prep_tile(cpu_prep *c) {
+    berth_status st = cpu_check_counts(c, 1, 1, 1);
+    if (!st) st = same_dtype_io(c);
+    if (st) return st;
+    const cpu_opnd *x = cpu_in(c, 0);
+    int64_t reps[BERTH_MAX_RANK], od[BERTH_MAX_RANK];
+    int n;
+    if ((st = cpu_attr_ints(c, "repetitions", reps, BERTH_MAX_RANK, &n))) return st;
+    if (n != (int)x->rank) return cpu_fail(c, "repetitions: expected %u values, found %d", x->rank, n);
+    for (uint32_t d = 0; d < x->rank; d++) {
+        if (reps[d] < 1) return cpu_fail(c, "repetitions[%u]: expected >= 1, found %lld", d, (long long)reps[d]);
+        od[d] = x->dims[d] * reps[d];
+    }
+    if ((st = cpu_check_out_dims(c, 0, x->rank, od))) return st;
+    idx_params *T = cpu_params(c, sizeof *T);
+    if (!T) return BERTH_ERR_NOMEM;
+    T->rank = x->rank;
+    memcpy(T->xdims, x->dims, sizeof T->xdims);
+    memcpy(T->ydims, od, sizeof(int64_t) * x->rank);
+    contiguous(x->dims, x->rank, T->xstride);
+    T->es = cpu_dtype_size(x->dtype);
+    T->n = cpu_out(c, 0)->numel;
+    c->cn->exec = tile_exec;
+    return BERTH_OK;
+}
+
+/* ---- triangular ---- */
+
+static void tri_exec(const cpu_node *n, berth_plan *p) {
+    const idx_params *T = n->params;
+    const uint8_t *x = cpu_ptr(p, n->in[0]);
+    uint8_t *y = cpu_ptr(p, n->out[0]);
+    int64_t rows = T->xdims[T->rank - 2], cols = T->xdims[T->rank - 1];
+    size_t mats = (rows > 0 && cols > 0) ? T->n / (size_t)(rows * cols) : 0;
+    for (size_t m = 0; m < mats; m++)
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < cols; j++) {
+                size_t at = ((m * (size_t)rows + (size_t)i) * (size_t)cols + (size_t)j) * T->es;
+                int keep = T->upper ? j - i >= T->diagonal : j - i <= T->diagonal;
+                if (keep) memcpy(y + at, x + at, T->es);
+                else memset(y + at, 0, T->es);
+            }
+}
+
+berth_status cpu_prep_triangular(cpu_prep *c) {
+    berth_status st = cpu_check_counts(c, 1, 1, 1);
+    if (!st) st = same_dtype_io(c);
+    if (st) return st;
+    const cpu_opnd *x = cpu_in(c, 0);
+    if (x->rank < 2) return cpu_fail(c, "input must have rank >= 2, found %u", x->rank);
+    if ((st = cpu_check_out_dims(c, 0, x->rank, x->dims))) return st;
+    idx_params *T = cpu_params(c, sizeof *T);
+    if (!T) return BERTH_ERR_NOMEM;
+    if ((st = cpu_attr_bool(c, "upper", 1, &T->upper)) || (st = cpu_attr_int(c, "diagonal", 0, &T->diagonal))) return st;
+    T->rank = x->rank;
+    memcpy(T->xdims, x->dims, sizeof T->xdims);
+    T->es = cpu_dtype_size(x->dtype);
+    T->n = x->numel;
+    c->cn->exec = tri_exec;
+    return BERTH_OK;
+}
+
+/* ---- gatherElements ---- */
+
+static void ge_exec(const cpu_node *n, berth_plan *p) {
+    const idx_params *G = n->params;
+    const uint8_t *x = cpu_ptr(p, n->in[0]);
+    const void *ix = cpu_ptr(p, n->in[1]);
+    uint8_t *y = cpu_ptr(p, n->out[0]);
+    int64_t idx[BERTH_MAX_RANK] = {0}, extent = G->xdims[G->axis];
+    for (size_t e = 0; e < G->n; e++) {
+        int64_t k = G->wide ? ((const int64_t *)ix)[e] : ((const int32_t *)ix)[e];
+        if (k < 0) k += extent;
+        if (k < 0) k = 0;
+        if (k >= extent) k = extent - 1;
+        int64_t off = 0;
+        for (uint32_t d = 0; d < G->rank; d++) off += (d == G->axis ? k : idx[d]) * G->xstride[d];
+        memcpy(y + e * G->es, x + (size_t)off * G->es, G->es);
+        for (int d = (int)G->rank - 1; d >= 0; d--) {
+            if (++idx[d] < G->ydims[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+berth_status cpu_prep_gather_elements(cpu_prep *c) {
+    berth_status st = cpu_check_counts(c, 2, 2, 1);
+    if (!st) st = same_dtype_io(c);
+    if (st) return st;
+    const cpu_opnd *x = cpu_in(c, 0), *ix = cpu_in(c, 1);
+    if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
+        return cpu_fail(c, "indices: expected int32 or int64, found %s", cpu_dtype_name(ix->dtype));
+    int64_t a;
+    uint32_t axis;
+    if ((st = cpu_attr_int(c, "axis", 0, &a)) || (st = cpu_axis(c, a, x->rank, "axis", &axis))) return st;
+    int ok = ix->rank == x->rank;
+    for (uint32_t d = 0; ok && d < x->rank; d++) ok = d == axis || ix->dims[d] == x->dims[d];
+    if (!ok) {
+        char sx[128], si[128];
+        cpu_dims_str(x->dims, x->rank, sx, sizeof sx);
+        cpu_dims_str(ix->dims, ix->rank, si, sizeof si);
+        return cpu_fail(c, "indices %s: expected the input's dims %s except along axis %u", si, sx, axis);
+    }
+    if (x->dims[axis] == 0 && ix->numel) return cpu_fail(c, "gathering from an empty axis %u", axis);
+    if ((st = cpu_check_out_dims(c, 0, ix->rank, ix->dims))) return st;
+    idx_params *G = cpu_params(c, sizeof *G);
+    if (!G) return BERTH_ERR_NOMEM;
+    G->rank = x->rank;
+    G->axis = axis;
+    memcpy(G->xdims, x->dims, sizeof G->xdims);
+    memcpy(G->ydims, ix->dims, sizeof G->ydims);
+    contiguous(x->dims, x->rank, G->xstride);
+    G->es = cpu_dtype_size(x->dtype);
+    G->n = ix->numel;
+    G->wide = ix->dtype == BERTH_DTYPE_I64;
+    c->cn->exec = ge_exec;
+    return BERTH_OK;
+}
