@@ -448,15 +448,16 @@ berth_config *berth_config_parse(const char *path, const char *text, berth_error
     }
     berth_config *c = calloc(1, sizeof *c);
     bc_parser ps = {.c = c, .file = path, .err = err, .next = text};
-    if (!c || !(c->path = strdup(path)) || !(c->dir = berth_path_dir(path)) ||
-        !(c->lanes = calloc(1, sizeof *c->lanes)) || !(c->lanes[0].name = strdup("main")) ||
+    /* lanes[0] is [model], whether or not the file has it yet; counts are
+     * set with each allocation so a free of the half-made config is exact */
+    if (c && (c->lanes = calloc(1, sizeof *c->lanes))) c->n_lanes = 1;
+    if (!c || !c->lanes || !(c->path = strdup(path)) || !(c->dir = berth_path_dir(path)) ||
+        !(c->lanes[0].name = strdup("main")) ||
         !(ps.stage_lines = calloc(1, sizeof *ps.stage_lines))) {
         berth_errorf(err, "%s: out of memory reading the config", path);
-        free(ps.stage_lines);
         berth_config_free(c);
         return NULL;
     }
-    c->n_lanes = 1;
     ps.n_stage_lines = 1;
     int bad = ini_parse_stream(bc_read_line, &ps, bc_on_key, &ps);
     /* A syntax error inih found before our first error comes first. */
