@@ -99,6 +99,14 @@ static int unary_float(sp_ctx *c) {
     return sp_set_like(c, 0, v, v->dtype);
 }
 
+/* Float ops with number options (leakyRelu's alpha, hardSigmoid's alpha
+ * and beta, ...): a misspelled type is refused here, not in a kernel. */
+static int unary_float_opts(sp_ctx *c) {
+    double v;
+    if (unary_float(c) || sp_opt_float(c, "alpha", 0, &v) || sp_opt_float(c, "beta", 0, &v)) return -1;
+    return 0;
+}
+
 static int clamp(sp_ctx *c) {
     double lo, hi;
     if (unary(c) || sp_opt_float(c, "minValue", -1e300, &lo) ||
@@ -149,10 +157,10 @@ const sp_rule sp_rules_elementwise[] = {
     {"identity", unary},
     {"clamp", clamp},
     {"prelu", prelu},
-    {"leakyRelu", unary_float},
-    {"elu", unary_float},
+    {"leakyRelu", unary_float_opts},
+    {"elu", unary_float_opts},
     {"sigmoid", unary_float},
-    {"hardSigmoid", unary_float},
+    {"hardSigmoid", unary_float_opts},
     {"hardSwish", unary_float},
     {"softplus", unary_float},
     {"softsign", unary_float},

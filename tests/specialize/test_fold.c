@@ -186,7 +186,52 @@ static void dynamic_reshape_needs_host_data(void) {
     spec_close(&c);
 }
 
+/* @scalar consts expand to their declared shape in their own dtype; the
+ * bit patterns below are IEEE binary16 and two's complement by hand. */
+static void scalar_expansion(void) {
+    const char *text =
+        "webnn_graph \"s\" v2 {\n"
+        "  inputs { x: f32[1]; }\n"
+        "  consts { h: f16[2] @scalar(-2.0); m: f16[1] @scalar(65504); u: u4[3] @scalar(5); i: i8[2] @scalar(-3); l: i64[1] @scalar(7); }\n"
+        "  nodes { y = relu(x); }\n"
+        "  outputs { y; h; m; u; i; l; }\n"
+        "}\n";
+    spec_case c;
+    CHECK(spec_open(&c, text, NULL) == 0);
+    if (!c.s) {
+        fprintf(stderr, "%s\n", c.err.msg);
+        return;
+    }
+    const berth_operand *h = spec_operand(&c, "h"), *m = spec_operand(&c, "m");
+    const berth_operand *u = spec_operand(&c, "u"), *i = spec_operand(&c, "i"), *l = spec_operand(&c, "l");
+    CHECK(h && h->kind == BERTH_OPERAND_CONSTANT && h->bytes == 4);
+    if (h && h->bytes == 4) {
+        const uint8_t *p = h->data;
+        CHECK(p[0] == 0x00 && p[1] == 0xC0 && p[2] == 0x00 && p[3] == 0xC0);
+    }
+    if (m && m->bytes == 2) {
+        const uint8_t *p = m->data;
+        CHECK(p[0] == 0xFF && p[1] == 0x7B);
+    }
+    CHECK(u && u->bytes == 2);
+    if (u && u->bytes == 2) {
+        const uint8_t *p = u->data;
+        CHECK(p[0] == 0x55 && p[1] == 0x05);
+    }
+    CHECK(i && i->bytes == 2);
+    if (i && i->bytes == 2) CHECK(((const uint8_t *)i->data)[0] == 0xFD && ((const uint8_t *)i->data)[1] == 0xFD);
+    CHECK(l && l->bytes == 8);
+    if (l && l->bytes == 8) {
+        int64_t v;
+        memcpy(&v, l->data, 8);
+        CHECK(v == 7);
+    }
+    CHECK(c.s->desc.n_outputs == 6);
+    spec_close(&c);
+}
+
 int main(void) {
+    scalar_expansion();
     folds_onnx_reshape_chain();
     folds_arithmetic();
     dead_code_and_constants();

@@ -29,6 +29,9 @@ int main(void) {
                  ERR("node 'y' (clamp)", "option 'minValue' expected <= maxValue 1, found 2"));
     expect_error("x: f32[4];", "", "y = clamp(x, minValue=\"a\");", "y",
                  ERR("node 'y' (clamp)", "option 'minValue' expected a number, found a string"));
+    expect_shape("x: f32[4];", "", "y = leakyRelu(x, alpha=0.1);", "y", "f32[4]");
+    expect_error("x: f32[4];", "", "y = hardSigmoid(x, alpha=0.2, beta=true);", "y",
+                 ERR("node 'y' (hardSigmoid)", "option 'beta' expected a number, found a boolean"));
     expect_error("x: f32[4];", "", "y = relu(x, alpha={a: 1});", "y",
                  ERR("node 'y' (relu)", "option 'alpha'", "unsupported object option"));
     return check_exit();
