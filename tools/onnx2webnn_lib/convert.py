@@ -17,7 +17,10 @@ OPS = {}
 for _m in (ops_basic, ops_nn, ops_shape):
     OPS.update(_m.OPS)
 
-MIN_OPSET, MAX_OPSET = 9, 17
+# The converter targets opsets 9 to 17. Older models are taken too: most
+# ops still mean at opset 1 what they mean today, and _legacy() rejects by
+# name the forms that do not (binary ops' broadcast with axis, ...).
+MIN_OPSET, MAX_OPSET = 1, 17
 
 # Inputs WebNN takes as host-known data (shapes, axes, pads, ...), by op.
 HOST_POSITIONS = {
@@ -95,6 +98,21 @@ def _declare_inputs(cv, frozen):
     return inputs
 
 
+def _legacy(cv, node):
+    """Forms of opsets before 7 that numpy broadcasting does not cover."""
+    if cv.opset >= 7:
+        return
+    a = {x.name: onnx.helper.get_attribute_value(x) for x in node.attribute}
+    if a.get("broadcast", 0) and "axis" in a:
+        raise Unsupported("legacy broadcast=1 with axis=%d (opset %d)" % (a["axis"], cv.opset))
+    if node.op_type == "BatchNormalization" and a.get("spatial", 1) != 1:
+        raise Unsupported("spatial=0 (opset %d) is not supported" % cv.opset)
+    if node.op_type == "Dropout" and not a.get("is_test", 0):
+        raise Unsupported("is_test=0 is training dropout (opset %d)" % cv.opset)
+    if node.op_type == "Tile" and len(node.input) > 2:
+        raise Unsupported("the tiles/axis form (opset %d) is not supported" % cv.opset)
+
+
 def _walk(cv):
     for idx, node in enumerate(cv.model.graph.node):
         cv._index = idx
@@ -102,6 +120,7 @@ def _walk(cv):
         try:
             if node.domain not in ("", "ai.onnx"):
                 raise Unsupported("op domain '%s' is not supported" % node.domain)
+            _legacy(cv, node)
             if fold.try_fold(cv, node):
                 continue
             infer.fill(cv, node)
@@ -146,7 +165,7 @@ def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freez
     for k, arr in freeze.items():
         input_shapes[k] = list(np.shape(arr))
     cv = Converter(model, dyn=dyn, dyn_default=dyn_default, input_shapes=input_shapes)
-    if not MIN_OPSET <= cv.opset <= MAX_OPSET + 1:
+    if not MIN_OPSET <= cv.opset <= MAX_OPSET:
         raise ConversionError([("(model)", "opset", "opset %d is outside %d..%d"
                                 % (cv.opset, MIN_OPSET, MAX_OPSET))])
     for t in model.graph.initializer:

@@ -70,7 +70,7 @@ def _dims(cv, node):
         perm = a.get("perm", list(range(r))[::-1])
         return [d0[p] for p in perm]
     if op == "Reshape":
-        s = _ints(cv, node, 1)
+        s = [int(v) for v in a["shape"]] if "shape" in a else _ints(cv, node, 1)
         if s is None:
             n = cv.dims(node.input[1])
             return None if not n or n[0] is None else [None] * n[0]
@@ -99,7 +99,7 @@ def _dims(cv, node):
         it = iter(d0)
         return [1 if k in axes else next(it) for k in range(n)]
     if op == "Concat":
-        ax = a["axis"] % r
+        ax = a.get("axis", 1) % r
         out = list(d0)
         for n in node.input[1:]:
             dn = cv.dims(n)
@@ -167,7 +167,8 @@ def _elem(cv, node):
     if op in _BOOL_OUT:
         return T.BOOL
     if op == "Cast":
-        return attrs_of(node)["to"]
+        to = attrs_of(node)["to"]
+        return onnx.TensorProto.DataType.Value(to.decode().upper()) if isinstance(to, bytes) else to
     if op == "CastLike":
         return cv.elem_type(node.input[1])
     if op in ("Shape", "Size", "ArgMax", "ArgMin"):

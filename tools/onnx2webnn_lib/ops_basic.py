@@ -70,8 +70,6 @@ def dropout(cv, node):
         train = cv.known_input(node, 2, "training_mode")
         if bool(np.asarray(train).reshape(-1)[0]):
             raise Unsupported("training_mode=1 is not supported")
-    if a.get("is_test", 1) == 0 and cv.opset < 7:
-        raise Unsupported("training dropout is not supported")
     cv.emit("identity", [cv.inp(node, 0)], outs=cv.out(node))
     if len(node.output) > 1 and node.output[1]:  # at inference every element is kept
         dims = cv.static_dims(node.input[0], "Dropout's mask output")
@@ -98,7 +96,12 @@ def hard_sigmoid(cv, node):
 
 @op("PRelu")
 def prelu(cv, node):
-    cv.emit("prelu", [cv.inp(node, 0), cv.inp(node, 1)], outs=cv.out(node))
+    slope = cv.inp(node, 1)
+    sd, r = cv.dims(node.input[1]), cv.rank(node.input[0])
+    if cv.opset < 7 and sd is not None and len(sd) == 1 and sd[0] != 1 and r > 2:
+        # before opset 7 a 1-D slope is per channel (axis 1), not numpy-aligned
+        slope = cv.reshape(slope, [-1] + [1] * (r - 2), hint=slope + "_per_channel")
+    cv.emit("prelu", [cv.inp(node, 0), slope], outs=cv.out(node))
 
 
 @op("Clip")
@@ -138,7 +141,7 @@ def clip(cv, node):
 
 @op("Cast")
 def cast(cv, node):
-    to = attrs_of(node)["to"]
+    to = _cast_to(attrs_of(node)["to"])
     if to not in DTYPES:
         raise Unsupported("Cast to %s is not supported" % elem_name(to))
     x = cv.inp(node, 0)
@@ -148,6 +151,16 @@ def cast(cv, node):
         cv.emit("notEqual", [x, zero], outs=cv.out(node))
         return
     cv.emit("cast", [x], {"type": DTYPES[to][2]}, outs=cv.out(node))
+
+
+def _cast_to(to):
+    """`to` is a dtype name string before opset 6."""
+    if isinstance(to, bytes):
+        try:
+            return onnx.TensorProto.DataType.Value(to.decode().upper())
+        except ValueError:
+            raise Unsupported("Cast to '%s'" % to.decode())
+    return to
 
 
 @op("CastLike")

@@ -293,8 +293,11 @@ def resize(cv, node):
     if node.op_type == "Upsample" and cv.opset >= 9:
         scales = cv.known_input(node, 1, "scales")
         sizes = None
-    elif node.op_type == "Upsample":
+    elif node.op_type == "Upsample" and "scales" in a:
         scales, sizes = np.array(a["scales"], np.float32), None
+    elif node.op_type == "Upsample":  # opset < 7
+        scales = np.array([1, 1, a.get("height_scale", 1.0), a.get("width_scale", 1.0)], np.float32)
+        sizes = None
     elif cv.opset < 11:
         scales, sizes = cv.known_input(node, 1, "scales"), None
     else:

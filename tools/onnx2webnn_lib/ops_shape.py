@@ -31,7 +31,10 @@ def reshape(cv, node):
     """allowzero=0: a 0 in the shape copies the input's dim there."""
     a = attrs_of(node)
     x = cv.inp(node, 0)
-    shape = _shape_operand(cv, node, 1, "shape")
+    if "shape" in a:  # before opset 5 the shape is an attribute
+        shape = [int(v) for v in a["shape"]]
+    else:
+        shape = _shape_operand(cv, node, 1, "shape")
     if isinstance(shape, list):
         if not a.get("allowzero", 0) and 0 in shape:
             shape = cv.assemble([cv.dim_piece(node.input[0], k) if v == 0 else v
@@ -84,7 +87,7 @@ def transpose(cv, node):
 @op("Concat")
 def concat(cv, node):
     ins = [cv.inp(node, i) for i in range(len(node.input)) if cv.has(node, i)]
-    axis = int(attrs_of(node)["axis"])
+    axis = int(attrs_of(node).get("axis", 1))  # optional, 1, before opset 4
     cv.emit("concat", [ins], {"axis": axis}, outs=cv.out(node))
 
 
