@@ -208,11 +208,17 @@ typedef struct vk_bcast {
 } vk_bcast;
 berth_status vk_bcast_init(vk_prep *c, uint32_t n, const vk_opnd *const *in, const vk_opnd *out, vk_bcast *b);
 
+/* A batched product on the matmul shader: y[z] = a[z] b[z] with one batch
+ * dim, element strides for a's rows and k and b's k and columns, and
+ * per-batch strides; y is contiguous [batch, m, n]. NULL on failure. */
+vk_dispatch *vk_emit_matmul(vk_prep *c, uint32_t a, uint32_t b, uint32_t y, const uint32_t mnk_batch[4],
+                            const uint32_t batch_strides[2], const uint32_t strides[4]);
+
 /* ---- per-op prepare functions ---- */
 #define VK_OPS(X)                                                                                       \
     X(matmul) X(gemm) X(matmul_epilogue) X(binary) X(compare) X(unary) X(view) X(where) X(logical_not) \
     X(cast) X(softmax) X(reduce) X(transpose) X(slice) X(expand) X(concat) X(split) X(gather) X(pad)   \
-    X(conv2d) X(conv_transpose2d) X(pool2d) X(batch_norm) X(layer_norm) X(resample2d) X(attention)
+    X(conv2d) X(conv_transpose2d) X(pool2d) X(batch_norm) X(layer_norm) X(instance_norm) X(resample2d) X(attention)
 #define VK_DECL_PREP(name) berth_status vk_prep_##name(vk_prep *c);
 VK_OPS(VK_DECL_PREP)
 #undef VK_DECL_PREP

@@ -82,6 +82,10 @@ static const vk_op_info ops[] = {
     {"maxPool2d", vk_prep_pool2d, F32},
     {"l2Pool2d", vk_prep_pool2d, F32},
     {"resample2d", vk_prep_resample2d, F32},
+    {"layerNormalization", vk_prep_layer_norm, F32},
+    {"instanceNormalization", vk_prep_instance_norm, F32},
+    {"batchNormalization", vk_prep_batch_norm, F32},
+    {"berth.attention", vk_prep_attention, F32},
 };
 
 const vk_op_info *vk_find_op(const char *name) {

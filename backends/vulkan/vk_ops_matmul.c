@@ -45,6 +45,15 @@ static vk_dispatch *emit_mm(vk_prep *c, const mm_shape *s, uint32_t a, uint32_t 
     return d;
 }
 
+vk_dispatch *vk_emit_matmul(vk_prep *c, uint32_t a, uint32_t b, uint32_t y, const uint32_t mnk_batch[4],
+                            const uint32_t batch_strides[2], const uint32_t strides[4]) {
+    mm_shape s = {.m = mnk_batch[0], .n = mnk_batch[1], .k = mnk_batch[2], .batch = mnk_batch[3], .brank = 1,
+                  .bdims = {mnk_batch[3]}, .astr = {batch_strides[0]}, .bstr = {batch_strides[1]}};
+    vk_dispatch *d = emit_mm(c, &s, a, b, strides[0], strides[1], strides[2], strides[3]);
+    if (d) d->bind[5] = y;
+    return d;
+}
+
 static int fits_u32(const vk_opnd *o) { return o->numel <= UINT32_MAX; }
 
 /* Shapes, 1-D rules and batch broadcasting shared by matmul and the epilogue. */

@@ -32,6 +32,8 @@ void main() {
         }
         sum = red[0];
         barrier();
-        for (uint a = t; a < extent; a += 64u) y[base + a * inner] = exp(x[base + a * inner] - m) / sum;
+        // A row of -inf (fully masked) gives zeros rather than NaN.
+        bool dead = isinf(m) && m < 0.0;
+        for (uint a = t; a < extent; a += 64u) y[base + a * inner] = dead ? 0.0 : exp(x[base + a * inner] - m) / sum;
     }
 }
