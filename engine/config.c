@@ -266,10 +266,10 @@ static int bc_enter(bc_parser *ps, const char *name) {
         if (!copy) return bc_oom(ps);
         if (lane) {
             bc_lane *l;
-            uint32_t *sl;
             void *g = bc_grow(c->lanes, c->n_lanes, sizeof *c->lanes);
             if (g) c->lanes = g;
-            void *h = g ? bc_grow(ps->stage_lines, ps->n_stage_lines, sizeof *sl) : NULL;
+            void *h = g ? bc_grow(ps->stage_lines, ps->n_stage_lines, sizeof *ps->stage_lines)
+                        : NULL;
             if (!h) {
                 free(copy);
                 return bc_oom(ps);

@@ -9,16 +9,25 @@
 
 /* ---- [backend] ---- */
 
+/* The list item starting at p, up to `sep` or the end, trimmed to
+ * [*a, *b). Returns where the next item starts, or NULL after the last. */
+static const char *bc_item(const char *p, char sep, const char **a, const char **b) {
+    const char *stop = strchr(p, sep);
+    const char *end = stop ? stop : p + strlen(p);
+    *a = p;
+    *b = end;
+    while (*a < *b && bc_space(**a)) (*a)++;
+    while (*b > *a && bc_space((*b)[-1])) (*b)--;
+    return stop ? stop + 1 : NULL;
+}
+
 /* use = a, b/c.so: order kept, names checked, paths resolved. */
 int bc_parse_use(bc_parser *ps, const char *value) {
     berth_config *c = ps->c;
     const char *p = value;
-    for (uint32_t item = 1;; item++) {
-        const char *comma = strchr(p, ',');
-        const char *end = comma ? comma : p + strlen(p);
-        const char *a = p, *b = end;
-        while (a < b && bc_space(*a)) a++;
-        while (b > a && bc_space(b[-1])) b--;
+    for (uint32_t item = 1; p; item++) {
+        const char *a, *b;
+        p = bc_item(p, ',', &a, &b);
         size_t n = (size_t)(b - a);
         if (n == 0)
             return bc_fail(ps, ps->line,
@@ -58,21 +67,17 @@ int bc_parse_use(bc_parser *ps, const char *value) {
         c->use = g;
         slot = &c->use[c->n_use++];
         *slot = name;
-        if (!comma) return 1;
-        p = comma + 1;
     }
+    return 1;
 }
 
 /* path = DIR:DIR: each resolved, none empty. */
 int bc_parse_dirs(bc_parser *ps, const char *value) {
     berth_config *c = ps->c;
     const char *p = value;
-    for (uint32_t item = 1;; item++) {
-        const char *colon = strchr(p, ':');
-        const char *end = colon ? colon : p + strlen(p);
-        const char *a = p, *b = end;
-        while (a < b && bc_space(*a)) a++;
-        while (b > a && bc_space(b[-1])) b--;
+    for (uint32_t item = 1; p; item++) {
+        const char *a, *b;
+        p = bc_item(p, ':', &a, &b);
         if (a == b)
             return bc_fail(ps, ps->line,
                            "[backend] path: directory %u is empty; expected directories "
@@ -93,9 +98,8 @@ int bc_parse_dirs(bc_parser *ps, const char *value) {
         }
         c->path_dirs = g;
         c->path_dirs[c->n_path++] = dir;
-        if (!colon) return 1;
-        p = colon + 1;
     }
+    return 1;
 }
 
 /* ---- [buckets] ---- */
