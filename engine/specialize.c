@@ -318,7 +318,9 @@ static void mark_live(spec_build *b) {
 static int fill_operand(spec_build *b, uint32_t vi, berth_operand *op) {
     const bg_value *gv = &b->c.g->values[vi];
     sp_val *v = &b->c.vals[vi];
-    op->name = gv->name;
+    /* names are copied: the spec may outlive the graph it came from */
+    op->name = berth_arena_strdup(b->c.arena, gv->name ? gv->name : "");
+    if (!op->name) return fail_at(b, gv->line, "out of memory");
     op->dtype = v->dtype;
     op->rank = v->rank;
     memcpy(op->dims, v->dims, sizeof(int64_t) * v->rank);
@@ -394,8 +396,9 @@ static int build_desc(spec_build *b) {
                 for (size_t q = 0; q < at->count; q++) m[q] = s->operand_of[m[q]];
             }
         }
-        d->op = sn->op;
-        d->name = sn->name;
+        d->op = berth_arena_strdup(a, sn->op);
+        d->name = berth_arena_strdup(a, sn->name ? sn->name : "");
+        if (!d->op || !d->name) return fail_at(b, 0, "out of memory");
         d->n_inputs = sn->n_inputs;
         d->inputs = ni;
         d->n_outputs = sn->src->n_outputs;

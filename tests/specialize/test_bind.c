@@ -62,7 +62,26 @@ static void missing_weight_is_an_error(void) {
     berth_graph_free(g);
 }
 
+/* The spec owns everything it hands out: it outlives its graph. */
+static void outlives_graph(void) {
+    berth_error err;
+    berth_graph *g = berth_graph_parse("m.webnn", text, strlen(text), &err);
+    CHECK(g != NULL);
+    if (!g) return;
+    uint32_t ids[8] = {UINT32_MAX, 0, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX};
+    int64_t syms[2] = {2, 2};
+    berth_spec *s = berth_specialize(g, syms, ids, &err);
+    berth_graph_free(g);
+    CHECK(s != NULL);
+    if (!s) return;
+    CHECK(s->desc.n_nodes == 1 && !strcmp(s->desc.nodes[0].op, "matmul") && !strcmp(s->desc.nodes[0].name, "y"));
+    CHECK(!strcmp(s->desc.operands[s->desc.inputs[0]].name, "x"));
+    CHECK(!strcmp(s->desc.operands[s->desc.outputs[0]].name, "y"));
+    berth_spec_free(s);
+}
+
 int main(void) {
+    outlives_graph();
     binds_values();
     refuses_out_of_range();
     missing_weight_is_an_error();
