@@ -13,6 +13,8 @@
  *                                            default "cpu")
  *                    path = DIR[:DIR...]    (where names are looked up first)
  *   [backend.NAME]   any keys: handed to that backend, which validates them
+ *                    (kept in file order with their lines; NAME need not
+ *                    be in use, so options survive switching backends)
  *   [buckets]        STAGE = dim=value dim=value | dim=value dim=value ...
  *   [inputs.NAME]    pad = VALUE            (a finite number; default 0)
  *
@@ -50,6 +52,9 @@
  *  - Indentation is ignored: there are no multi-line values (inih would
  *    append an indented line to the key above; berth reads it as a line
  *    of its own, so a stray one is a syntax error).
+ *  - A section header may be followed only by a comment. Section names
+ *    have no length limit: berth reads headers itself, since inih would
+ *    cut them at 49 bytes.
  *  - A UTF-8 byte order mark at the start is skipped; a NUL byte in a
  *    loaded file is an error; files over 16 MiB are refused.
  *
