@@ -11,6 +11,8 @@
 /* Data movement works on 4- and 8-byte elements as 32-bit words. */
 #define WORDS (F32 | VK_BIT(BERTH_DTYPE_I32) | VK_BIT(BERTH_DTYPE_U32) | VK_BIT(BERTH_DTYPE_I64) | \
                VK_BIT(BERTH_DTYPE_U64))
+#define CASTS (F32 | VK_BIT(BERTH_DTYPE_I32) | VK_BIT(BERTH_DTYPE_U32) | VK_BIT(BERTH_DTYPE_I64) | \
+               VK_BIT(BERTH_DTYPE_U8) | VK_BIT(BERTH_DTYPE_I8))
 #define VIEWS (WORDS | VK_BIT(BERTH_DTYPE_U8) | VK_BIT(BERTH_DTYPE_I8) | VK_BIT(BERTH_DTYPE_F16))
 
 static const vk_op_info ops[] = {
@@ -52,6 +54,7 @@ static const vk_op_info ops[] = {
     {"sin", vk_prep_unary, F32},
     {"cos", vk_prep_unary, F32},
     {"sign", vk_prep_unary, F32},
+    {"cast", vk_prep_cast, CASTS},
     {"identity", vk_prep_view, VIEWS},
     {"reshape", vk_prep_view, VIEWS},
     {"squeeze", vk_prep_view, VIEWS},

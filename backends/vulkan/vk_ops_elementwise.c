@@ -1,6 +1,7 @@
 /* Elementwise ops: broadcasting binary arithmetic and comparisons through
  * one generic shader each (dims and per-input strides in push constants),
- * the unary float ops, and views, which emit nothing and share storage. */
+ * the unary float ops, cast, and views, which emit nothing and share
+ * storage. */
 #include <math.h>
 #include <string.h>
 
@@ -122,5 +123,41 @@ berth_status vk_prep_view(vk_prep *c) {
         return vk_fail(c, "cannot view %s (%zu elements) as %s (%zu elements)", a, x->numel, b, y->numel);
     }
     vk_alias(c, c->node->outputs[0], c->node->inputs[0]);
+    return BERTH_OK;
+}
+
+/* cast between float32, int32, uint32, int64, uint8 and int8, with the
+ * cpu backend's rules: float to integer saturates (NaN gives 0), integer
+ * narrowing wraps. */
+berth_status vk_prep_cast(vk_prep *c) {
+    const uint32_t ok = VK_BIT(BERTH_DTYPE_F32) | VK_BIT(BERTH_DTYPE_I32) | VK_BIT(BERTH_DTYPE_U32) |
+                        VK_BIT(BERTH_DTYPE_I64) | VK_BIT(BERTH_DTYPE_U8) | VK_BIT(BERTH_DTYPE_I8);
+    berth_status st = vk_check_counts(c, 1, 1, 1);
+    if (st) return st;
+    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
+    if ((st = vk_check_out_dims(c, 0, x->rank, x->dims))) return st;
+    if (!(ok & VK_BIT(x->dtype)) || !(ok & VK_BIT(y->dtype)))
+        return vk_unsupported(c, "cast from %s to %s is not supported (float32, int32, uint32, int64, uint8, int8)",
+                              vk_dtype_name(x->dtype), vk_dtype_name(y->dtype));
+    const char *type;
+    if ((st = vk_attr_string(c, "type", NULL, &type))) return st;
+    static const char *const short_names[] = {[BERTH_DTYPE_F32] = "f32", [BERTH_DTYPE_I32] = "i32",
+                                              [BERTH_DTYPE_U32] = "u32", [BERTH_DTYPE_I64] = "i64",
+                                              [BERTH_DTYPE_I8] = "i8",   [BERTH_DTYPE_U8] = "u8"};
+    if (type && strcmp(type, vk_dtype_name(y->dtype)) != 0 && strcmp(type, short_names[y->dtype]) != 0)
+        return vk_fail(c, "type '%s' disagrees with the output dtype %s", type, vk_dtype_name(y->dtype));
+    if (y->numel == 0) return BERTH_OK;
+    if (y->numel > UINT32_MAX / 2) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", y->numel);
+    uint64_t units = vk_dtype_size(y->dtype) == 1 ? (y->numel + 3) / 4 : y->numel;
+    vk_dispatch *d = vk_emit(c, "cast");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 2;
+    d->bind[0] = c->node->inputs[0];
+    d->bind[1] = c->node->outputs[0];
+    d->pc[0] = (uint32_t)y->numel;
+    d->pc[1] = (uint32_t)x->dtype;
+    d->pc[2] = (uint32_t)y->dtype;
+    d->pc[3] = (uint32_t)units;
+    d->groups[0] = vk_groups(units, 256);
     return BERTH_OK;
 }

@@ -266,6 +266,51 @@ static void test_views(void) {
     free(xv);
 }
 
+/* cast: saturation from float (NaN gives 0), wrapping between integers,
+ * int64 as word pairs and bytes packed four to a word. */
+static void test_cast(void) {
+    tgraph g;
+    float f[7] = {1.9f, -2.7f, NAN, 3e9f, -3e9f, 300.0f, -0.5f};
+    int32_t i32[7];
+    unary_graph(&g, "cast", BERTH_DTYPE_F32, 1, DIMS(7), BERTH_DTYPE_I32, 1, DIMS(7), 0, NULL);
+    if (h_ok(&g, (void *const[]){f}, (void *const[]){i32})) {
+        int32_t want[7] = {1, -2, 0, INT32_MAX, INT32_MIN, 300, 0};
+        CHECK(memcmp(i32, want, sizeof want) == 0);
+        h_same_as_cpu("cast f32->i32", &g, NULL, (void *const[]){f}, (void *const[]){i32});
+    }
+    uint8_t u8[7];
+    unary_graph(&g, "cast", BERTH_DTYPE_F32, 1, DIMS(7), BERTH_DTYPE_U8, 1, DIMS(7), 0, NULL);
+    if (h_ok(&g, (void *const[]){f}, (void *const[]){u8})) {
+        uint8_t want[7] = {1, 0, 0, 255, 0, 255, 0};
+        CHECK(memcmp(u8, want, sizeof want) == 0);
+    }
+    int64_t i64[5] = {-1, 5000000000LL, -300, 127, 256}, back[5];
+    int8_t i8[5];
+    float fl[5];
+    unary_graph(&g, "cast", BERTH_DTYPE_I64, 1, DIMS(5), BERTH_DTYPE_I8, 1, DIMS(5), 0, NULL);
+    if (h_ok(&g, (void *const[]){i64}, (void *const[]){i8})) {
+        for (int i = 0; i < 5; i++) CHECK(i8[i] == (int8_t)(uint8_t)(uint64_t)i64[i]);
+    }
+    unary_graph(&g, "cast", BERTH_DTYPE_I64, 1, DIMS(5), BERTH_DTYPE_F32, 1, DIMS(5), 0, NULL);
+    if (h_ok(&g, (void *const[]){i64}, (void *const[]){fl})) {
+        double want[5] = {-1, 5e9, -300, 127, 256};
+        h_close("cast i64->f32", fl, want, 5);
+    }
+    int32_t src[5] = {-7, 0, 2147483647, -2147483647 - 1, 42};
+    unary_graph(&g, "cast", BERTH_DTYPE_I32, 1, DIMS(5), BERTH_DTYPE_I64, 1, DIMS(5), 0, NULL);
+    if (h_ok(&g, (void *const[]){src}, (void *const[]){back})) {
+        for (int i = 0; i < 5; i++) CHECK(back[i] == (int64_t)src[i]);
+        h_same_as_cpu("cast i32->i64", &g, NULL, (void *const[]){src}, (void *const[]){back});
+    }
+    float big[3] = {-1e12f, 1e20f, -7.0f};
+    unary_graph(&g, "cast", BERTH_DTYPE_F32, 1, DIMS(3), BERTH_DTYPE_I64, 1, DIMS(3), 0, NULL);
+    if (h_ok(&g, (void *const[]){big}, (void *const[]){back})) {
+        CHECK(back[0] == (int64_t)-1e12f);
+        CHECK(back[1] == 9223372036854774784LL);
+        CHECK(back[2] == -7);
+    }
+}
+
 int main(void) {
     h_start();
     test_unary();
@@ -274,6 +319,7 @@ int main(void) {
     test_transpose_slice_expand();
     test_concat_split_gather();
     test_views();
+    test_cast();
     h_stop();
     return check_exit();
 }
