@@ -188,6 +188,18 @@ static berth_status cpu_upload_tensor(berth_weights *w, const berth_weight_desc 
         cpu_errf(err, "cpu: weight '%s': id %u uploaded twice", desc->name ? desc->name : "?", desc->id);
         return BERTH_ERR_INVALID;
     }
+    size_t numel = 1, es = cpu_dtype_size(desc->dtype);
+    int shape_ok = desc->rank <= BERTH_MAX_RANK;
+    for (uint32_t i = 0; shape_ok && i < desc->rank; i++) {
+        shape_ok = desc->dims[i] >= 0 && (desc->dims[i] == 0 || numel <= SIZE_MAX / 16 / (size_t)desc->dims[i]);
+        if (shape_ok) numel *= (size_t)desc->dims[i];
+    }
+    size_t want = es ? numel * es : (numel + 1) / 2; /* 4-bit types are packed two per byte */
+    if (!shape_ok || (!es && desc->dtype != BERTH_DTYPE_I4 && desc->dtype != BERTH_DTYPE_U4) || want != desc->bytes) {
+        cpu_errf(err, "cpu: weight '%s': %s of rank %u needs %zu bytes, found %zu", desc->name ? desc->name : "?",
+                 cpu_dtype_name(desc->dtype), desc->rank, shape_ok ? want : 0, desc->bytes);
+        return BERTH_ERR_INVALID;
+    }
     if (!data && desc->bytes) {
         cpu_errf(err, "cpu: weight '%s': no data for %zu bytes", desc->name ? desc->name : "?", desc->bytes);
         return BERTH_ERR_INVALID;

@@ -123,6 +123,11 @@ static void test_upload(void) {
     CHECK(be->upload_tensor(w, &d0, given, BERTH_UPLOAD_GIVEN, &taken, &err) == BERTH_OK);
     CHECK(be->upload_end(w, &err) == BERTH_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "id 1");
+    berth_weight_desc lying = d1; /* bytes that disagree with the dims */
+    lying.id = 2;
+    lying.bytes = 12;
+    CHECK(be->upload_tensor(w, &lying, scratch, 0, &taken, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "needs 16 bytes, found 12");
     berth_weight_desc bad = d1;
     bad.id = 9;
     CHECK(be->upload_tensor(w, &bad, scratch, 0, &taken, &err) == BERTH_ERR_INVALID);
