@@ -177,11 +177,6 @@ static uint64_t vk_plan_bytes(const berth_plan *p) { return p ? p->bytes : 0; }
 
 static void vk_free_plan(berth_plan *p) { vk_plan_free(p); }
 
-static berth_status vk_plan_profile(const berth_plan *p, uint64_t *ns, uint32_t n, berth_error *err) {
-    vk_errf(err, "vulkan: per-node timing is not implemented");
-    return BERTH_ERR_UNSUPPORTED;
-}
-
 static const berth_backend vk_table = {
     .abi_version = 1,
     .struct_size = sizeof(berth_backend),

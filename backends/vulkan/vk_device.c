@@ -105,6 +105,15 @@ static int type_rank(VkPhysicalDeviceType t) {
     }
 }
 
+static uint32_t timestamp_bits(VkPhysicalDevice pd, uint32_t family) {
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
+    VkQueueFamilyProperties q[32];
+    if (n > 32) n = 32;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, q);
+    return family < n ? q[family].timestampValidBits : 0;
+}
+
 static uint32_t compute_family(VkPhysicalDevice pd) {
     uint32_t n = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
@@ -193,6 +202,7 @@ static berth_status choose_device(berth_device *d, const vk_options *o, berth_er
     }
     d->phys = pd[pick];
     d->props = props[pick];
+    d->timestamp_bits = props[pick].limits.timestampPeriod > 0 ? timestamp_bits(pd[pick], d->qfam) : 0;
     return BERTH_OK;
 }
 

@@ -69,6 +69,7 @@ struct berth_device {
     VkDevice dev;
     VkQueue queue;
     uint32_t qfam;
+    uint32_t timestamp_bits; /* 0: the queue cannot time nodes */
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties memprops;
     char name[300];
@@ -152,6 +153,9 @@ typedef struct berth_plan {
     VkDescriptorPool dpool;
     VkCommandBuffer cmd;
     VkFence fence;
+    VkQueryPool timer;  /* two timestamps per node, where the queue has them */
+    uint64_t *stamps;   /* 2 * n_nodes results, read back after each run */
+    uint64_t *node_ns;  /* n_nodes, the last run's time per node */
     uint64_t bytes;
 } berth_plan;
 
@@ -230,5 +234,6 @@ berth_status vk_record(berth_plan *p, berth_error *err);
 berth_status vk_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth_tensor *out, uint32_t n_out,
                     berth_error *err);
 void vk_plan_free(berth_plan *p);
+berth_status vk_plan_profile(const berth_plan *p, uint64_t *ns, uint32_t n, berth_error *err);
 
 #endif

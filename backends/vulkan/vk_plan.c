@@ -388,6 +388,8 @@ void vk_plan_free(berth_plan *p) {
         pthread_mutex_unlock(&d->lock);
     }
     if (p->dpool) vkDestroyDescriptorPool(d->dev, p->dpool, NULL);
+    if (p->timer) vkDestroyQueryPool(d->dev, p->timer, NULL);
+    free(p->stamps);
     vk_buffer_destroy(d, &p->arena);
     vk_buffer_destroy(d, &p->consts);
     vk_buffer_destroy(d, &p->io);

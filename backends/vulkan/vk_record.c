@@ -75,13 +75,33 @@ static int needs_barrier(const berth_plan *p, const vk_dispatch *d, const span *
     return 0;
 }
 
+/* Two timestamps per node: one before its first dispatch, one after its
+ * last. A node with no dispatch (a view) gets both at once, so every query
+ * is written and reading the results back never waits on one that is not. */
+static void stamp(berth_plan *p, uint32_t query) {
+    if (p->timer) vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->timer, query);
+}
+
+static void stamp_empty(berth_plan *p, uint32_t from, uint32_t to) {
+    for (uint32_t k = from; k < to; k++) {
+        stamp(p, 2 * k);
+        stamp(p, 2 * k + 1);
+    }
+}
+
 static void record_dispatches(berth_plan *p, const VkDescriptorSet *sets, const VkPipeline *pipes, span *wr,
                               span *rd) {
     VkCommandBuffer cmd = p->cmd;
     uint32_t nw = 0, nr = 0;
     VkPipeline bound = VK_NULL_HANDLE;
+    uint32_t next = 0; /* the first node not yet stamped */
     for (uint32_t i = 0; i < p->n_disp; i++) {
         const vk_dispatch *d = &p->disp[i];
+        if (i == 0 || p->disp[i - 1].node != d->node) {
+            stamp_empty(p, next, d->node);
+            stamp(p, 2 * d->node);
+            next = d->node + 1;
+        }
         if (needs_barrier(p, d, wr, nw, rd, nr)) {
             barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
@@ -101,7 +121,53 @@ static void record_dispatches(berth_plan *p, const VkDescriptorSet *sets, const 
         vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->dev->layout, 0, 1, &sets[i], 0, NULL);
         vkCmdPushConstants(cmd, p->dev->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, VK_PC_WORDS * 4, d->pc);
         vkCmdDispatch(cmd, d->groups[0], d->groups[1], d->groups[2]);
+        if (i + 1 == p->n_disp || p->disp[i + 1].node != d->node) stamp(p, 2 * d->node + 1);
     }
+    stamp_empty(p, next, p->n_nodes);
+}
+
+/* A timestamp query pool where the queue supports it; timing is optional,
+ * so a device without it only makes plan_profile answer unsupported. */
+static berth_status make_timer(berth_plan *p, berth_error *err) {
+    berth_device *d = p->dev;
+    if (!d->timestamp_bits || p->n_nodes == 0) return BERTH_OK;
+    p->stamps = calloc((size_t)p->n_nodes * 3, sizeof *p->stamps);
+    if (!p->stamps) {
+        vk_errf(err, "vulkan: out of memory for %u node timers", p->n_nodes);
+        return BERTH_ERR_NOMEM;
+    }
+    p->node_ns = p->stamps + 2 * (size_t)p->n_nodes;
+    VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                .queryCount = 2 * p->n_nodes};
+    if (vkCreateQueryPool(d->dev, &qi, NULL, &p->timer) != VK_SUCCESS) p->timer = VK_NULL_HANDLE;
+    return BERTH_OK;
+}
+
+/* Reads the last run's timestamps into node_ns; no allocation. */
+static void read_timer(berth_plan *p) {
+    if (!p->timer) return;
+    uint32_t n = 2 * p->n_nodes;
+    VkResult r = vkGetQueryPoolResults(p->dev->dev, p->timer, 0, n, sizeof(uint64_t) * n, p->stamps, sizeof(uint64_t),
+                                       VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    uint64_t mask = p->dev->timestamp_bits >= 64 ? UINT64_MAX : (1ull << p->dev->timestamp_bits) - 1;
+    double period = p->dev->props.limits.timestampPeriod;
+    for (uint32_t k = 0; k < p->n_nodes; k++) {
+        uint64_t t0 = p->stamps[2 * k] & mask, t1 = p->stamps[2 * k + 1] & mask;
+        p->node_ns[k] = r == VK_SUCCESS ? (uint64_t)((double)((t1 - t0) & mask) * period) : 0;
+    }
+}
+
+berth_status vk_plan_profile(const berth_plan *p, uint64_t *ns, uint32_t n, berth_error *err) {
+    if (!p || !p->timer) {
+        vk_errf(err, "vulkan: the device's compute queue has no timestamps, so nodes are not timed");
+        return BERTH_ERR_UNSUPPORTED;
+    }
+    if (!ns && n) {
+        vk_errf(err, "vulkan: plan_profile: no array for %u values", n);
+        return BERTH_ERR_INVALID;
+    }
+    for (uint32_t k = 0; k < n; k++) ns[k] = k < p->n_nodes ? p->node_ns[k] : 0;
+    return BERTH_OK;
 }
 
 static void record_copies(berth_plan *p, int outputs) {
@@ -135,6 +201,7 @@ berth_status vk_record(berth_plan *p, berth_error *err) {
     }
     for (uint32_t i = 0; i < p->n_disp && !st; i++) st = vk_pipeline(d, p->disp[i].shader, &pipes[i], err);
     if (!st) st = make_sets(p, sets, err);
+    if (!st) st = make_timer(p, err);
     VkResult r = VK_SUCCESS;
     if (!st) {
         VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
@@ -148,6 +215,9 @@ berth_status vk_record(berth_plan *p, berth_error *err) {
         if (r == VK_SUCCESS) r = vkCreateFence(d->dev, &fci, NULL, &p->fence);
         if (r == VK_SUCCESS) r = vkBeginCommandBuffer(p->cmd, &bi);
         if (r == VK_SUCCESS) {
+            /* Nodes without dispatches keep a zero pair: results only
+             * come back for queries written, so reset them all here. */
+            if (p->timer) vkCmdResetQueryPool(p->cmd, p->timer, 0, 2 * p->n_nodes);
             record_copies(p, 0);
             barrier(p->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -193,6 +263,7 @@ berth_status vk_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth_
         if (in[i].bytes) memcpy((uint8_t *)p->io.map + p->io_off[i], in[i].data, in[i].bytes);
     berth_status st = vk_submit_wait(p->dev, p->cmd, p->fence, err);
     if (st) return st;
+    read_timer(p);
     for (uint32_t i = 0; i < n_out; i++)
         if (out[i].bytes) memcpy(out[i].data, (uint8_t *)p->io.map + p->io_off[n_in + i], out[i].bytes);
     return BERTH_OK;

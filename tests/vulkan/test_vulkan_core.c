@@ -206,6 +206,16 @@ static void test_plan_reuse(void) {
         h_close("reuse r", rv, rr, 300);
         free(xv);
     }
+    /* Per-node times of the last run, where the queue has timestamps. */
+    uint64_t ns[2] = {0, 0};
+    berth_status pst = vk.be->plan_profile(p, ns, 2, &err);
+    CHECK(pst == BERTH_OK || pst == BERTH_ERR_UNSUPPORTED);
+    if (pst == BERTH_OK) {
+        CHECK(ns[0] + ns[1] > 0);
+        CHECK(ns[0] < 10000000000ull && ns[1] < 10000000000ull);
+    } else {
+        CHECK_CONTAINS(err.msg, "timestamps");
+    }
     /* A wrongly sized output is refused, naming what was expected. */
     float small[10];
     float *xv = h_randf(300);
