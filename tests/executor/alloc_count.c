@@ -27,7 +27,10 @@ static inline void note(void) {
 #endif
 
 #ifdef BERTH_ASAN
-#include <sanitizer/allocator_interface.h>
+/* Declared here rather than from <sanitizer/allocator_interface.h>,
+ * which gcc does not install; both gcc's and clang's runtimes export it. */
+int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
+                                              void (*free_hook)(const volatile void *));
 
 static void on_malloc(const volatile void *p, size_t n) {
     (void)p;
