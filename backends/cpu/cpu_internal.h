@@ -73,6 +73,7 @@ struct cpu_node {
     size_t params_bytes;
     size_t scratch_bytes; /* per-node scratch placed in the arena */
     size_t scratch_off;
+    int is_view; /* output may share the input's bytes (reshape and kin) */
 };
 
 struct berth_plan {
@@ -84,6 +85,8 @@ struct berth_plan {
     uint32_t n_inputs, n_outputs;
     uint32_t *inputs, *outputs;
     uint8_t *out_direct; /* output i is written in place into the caller's buffer */
+    uint32_t n_alias;
+    uint32_t *alias; /* pairs (view output, its input): the output borrows the input's pointer */
     uint8_t *arena;
     size_t arena_bytes;
     void *consts; /* one block holding every CONSTANT operand */

@@ -1,7 +1,9 @@
 /* plan(): validate a concrete graph, let each op pre-compute its kernel
  * parameters, and lay every intermediate value out in one arena by
  * liveness. Graph outputs are not in the arena: run() binds them to the
- * caller's buffers so the last node writes straight into place. */
+ * caller's buffers so the last node writes straight into place. A view
+ * node's output borrows its input's bytes; reads of the view count as
+ * reads of the operand that owns them (its root). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,17 +122,25 @@ range:
     return BERTH_ERR_INVALID;
 }
 
+/* Per-operand facts the planner gathers. */
+typedef struct live {
+    int64_t *def;    /* producing node; -1 not produced by a node; -2 VALUE not yet produced */
+    int64_t *last;   /* last node that reads it (or a view of it) */
+    uint32_t *root;  /* the operand whose bytes it uses (itself unless a view) */
+    uint8_t *is_out; /* a graph output */
+} live;
+
 typedef struct use_ctx {
-    int64_t *def;  /* producing node, -1 if not produced */
-    int64_t *last; /* last node that reads it */
+    live *lv;
     int64_t node;
     uint32_t bad;
 } use_ctx;
 
 static void mark_use(void *ctx, uint32_t o) {
     use_ctx *u = ctx;
-    if (u->last[o] < u->node) u->last[o] = u->node;
-    if (u->def[o] == -2 && u->bad == CPU_NONE) u->bad = o; /* VALUE not yet produced */
+    uint32_t r = u->lv->root[o];
+    if (u->lv->last[r] < u->node) u->lv->last[r] = u->node;
+    if (u->lv->def[o] == -2 && u->bad == CPU_NONE) u->bad = o; /* VALUE not yet produced */
 }
 
 typedef struct buf {
@@ -170,21 +180,16 @@ static size_t place(buf *b, size_t n) {
     return top;
 }
 
-static berth_status layout(berth_plan *p, const berth_graph_desc *g, int64_t *def, int64_t *last,
-                           berth_error *err) {
-    uint8_t *is_out = calloc(g->n_operands ? g->n_operands : 1, 1);
+static berth_status layout(berth_plan *p, const berth_graph_desc *g, const live *lv, berth_error *err) {
     buf *b = calloc((size_t)g->n_operands + g->n_nodes + 1, sizeof *b);
-    if (!is_out || !b) {
-        free(is_out);
-        free(b);
+    if (!b) {
         cpu_errf(err, "cpu: out of memory laying out the arena");
         return BERTH_ERR_NOMEM;
     }
-    for (uint32_t i = 0; i < g->n_outputs; i++) is_out[g->outputs[i]] = 1;
     size_t n = 0;
     for (uint32_t i = 0; i < g->n_operands; i++) {
-        if (def[i] < 0 || is_out[i]) continue;
-        b[n++] = (buf){.size = align_up(p->ops[i].bytes), .start = def[i], .end = last[i], .operand = i};
+        if (lv->def[i] < 0 || lv->is_out[i] || lv->root[i] != i) continue;
+        b[n++] = (buf){.size = align_up(p->ops[i].bytes), .start = lv->def[i], .end = lv->last[i], .operand = i};
     }
     for (uint32_t k = 0; k < p->n_nodes; k++)
         if (p->nodes[k].scratch_bytes)
@@ -193,7 +198,6 @@ static berth_status layout(berth_plan *p, const berth_graph_desc *g, int64_t *de
     size_t top = place(b, n);
     void *arena = NULL;
     if (posix_memalign(&arena, CPU_ALIGN, top ? top : CPU_ALIGN)) {
-        free(is_out);
         free(b);
         cpu_errf(err, "cpu: out of memory for a %zu-byte arena", top);
         return BERTH_ERR_NOMEM;
@@ -206,14 +210,13 @@ static berth_status layout(berth_plan *p, const berth_graph_desc *g, int64_t *de
         else
             p->nodes[b[i].node].scratch_off = b[i].off;
     }
-    free(is_out);
     free(b);
     return BERTH_OK;
 }
 
-static berth_status plan_nodes(berth_plan *p, const berth_graph_desc *g, int64_t *def, int64_t *last,
-                               berth_error *err) {
-    use_ctx u = {.def = def, .last = last};
+static berth_status plan_nodes(berth_plan *p, const berth_graph_desc *g, live *lv, berth_error *err) {
+    int64_t *def = lv->def, *last = lv->last;
+    use_ctx u = {.lv = lv};
     for (uint32_t k = 0; k < g->n_nodes; k++) {
         const berth_node *n = &g->nodes[k];
         const char *nm = n->name ? n->name : "?";
@@ -265,6 +268,13 @@ static berth_status plan_nodes(berth_plan *p, const berth_graph_desc *g, int64_t
             return BERTH_ERR_INTERNAL;
         }
         p->packed_bytes += cn->params_bytes;
+        uint32_t o0 = n->outputs[0];
+        if (cn->is_view && !lv->is_out[o0]) {
+            lv->root[o0] = lv->root[n->inputs[0]];
+            p->alias[2 * p->n_alias] = o0;
+            p->alias[2 * p->n_alias + 1] = n->inputs[0];
+            p->n_alias++;
+        }
     }
     return BERTH_OK;
 }
@@ -283,14 +293,16 @@ berth_status cpu_plan_create(berth_device *dev, berth_weights *w, const berth_gr
     }
     berth_plan *p = calloc(1, sizeof *p);
     int64_t *def = calloc((size_t)g->n_operands * 2 + 1, sizeof *def);
+    uint32_t *root = calloc((size_t)g->n_operands + 1, sizeof *root);
+    uint8_t *is_out = calloc((size_t)g->n_operands + 1, 1);
     berth_status st = BERTH_ERR_NOMEM;
-    if (!p || !def) {
+    if (!p || !def || !root || !is_out) {
         cpu_errf(err, "cpu: out of memory creating a plan");
-        free(p);
-        free(def);
+        free(p), free(def), free(root), free(is_out);
         return BERTH_ERR_NOMEM;
     }
     int64_t *last = def + g->n_operands;
+    live lv = {.def = def, .last = last, .root = root, .is_out = is_out};
     p->dev = dev;
     p->n_ops = g->n_operands;
     p->n_nodes = g->n_nodes;
@@ -301,7 +313,8 @@ berth_status cpu_plan_create(berth_device *dev, berth_weights *w, const berth_gr
     p->inputs = calloc((size_t)g->n_inputs + g->n_outputs + 1, sizeof *p->inputs);
     p->out_direct = calloc(g->n_outputs + 1u, 1);
     p->ns = calloc(g->n_nodes + 1u, sizeof *p->ns);
-    if (!p->ops || !p->nodes || !p->inputs || !p->out_direct || !p->ns) {
+    p->alias = calloc(2 * (size_t)g->n_nodes + 1, sizeof *p->alias);
+    if (!p->ops || !p->nodes || !p->inputs || !p->out_direct || !p->ns || !p->alias) {
         cpu_errf(err, "cpu: out of memory creating a plan");
         goto fail;
     }
@@ -311,7 +324,10 @@ berth_status cpu_plan_create(berth_device *dev, berth_weights *w, const berth_gr
         if (st) goto fail;
         def[i] = g->operands[i].kind == BERTH_OPERAND_VALUE ? -2 : -1;
         last[i] = -1;
+        root[i] = i;
     }
+    for (uint32_t i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] < g->n_operands) is_out[g->outputs[i]] = 1;
     for (uint32_t i = 0; i < g->n_inputs; i++) {
         if (g->inputs[i] >= g->n_operands || g->operands[g->inputs[i]].kind != BERTH_OPERAND_INPUT) {
             cpu_errf(err, "cpu: graph input %u must name an input operand", i);
@@ -322,7 +338,7 @@ berth_status cpu_plan_create(berth_device *dev, berth_weights *w, const berth_gr
     }
     st = bind_data(p, w, g, err);
     if (st) goto fail;
-    st = plan_nodes(p, g, def, last, err);
+    st = plan_nodes(p, g, &lv, err);
     if (st) goto fail;
     for (uint32_t i = 0; i < g->n_outputs; i++) {
         uint32_t o = g->outputs[i];
@@ -338,14 +354,14 @@ berth_status cpu_plan_create(berth_device *dev, berth_weights *w, const berth_gr
             if (g->outputs[j] == o) first = 0;
         p->out_direct[i] = (uint8_t)first;
     }
-    st = layout(p, g, def, last, err);
+    st = layout(p, g, &lv, err);
     if (st) goto fail;
     p->packed_bytes += sizeof *p->ops * g->n_operands + sizeof *p->nodes * g->n_nodes;
-    free(def);
+    free(def), free(root), free(is_out);
     *out = p;
     return BERTH_OK;
 fail:
-    free(def);
+    free(def), free(root), free(is_out);
     cpu_plan_free(p);
     return st;
 }
@@ -361,6 +377,7 @@ void cpu_plan_free(berth_plan *p) {
     free(p->inputs);
     free(p->out_direct);
     free(p->ns);
+    free(p->alias);
     free(p->arena);
     free(p->consts);
     free(p);

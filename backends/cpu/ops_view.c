@@ -1,5 +1,7 @@
-/* reshape, squeeze, unsqueeze and identity: the bytes do not change, so
- * the node is one copy (the output's dims are already concrete). */
+/* reshape, squeeze, unsqueeze and identity: the bytes do not change. The
+ * planner lets the output alias its input (the copy below then sees the
+ * same pointer and does nothing) unless the output is a graph output,
+ * which must land in the caller's buffer. */
 #include <string.h>
 
 #include "cpu_internal.h"
@@ -35,5 +37,6 @@ berth_status cpu_prep_view(cpu_prep *c) {
         }
     }
     c->cn->exec = view_exec;
+    c->cn->is_view = 1;
     return BERTH_OK;
 }

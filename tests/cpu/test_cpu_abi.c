@@ -239,6 +239,74 @@ static void test_arena_and_profile(void) {
     free(x), free(y), free(ref);
 }
 
+/* Views borrow their input's bytes: a view of a graph input, of a graph
+ * output, and of an arena value read later; a view that is itself an
+ * output still lands in the caller's buffer. Results and arena size
+ * show both. */
+static void test_views(void) {
+    enum { E = 65536 };
+    tgraph g = {0};
+    uint32_t x = tg_input(&g, "x", BERTH_DTYPE_F32, 1, DIMS(E));
+    uint32_t vx = tg_value(&g, "vx", BERTH_DTYPE_F32, 2, DIMS(256, 256));    /* view of an input */
+    uint32_t a = tg_value(&g, "a", BERTH_DTYPE_F32, 2, DIMS(256, 256));      /* graph output */
+    uint32_t va = tg_value(&g, "va", BERTH_DTYPE_F32, 1, DIMS(E));           /* view of an output */
+    uint32_t b = tg_value(&g, "b", BERTH_DTYPE_F32, 1, DIMS(E));             /* arena */
+    uint32_t vb = tg_value(&g, "vb", BERTH_DTYPE_F32, 3, DIMS(4, 128, 128)); /* view of arena */
+    uint32_t vvb = tg_value(&g, "vvb", BERTH_DTYPE_F32, 1, DIMS(E));         /* view of a view */
+    uint32_t c = tg_value(&g, "c", BERTH_DTYPE_F32, 1, DIMS(E));
+    uint32_t d = tg_value(&g, "d", BERTH_DTYPE_F32, 1, DIMS(E));
+    uint32_t vd = tg_value(&g, "vd", BERTH_DTYPE_F32, 2, DIMS(E, 1));        /* a view that is an output */
+    tg_node(&g, "reshape", 1, IDX(x), 1, IDX(vx), 0, NULL);
+    tg_node(&g, "abs", 1, IDX(vx), 1, IDX(a), 0, NULL);
+    tg_node(&g, "reshape", 1, IDX(a), 1, IDX(va), 0, NULL);
+    tg_node(&g, "neg", 1, IDX(va), 1, IDX(b), 0, NULL);
+    tg_node(&g, "reshape", 1, IDX(b), 1, IDX(vb), 0, NULL);
+    tg_node(&g, "squeeze", 1, IDX(vb), 1, IDX(vvb), 0, NULL);
+    tg_node(&g, "relu", 1, IDX(x), 1, IDX(c), 0, NULL); /* b's bytes must survive this */
+    tg_node(&g, "sub", 2, IDX(vvb, c), 1, IDX(d), 0, NULL);
+    tg_node(&g, "unsqueeze", 1, IDX(d), 1, IDX(vd), 0, NULL);
+    tg_output(&g, a);
+    tg_output(&g, vd);
+    float *xv = h_randf(E), *ya = calloc(E, sizeof(float)), *yd = calloc(E, sizeof(float));
+    double *ra = h_zeros(E), *rd = h_zeros(E);
+    for (int i = 0; i < E; i++) {
+        ra[i] = fabs((double)xv[i]);
+        rd[i] = -ra[i] - (xv[i] > 0 ? xv[i] : 0);
+    }
+    berth_graph_desc desc = tg_desc(&g);
+    berth_plan *p = NULL;
+    berth_error err;
+    CHECK(be->plan(dev, NULL, &desc, &p, &err) == BERTH_OK);
+    if (!p) return;
+    /* live at once: b (through its views) and c, plus d, never the views */
+    CHECK(be->plan_bytes(p) <= 3u * E * sizeof(float) + 16384);
+    berth_tensor ti = h_tensor(&g.ops[x], xv), to[2] = {h_tensor(&g.ops[a], ya), h_tensor(&g.ops[vd], yd)};
+    for (int r = 0; r < 2; r++) { /* twice: aliases are rebound on every run */
+        CHECK(be->run(p, &ti, 1, to, 2, &err) == BERTH_OK);
+        h_close("view of output", ya, ra, E);
+        h_close("views", yd, rd, E);
+    }
+    be->free_plan(p);
+    free(xv), free(ya), free(yd), free(ra), free(rd);
+
+    /* relu -> reshape -> reshape -> neg: with aliasing one buffer, copies would need two */
+    tgraph h = {0};
+    x = tg_input(&h, "x", BERTH_DTYPE_F32, 1, DIMS(E));
+    a = tg_value(&h, "a", BERTH_DTYPE_F32, 1, DIMS(E));
+    uint32_t v1 = tg_value(&h, "v1", BERTH_DTYPE_F32, 2, DIMS(2, E / 2)), v2 = tg_value(&h, "v2", BERTH_DTYPE_F32, 1, DIMS(E));
+    uint32_t y = tg_value(&h, "y", BERTH_DTYPE_F32, 1, DIMS(E));
+    tg_node(&h, "relu", 1, IDX(x), 1, IDX(a), 0, NULL);
+    tg_node(&h, "reshape", 1, IDX(a), 1, IDX(v1), 0, NULL);
+    tg_node(&h, "reshape", 1, IDX(v1), 1, IDX(v2), 0, NULL);
+    tg_node(&h, "neg", 1, IDX(v2), 1, IDX(y), 0, NULL);
+    tg_output(&h, y);
+    desc = tg_desc(&h);
+    CHECK(be->plan(dev, NULL, &desc, &p, &err) == BERTH_OK);
+    if (!p) return;
+    CHECK(be->plan_bytes(p) < 2u * E * sizeof(float));
+    be->free_plan(p);
+}
+
 /* Outputs that are graph inputs, or listed twice, are copied out. */
 static void test_odd_outputs(void) {
     tgraph g = {0};
@@ -268,6 +336,7 @@ int main(void) {
     test_plan_errors();
     test_arena_and_profile();
     test_odd_outputs();
+    test_views();
     h_shutdown();
     return check_exit();
 }
