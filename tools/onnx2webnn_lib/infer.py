@@ -13,7 +13,8 @@ T = onnx.TensorProto
 _SAME = {"Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Log", "Abs", "Neg", "Reciprocal", "Floor",
          "Ceil", "Sin", "Cos", "Sign", "Identity", "Softplus", "Softsign", "HardSwish", "HardSigmoid",
          "LeakyRelu", "Elu", "PRelu", "Clip", "Softmax", "LogSoftmax", "Dropout", "BatchNormalization",
-         "LayerNormalization", "InstanceNormalization", "CumSum", "Trilu", "Not", "Cast", "CastLike"}
+         "LayerNormalization", "InstanceNormalization", "CumSum", "Trilu", "Not", "Cast", "CastLike",
+         "Selu", "Celu", "ThresholdedRelu", "Shrink"}
 _BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Where", "Equal", "Greater",
               "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor"}
 _BOOL_OUT = {"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "Not"}

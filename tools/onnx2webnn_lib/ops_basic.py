@@ -219,3 +219,49 @@ def arg_reduce(cv, node):
     cv.emit("argMax" if node.op_type == "ArgMax" else "argMin", [cv.inp(node, 0)],
             {"axis": int(a.get("axis", 0)), "keepDimensions": bool(a.get("keepdims", 1)),
              "outputDataType": "int64"}, outs=cv.out(node))
+
+
+# Activations WebNN has no op for, spelled with the ops it has.
+
+@op("Selu")
+def selu(cv, node):
+    """gamma * elu(x, alpha)"""
+    a = attrs_of(node)
+    e = cv.emit("elu", [cv.inp(node, 0)], {"alpha": float(a.get("alpha", 1.67326319217681884765625))},
+                hint=cv.out(node) + "_elu")
+    g = cv.scalar(float(a.get("gamma", 1.05070102214813232421875)), node.input[0], cv.out(node) + "_gamma")
+    cv.emit("mul", [e, g], outs=cv.out(node))
+
+
+@op("Celu")
+def celu(cv, node):
+    """alpha * elu(x / alpha, 1)"""
+    alpha = cv.scalar(float(attrs_of(node).get("alpha", 1.0)), node.input[0], cv.out(node) + "_alpha")
+    t = cv.emit("div", [cv.inp(node, 0), alpha], hint=cv.out(node) + "_scaled")
+    t = cv.emit("elu", [t], {"alpha": 1.0}, hint=cv.out(node) + "_elu")
+    cv.emit("mul", [t, alpha], outs=cv.out(node))
+
+
+@op("ThresholdedRelu")
+def thresholded_relu(cv, node):
+    """x where x > alpha, else 0"""
+    x = cv.inp(node, 0)
+    alpha = cv.scalar(float(attrs_of(node).get("alpha", 1.0)), node.input[0], cv.out(node) + "_alpha")
+    zero = cv.scalar(0, node.input[0], cv.out(node) + "_zero")
+    keep = cv.emit("greater", [x, alpha], hint=cv.out(node) + "_keep")
+    cv.emit("where", [keep, x, zero], outs=cv.out(node))
+
+
+@op("Shrink")
+def shrink(cv, node):
+    """x + bias below -lambd, x - bias above lambd, else 0"""
+    a = attrs_of(node)
+    x = cv.inp(node, 0)
+    o = cv.out(node)
+    lambd, bias = float(a.get("lambd", 0.5)), float(a.get("bias", 0.0))
+    lo = cv.emit("lesser", [x, cv.scalar(-lambd, node.input[0], o + "_neg_lambd")], hint=o + "_lo")
+    hi = cv.emit("greater", [x, cv.scalar(lambd, node.input[0], o + "_lambd")], hint=o + "_hi")
+    b = cv.scalar(bias, node.input[0], o + "_bias")
+    up = cv.emit("where", [hi, cv.emit("sub", [x, b], hint=o + "_minus"), cv.scalar(0, node.input[0], o + "_zero")],
+                 hint=o + "_upper")
+    cv.emit("where", [lo, cv.emit("add", [x, b], hint=o + "_plus"), up], outs=cv.out(node))
