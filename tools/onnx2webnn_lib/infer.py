@@ -14,10 +14,11 @@ _SAME = {"Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Log", "Abs", "Neg", "
          "Ceil", "Sin", "Cos", "Sign", "Identity", "Softplus", "Softsign", "HardSwish", "HardSigmoid",
          "LeakyRelu", "Elu", "PRelu", "Clip", "Softmax", "LogSoftmax", "Dropout", "BatchNormalization",
          "LayerNormalization", "InstanceNormalization", "CumSum", "Trilu", "Not", "Cast", "CastLike",
-         "Selu", "Celu", "ThresholdedRelu", "Shrink"}
+         "Selu", "Celu", "ThresholdedRelu", "Shrink", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Tan",
+         "IsNaN", "IsInf"}
 _BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Where", "Equal", "Greater",
               "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor"}
-_BOOL_OUT = {"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "Not"}
+_BOOL_OUT = {"IsNaN", "IsInf", "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "Not"}
 
 
 def _bcast(shapes):

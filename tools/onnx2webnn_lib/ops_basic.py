@@ -265,3 +265,64 @@ def shrink(cv, node):
     up = cv.emit("where", [hi, cv.emit("sub", [x, b], hint=o + "_minus"), cv.scalar(0, node.input[0], o + "_zero")],
                  hint=o + "_upper")
     cv.emit("where", [lo, cv.emit("add", [x, b], hint=o + "_plus"), up], outs=cv.out(node))
+
+
+def _k(cv, node, value, tag):
+    return cv.scalar(value, node.input[0], cv.out(node) + "_" + tag)
+
+
+@op("Sinh", "Cosh")
+def sinh_cosh(cv, node):
+    """(exp(x) -/+ exp(-x)) / 2"""
+    x, o = cv.inp(node, 0), cv.out(node)
+    ep = cv.emit("exp", [x], hint=o + "_exp")
+    en = cv.emit("exp", [cv.emit("neg", [x], hint=o + "_neg")], hint=o + "_exp_neg")
+    t = cv.emit("sub" if node.op_type == "Sinh" else "add", [ep, en], hint=o + "_sum")
+    cv.emit("mul", [t, _k(cv, node, 0.5, "half")], outs=o)
+
+
+@op("Asinh", "Acosh")
+def asinh_acosh(cv, node):
+    """log(x + sqrt(x*x +/- 1))"""
+    x, o = cv.inp(node, 0), cv.out(node)
+    sq = cv.emit("mul", [x, x], hint=o + "_sq")
+    t = cv.emit("add" if node.op_type == "Asinh" else "sub", [sq, _k(cv, node, 1.0, "one")], hint=o + "_t")
+    t = cv.emit("add", [x, cv.emit("sqrt", [t], hint=o + "_root")], hint=o + "_arg")
+    cv.emit("log", [t], outs=o)
+
+
+@op("Atanh")
+def atanh(cv, node):
+    """log((1 + x) / (1 - x)) / 2"""
+    x, o = cv.inp(node, 0), cv.out(node)
+    one = _k(cv, node, 1.0, "one")
+    q = cv.emit("div", [cv.emit("add", [one, x], hint=o + "_num"), cv.emit("sub", [one, x], hint=o + "_den")],
+                hint=o + "_q")
+    cv.emit("mul", [cv.emit("log", [q], hint=o + "_log"), _k(cv, node, 0.5, "half")], outs=o)
+
+
+@op("Tan")
+def tan(cv, node):
+    x, o = cv.inp(node, 0), cv.out(node)
+    cv.emit("div", [cv.emit("sin", [x], hint=o + "_sin"), cv.emit("cos", [x], hint=o + "_cos")], outs=o)
+
+
+@op("IsNaN")
+def is_nan(cv, node):
+    """NaN is the one value not equal to itself."""
+    x = cv.inp(node, 0)
+    cv.emit("notEqual", [x, x], outs=cv.out(node))
+
+
+@op("IsInf")
+def is_inf(cv, node):
+    a = attrs_of(node)
+    pos, neg = a.get("detect_positive", 1), a.get("detect_negative", 1)
+    x, o = cv.inp(node, 0), cv.out(node)
+    if pos and neg:
+        cv.emit("equal", [cv.emit("abs", [x], hint=o + "_abs"), _k(cv, node, np.inf, "inf")], outs=o)
+    elif pos or neg:
+        cv.emit("equal", [x, _k(cv, node, np.inf if pos else -np.inf, "inf")], outs=o)
+    else:  # nothing is detected: all false
+        nan = cv.emit("notEqual", [x, x], hint=o + "_nan")
+        cv.emit("logicalAnd", [nan, cv.emit("equal", [x, x], hint=o + "_num")], outs=o)
