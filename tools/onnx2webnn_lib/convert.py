@@ -191,6 +191,3 @@ def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freez
 
 def load(path):
     return onnx.load(path)
-
-
-__all__ = ["convert", "ConversionError", "Result", "load", "np"]

@@ -65,7 +65,6 @@ def unary(cv, node):
 
 @op("Dropout")
 def dropout(cv, node):
-    a = attrs_of(node)
     if cv.has(node, 2):
         train = cv.known_input(node, 2, "training_mode")
         if bool(np.asarray(train).reshape(-1)[0]):

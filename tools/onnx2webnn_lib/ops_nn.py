@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from .core import Unsupported, attrs_of
+from .core import Ident, Unsupported, attrs_of
 
 OPS = {}
 
@@ -93,7 +93,7 @@ def conv(cv, node):
 
 
 def _ident(name):
-    from .core import Ident
+    """An operand passed as an option (bias=b)."""
     return Ident(name)
 
 

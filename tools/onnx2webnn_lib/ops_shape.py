@@ -4,7 +4,7 @@ dim are spelled as shape()/slice/concat nodes the engine folds per
 bucket."""
 import numpy as np
 
-from .core import DTYPES, Unsupported, attrs_of
+from .core import Unsupported, attrs_of, tensor_value
 
 OPS = {}
 
@@ -304,7 +304,6 @@ def shape(cv, node):
 def constant_of_shape(cv, node):
     """The shape is computed (a dynamic dim): expand a scalar to it."""
     a = attrs_of(node)
-    from .core import tensor_value
     val = tensor_value(a["value"]) if "value" in a else np.zeros(1, np.float32)
     k = cv.const(np.array(val.reshape(-1)[0], dtype=val.dtype), cv.out(node) + "_value")
     cv.emit("expand", [k, cv.inp(node, 0)], outs=cv.out(node))
@@ -349,6 +348,3 @@ def depth_space(cv, node):
         t = cv.reshape(x, [n, c, h // b, b, w // b, b], hint=out + "_split")
         t = cv.emit("transpose", [t], {"permutation": [0, 3, 5, 1, 2, 4]}, hint=out + "_perm")
         cv.reshape(t, [n, c * b * b, h // b, w // b], out=out)
-
-
-__all__ = ["OPS", "DTYPES"]
