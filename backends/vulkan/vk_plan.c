@@ -110,6 +110,33 @@ static berth_status describe_operand(const berth_operand *o, uint32_t idx, vk_op
     return BERTH_OK;
 }
 
+/* Every operand a node reads (inputs and operand attributes) exists and,
+ * if a value, was produced by an earlier node. */
+static int unready(const berth_graph_desc *g, const uint8_t *made, int64_t o) {
+    return o < 0 || o >= (int64_t)g->n_operands || (g->operands[o].kind == BERTH_OPERAND_VALUE && !made[o]);
+}
+
+static berth_status check_reads(const berth_graph_desc *g, const berth_node *n, const uint8_t *made, berth_error *err) {
+    const char *nm = n->name ? n->name : "?", *op = n->op ? n->op : "(null)";
+    for (uint32_t i = 0; i < n->n_inputs; i++)
+        if (unready(g, made, n->inputs[i])) {
+            vk_errf(err, "node '%s' (%s): input %u is out of range or read before any node produces it", nm, op, i);
+            return BERTH_ERR_INVALID;
+        }
+    for (uint32_t a = 0; a < n->n_attrs; a++) {
+        const berth_attr *at = &n->attrs[a];
+        int bad = at->type == BERTH_ATTR_OPERAND && unready(g, made, at->i);
+        for (size_t j = 0; at->type == BERTH_ATTR_OPERANDS && j < at->count && !bad; j++)
+            bad = !at->ints || unready(g, made, at->ints[j]);
+        if (bad) {
+            vk_errf(err, "node '%s' (%s): attribute '%s' names an operand out of range or not yet produced", nm, op,
+                    at->key ? at->key : "?");
+            return BERTH_ERR_INVALID;
+        }
+    }
+    return BERTH_OK;
+}
+
 static berth_status prepare_nodes(berth_plan *p, const berth_graph_desc *g, berth_error *err) {
     uint8_t *made = calloc(g->n_operands + 1u, 1);
     if (!made) {
@@ -126,22 +153,8 @@ static berth_status prepare_nodes(berth_plan *p, const berth_graph_desc *g, bert
             break;
         }
         uint32_t bad = VK_NONE;
-        for (uint32_t i = 0; i < n->n_inputs; i++)
-            if (n->inputs[i] >= g->n_operands ||
-                (g->operands[n->inputs[i]].kind == BERTH_OPERAND_VALUE && !made[n->inputs[i]]))
-                bad = i;
-        for (uint32_t a = 0; a < n->n_attrs && bad == VK_NONE; a++)
-            if (n->attrs[a].type == BERTH_ATTR_OPERAND) {
-                int64_t x = n->attrs[a].i;
-                if (x < 0 || x >= (int64_t)g->n_operands ||
-                    (g->operands[x].kind == BERTH_OPERAND_VALUE && !made[x]))
-                    bad = 1000 + a;
-            }
-        if (bad != VK_NONE) {
-            vk_errf(err, "node '%s' (%s): %s %u is out of range or read before any node produces it", nm, op,
-                    bad >= 1000 ? "attribute" : "input", bad >= 1000 ? bad - 1000 : bad);
-            break;
-        }
+        if ((st = check_reads(g, n, made, err))) break;
+        st = BERTH_ERR_INVALID;
         for (uint32_t j = 0; j < n->n_outputs && bad == VK_NONE; j++) {
             uint32_t o = n->outputs[j];
             if (o >= g->n_operands || g->operands[o].kind != BERTH_OPERAND_VALUE || made[o]) bad = j;

@@ -254,6 +254,16 @@ static void test_refusals(void) {
     CHECK_CONTAINS(err.msg, "prod");
     CHECK_CONTAINS(err.msg, "inner dims");
 
+    /* A node that reads a value no earlier node produced. */
+    tgraph g4 = {0};
+    uint32_t x4 = tg_input(&g4, "x", BERTH_DTYPE_F32, 1, DIMS(4));
+    uint32_t later = tg_value(&g4, "later", BERTH_DTYPE_F32, 1, DIMS(4)), early = tg_value(&g4, "early", BERTH_DTYPE_F32, 1, DIMS(4));
+    tg_node(&g4, "relu", 1, IDX(later), 1, IDX(early), 0, NULL);
+    tg_node(&g4, "relu", 1, IDX(x4), 1, IDX(later), 0, NULL);
+    tg_output(&g4, early);
+    CHECK(h_run_on(&vk, &g4, NULL, (void *const[]){in}, (void *const[]){out}, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "node 'early' (relu): input 0");
+
     /* A weight id that was never uploaded. */
     tgraph g3 = {0};
     uint32_t xi = tg_input(&g3, "x", BERTH_DTYPE_F32, 1, DIMS(4)), wi = tg_weight(&g3, "w_missing", 7, 1, DIMS(4));
