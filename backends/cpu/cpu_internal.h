@@ -153,7 +153,7 @@ berth_status cpu_axis(cpu_prep *c, int64_t a, uint32_t rank, const char *what, u
     X(slice) X(gather) X(expand) X(where) X(logical_not) X(reduce) X(pad)             \
     X(layer_norm) X(batch_norm) X(gemm) X(conv2d) X(pool2d) X(conv_transpose2d) X(resample2d)  \
     X(matmul_epilogue) X(attention) X(arg) X(cumsum) X(instance_norm) X(tile) X(triangular)              \
-    X(gather_elements)
+    X(gather_elements) X(scatter_elements) X(quantize) X(dequantize)
 #define CPU_DECL_PREP(name) berth_status cpu_prep_##name(cpu_prep *c);
 CPU_OPS(CPU_DECL_PREP)
 #undef CPU_DECL_PREP

@@ -68,6 +68,7 @@ static const cpu_op_info ops[] = {
     {"split", cpu_prep_split, ANY},
     {"gather", cpu_prep_gather, ANY},
     {"gatherElements", cpu_prep_gather_elements, ANY},
+    {"scatterElements", cpu_prep_scatter_elements, ANY},
     {"tile", cpu_prep_tile, ANY},
     {"triangular", cpu_prep_triangular, ANY},
     {"argMax", cpu_prep_arg, F32},
@@ -94,6 +95,10 @@ static const cpu_op_info ops[] = {
     {"maxPool2d", cpu_prep_pool2d, F32},
     {"l2Pool2d", cpu_prep_pool2d, F32},
     {"resample2d", cpu_prep_resample2d, F32},
+    {"quantizeLinear", cpu_prep_quantize, F32},
+    {"dequantizeLinear", cpu_prep_dequantize,
+     CPU_BIT(BERTH_DTYPE_I8) | U8 | CPU_BIT(BERTH_DTYPE_I32) | CPU_BIT(BERTH_DTYPE_U32) | CPU_BIT(BERTH_DTYPE_I4) |
+         CPU_BIT(BERTH_DTYPE_U4)},
     {"berth.matmulEpilogue", cpu_prep_matmul_epilogue, F32},
     {"berth.attention", cpu_prep_attention, F32},
 };

@@ -234,21 +234,21 @@ static berth_status conv_shapes(cpu_prep *c, conv_params *cp, int transposed) {
         cp->n = x->dims[0], cp->h = x->dims[1], cp->w = x->dims[2], cp->c = x->dims[3];
     else
         cp->n = x->dims[0], cp->c = x->dims[1], cp->h = x->dims[2], cp->w = x->dims[3];
-    struct { int64_t dims[4]; } fc, *f = &fc; /* the filter's dims in canonical order */
-    for (int d = 0; d < 4; d++) fc.dims[d] = fo->dims[cp->fperm[d]];
-    cp->kh = f->dims[2], cp->kw = f->dims[3];
+    int64_t fd[4]; /* the filter's dims in canonical order (oihw or iohw) */
+    for (int d = 0; d < 4; d++) fd[d] = fo->dims[cp->fperm[d]];
+    cp->kh = fd[2], cp->kw = fd[3];
     if (cp->c % cp->groups) return cpu_fail(c, "input channels %lld are not divisible by groups %lld", (long long)cp->c, (long long)cp->groups);
     cp->cg = cp->c / cp->groups;
     if (!transposed) {
-        cp->o = f->dims[0];
-        if (f->dims[1] != cp->cg || cp->o % cp->groups)
+        cp->o = fd[0];
+        if (fd[1] != cp->cg || cp->o % cp->groups)
             return cpu_fail(c, "filter [%lld, %lld, ...]: expected %lld input channels per group and outputs divisible by %lld groups",
-                            (long long)f->dims[0], (long long)f->dims[1], (long long)cp->cg, (long long)cp->groups);
+                            (long long)fd[0], (long long)fd[1], (long long)cp->cg, (long long)cp->groups);
         cp->og = cp->o / cp->groups;
     } else {
-        if (f->dims[0] != cp->c)
-            return cpu_fail(c, "filter: expected %lld input channels (iohw), found %lld", (long long)cp->c, (long long)f->dims[0]);
-        cp->og = f->dims[1];
+        if (fd[0] != cp->c)
+            return cpu_fail(c, "filter: expected %lld input channels (iohw), found %lld", (long long)cp->c, (long long)fd[0]);
+        cp->og = fd[1];
         cp->o = cp->og * cp->groups;
     }
     return BERTH_OK;

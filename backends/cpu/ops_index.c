@@ -1,6 +1,6 @@
-/* Ops that compute a source index per element: tile (modulo), triangular
- * (a mask on the last two dims) and gatherElements (indices wrap once
- * if negative, then clamp into range, like gather). Any dtype with a
+/* Ops that compute an index per element: tile (modulo), triangular (a
+ * mask on the last two dims), gatherElements and scatterElements
+ * (indices wrap once if negative, then clamp into range, like gather). Any dtype with a
  * byte size is moved as bytes. */
 #include <string.h>
 
@@ -161,5 +161,68 @@ berth_status cpu_prep_gather_elements(cpu_prep *c) {
     G->n = ix->numel;
     G->wide = ix->dtype == BERTH_DTYPE_I64;
     c->cn->exec = ge_exec;
+    return BERTH_OK;
+}
+
+/* ---- scatterElements: a copy of the input with updates written at the
+ * indexed positions along the axis; a later duplicate index wins ---- */
+
+static void se_exec(const cpu_node *n, berth_plan *p) {
+    const idx_params *G = n->params;
+    const uint8_t *x = cpu_ptr(p, n->in[0]), *up = cpu_ptr(p, n->in[2]);
+    const void *ix = cpu_ptr(p, n->in[1]);
+    uint8_t *y = cpu_ptr(p, n->out[0]);
+    size_t total = 1;
+    for (uint32_t d = 0; d < G->rank; d++) total *= (size_t)G->xdims[d];
+    if (y != x && total) memcpy(y, x, total * G->es);
+    int64_t idx[BERTH_MAX_RANK] = {0}, extent = G->xdims[G->axis];
+    for (size_t e = 0; e < G->n; e++) {
+        int64_t k = G->wide ? ((const int64_t *)ix)[e] : ((const int32_t *)ix)[e];
+        if (k < 0) k += extent;
+        if (k < 0) k = 0;
+        if (k >= extent) k = extent - 1;
+        int64_t off = 0;
+        for (uint32_t d = 0; d < G->rank; d++) off += (d == G->axis ? k : idx[d]) * G->xstride[d];
+        memcpy(y + (size_t)off * G->es, up + e * G->es, G->es);
+        for (int d = (int)G->rank - 1; d >= 0; d--) {
+            if (++idx[d] < G->ydims[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+berth_status cpu_prep_scatter_elements(cpu_prep *c) {
+    berth_status st = cpu_check_counts(c, 3, 3, 1);
+    if (!st) st = same_dtype_io(c);
+    if (st) return st;
+    const cpu_opnd *x = cpu_in(c, 0), *ix = cpu_in(c, 1), *up = cpu_in(c, 2);
+    if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
+        return cpu_fail(c, "indices: expected int32 or int64, found %s", cpu_dtype_name(ix->dtype));
+    int64_t a;
+    uint32_t axis;
+    if ((st = cpu_attr_int(c, "axis", 0, &a)) || (st = cpu_axis(c, a, x->rank, "axis", &axis))) return st;
+    int ok = ix->rank == x->rank && up->rank == ix->rank && up->dtype == x->dtype;
+    for (uint32_t d = 0; ok && d < x->rank; d++) ok = (d == axis || ix->dims[d] == x->dims[d]) && up->dims[d] == ix->dims[d];
+    if (!ok) {
+        char sx[128], si[128], su[128];
+        cpu_dims_str(x->dims, x->rank, sx, sizeof sx);
+        cpu_dims_str(ix->dims, ix->rank, si, sizeof si);
+        cpu_dims_str(up->dims, up->rank, su, sizeof su);
+        return cpu_fail(c, "input %s, indices %s and updates %s (%s) do not agree along axis %u", sx, si, su,
+                        cpu_dtype_name(up->dtype), axis);
+    }
+    if (x->dims[axis] == 0 && ix->numel) return cpu_fail(c, "scattering into an empty axis %u", axis);
+    if ((st = cpu_check_out_dims(c, 0, x->rank, x->dims))) return st;
+    idx_params *G = cpu_params(c, sizeof *G);
+    if (!G) return BERTH_ERR_NOMEM;
+    G->rank = x->rank;
+    G->axis = axis;
+    memcpy(G->xdims, x->dims, sizeof G->xdims);
+    memcpy(G->ydims, ix->dims, sizeof G->ydims);
+    contiguous(x->dims, x->rank, G->xstride);
+    G->es = cpu_dtype_size(x->dtype);
+    G->n = ix->numel;
+    G->wide = ix->dtype == BERTH_DTYPE_I64;
+    c->cn->exec = se_exec;
     return BERTH_OK;
 }

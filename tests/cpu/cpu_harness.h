@@ -183,7 +183,8 @@ static size_t h_esize(berth_dtype t) {
 static berth_tensor h_tensor(const berth_operand *o, void *data) {
     berth_tensor t = {.dtype = o->dtype, .rank = o->rank, .data = data};
     memcpy(t.dims, o->dims, sizeof t.dims);
-    t.bytes = h_numel(o) * h_esize(o->dtype);
+    int packed = o->dtype == BERTH_DTYPE_I4 || o->dtype == BERTH_DTYPE_U4;
+    t.bytes = packed ? (h_numel(o) + 1) / 2 : h_numel(o) * h_esize(o->dtype);
     return t;
 }
 

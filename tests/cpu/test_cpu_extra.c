@@ -175,6 +175,74 @@ static void test_tile_triangular_gather_elements(void) {
     ok = 1;
     for (int i = 0; i < 9; i++) ok &= yg[i] == x[eff[i] * 3 + i % 3];
     CHECK(ok);
+
+    /* scatterElements along axis 1 of [2, 3]: indices [2, 2] with -1 wrapping to 2 */
+    tgraph h = {0};
+    xi = tg_input(&h, "x", BERTH_DTYPE_I32, 2, DIMS(2, 3));
+    uint32_t si = tg_input(&h, "i", BERTH_DTYPE_I32, 2, DIMS(2, 2));
+    uint32_t ui = tg_input(&h, "u", BERTH_DTYPE_I32, 2, DIMS(2, 2));
+    uint32_t so = tg_value(&h, "s", BERTH_DTYPE_I32, 2, DIMS(2, 3));
+    tg_node(&h, "scatterElements", 3, IDX(xi, si, ui), 1, IDX(so), 1, (berth_attr[]){A_INT("axis", 1)});
+    tg_output(&h, so);
+    int32_t sidx[4] = {2, 0, -1, 1}, upd[4] = {10, 20, 30, 40}, ys[6];
+    if (h_ok(&h, (void *[]){x, sidx, upd}, (void *[]){ys})) {
+        const int32_t want[6] = {20, 2, 10, 4, 40, 30};
+        ok = 1;
+        for (int i = 0; i < 6; i++) ok &= ys[i] == want[i];
+        CHECK(ok);
+    }
+}
+
+/* Block-wise (de)quantization: x [4, 6] with scale/zeroPoint [2, 3], so
+ * each scale covers a 2x2 block; int8 and packed int4. */
+static void test_quant(void) {
+    float *x = h_randf(24), scale[6] = {0.01f, 0.02f, 0.05f, 0.1f, 0.2f, 0.03f};
+    for (int i = 0; i < 24; i++) x[i] *= 2;
+    int8_t zp8[6] = {0, 3, -2, 1, 0, -5};
+    for (int four = 0; four < 2; four++) {
+        berth_dtype qt = four ? BERTH_DTYPE_I4 : BERTH_DTYPE_I8;
+        uint8_t zp4[3] = {0};
+        for (int i = 0; i < 6; i++) {
+            int v = zp8[i] < -8 ? -8 : zp8[i];
+            zp4[i / 2] |= (uint8_t)((v & 15) << (4 * (i % 2)));
+        }
+        tgraph g = {0};
+        uint32_t xi = tg_input(&g, "x", BERTH_DTYPE_F32, 2, DIMS(4, 6));
+        uint32_t si = tg_input(&g, "s", BERTH_DTYPE_F32, 2, DIMS(2, 3));
+        uint32_t zi = tg_input(&g, "z", qt, 2, DIMS(2, 3));
+        uint32_t q = tg_value(&g, "q", qt, 2, DIMS(4, 6));
+        uint32_t dq = tg_value(&g, "dq", BERTH_DTYPE_F32, 2, DIMS(4, 6));
+        tg_node(&g, "quantizeLinear", 3, IDX(xi, si, zi), 1, IDX(q), 0, NULL);
+        tg_node(&g, "dequantizeLinear", 3, IDX(q, si, zi), 1, IDX(dq), 0, NULL);
+        tg_output(&g, q);
+        tg_output(&g, dq);
+        int8_t q8[24];
+        uint8_t q4[12];
+        float y[24];
+        double ref[24];
+        int want_q[24];
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 6; j++) {
+                int b = (i / 2) * 3 + j / 2;
+                double lo = four ? -8 : -128, hi = four ? 7 : 127;
+                double z = four && zp8[b] < -8 ? -8 : zp8[b];
+                double v = nearbyint((double)x[i * 6 + j] / scale[b]) + z;
+                v = v < lo ? lo : v > hi ? hi : v;
+                want_q[i * 6 + j] = (int)v;
+                ref[i * 6 + j] = (v - z) * scale[b];
+            }
+        void *in[3] = {x, scale, four ? (void *)zp4 : zp8};
+        if (!h_ok(&g, in, (void *[]){four ? (void *)q4 : q8, y})) continue;
+        int ok = 1;
+        for (int i = 0; i < 24; i++) {
+            int got = four ? ((q4[i / 2] >> (4 * (i % 2))) & 15) : q8[i];
+            if (four && got >= 8) got -= 16;
+            ok &= got == want_q[i];
+        }
+        CHECK(ok);
+        h_close(four ? "dequantize int4" : "dequantize int8", y, ref, 24);
+    }
+    free(x);
 }
 
 int main(void) {
@@ -187,6 +255,7 @@ int main(void) {
     test_arg_cumsum();
     test_instance_norm();
     test_tile_triangular_gather_elements();
+    test_quant();
     h_shutdown();
     return check_exit();
 }

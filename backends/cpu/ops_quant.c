@@ -1,0 +1,133 @@
+/* quantizeLinear and dequantizeLinear with WebNN's block-wise scales: the
+ * scale and zero point are right-aligned against the input and each of
+ * their dims divides the input's, so element i of a dim reads block
+ * i / (input dim / scale dim). 4-bit types are packed two per byte, low
+ * nibble first. Quantizing rounds half to even and saturates. */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+typedef struct q_params {
+    int quantize;
+    berth_dtype qtype; /* the integer side */
+    uint32_t rank;
+    int64_t dims[BERTH_MAX_RANK], block[BERTH_MAX_RANK], sstride[BERTH_MAX_RANK];
+    size_t n;
+} q_params;
+
+static int64_t q_get(const void *p, berth_dtype t, size_t i) {
+    switch (t) {
+    case BERTH_DTYPE_I8: return ((const int8_t *)p)[i];
+    case BERTH_DTYPE_U8: return ((const uint8_t *)p)[i];
+    case BERTH_DTYPE_I32: return ((const int32_t *)p)[i];
+    case BERTH_DTYPE_U32: return ((const uint32_t *)p)[i];
+    case BERTH_DTYPE_U4: return (((const uint8_t *)p)[i / 2] >> (4 * (i % 2))) & 15;
+    case BERTH_DTYPE_I4: {
+        int v = (((const uint8_t *)p)[i / 2] >> (4 * (i % 2))) & 15;
+        return v >= 8 ? v - 16 : v;
+    }
+    default: return 0;
+    }
+}
+
+static void q_set(void *p, berth_dtype t, size_t i, int64_t v) {
+    switch (t) {
+    case BERTH_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case BERTH_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case BERTH_DTYPE_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case BERTH_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case BERTH_DTYPE_I4: case BERTH_DTYPE_U4: {
+        uint8_t *b = (uint8_t *)p + i / 2;
+        unsigned shift = 4 * (unsigned)(i % 2);
+        *b = (uint8_t)((*b & ~(15u << shift)) | (((unsigned)v & 15u) << shift));
+        break;
+    }
+    default: break;
+    }
+}
+
+static void q_range(berth_dtype t, double *lo, double *hi) {
+    switch (t) {
+    case BERTH_DTYPE_I8: *lo = -128, *hi = 127; break;
+    case BERTH_DTYPE_U8: *lo = 0, *hi = 255; break;
+    case BERTH_DTYPE_I32: *lo = -2147483648.0, *hi = 2147483647.0; break;
+    case BERTH_DTYPE_U32: *lo = 0, *hi = 4294967295.0; break;
+    case BERTH_DTYPE_I4: *lo = -8, *hi = 7; break;
+    default: *lo = 0, *hi = 15; break;
+    }
+}
+
+static void q_exec(const cpu_node *n, berth_plan *p) {
+    const q_params *Q = n->params;
+    const void *x = cpu_ptr(p, n->in[0]), *zp = cpu_ptr(p, n->in[2]);
+    const float *scale = cpu_ptr(p, n->in[1]);
+    void *y = cpu_ptr(p, n->out[0]);
+    double lo, hi;
+    q_range(Q->qtype, &lo, &hi);
+    int64_t idx[BERTH_MAX_RANK] = {0};
+    for (size_t e = 0; e < Q->n; e++) {
+        size_t s = 0;
+        for (uint32_t d = 0; d < Q->rank; d++) s += (size_t)(idx[d] / Q->block[d] * Q->sstride[d]);
+        int64_t z = q_get(zp, Q->qtype, s);
+        if (Q->quantize) {
+            double v = nearbyint((double)((const float *)x)[e] / scale[s]) + (double)z;
+            if (v != v) v = 0;
+            v = v < lo ? lo : v > hi ? hi : v;
+            q_set(y, Q->qtype, e, (int64_t)v);
+        } else {
+            ((float *)y)[e] = (float)((double)(q_get(x, Q->qtype, e) - z) * scale[s]);
+        }
+        for (int d = (int)Q->rank - 1; d >= 0; d--) {
+            if (++idx[d] < Q->dims[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+static berth_status q_prep(cpu_prep *c, int quantize) {
+    const uint32_t ints = CPU_BIT(BERTH_DTYPE_I8) | CPU_BIT(BERTH_DTYPE_U8) | CPU_BIT(BERTH_DTYPE_I32) |
+                          CPU_BIT(BERTH_DTYPE_U32) | CPU_BIT(BERTH_DTYPE_I4) | CPU_BIT(BERTH_DTYPE_U4);
+    berth_status st = cpu_check_counts(c, 3, 3, 1);
+    if (st) return st;
+    const cpu_opnd *x = cpu_in(c, 0), *s = cpu_in(c, 1), *z = cpu_in(c, 2), *y = cpu_out(c, 0);
+    berth_dtype ft = quantize ? x->dtype : y->dtype, qt = quantize ? y->dtype : x->dtype;
+    if (ft != BERTH_DTYPE_F32 || s->dtype != BERTH_DTYPE_F32)
+        return cpu_fail(c, "the float side and the scale must be float32, found %s and %s", cpu_dtype_name(ft),
+                        cpu_dtype_name(s->dtype));
+    if (!(ints & CPU_BIT(qt)) || z->dtype != qt)
+        return cpu_fail(c, "the integer side and zeroPoint must share an int8, uint8, int32, uint32, int4 or uint4 dtype, "
+                        "found %s and %s", cpu_dtype_name(qt), cpu_dtype_name(z->dtype));
+    if ((st = cpu_check_out_dims(c, 0, x->rank, x->dims))) return st;
+    int ok = s->rank <= x->rank && z->rank == s->rank;
+    for (uint32_t d = 0; ok && d < s->rank; d++) {
+        int64_t xd = x->dims[x->rank - s->rank + d], sd = s->dims[d];
+        ok = z->dims[d] == sd && (sd > 0 ? xd % sd == 0 : xd == 0);
+    }
+    if (!ok) {
+        char sx[128], ss[128];
+        cpu_dims_str(x->dims, x->rank, sx, sizeof sx);
+        cpu_dims_str(s->dims, s->rank, ss, sizeof ss);
+        return cpu_fail(c, "scale %s and zeroPoint must share a shape whose dims divide the input's %s", ss, sx);
+    }
+    q_params *Q = cpu_params(c, sizeof *Q);
+    if (!Q) return BERTH_ERR_NOMEM;
+    Q->quantize = quantize;
+    Q->qtype = qt;
+    Q->rank = x->rank;
+    Q->n = x->numel;
+    int64_t stride = 1;
+    for (int d = (int)x->rank - 1; d >= 0; d--) {
+        int sd = d - (int)(x->rank - s->rank);
+        int64_t ext = sd < 0 ? 1 : s->dims[sd];
+        Q->dims[d] = x->dims[d];
+        Q->block[d] = ext > 0 && x->dims[d] > 0 ? x->dims[d] / ext : 1;
+        Q->sstride[d] = ext == 1 ? 0 : stride;
+        stride *= ext;
+    }
+    c->cn->exec = q_exec;
+    return BERTH_OK;
+}
+
+berth_status cpu_prep_quantize(cpu_prep *c) { return q_prep(c, 1); }
+berth_status cpu_prep_dequantize(cpu_prep *c) { return q_prep(c, 0); }
