@@ -54,6 +54,10 @@ static berth_status cpu_open(const berth_host_services *host, berth_device **out
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     int threads = online > 0 ? (int)(online > 1024 ? 1024 : online) : 1;
     uint32_t n = host->option_count ? host->option_count(host->ctx) : 0;
+    if (n && !host->option_at) {
+        cpu_errf(err, "cpu: the host reports %u options but no option_at service", n);
+        return BERTH_ERR_INVALID;
+    }
     for (uint32_t i = 0; i < n; i++) {
         const char *key = NULL, *value = NULL;
         if (!host->option_at(host->ctx, i, &key, &value) || !key) {
