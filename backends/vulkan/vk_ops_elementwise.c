@@ -7,7 +7,8 @@
 
 #include "vk_internal.h"
 
-static const char *const bin_names[] = {"add", "sub", "mul", "div", "max", "min", "pow"};
+static const char *const bin_names[] = {"add", "sub", "mul", "div", "max", "min", "pow", "prelu"};
+static const char *const logic_names[] = {"logicalAnd", "logicalOr", "logicalXor"};
 static const char *const cmp_names[] = {"equal", "lesser", "lesserOrEqual", "greater", "greaterOrEqual", "notEqual"};
 /* The compare shader's codes: 0 ==, 1 >, 2 >=, 3 <, 4 <=, 5 !=. */
 static const uint32_t cmp_codes[] = {0, 3, 4, 1, 2, 5};
@@ -39,7 +40,7 @@ static berth_status emit_bcast(vk_prep *c, const char *shader, uint32_t code, ui
         d->pc[12 + i] = (uint32_t)b.strides[0][i];
         d->pc[20 + i] = (uint32_t)b.strides[1][i];
     }
-    d->groups[0] = vk_groups(strcmp(shader, "compare") == 0 ? (n + 3) / 4 : n, 256);
+    d->groups[0] = vk_groups(strcmp(shader, "binary") != 0 ? (n + 3) / 4 : n, 256); /* bytes: a word each */
     return BERTH_OK;
 }
 
@@ -47,8 +48,10 @@ berth_status vk_prep_binary(vk_prep *c) {
     berth_status st = vk_check_counts(c, 2, 2, 1);
     if (!st) st = vk_check_same_dtype(c, 2, VK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
-    int code = find_name(bin_names, 7, c->node->op);
+    int code = find_name(bin_names, 8, c->node->op);
     if (code < 0) return vk_fail(c, "not a binary arithmetic op");
+    if (code == 7 && vk_in(c, 1)->rank > vk_in(c, 0)->rank) /* prelu's slope broadcasts one way only */
+        return vk_fail(c, "slope rank %u exceeds the input rank %u", vk_in(c, 1)->rank, vk_in(c, 0)->rank);
     return emit_bcast(c, "binary", (uint32_t)code, vk_out(c, 0)->numel);
 }
 
@@ -65,9 +68,18 @@ berth_status vk_prep_compare(vk_prep *c) {
     return emit_bcast(c, "compare", cmp_codes[i], vk_out(c, 0)->numel);
 }
 
+berth_status vk_prep_logical(vk_prep *c) {
+    berth_status st = vk_check_counts(c, 2, 2, 1);
+    if (!st) st = vk_check_same_dtype(c, 2, VK_BIT(BERTH_DTYPE_U8));
+    if (st) return st;
+    int code = find_name(logic_names, 3, c->node->op);
+    if (code < 0) return vk_fail(c, "not a logical op");
+    return emit_bcast(c, "logical", (uint32_t)code, vk_out(c, 0)->numel);
+}
+
 static const char *const un_names[] = {
     "relu", "sigmoid", "tanh", "exp", "log", "sqrt", "abs", "neg", "erf", "gelu", "hardSigmoid",
-    "hardSwish", "clamp", "leakyRelu", "elu", "softplus", "reciprocal", "floor", "ceil", "sin", "cos", "sign",
+    "hardSwish", "clamp", "leakyRelu", "elu", "softplus", "reciprocal", "floor", "ceil", "sin", "cos", "sign", "softsign",
 };
 enum { U_HARDSIGMOID = 10, U_CLAMP = 12, U_LEAKYRELU = 13, U_ELU = 14 };
 

@@ -162,6 +162,37 @@ berth_status vk_prep_expand(vk_prep *c) {
     return emit_copy(c, c->node->inputs[0], c->node->outputs[0], &s);
 }
 
+/* tile: each dim d becomes (repetitions, extent) with the input stride 0
+ * over the repetitions, so the strided copy does it. */
+berth_status vk_prep_tile(vk_prep *c) {
+    berth_status st = same_type(c);
+    if (st) return st;
+    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
+    int64_t reps[BERTH_MAX_RANK], od[BERTH_MAX_RANK], xs[BERTH_MAX_RANK], ys[BERTH_MAX_RANK];
+    int n;
+    if ((st = vk_attr_ints(c, "repetitions", reps, BERTH_MAX_RANK, &n))) return st;
+    if (n != (int)x->rank) return vk_fail(c, "repetitions: expected %u values, found %d", x->rank, n);
+    for (uint32_t d = 0; d < x->rank; d++) {
+        if (reps[d] < 1) return vk_fail(c, "repetitions[%u]: expected >= 1, found %lld", d, (long long)reps[d]);
+        od[d] = x->dims[d] * reps[d];
+    }
+    if ((st = vk_check_out_dims(c, 0, x->rank, od))) return st;
+    contiguous(x, xs);
+    contiguous(y, ys);
+    strided s = {0};
+    for (uint32_t d = 0; d < x->rank; d++) {
+        if (reps[d] > 1) {
+            if (s.rank == BERTH_MAX_RANK) return vk_unsupported(c, "tiling more than 8 split dims");
+            s.dims[s.rank] = reps[d], s.in[s.rank] = 0, s.out[s.rank] = ys[d] * x->dims[d];
+            s.rank++;
+        }
+        if (s.rank == BERTH_MAX_RANK) return vk_unsupported(c, "tiling more than 8 split dims");
+        s.dims[s.rank] = x->dims[d], s.in[s.rank] = xs[d], s.out[s.rank] = ys[d];
+        s.rank++;
+    }
+    return emit_copy(c, c->node->inputs[0], c->node->outputs[0], &s);
+}
+
 /* concat (parts are inputs) and split (parts are outputs). */
 static berth_status cat_split(vk_prep *c, int concat) {
     const vk_opnd *whole = concat ? vk_out(c, 0) : vk_in(c, 0);

@@ -15,13 +15,14 @@ static void unary_graph(tgraph *g, const char *op, berth_dtype tin, uint32_t xr,
 }
 
 static double gelu_ref(double v) { return 0.5 * v * (1.0 + erf(v / sqrt(2.0))); }
+static double softsign_ref(double v) { return v / (1.0 + fabs(v)); }
 
 static void test_unary(void) {
     static const struct {
         const char *op;
         double (*f)(double);
     } ops[] = {{"exp", exp}, {"tanh", tanh}, {"sin", sin}, {"cos", cos}, {"erf", erf}, {"gelu", gelu_ref},
-               {"floor", floor}, {"ceil", ceil}, {"abs", fabs}};
+               {"floor", floor}, {"ceil", ceil}, {"abs", fabs}, {"softsign", softsign_ref}};
     size_t n = 257;
     float *x = h_randf(n), *got = calloc(n, 4);
     for (size_t i = 0; i < n; i++) x[i] *= 3.0f;
@@ -73,6 +74,38 @@ static void test_compare_where_not(void) {
         h_same_as_cpu("compare/where", &g, NULL, (void *const[]){av, bv}, (void *const[]){cv, yv});
     }
     free(av), free(bv);
+}
+
+/* prelu with a per-channel slope; logical ops on uint8 with broadcasting. */
+static void test_prelu_logical(void) {
+    tgraph g = {0};
+    uint32_t x = tg_input(&g, "x", BERTH_DTYPE_F32, 2, DIMS(4, 3)), s = tg_input(&g, "s", BERTH_DTYPE_F32, 1, DIMS(3));
+    uint32_t y = tg_value(&g, "y", BERTH_DTYPE_F32, 2, DIMS(4, 3));
+    tg_node(&g, "prelu", 2, IDX(x, s), 1, IDX(y), 0, NULL);
+    tg_output(&g, y);
+    float *xv = h_randf(12), sv[3] = {0.1f, -2.0f, 0.5f}, yv[12];
+    double ref[12];
+    for (int i = 0; i < 12; i++) ref[i] = xv[i] >= 0 ? xv[i] : (double)xv[i] * sv[i % 3];
+    if (h_ok(&g, (void *const[]){xv, sv}, (void *const[]){yv})) h_close("prelu", yv, ref, 12);
+    free(xv);
+
+    static const char *const ops[] = {"logicalAnd", "logicalOr", "logicalXor"};
+    uint8_t a[10] = {0, 1, 2, 0, 1, 0, 7, 0, 1, 1}, b[5] = {1, 0, 1, 0, 3}, got[10];
+    for (int k = 0; k < 3; k++) {
+        tgraph g2 = {0};
+        uint32_t ai = tg_input(&g2, "a", BERTH_DTYPE_U8, 2, DIMS(2, 5)), bi = tg_input(&g2, "b", BERTH_DTYPE_U8, 1, DIMS(5));
+        uint32_t yi = tg_value(&g2, "y", BERTH_DTYPE_U8, 2, DIMS(2, 5));
+        tg_node(&g2, ops[k], 2, IDX(ai, bi), 1, IDX(yi), 0, NULL);
+        tg_output(&g2, yi);
+        if (!h_ok(&g2, (void *const[]){a, b}, (void *const[]){got})) continue;
+        int same = 1;
+        for (int i = 0; i < 10; i++) {
+            int p = a[i] != 0, q = b[i % 5] != 0;
+            same &= got[i] == (k == 0 ? (p && q) : k == 1 ? (p || q) : (p != q));
+        }
+        CHECK(same);
+        h_same_as_cpu(ops[k], &g2, NULL, (void *const[]){a, b}, (void *const[]){got});
+    }
 }
 
 static void test_softmax_reduce(void) {
@@ -159,6 +192,18 @@ static void test_transpose_slice_expand(void) {
     if (h_ok(&g, (void *const[]){xi}, (void *const[]){yi})) {
         int64_t want[6] = {1, 4, -2, -5, 3000000000LL, 6};
         CHECK(memcmp(yi, want, sizeof want) == 0);
+    }
+
+    unary_graph(&g, "tile", BERTH_DTYPE_F32, 2, DIMS(2, 3), BERTH_DTYPE_F32, 2, DIMS(4, 9), 1,
+                (berth_attr[]){A_INTS("repetitions", 2, 2, 3)});
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 9; j++) ref[i * 9 + j] = x[(i % 2) * 3 + j % 3];
+    if (h_ok(&g, (void *const[]){x}, (void *const[]){got})) h_close("tile", got, ref, 36);
+    int64_t ti[3] = {-9, 8000000000LL, 7}, to[6];
+    unary_graph(&g, "tile", BERTH_DTYPE_I64, 1, DIMS(3), BERTH_DTYPE_I64, 1, DIMS(6), 1, (berth_attr[]){A_INTS("repetitions", 1, 2)});
+    if (h_ok(&g, (void *const[]){ti}, (void *const[]){to})) {
+        int64_t want[6] = {-9, 8000000000LL, 7, -9, 8000000000LL, 7};
+        CHECK(memcmp(to, want, sizeof want) == 0);
     }
 
     unary_graph(&g, "slice", BERTH_DTYPE_F32, 3, DIMS(2, 3, 4), BERTH_DTYPE_F32, 3, DIMS(1, 2, 2), 3,
@@ -315,6 +360,7 @@ int main(void) {
     h_start();
     test_unary();
     test_compare_where_not();
+    test_prelu_logical();
     test_softmax_reduce();
     test_transpose_slice_expand();
     test_concat_split_gather();

@@ -1,5 +1,5 @@
 #version 450
-// Broadcasting binary arithmetic on float32.
+// Broadcasting binary arithmetic on float32 (op 7 is prelu).
 // pc: 0 n, 1 op, 2 rank, 4..11 dims, 12..19 a strides, 20..27 b strides.
 layout(local_size_x = 256) in;
 #include "common.glsl"
@@ -20,7 +20,8 @@ void main() {
         case 3: r = x / z; break;
         case 4: r = max(x, z); break;
         case 5: r = min(x, z); break;
-        default: r = pow(x, z); break;
+        case 6: r = pow(x, z); break;
+        default: r = x >= 0.0 ? x : x * z; break;
         }
         y[i] = r;
     }

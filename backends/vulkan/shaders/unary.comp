@@ -40,7 +40,8 @@ void main() {
         case 18: r = ceil(v); break;
         case 19: r = sin(v); break;
         case 20: r = cos(v); break;
-        default: r = v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : v); break;
+        case 21: r = v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : v); break;
+        default: r = v / (1.0 + abs(v)); break;
         }
         y[i] = r;
     }
