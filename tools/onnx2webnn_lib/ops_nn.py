@@ -347,4 +347,8 @@ def resize(cv, node):
         raise Unsupported("mode '%s' is not supported" % mode)
     if a.get("exclude_outside", 0):
         raise Unsupported("exclude_outside=1 is not supported")
+    if a.get("antialias", 0):
+        raise Unsupported("antialias=1 is not supported")
+    if "axes" in a:
+        raise Unsupported("the axes attribute (opset 18) is not supported")
     cv.emit("resample2d", [cv.inp(node, 0)], opts, outs=cv.out(node))

@@ -104,6 +104,13 @@ def split(cv, node):
         raise Unsupported("an unnamed output")
     if sizes is not None and len(sizes):
         splits = [int(s) for s in np.reshape(sizes, -1)]
+    elif "num_outputs" in a:  # opset 18: the last part may be smaller
+        d = cv.static_dims(node.input[0], "Split num_outputs")[axis]
+        k = int(a["num_outputs"])
+        part = -(-d // k)
+        splits = [part] * (k - 1) + [d - part * (k - 1)]
+        if splits[-1] < 0:
+            raise Unsupported("num_outputs %d does not fit dim %d" % (k, d))
     else:
         splits = len(outs)
         d = cv.dims(node.input[0])
