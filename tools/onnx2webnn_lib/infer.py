@@ -15,7 +15,7 @@ _SAME = {"Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Log", "Abs", "Neg", "
          "LeakyRelu", "Elu", "PRelu", "Clip", "Softmax", "LogSoftmax", "Dropout", "BatchNormalization",
          "LayerNormalization", "InstanceNormalization", "CumSum", "Trilu", "Not", "Cast", "CastLike",
          "Selu", "Celu", "ThresholdedRelu", "Shrink", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Tan",
-         "IsNaN", "IsInf"}
+         "IsNaN", "IsInf", "ScatterElements", "Scatter", "QuantizeLinear", "DequantizeLinear"}
 _BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Where", "Equal", "Greater",
               "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor"}
 _BOOL_OUT = {"IsNaN", "IsInf", "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "Not"}
@@ -177,6 +177,10 @@ def _elem(cv, node):
         return T.INT64
     if op == "Where":
         return cv.elem_type(node.input[1])
+    if op == "QuantizeLinear":
+        return cv.elem_type(node.input[2]) if len(node.input) > 2 and node.input[2] else T.UINT8
+    if op == "DequantizeLinear":
+        return T.FLOAT
     return cv.elem_type(node.input[0]) if node.input and node.input[0] else None
 
 

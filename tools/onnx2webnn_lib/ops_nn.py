@@ -352,3 +352,38 @@ def resize(cv, node):
     if "axes" in a:
         raise Unsupported("the axes attribute (opset 18) is not supported")
     cv.emit("resample2d", [cv.inp(node, 0)], opts, outs=cv.out(node))
+
+
+def _per_axis(cv, node, i, axis, hint):
+    """ONNX's 1-D per-axis scale (or zero point) as WebNN's block shape:
+    [C] on axis 1 of a rank-4 input becomes [C, 1, 1]."""
+    ident = cv.inp(node, i)
+    d = cv.dims(node.input[i])
+    r = cv.rank(node.input[0])
+    if d is not None and len(d) == 1 and r > 1:
+        axis %= r
+        return cv.reshape(ident, [-1] + [1] * (r - 1 - axis), hint=hint)
+    return ident
+
+
+@op("QuantizeLinear", "DequantizeLinear")
+def quantize(cv, node):
+    a = attrs_of(node)
+    if "block_size" in a:
+        raise Unsupported("block_size is not supported")
+    axis = int(a.get("axis", 1))
+    o = cv.out(node)
+    scale = _per_axis(cv, node, 1, axis, o + "_scale")
+    if cv.has(node, 2):
+        zp = _per_axis(cv, node, 2, axis, o + "_zero_point")
+    else:  # absent: zero of the quantized type (uint8 when quantizing)
+        sd = cv.dims(node.input[1])
+        if sd is None or None in sd:
+            raise Unsupported("the scale's shape must be static when the zero point is absent")
+        qtype = np.uint8 if node.op_type == "QuantizeLinear" else cv.np_dtype(node.input[0])
+        zp = cv.const(np.zeros(sd, qtype), o + "_zero_point")
+        if len(sd) == 1 and cv.rank(node.input[0]) > 1:
+            zp = cv.reshape(zp, [-1] + [1] * (cv.rank(node.input[0]) - 1 - axis % cv.rank(node.input[0])),
+                            hint=o + "_zero_point_axis")
+    webnn = "quantizeLinear" if node.op_type == "QuantizeLinear" else "dequantizeLinear"
+    cv.emit(webnn, [cv.inp(node, 0), scale, zp], outs=o)

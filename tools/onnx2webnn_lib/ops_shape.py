@@ -217,8 +217,9 @@ def gather(cv, node):
 
 @op("GatherElements")
 def gather_elements(cv, node):
-    cv.emit("gatherElements", [cv.inp(node, 0), cv.inp(node, 1)],
-            {"axis": int(attrs_of(node).get("axis", 0))}, outs=cv.out(node))
+    axis = int(attrs_of(node).get("axis", 0)) % cv.rank(node.input[0])
+    idx = _indices(cv, node, 1, axis, "negative gather indices")
+    cv.emit("gatherElements", [cv.inp(node, 0), idx], {"axis": axis}, outs=cv.out(node))
 
 
 def _axes(cv, node):
@@ -355,3 +356,24 @@ def depth_space(cv, node):
         t = cv.reshape(x, [n, c, h // b, b, w // b, b], hint=out + "_split")
         t = cv.emit("transpose", [t], {"permutation": [0, 3, 5, 1, 2, 4]}, hint=out + "_perm")
         cv.reshape(t, [n, c * b * b, h // b, w // b], out=out)
+
+
+def _indices(cv, node, i, axis, why):
+    """Known indices with negative entries counted from the end of the
+    axis, as ONNX allows; other indices as they are."""
+    idx = cv.known(node.input[i])
+    if idx is None or not (idx < 0).any():
+        return cv.inp(node, i)
+    n = cv.static_dims(node.input[0], why)[axis]
+    return cv.const(np.where(idx < 0, idx + n, idx).astype(idx.dtype), cv.out(node) + "_indices")
+
+
+@op("ScatterElements", "Scatter")
+def scatter_elements(cv, node):
+    a = attrs_of(node)
+    red = a.get("reduction", b"none")
+    if (red.decode() if isinstance(red, bytes) else red) != "none":
+        raise Unsupported("reduction '%s' is not supported" % (red.decode() if isinstance(red, bytes) else red))
+    axis = int(a.get("axis", 0)) % cv.rank(node.input[0])
+    idx = _indices(cv, node, 1, axis, "negative scatter indices")
+    cv.emit("scatterElements", [cv.inp(node, 0), idx, cv.inp(node, 2)], {"axis": axis}, outs=cv.out(node))
