@@ -74,6 +74,7 @@ struct cpu_node {
     size_t scratch_bytes; /* per-node scratch placed in the arena */
     size_t scratch_off;
     int is_view; /* output may share the input's bytes (reshape and kin) */
+    int empty;   /* every output has zero elements: nothing to run */
 };
 
 struct berth_plan {

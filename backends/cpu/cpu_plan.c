@@ -268,6 +268,8 @@ static berth_status plan_nodes(berth_plan *p, const berth_graph_desc *g, live *l
             return BERTH_ERR_INTERNAL;
         }
         p->packed_bytes += cn->params_bytes;
+        cn->empty = 1;
+        for (uint32_t j = 0; j < n->n_outputs; j++) cn->empty &= p->ops[n->outputs[j]].numel == 0;
         uint32_t o0 = n->outputs[0];
         if (cn->is_view && !lv->is_out[o0]) {
             lv->root[o0] = lv->root[n->inputs[0]];

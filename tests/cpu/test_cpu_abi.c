@@ -307,6 +307,23 @@ static void test_views(void) {
     be->free_plan(p);
 }
 
+/* A batch of zero rows plans and runs with NULL buffers. */
+static void test_empty(void) {
+    tgraph g = {0};
+    uint32_t x = tg_input(&g, "x", BERTH_DTYPE_F32, 2, DIMS(0, 4));
+    uint32_t w = tg_input(&g, "w", BERTH_DTYPE_F32, 2, DIMS(4, 3));
+    uint32_t m = tg_value(&g, "m", BERTH_DTYPE_F32, 2, DIMS(0, 3));
+    uint32_t c = tg_value(&g, "c", BERTH_DTYPE_I32, 2, DIMS(0, 3));
+    uint32_t s = tg_value(&g, "s", BERTH_DTYPE_F32, 1, DIMS(3));
+    tg_node(&g, "matmul", 2, IDX(x, w), 1, IDX(m), 0, NULL);
+    tg_node(&g, "cast", 1, IDX(m), 1, IDX(c), 0, NULL);
+    tg_node(&g, "reduceSum", 1, IDX(m), 1, IDX(s), 1, (berth_attr[]){A_INTS("axes", 1, 0)});
+    tg_output(&g, c);
+    tg_output(&g, s);
+    float wv[12] = {0}, sv[3] = {1, 1, 1};
+    if (h_ok(&g, (void *[]){NULL, wv}, (void *[]){NULL, sv})) CHECK(sv[0] == 0 && sv[1] == 0 && sv[2] == 0);
+}
+
 /* Outputs that are graph inputs, or listed twice, are copied out. */
 static void test_odd_outputs(void) {
     tgraph g = {0};
@@ -337,6 +354,7 @@ int main(void) {
     test_arena_and_profile();
     test_odd_outputs();
     test_views();
+    test_empty();
     h_shutdown();
     return check_exit();
 }
