@@ -1,8 +1,9 @@
 /* Matrix products through OpenBLAS: matmul (batched, broadcast batch
  * dims, WebNN's 1-D rules), gemm, and the engine's fused
- * berth.matmulEpilogue. Batch offsets are computed at plan time. Many
- * small products are spread over the pool (OpenBLAS runs those single
- * threaded); one big product is split by rows over the pool. */
+ * berth.matmulEpilogue. Batch offsets are computed at plan time.
+ * OpenBLAS itself runs single threaded; the batches of a batched product
+ * are spread over the pool, and one big product is split over it by
+ * rows (or columns when it has few rows). */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
