@@ -1,0 +1,489 @@
+#!/usr/bin/python3
+"""bench.py [--build DIR] [--harness PATH] [--out DIR] [--runs N] [--warmup N]
+            [--threads 1,2] [--only NAME,...] [--smoke]
+
+berth against onnxruntime-node (berth issue 9), start to end: installs
+onnxruntime-node into the build tree, generates the BERT-style encoders
+(bench/gen_bert.py, fixed seed), converts them with tools/onnx2webnn,
+fetches the PP-OCRv4 recognizer (scripts/ocr-models), then for each model,
+bucket and thread count times berth and onnxruntime in alternating pairs
+(bench/berth-bench pairs with bench/ort_peer.js), measures loading, plan
+cost, hot-path allocations and the OpenBLAS sgemm ceiling, and writes
+DIR/bench/report.md and DIR/bench/ratios.png.
+
+--smoke: a tiny model, two runs, bench/peer_stub.py as the peer (no
+network), then the report is read back and checked for form only."""
+import argparse
+import json
+import os
+import platform
+import shutil
+import struct
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "bench")
+T0 = time.monotonic()
+
+
+def say(msg):
+    print("bench [%4.0fs]: %s" % (time.monotonic() - T0, msg), file=sys.stderr, flush=True)
+
+
+class BenchError(Exception):
+    pass
+
+
+def run(cmd, env=None, capture=True):
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE if capture else None, text=True)
+    if p.returncode != 0:
+        raise BenchError("%s exited with %d (its messages are above)" % (" ".join(cmd[:3]), p.returncode))
+    return p.stdout
+
+
+def timed(cmd, env=None):
+    """Runs cmd; returns (stdout, wall seconds from start to exit)."""
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
+    wall = time.monotonic() - t0
+    if p.returncode != 0:
+        raise BenchError("%s exited with %d" % (" ".join(cmd[:3]), p.returncode))
+    return p.stdout, wall
+
+
+def fresh(out, *ins):
+    return os.path.exists(out) and all(os.path.getmtime(out) >= os.path.getmtime(i) for i in ins)
+
+
+# ---- the models ----------------------------------------------------------
+
+def bert(name, layers, hidden, heads, ffn, vocab=30522, seq=128, max_pos=512):
+    return {"name": name, "kind": "bert", "unit": "seq/s",
+            "gen": ["--layers", str(layers), "--hidden", str(hidden), "--heads", str(heads),
+                    "--ffn", str(ffn), "--vocab", str(vocab), "--max-pos", str(max_pos)],
+            "about": "%d layers, hidden %d, %d heads, FFN %d, vocab %d" % (layers, hidden, heads, ffn, vocab),
+            "dyn": {"batch": 8, "seq": seq},
+            "buckets": ["batch=1 seq=%d" % seq, "batch=8 seq=%d" % seq]}
+
+
+FULL = [bert("bert-6x384", 6, 384, 12, 1536), bert("bert-12x768", 12, 768, 12, 3072),
+        {"name": "ppocr-v4-rec", "kind": "ocr", "unit": "lines/s",
+         "about": "PaddleOCR PP-OCRv4 recognizer (scripts/ocr-models)",
+         "buckets": ["batch=1 width=320", "batch=8 width=320"]}]
+SMOKE = [bert("tiny", 2, 32, 2, 64, vocab=1000, seq=32, max_pos=64)]
+
+
+def prepare_bert(m, models_dir):
+    onnx_path = os.path.join(models_dir, m["name"] + ".onnx")
+    gen = os.path.join(BENCH, "gen_bert.py")
+    if fresh(onnx_path, gen):
+        say("%s: generated model up to date" % m["name"])
+    else:
+        say("%s: generating (%s)" % (m["name"], m["about"]))
+        run(["/usr/bin/python3", gen, onnx_path, "--name", m["name"].replace("-", "_")] + m["gen"])
+    webnn = os.path.join(models_dir, m["name"] + ".webnn")
+    weights = os.path.join(models_dir, m["name"] + ".safetensors")
+    conv = os.path.join(ROOT, "tools", "onnx2webnn")
+    if fresh(webnn, onnx_path, conv) and fresh(weights, onnx_path):
+        say("%s: converted model up to date" % m["name"])
+    else:
+        say("%s: converting with tools/onnx2webnn" % m["name"])
+        dyn = []
+        for k, v in m["dyn"].items():
+            dyn += ["--dyn", "%s=%d" % (k, v)]
+        run([conv, onnx_path, webnn + ".tmp", "--weights", weights] + dyn)
+        os.replace(webnn + ".tmp", webnn)
+    m.update(onnx=onnx_path, webnn=webnn, weights=weights)
+
+
+def prepare_ocr(m, build):
+    cache = os.path.join(build, "cache")
+    run([os.path.join(ROOT, "scripts", "ocr-models"), "--cache", cache], capture=False)
+    ocr = os.path.join(os.path.abspath(cache), "ocr")
+    m.update(onnx=os.path.join(ocr, "rec.onnx"), webnn=os.path.join(ocr, "rec.webnn"),
+             weights=os.path.join(ocr, "rec.safetensors"))
+
+
+def input_spec(m, out_dir):
+    """The ONNX inputs (name, dtype, dims with symbolic names) for the peer."""
+    path = os.path.join(out_dir, m["name"] + ".spec.json")
+    if fresh(path, m["onnx"]):
+        return path
+    import onnx
+    types = {1: "float32", 6: "int32", 7: "int64"}
+    model = onnx.load(m["onnx"])
+    inits = {i.name for i in model.graph.initializer}
+    inputs = []
+    for i in model.graph.input:
+        if i.name in inits:
+            continue
+        t = i.type.tensor_type
+        dims = [d.dim_param if d.dim_param else d.dim_value for d in t.shape.dim]
+        inputs.append({"name": i.name, "dtype": types.get(t.elem_type, str(t.elem_type)), "dims": dims})
+    with open(path, "w") as f:
+        json.dump({"inputs": inputs}, f)
+    return path
+
+
+def write_config(m, threads, configs):
+    path = os.path.join(configs, "%s-t%d.ini" % (m["name"], threads))
+    with open(path, "w") as f:
+        f.write("# written by bench/bench.py\n[model]\ngraph = %s\nweights = %s\nstage = bench\n\n"
+                "[backend]\nuse = cpu\n\n[backend.cpu]\nthreads = %d\n\n[buckets]\nbench = %s\n"
+                % (m["webnn"], m["weights"], threads, "|".join(m["buckets"])))
+    return path
+
+
+def largest_tensor(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+    return max(e["data_offsets"][1] - e["data_offsets"][0] for k, e in header.items() if k != "__metadata__")
+
+
+# ---- setup ---------------------------------------------------------------
+
+def setup_ort(node_dir):
+    env = dict(os.environ, NODE_PATH=os.path.join(node_dir, "node_modules"))
+    probe = ["node", "-e", "require('onnxruntime-node')"]
+    if subprocess.run(probe, env=env, stderr=subprocess.DEVNULL).returncode == 0:
+        say("onnxruntime-node already in %s" % node_dir)
+        return env
+    if not shutil.which("npm"):
+        raise BenchError("npm not found: install Debian's nodejs and npm (scripts/bootstrap does)")
+    say("installing onnxruntime-node@1.20 into %s" % node_dir)
+    os.makedirs(node_dir, exist_ok=True)
+    npm_env = dict(os.environ, ONNXRUNTIME_NODE_INSTALL="skip", ONNXRUNTIME_NODE_INSTALL_CUDA="skip")
+    log = os.path.join(node_dir, "npm.log")
+    with open(log, "w") as f:
+        rc = subprocess.run(["npm", "install", "--prefix", node_dir, "--no-audit", "--no-fund", "--no-save",
+                             "onnxruntime-node@1.20"], env=npm_env, stdout=f, stderr=f).returncode
+    if rc != 0 or subprocess.run(probe, env=env, stderr=subprocess.DEVNULL).returncode != 0:
+        raise BenchError("cannot install onnxruntime-node@1.20 from the npm registry (is it reachable?); "
+                         "log: %s" % log)
+    return env
+
+
+def setup_gnuplot():
+    if shutil.which("gnuplot"):
+        return True
+    if os.geteuid() != 0:
+        say("gnuplot missing and not root: no chart (apt-get install gnuplot-nox)")
+        return False
+    say("installing gnuplot-nox for the chart")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "gnuplot-nox"],
+                   env=env, stdout=subprocess.DEVNULL)
+    return shutil.which("gnuplot") is not None
+
+
+# ---- measuring -----------------------------------------------------------
+
+def machine():
+    cpu = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        mem_kb = int(f.readline().split()[1])
+    osname = platform.system()
+    if os.path.exists("/etc/os-release"):
+        for line in open("/etc/os-release"):
+            if line.startswith("PRETTY_NAME="):
+                osname = line.split("=", 1)[1].strip().strip('"')
+
+    def out(cmd):
+        try:
+            return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                  cwd=ROOT).stdout.strip()
+        except OSError:
+            return ""
+    commit = out(["git", "rev-parse", "--short", "HEAD"])
+    if out(["git", "status", "--porcelain", "--untracked-files=no"]):
+        commit += " (with uncommitted changes)"
+    return {"cpu": cpu, "cores": os.cpu_count(), "mem_gib": mem_kb / 1048576, "os": osname,
+            "kernel": platform.release(), "openblas": out(["pkg-config", "--modversion", "openblas"]),
+            "node": out(["node", "--version"]), "commit": commit,
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
+
+def pairs(harness, config, peer, out_json, dump, runs, warmup, env):
+    cmd = [harness, "pairs", config, "--out", out_json, "--runs", str(runs), "--warmup", str(warmup)]
+    if dump:
+        cmd += ["--dump", dump]
+    run(cmd + ["--"] + peer, env=env, capture=False)
+    with open(out_json) as f:
+        return json.load(f)
+
+
+def sgemm(harness, config, shapes_dir, threads_list):
+    """{bucket index: {threads: seconds at OpenBLAS's rate}}."""
+    os.makedirs(shapes_dir, exist_ok=True)
+    listed = run([harness, "shapes", config, shapes_dir])
+    result = {}
+    for line in listed.splitlines():
+        b = int(line.split()[0])
+        path = os.path.join(shapes_dir, "shapes-%d.txt" % b)
+        result[b] = {}
+        for t in threads_list:
+            j = json.loads(run([harness, "sgemm", path, "--threads", str(t)]))
+            result[b][t] = {"s": j["total_ns"] / 1e9, "gflop": j["total_gflop"]}
+    return result
+
+
+def load(m, harness, config, peer_load, env):
+    """Both runtimes in fresh processes; each reports its own peak RSS
+    (VmHWM) once its first output is out, and exits."""
+    b_out, b_wall = timed([harness, "load", config], env=env)
+    o_out, o_wall = timed(peer_load, env=env)
+    inside, peer = json.loads(b_out), json.loads(o_out)
+    return {"berth_wall": b_wall, "berth_rss_kb": inside["peak_rss_kb"], "berth": inside,
+            "ort_wall": o_wall, "ort_rss_kb": peer["peak_rss_kb"], "ort": peer,
+            "safetensors_bytes": os.path.getsize(m["weights"]), "onnx_bytes": os.path.getsize(m["onnx"]),
+            "largest_bytes": largest_tensor(m["weights"])}
+
+
+# ---- the report ----------------------------------------------------------
+
+def ms(ns):
+    return ns / 1e6
+
+
+def mib(b):
+    return b / 1048576.0
+
+
+def stats(b):
+    be, pe = np.array(b["berth_ns"], float), np.array(b["peer_ns"], float)
+    ratio = be / pe
+    return {"b_med": np.median(be), "b_p90": np.percentile(be, 90), "o_med": np.median(pe),
+            "o_p90": np.percentile(pe, 90), "r_med": np.median(ratio), "r_p10": np.percentile(ratio, 10),
+            "r_p90": np.percentile(ratio, 90)}
+
+
+def batch_of(bucket):
+    for part in bucket.split():
+        k, _, v = part.partition("=")
+        if k == "batch":
+            return int(v)
+    return 1
+
+
+def write_report(path, info, results, loads, peer_name, runs, warmup, smoke):
+    L = []
+    L.append("# berth against onnxruntime-node\n")
+    L.append("Written by `make bench` (bench/bench.py) on %s." % info["date"])
+    L.append("Machine: %s, %d cores, %.1f GiB, %s (Linux %s); OpenBLAS %s; Node.js %s; peer: %s; "
+             "berth %s.\n" % (info["cpu"], info["cores"], info["mem_gib"], info["os"], info["kernel"],
+                              info["openblas"], info["node"], peer_name, info["commit"]))
+    if smoke:
+        L.append("**Smoke run**: a tiny model and a stand-in peer; the figures check the plumbing only.\n")
+    L.append("The cores are shared with other work, so absolute times are noisy. The measure is the "
+             "**ratio per pair**: each timed berth run is paired with an onnxruntime run right before "
+             "or after it (the order alternates), so a slow moment hits both; the ratio column is "
+             "the median of berth/onnxruntime over the %d pairs (p10-p90 in brackets; below 1: berth "
+             "is faster). %d warm-up pairs precede them. Both runtimes get the same thread count "
+             "(berth `[backend.cpu] threads`, onnxruntime `intraOpNumThreads`, one inter-op thread) "
+             "and the same inputs.\n" % (runs, warmup))
+    L.append("## Latency and throughput\n")
+    L.append("| model | bucket | threads | berth median ms | berth p90 ms | ORT median ms | ORT p90 ms | "
+             "berth items/s | ORT items/s | berth/ORT per pair | sgemm floor ms | berth/floor | ORT/floor | "
+             "allocs per warm run | max abs diff |")
+    L.append("|" + "---|" * 15)
+    chart = []
+    for r in results:
+        for bi, b in enumerate(r["json"]["buckets"]):
+            s = stats(b)
+            batch = batch_of(b["bucket"])
+            floor = r["sgemm"].get(bi, {}).get(r["threads"], {}).get("s")
+            diff = "%.2g" % b["max_abs_diff"] if "max_abs_diff" in b else "n/a"
+            L.append("| %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f | %.3f (%.3f-%.3f) | %s | %s | %s | "
+                     "%s | %s |" % (
+                         r["model"]["name"], b["bucket"], r["threads"], ms(s["b_med"]), ms(s["b_p90"]),
+                         ms(s["o_med"]), ms(s["o_p90"]), batch / (s["b_med"] / 1e9), batch / (s["o_med"] / 1e9),
+                         s["r_med"], s["r_p10"], s["r_p90"],
+                         "%.2f" % (floor * 1e3) if floor else "n/a",
+                         "%.2f" % (s["b_med"] / 1e9 / floor) if floor else "n/a",
+                         "%.2f" % (s["o_med"] / 1e9 / floor) if floor else "n/a",
+                         "%.2f" % (b["allocs"] / b["runs"]), diff))
+            chart.append(("%s %s t%d" % (r["model"]["name"], b["bucket"].replace(" ", ","), r["threads"]),
+                          s["r_med"], s["r_p10"], s["r_p90"]))
+    L.append("\nItems are sequences (BERT) or text lines (OCR) per second at the bucket's batch. The sgemm "
+             "floor is the time OpenBLAS alone (`cblas_sgemm`, same thread count) takes for every matrix "
+             "product of the model at that bucket (matmuls, and convolutions as the GEMMs they amount to), "
+             "at the rate it reaches on each shape: the machine's limit for that work. Max abs diff "
+             "compares the two runtimes' first output on the same input.\n")
+    L.append("## Plans: first run in a cold bucket against a warm run\n")
+    L.append("| model | bucket | threads | first run ms (plans) | warm run ms | ORT first run ms | plan bytes | "
+             "weights bytes | plans bytes (all buckets) |")
+    L.append("|" + "---|" * 9)
+    for r in results:
+        j = r["json"]
+        for b in j["buckets"]:
+            L.append("| %s | %s | %d | %.2f | %.2f | %.2f | %d | %d | %d |" % (
+                r["model"]["name"], b["bucket"], r["threads"], ms(b["cold_ns"]), ms(b["warm_ns"]),
+                ms(b["peer_cold_ns"]), b["plan_bytes"], j["weights_bytes"], j["plans_bytes"]))
+    L.append("\nBytes are `berth_executor_memory()`: weights once for the executor, each plan's buffers "
+             "as the backend reports them.\n")
+    L.append("## Loading: process start to first output\n")
+    L.append("| model | threads | weights on disk MiB (.safetensors / .onnx) | berth s | berth peak RSS MiB | "
+             "ORT s | ORT peak RSS MiB | berth RSS growth while loading MiB | resident weights + largest tensor MiB |")
+    L.append("|" + "---|" * 9)
+    for name, ld in loads:
+        inside = ld["berth"]
+        growth = (inside["peak_rss_open_kb"] - inside["rss_base_kb"]) / 1024.0
+        L.append("| %s | %d | %.1f / %.1f | %.3f | %.1f | %.3f | %.1f | %.1f | %.1f |" % (
+            name, ld["threads"], mib(ld["safetensors_bytes"]), mib(ld["onnx_bytes"]), ld["berth_wall"],
+            ld["berth_rss_kb"] / 1024.0, ld["ort_wall"], ld["ort_rss_kb"] / 1024.0, growth,
+            mib(inside["weights_bytes"] + ld["largest_bytes"])))
+    L.append("\nEach is a fresh process timed from start until it exits right after its first output "
+             "(first bucket); peak RSS is the process's own VmHWM at that point. The berth RSS growth is its peak while opening "
+             "(parse, validate, stream the weights) less its RSS before; the design bound is the weights "
+             "resident on the device plus the largest single tensor. The onnxruntime process includes "
+             "Node.js itself.\n")
+    with open(path, "w") as f:
+        f.write("\n".join(L))
+    return chart
+
+
+def write_chart(png, chart, work):
+    dat = os.path.join(work, "ratios.dat")
+    with open(dat, "w") as f:
+        for label, med, lo, hi in chart:
+            f.write('"%s" %.4f %.4f %.4f\n' % (label, med, lo, hi))
+    script = os.path.join(work, "ratios.gp")
+    with open(script, "w") as f:
+        f.write("""set terminal pngcairo size 1200,560 font ",10"
+set output '%s'
+set title "berth / onnxruntime-node latency, per pair of runs (median, p10-p90 bars; below 1: berth faster)"
+set ylabel "berth / onnxruntime"
+set yrange [0:*]
+set boxwidth 0.6
+set style fill solid 0.5
+set xtics rotate by -30 noenhanced
+set bmargin 9
+set grid ytics
+set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb 'red'
+plot '%s' using 0:2:xtic(1) with boxes lc rgb '#4a7ab5' notitle, \\
+     '' using 0:2:3:4 with yerrorbars lc rgb 'black' pt -1 notitle
+""" % (png, dat))
+    run(["gnuplot", script])
+
+
+def verify_report(path, png, n_rows):
+    """Reads the report back: each table is there with the rows expected
+    and numbers where numbers belong."""
+    text = open(path).read()
+    problems = []
+    for title in ("## Latency and throughput", "## Plans", "## Loading"):
+        if title not in text:
+            problems.append("no section '%s'" % title)
+    rows = [l for l in text.splitlines() if l.startswith("| ") and "|---" not in l]
+    lat = [l for l in rows if l.count("|") == 16 and not l.startswith("| model")]
+    if len(lat) != n_rows:
+        problems.append("%d latency rows, expected %d" % (len(lat), n_rows))
+    for l in lat:
+        cells = [c.strip() for c in l.strip("|").split("|")]
+        try:
+            float(cells[3]), float(cells[5]), float(cells[9].split()[0]), float(cells[13])
+            if float(cells[9].split()[0]) <= 0:
+                problems.append("ratio not positive: %s" % l)
+        except ValueError:
+            problems.append("a number cell does not parse: %s" % l)
+    if png is not None:
+        with open(png, "rb") as f:
+            if f.read(8) != b"\x89PNG\r\n\x1a\n":
+                problems.append("%s is not a PNG" % png)
+    if problems:
+        raise BenchError("report %s is malformed: %s" % (path, "; ".join(problems)))
+
+
+# ---- main ----------------------------------------------------------------
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[1])
+    p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    p.add_argument("--harness", help="berth-bench (default: BUILD/bench/berth-bench)")
+    p.add_argument("--out", help="where the report goes (default: BUILD/bench)")
+    p.add_argument("--runs", type=int)
+    p.add_argument("--warmup", type=int)
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--only", help="comma-separated model names")
+    p.add_argument("--smoke", action="store_true")
+    a = p.parse_args(argv)
+    build = os.path.abspath(a.build)
+    out = os.path.abspath(a.out or os.path.join(build, "bench"))
+    harness = os.path.abspath(a.harness or os.path.join(build, "bench", "berth-bench"))
+    runs = a.runs or (2 if a.smoke else 20)
+    warmup = a.warmup if a.warmup is not None else (1 if a.smoke else 3)
+    threads = [int(t) for t in a.threads.split(",")]
+    models = [dict(m) for m in (SMOKE if a.smoke else FULL)]
+    if a.only:
+        models = [m for m in models if m["name"] in a.only.split(",")]
+    if not os.access(harness, os.X_OK):
+        raise BenchError("%s not found: build the berth-bench target first" % harness)
+    for d in ("models", "configs", "results", "work"):
+        os.makedirs(os.path.join(out, d), exist_ok=True)
+    env = dict(os.environ)
+    env.setdefault("BERTH_BACKEND_PATH", os.path.join(build, "backends"))
+    chart_ok = setup_gnuplot() if not a.smoke else shutil.which("gnuplot") is not None
+    if not a.smoke:
+        env.update(NODE_PATH=setup_ort(os.path.join(out, "node"))["NODE_PATH"])
+    for m in models:
+        if m["kind"] == "bert":
+            prepare_bert(m, os.path.join(out, "models"))
+        else:
+            prepare_ocr(m, build)
+    info = machine()
+    load_before = os.getloadavg()
+    results, loads = [], []
+    peer_name = "bench/peer_stub.py (smoke)" if a.smoke else "onnxruntime-node"
+    for m in models:
+        spec = input_spec(m, os.path.join(out, "models"))
+        if a.smoke:
+            peer = ["/usr/bin/python3", os.path.join(BENCH, "peer_stub.py"), m["onnx"]]
+        else:
+            peer = ["node", os.path.join(BENCH, "ort_peer.js"), m["onnx"]]
+        configs = {t: write_config(m, t, os.path.join(out, "configs")) for t in threads}
+        say("%s: sgemm ceiling on its matrix shapes" % m["name"])
+        ceiling = sgemm(harness, configs[threads[0]], os.path.join(out, "work", m["name"]), threads)
+        for t in threads:
+            say("%s: %d threads, %d pairs per bucket" % (m["name"], t, runs))
+            j = pairs(harness, configs[t], peer + [str(t), spec], os.path.join(out, "results", "%s-t%d.json"
+                      % (m["name"], t)), None if a.smoke else os.path.join(out, "work"), runs, warmup, env)
+            if not a.smoke:
+                peer_name = j["peer"].split(", loaded")[0]
+            results.append({"model": m, "threads": t, "json": j, "sgemm": ceiling})
+        t = threads[-1]
+        say("%s: loading, %d threads" % (m["name"], t))
+        ld = load(m, harness, configs[t], peer + [str(t), spec, "--load", m["buckets"][0]], env)
+        ld["threads"] = t
+        loads.append((m["name"], ld))
+    report = os.path.join(out, "report.md")
+    chart = write_report(report, info, results, loads, peer_name, runs, warmup, a.smoke)
+    with open(report, "a") as f:
+        f.write("Load average (1, 5, 15 min) at the start of the timed runs: %.2f %.2f %.2f; at the end: "
+                "%.2f %.2f %.2f. Total time of this run: %.0f s.\n" % (load_before + os.getloadavg()
+                                                                       + (time.monotonic() - T0,)))
+        if chart_ok:
+            f.write("\n![berth/onnxruntime ratios](ratios.png)\n")
+    png = os.path.join(out, "ratios.png")
+    if chart_ok:
+        write_chart(png, chart, os.path.join(out, "work"))
+    say("wrote %s%s" % (report, " and " + png if chart_ok else " (no gnuplot: no chart)"))
+    verify_report(report, png if chart_ok else None, sum(len(r["json"]["buckets"]) for r in results))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except BenchError as e:
+        print("bench: %s" % e, file=sys.stderr)
+        sys.exit(1)
