@@ -219,10 +219,12 @@ vk_dispatch *vk_emit_matmul(vk_prep *c, uint32_t a, uint32_t b, uint32_t y, cons
                             const uint32_t batch_strides[2], const uint32_t strides[4]);
 
 /* ---- per-op prepare functions ---- */
-#define VK_OPS(X)                                                                                       \
-    X(matmul) X(gemm) X(matmul_epilogue) X(binary) X(compare) X(logical) X(tile) X(unary) X(view) X(where) X(logical_not) \
-    X(cast) X(softmax) X(reduce) X(transpose) X(slice) X(expand) X(concat) X(split) X(gather) X(pad)   \
-    X(conv2d) X(conv_transpose2d) X(pool2d) X(batch_norm) X(layer_norm) X(instance_norm) X(resample2d) X(attention)
+#define VK_OPS(X)                                                                                 \
+    X(matmul) X(gemm) X(matmul_epilogue) X(binary) X(compare) X(logical) X(unary) X(view) X(where)   \
+    X(logical_not) X(cast) X(softmax) X(reduce) X(transpose) X(slice) X(expand) X(tile) X(concat)    \
+    X(split) X(gather) X(gather_elements) X(triangular) X(arg) X(cumsum) X(pad) X(conv2d)            \
+    X(conv_transpose2d) X(pool2d) X(batch_norm) X(layer_norm) X(instance_norm) X(resample2d)         \
+    X(attention)
 #define VK_DECL_PREP(name) berth_status vk_prep_##name(vk_prep *c);
 VK_OPS(VK_DECL_PREP)
 #undef VK_DECL_PREP

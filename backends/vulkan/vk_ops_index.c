@@ -1,0 +1,161 @@
+/* Index ops: argMax/argMin and cumulativeSum (one thread walks each line
+ * along the axis), triangular, and gatherElements. Elements of 4 or 8
+ * bytes move as 32-bit words. */
+#include <string.h>
+
+#include "vk_internal.h"
+
+static berth_status axis_line(vk_prep *c, uint32_t *axis, uint64_t *lines, uint64_t *inner) {
+    berth_status st = vk_check_counts(c, 1, 1, 1);
+    if (st) return st;
+    const vk_opnd *x = vk_in(c, 0);
+    if (x->dtype != BERTH_DTYPE_F32) return vk_unsupported(c, "input: expected float32, found %s", vk_dtype_name(x->dtype));
+    if (!vk_attr(c, "axis")) return vk_fail(c, "attribute 'axis' is required");
+    int64_t a;
+    if ((st = vk_attr_int(c, "axis", 0, &a)) || (st = vk_axis(c, a, x->rank, "axis", axis))) return st;
+    uint64_t outer = 1;
+    *inner = 1;
+    for (uint32_t d = 0; d < *axis; d++) outer *= (uint64_t)x->dims[d];
+    for (uint32_t d = *axis + 1; d < x->rank; d++) *inner *= (uint64_t)x->dims[d];
+    *lines = outer * *inner;
+    if (x->numel > UINT32_MAX) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", x->numel);
+    return BERTH_OK;
+}
+
+static berth_status emit_axis(vk_prep *c, uint32_t axis, uint64_t lines, uint64_t inner, uint32_t kind, uint32_t wide,
+                              int exclusive, int reversed) {
+    if (lines == 0 || vk_in(c, 0)->numel == 0) return BERTH_OK;
+    vk_dispatch *d = vk_emit(c, "axis");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 2;
+    d->bind[0] = c->node->inputs[0];
+    d->bind[1] = c->node->outputs[0];
+    d->pc[0] = (uint32_t)lines;
+    d->pc[1] = (uint32_t)vk_in(c, 0)->dims[axis];
+    d->pc[2] = (uint32_t)inner;
+    d->pc[3] = kind;
+    d->pc[4] = wide;
+    d->pc[5] = (uint32_t)exclusive;
+    d->pc[6] = (uint32_t)reversed;
+    d->groups[0] = vk_groups(lines, 256);
+    return BERTH_OK;
+}
+
+berth_status vk_prep_arg(vk_prep *c) {
+    uint32_t axis;
+    uint64_t lines, inner;
+    berth_status st = axis_line(c, &axis, &lines, &inner);
+    if (st) return st;
+    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
+    int keep;
+    if ((st = vk_attr_bool(c, "keepDimensions", 0, &keep))) return st;
+    if (y->dtype != BERTH_DTYPE_I32 && y->dtype != BERTH_DTYPE_I64)
+        return vk_fail(c, "output: expected int32 or int64, found %s", vk_dtype_name(y->dtype));
+    if (x->dims[axis] == 0) return vk_fail(c, "axis %u is empty", axis);
+    int64_t od[BERTH_MAX_RANK];
+    uint32_t r = 0;
+    for (uint32_t d = 0; d < x->rank; d++) {
+        if (d != axis) od[r++] = x->dims[d];
+        else if (keep) od[r++] = 1;
+    }
+    if ((st = vk_check_out_dims(c, 0, r, od))) return st;
+    return emit_axis(c, axis, lines, inner, strcmp(c->node->op, "argMin") == 0, y->dtype == BERTH_DTYPE_I64, 0, 0);
+}
+
+berth_status vk_prep_cumsum(vk_prep *c) {
+    uint32_t axis;
+    uint64_t lines, inner;
+    int exclusive, reversed;
+    berth_status st = axis_line(c, &axis, &lines, &inner);
+    if (!st) st = vk_check_same_dtype(c, 1, VK_BIT(BERTH_DTYPE_F32));
+    if (!st) st = vk_check_out_dims(c, 0, vk_in(c, 0)->rank, vk_in(c, 0)->dims);
+    if (!st) st = vk_attr_bool(c, "exclusive", 0, &exclusive);
+    if (!st) st = vk_attr_bool(c, "reversed", 0, &reversed);
+    if (st) return st;
+    return emit_axis(c, axis, lines, inner, 2, 0, exclusive, reversed);
+}
+
+static berth_status word_type(vk_prep *c, uint32_t *words) {
+    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
+    if (x->dtype != y->dtype)
+        return vk_fail(c, "output: expected dtype %s, found %s", vk_dtype_name(x->dtype), vk_dtype_name(y->dtype));
+    *words = (uint32_t)(vk_dtype_size(x->dtype) / 4);
+    if (!*words) return vk_unsupported(c, "dtype %s is not moved by the vulkan backend", vk_dtype_name(x->dtype));
+    return BERTH_OK;
+}
+
+berth_status vk_prep_triangular(vk_prep *c) {
+    uint32_t words;
+    berth_status st = vk_check_counts(c, 1, 1, 1);
+    if (!st) st = word_type(c, &words);
+    if (st) return st;
+    const vk_opnd *x = vk_in(c, 0);
+    if (x->rank < 2) return vk_fail(c, "input must have rank >= 2, found %u", x->rank);
+    if ((st = vk_check_out_dims(c, 0, x->rank, x->dims))) return st;
+    int upper;
+    int64_t diagonal;
+    if ((st = vk_attr_bool(c, "upper", 1, &upper)) || (st = vk_attr_int(c, "diagonal", 0, &diagonal))) return st;
+    if (x->numel == 0) return BERTH_OK;
+    if (x->numel * words > UINT32_MAX) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", x->numel);
+    if (diagonal > INT32_MAX) diagonal = INT32_MAX; /* beyond every column either way */
+    if (diagonal < -INT32_MAX) diagonal = -INT32_MAX;
+    vk_dispatch *d = vk_emit(c, "triangular");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 2;
+    d->bind[0] = c->node->inputs[0];
+    d->bind[1] = c->node->outputs[0];
+    d->pc[0] = (uint32_t)x->numel;
+    d->pc[1] = (uint32_t)x->dims[x->rank - 2];
+    d->pc[2] = (uint32_t)x->dims[x->rank - 1];
+    d->pc[3] = (uint32_t)upper;
+    d->pc[4] = (uint32_t)(int32_t)diagonal;
+    d->pc[5] = words;
+    d->groups[0] = vk_groups(x->numel, 256);
+    return BERTH_OK;
+}
+
+berth_status vk_prep_gather_elements(vk_prep *c) {
+    uint32_t words;
+    berth_status st = vk_check_counts(c, 2, 2, 1);
+    if (!st) st = word_type(c, &words);
+    if (st) return st;
+    const vk_opnd *x = vk_in(c, 0), *ix = vk_in(c, 1);
+    if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
+        return vk_fail(c, "indices: expected int32 or int64, found %s", vk_dtype_name(ix->dtype));
+    int64_t a;
+    uint32_t axis;
+    if ((st = vk_attr_int(c, "axis", 0, &a)) || (st = vk_axis(c, a, x->rank, "axis", &axis))) return st;
+    int ok = ix->rank == x->rank;
+    for (uint32_t d = 0; ok && d < x->rank; d++) ok = d == axis || ix->dims[d] == x->dims[d];
+    if (!ok) {
+        char sx[128], si[128];
+        vk_dims_str(x->dims, x->rank, sx, sizeof sx);
+        vk_dims_str(ix->dims, ix->rank, si, sizeof si);
+        return vk_fail(c, "indices %s: expected the input's dims %s except along axis %u", si, sx, axis);
+    }
+    if (x->dims[axis] == 0 && ix->numel) return vk_fail(c, "gathering from an empty axis %u", axis);
+    if ((st = vk_check_out_dims(c, 0, ix->rank, ix->dims))) return st;
+    if (ix->numel == 0) return BERTH_OK;
+    if (x->numel * words > UINT32_MAX || ix->numel * words > UINT32_MAX || x->dims[axis] > INT32_MAX)
+        return vk_unsupported(c, "tensors above 2^32 words exceed the shaders' 32-bit indexing");
+    vk_dispatch *d = vk_emit(c, "gather_elements");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 3;
+    d->bind[0] = c->node->inputs[0];
+    d->bind[1] = c->node->inputs[1];
+    d->bind[2] = c->node->outputs[0];
+    d->pc[0] = (uint32_t)ix->numel;
+    d->pc[1] = x->rank;
+    d->pc[2] = axis;
+    d->pc[3] = (uint32_t)x->dims[axis];
+    d->pc[4] = ix->dtype == BERTH_DTYPE_I64;
+    d->pc[5] = words;
+    int64_t s = 1;
+    for (int i = (int)x->rank - 1; i >= 0; i--) {
+        d->pc[8 + i] = (uint32_t)ix->dims[i];
+        d->pc[16 + i] = (uint32_t)s;
+        s *= x->dims[i];
+    }
+    d->groups[0] = vk_groups(ix->numel, 256);
+    return BERTH_OK;
+}
