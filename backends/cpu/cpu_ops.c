@@ -32,7 +32,7 @@ static const cpu_op_info ops[] = {
     {"logicalXor", cpu_prep_binary, U8},
     {"where", cpu_prep_where, ANY},
     {"logicalNot", cpu_prep_logical_not, U8},
-    {"cast", cpu_prep_cast, F32 | INTS | U8 | CPU_BIT(BERTH_DTYPE_I8) | CPU_BIT(BERTH_DTYPE_U32)},
+    {"cast", cpu_prep_cast, F32 | INTS | U8 | CPU_BIT(BERTH_DTYPE_I8) | CPU_BIT(BERTH_DTYPE_U32) | CPU_BIT(BERTH_DTYPE_F16)},
     {"relu", cpu_prep_unary, F32},
     {"sigmoid", cpu_prep_unary, F32},
     {"tanh", cpu_prep_unary, F32},

@@ -1,6 +1,7 @@
 /* Elementwise unary ops on flat buffers, split across the pool, plus
  * logicalNot and cast. Cast saturates float-to-integer conversions (NaN
- * becomes 0) and wraps integer narrowing, so no value is undefined. */
+ * becomes 0), wraps integer narrowing, so no value is undefined, and
+ * converts float16 in software. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -145,11 +146,55 @@ static int64_t sat_i64(double v, double lo, double hi) {
     return (int64_t)v;
 }
 
+/* IEEE half precision by hand (no compiler type is portable C11):
+ * round to nearest even, overflow to infinity, subnormals kept. */
+static float half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, f;
+    if (exp == 0 && man == 0)
+        f = sign;
+    else if (exp == 0) { /* subnormal: normalize */
+        exp = 127 - 15 + 1;
+        while (!(man & 0x400u)) man <<= 1, exp--;
+        f = sign | (exp << 23) | ((man & 0x3ffu) << 13);
+    } else if (exp == 31)
+        f = sign | 0x7f800000u | (man << 13);
+    else
+        f = sign | ((exp + 112) << 23) | (man << 13);
+    float out;
+    memcpy(&out, &f, sizeof out);
+    return out;
+}
+
+static uint16_t float_to_half(float v) {
+    uint32_t f;
+    memcpy(&f, &v, sizeof f);
+    uint32_t sign = (f >> 16) & 0x8000u, man = f & 0x7fffffu;
+    int32_t fexp = (int32_t)((f >> 23) & 0xffu), exp = fexp - 127 + 15;
+    if (fexp == 0xff) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0u));
+    if (exp >= 31) return (uint16_t)(sign | 0x7c00u);
+    uint32_t half, rem, mid;
+    if (exp <= 0) {
+        if (exp < -10) return (uint16_t)sign;
+        man |= 0x800000u;
+        uint32_t shift = (uint32_t)(14 - exp);
+        half = man >> shift;
+        rem = man & ((1u << shift) - 1);
+        mid = 1u << (shift - 1);
+    } else {
+        half = ((uint32_t)exp << 10) | (man >> 13);
+        rem = man & 0x1fffu;
+        mid = 0x1000u;
+    }
+    if (rem > mid || (rem == mid && (half & 1u))) half++; /* a carry rolls into the exponent, as it should */
+    return (uint16_t)(sign | half);
+}
+
 /* Read element i of any supported dtype as double (floats) or int64. */
-static int is_float(berth_dtype t) { return t == BERTH_DTYPE_F32; }
+static int is_float(berth_dtype t) { return t == BERTH_DTYPE_F32 || t == BERTH_DTYPE_F16; }
 static double get_f(const void *x, berth_dtype t, size_t i) {
     switch (t) {
     case BERTH_DTYPE_F32: return ((const float *)x)[i];
+    case BERTH_DTYPE_F16: return half_to_float(((const uint16_t *)x)[i]);
     case BERTH_DTYPE_I32: return ((const int32_t *)x)[i];
     case BERTH_DTYPE_I64: return (double)((const int64_t *)x)[i];
     case BERTH_DTYPE_U8: return ((const uint8_t *)x)[i];
@@ -183,6 +228,11 @@ static void cast_exec(const cpu_node *n, berth_plan *p) {
         for (size_t i = 0; i < cp->n; i++) o[i] = (float)get_f(x, cp->from, i);
         return;
     }
+    if (to == BERTH_DTYPE_F16) {
+        uint16_t *o = y;
+        for (size_t i = 0; i < cp->n; i++) o[i] = float_to_half((float)get_f(x, cp->from, i));
+        return;
+    }
     static const double lo[] = {[BERTH_DTYPE_I32] = -2147483648.0, [BERTH_DTYPE_I64] = -9223372036854775808.0,
                                 [BERTH_DTYPE_U8] = 0, [BERTH_DTYPE_I8] = -128, [BERTH_DTYPE_U32] = 0};
     static const double hi[] = {[BERTH_DTYPE_I32] = 2147483647.0, [BERTH_DTYPE_I64] = 9223372036854774784.0,
@@ -203,17 +253,19 @@ static void cast_exec(const cpu_node *n, berth_plan *p) {
 
 berth_status cpu_prep_cast(cpu_prep *c) {
     const uint32_t ok = CPU_BIT(BERTH_DTYPE_F32) | CPU_BIT(BERTH_DTYPE_I32) | CPU_BIT(BERTH_DTYPE_I64) |
-                        CPU_BIT(BERTH_DTYPE_U8) | CPU_BIT(BERTH_DTYPE_I8) | CPU_BIT(BERTH_DTYPE_U32);
+                        CPU_BIT(BERTH_DTYPE_U8) | CPU_BIT(BERTH_DTYPE_I8) | CPU_BIT(BERTH_DTYPE_U32) |
+                        CPU_BIT(BERTH_DTYPE_F16);
     berth_status st = cpu_check_counts(c, 1, 1, 1);
     if (!st) st = same_shape(c);
     if (st) return st;
     berth_dtype from = cpu_in(c, 0)->dtype, to = cpu_out(c, 0)->dtype;
     if (!(ok & CPU_BIT(from)) || !(ok & CPU_BIT(to)))
-        return cpu_fail(c, "cast from %s to %s is not supported (float32, int32, int64, uint8, int8, uint32)",
+        return cpu_fail(c, "cast from %s to %s is not supported (float32, float16, int32, int64, uint8, int8, uint32)",
                         cpu_dtype_name(from), cpu_dtype_name(to));
     const char *type;
     if ((st = cpu_attr_string(c, "type", NULL, &type))) return st;
-    static const char *const short_names[] = {[BERTH_DTYPE_F32] = "f32", [BERTH_DTYPE_I32] = "i32", [BERTH_DTYPE_U32] = "u32",
+    static const char *const short_names[] = {[BERTH_DTYPE_F32] = "f32", [BERTH_DTYPE_F16] = "f16",
+                                              [BERTH_DTYPE_I32] = "i32", [BERTH_DTYPE_U32] = "u32",
                                               [BERTH_DTYPE_I64] = "i64", [BERTH_DTYPE_I8] = "i8", [BERTH_DTYPE_U8] = "u8"};
     if (type && strcmp(type, cpu_dtype_name(to)) != 0 && strcmp(type, short_names[to]) != 0)
         return cpu_fail(c, "type '%s' disagrees with the output dtype %s", type, cpu_dtype_name(to));

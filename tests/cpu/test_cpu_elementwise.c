@@ -126,6 +126,38 @@ static void test_cast(void) {
     CHECK_CONTAINS(err.msg, "output dtype int32");
 }
 
+/* float16 bit patterns, worked out by hand from IEEE 754 binary16. */
+static void test_cast_f16(void) {
+    float x[8] = {1.0f, -2.5f, 65504.0f, 1e5f, 0.1f, 1e-7f, 0.0f, 3.0e-5f};
+    /* 0.1 -> 0x2e66; 1e-7 -> 1.68 ulps of 2^-24 -> 0x0002; 3e-5 -> 0x01f7 (subnormal, 503.3 ulps) */
+    const uint16_t want[8] = {0x3c00, 0xc100, 0x7bff, 0x7c00, 0x2e66, 0x0002, 0x0000, 0x01f7};
+    tgraph g = {0};
+    uint32_t xi = tg_input(&g, "x", BERTH_DTYPE_F32, 1, DIMS(8));
+    uint32_t h = tg_value(&g, "h", BERTH_DTYPE_F16, 1, DIMS(8));
+    uint32_t back = tg_value(&g, "back", BERTH_DTYPE_F32, 1, DIMS(8));
+    uint32_t i = tg_value(&g, "i", BERTH_DTYPE_I32, 1, DIMS(8));
+    tg_node(&g, "cast", 1, IDX(xi), 1, IDX(h), 1, (berth_attr[]){A_STR("type", "float16")});
+    tg_node(&g, "cast", 1, IDX(h), 1, IDX(back), 0, NULL);
+    tg_node(&g, "cast", 1, IDX(h), 1, IDX(i), 0, NULL);
+    tg_output(&g, h);
+    tg_output(&g, back);
+    tg_output(&g, i);
+    uint16_t yh[8];
+    float yb[8];
+    int32_t yi[8];
+    if (!h_ok(&g, (void *[]){x}, (void *[]){yh, yb, yi})) return;
+    int ok = 1;
+    for (int k = 0; k < 8; k++) ok &= yh[k] == want[k];
+    CHECK(ok);
+    if (!ok)
+        for (int k = 0; k < 8; k++) fprintf(stderr, "  f16[%d] = 0x%04x want 0x%04x\n", k, yh[k], want[k]);
+    /* back to float32: exact for representable values, the half's value otherwise */
+    CHECK(yb[0] == 1.0f && yb[1] == -2.5f && yb[2] == 65504.0f && isinf(yb[3]) && yb[6] == 0.0f);
+    CHECK_NEAR(yb[4], 0.0999755859375, 1e-12);
+    CHECK_NEAR(yb[5], 2.0 / 16777216.0, 1e-15);
+    CHECK(yi[0] == 1 && yi[1] == -2 && yi[2] == 65504 && yi[3] == INT32_MAX);
+}
+
 static void test_compare_where_not(void) {
     static const char *const ops[] = {"equal", "greater", "greaterOrEqual", "lesser", "lesserOrEqual", "notEqual"};
     float a[12], b[4] = {0.0f, 1.0f, -1.0f, 0.5f};
@@ -189,6 +221,7 @@ int main(void) {
     }
     test_unary();
     test_cast();
+    test_cast_f16();
     test_compare_where_not();
     h_shutdown();
     return check_exit();
