@@ -327,6 +327,29 @@ def case_reshape_zero(tmp, args):
         near(out["y"], xv.reshape(5, 2, 3), "reshape with 0")
 
 
+def case_computed_shape(tmp, args):
+    """Shape math over a dynamic dim stays as nodes berth folds per bucket:
+    a computed Reshape target with a 0 (copy the dim), and a Slice of the
+    dynamic dim from 1 to its end."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 6])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["m", 2, 3])
+    inits = [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in
+             (("one", [1]), ("two", [2]), ("head", [0, 2]), ("big", [1 << 62]), ("zero_ax", [0]))]
+    nodes = [helper.make_node("Shape", ["x"], ["sx"]),
+             helper.make_node("Slice", ["sx", "one", "two"], ["cols"]),
+             helper.make_node("Div", ["cols", "two"], ["half"]),
+             helper.make_node("Concat", ["head", "half"], ["target"], axis=0),  # [0, 2, 3], computed
+             helper.make_node("Reshape", ["x", "target"], ["r"]),
+             helper.make_node("Slice", ["r", "one", "big", "zero_ax"], ["y"])]  # r[1:]
+    m = model(nodes, [x], [y], inits)
+    _, text = convert(tmp, m, "--dyn", "n=8")
+    check("shape(x)" in text and "where(" in text, "the target is computed on the host per bucket:\n" + text)
+    xv = np.arange(30, dtype=np.float32).reshape(5, 6)
+    out = run_berth(tmp, args, {"x": xv}, "n=5")
+    if out:
+        near(out["y"], xv.reshape(5, 2, 3)[1:], "computed reshape and dynamic slice")
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 
