@@ -58,6 +58,7 @@ static berth_status cpu_open(const berth_host_services *host, berth_device **out
         cpu_errf(err, "cpu: the host reports %u options but no option_at service", n);
         return BERTH_ERR_INVALID;
     }
+    const char *isa_name = "auto";
     for (uint32_t i = 0; i < n; i++) {
         const char *key = NULL, *value = NULL;
         if (!host->option_at(host->ctx, i, &key, &value) || !key) {
@@ -67,10 +68,23 @@ static berth_status cpu_open(const berth_host_services *host, berth_device **out
         if (strcmp(key, "threads") == 0) {
             berth_status st = parse_threads(value, &threads, err);
             if (st) return st;
+        } else if (strcmp(key, "isa") == 0) {
+            isa_name = value ? value : "(null)";
         } else {
-            cpu_errf(err, "unknown option '%s' in [backend.cpu] (known: threads)", key);
+            cpu_errf(err, "unknown option '%s' in [backend.cpu] (known: threads, isa)", key);
             return BERTH_ERR_INVALID;
         }
+    }
+    int known = 0;
+    const cpu_gemm_isa *gemm = cpu_gemm_select(isa_name, &known);
+    if (!gemm) {
+        if (known)
+            cpu_errf(err, "option 'isa' in [backend.cpu]: this cpu does not support '%s' (it has %s)", isa_name,
+                     cpu_gemm_select("auto", &known)->name);
+        else
+            cpu_errf(err, "option 'isa' in [backend.cpu]: expected auto, avx512, avx2 or generic, found '%s'",
+                     isa_name);
+        return BERTH_ERR_INVALID;
     }
     berth_device *dev = calloc(1, sizeof *dev);
     if (!dev) {
@@ -79,6 +93,7 @@ static berth_status cpu_open(const berth_host_services *host, berth_device **out
     }
     dev->host = host;
     dev->threads = threads;
+    dev->gemm = gemm;
     berth_status st = cpu_pool_create(threads, &dev->pool, err);
     if (st) {
         free(dev);
@@ -89,7 +104,7 @@ static berth_status cpu_open(const berth_host_services *host, berth_device **out
     openblas_set_num_threads(1);
     char model[200];
     cpu_model_name(model, sizeof model);
-    snprintf(dev->name, sizeof dev->name, "cpu (%d threads, %s)", threads, model);
+    snprintf(dev->name, sizeof dev->name, "cpu (%d threads, %s, %s kernels)", threads, model, gemm->name);
     *out = dev;
     return BERTH_OK;
 }
@@ -146,8 +161,26 @@ static void cpu_free_weights(berth_weights *w) {
         else
             free(w->t[i].data);
     }
+    for (uint32_t i = 0; w->packed && i < 2 * w->n; i++) free(w->packed[i]);
+    free(w->packed);
     free(w->t);
     free(w);
+}
+
+const float *cpu_weight_packed(berth_weights *w, uint32_t id, int tb, size_t k, size_t n, berth_error *err) {
+    if (!w->packed && !(w->packed = calloc(2 * (size_t)w->n, sizeof *w->packed))) goto nomem;
+    float **slot = &w->packed[2 * (size_t)id + (tb ? 1 : 0)];
+    if (*slot) return *slot;
+    size_t floats = cpu_gemm_packed_floats(w->dev->gemm, k, n);
+    void *dst = NULL;
+    if (posix_memalign(&dst, CPU_ALIGN, sizeof(float) * floats)) goto nomem;
+    cpu_gemm_pack_b(w->dev->gemm, w->t[id].data, tb ? k : n, tb, k, n, 1.0f, dst);
+    *slot = dst;
+    w->total += sizeof(float) * floats;
+    return dst;
+nomem:
+    cpu_errf(err, "cpu: out of memory packing weight %u (%zu x %zu) for the matrix kernels", id, k, n);
+    return NULL;
 }
 
 static berth_status cpu_upload_begin(berth_device *dev, const berth_upload_info *info,

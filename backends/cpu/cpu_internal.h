@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "berth/backend.h"
+#include "cpu_gemm.h"
 
 #define CPU_ALIGN 64
 #define CPU_NONE UINT32_MAX
@@ -34,6 +35,7 @@ struct berth_device {
     const berth_host_services *host;
     int threads;
     cpu_pool *pool;
+    const cpu_gemm_isa *gemm; /* the matrix-product kernel, from CPUID or the isa option */
     char name[256];
 };
 
@@ -48,8 +50,15 @@ struct berth_weights {
     berth_device *dev;
     uint32_t n;
     cpu_weight *t;
-    uint64_t total;
+    uint64_t total; /* uploaded bytes plus packed copies */
+    /* B panels packed for dev->gemm, made by the first plan that needs
+     * them and shared by every later plan: [2 * id + transposed]. */
+    float **packed;
 };
+
+/* The packed copy of weight `id` as a k x n right-hand side (stored n x k
+ * when tb), made on first use; NULL and err set when out of memory. */
+const float *cpu_weight_packed(berth_weights *w, uint32_t id, int tb, size_t k, size_t n, berth_error *err);
 
 typedef struct cpu_opnd {
     berth_operand_kind kind;
@@ -79,6 +88,7 @@ struct cpu_node {
 
 struct berth_plan {
     berth_device *dev;
+    berth_weights *w; /* outlives the plan; holds the shared packed panels */
     uint32_t n_ops;
     cpu_opnd *ops;
     uint32_t n_nodes;

@@ -306,6 +306,7 @@ berth_status cpu_plan_create(berth_device *dev, berth_weights *w, const berth_gr
     int64_t *last = def + g->n_operands;
     live lv = {.def = def, .last = last, .root = root, .is_out = is_out};
     p->dev = dev;
+    p->w = w;
     p->n_ops = g->n_operands;
     p->n_nodes = g->n_nodes;
     p->n_inputs = g->n_inputs;

@@ -1,7 +1,9 @@
-/* Matrix products through OpenBLAS: matmul (batched, broadcast batch
- * dims, WebNN's 1-D rules), gemm, and the engine's fused
- * berth.matmulEpilogue. Batch offsets are computed at plan time.
- * OpenBLAS itself runs single threaded; the batches of a batched product
+/* Matrix products: matmul (batched, broadcast batch dims, WebNN's 1-D
+ * rules), gemm, and the engine's fused berth.matmulEpilogue. Batch
+ * offsets are computed at plan time. A product whose right-hand side is a
+ * 2-D weight runs berth's packed kernel (gemm.c) on panels packed once
+ * per weight, with the epilogue fused per tile. Other products go
+ * through OpenBLAS, single threaded: the batches of a batched product
  * are spread over the pool, and one big product is split over it by
  * rows (or columns when it has few rows). */
 #include <cblas.h>
@@ -77,6 +79,10 @@ typedef struct mm_params {
     int64_t m, n, k;
     size_t batch;
     size_t *a_off, *b_off; /* element offsets per batch, in the params block */
+    /* B is a 2-D weight: its panels, packed once and shared by every plan
+     * on these weights; then each batch (or all of them folded into the
+     * rows when A is contiguous) runs berth's own kernel */
+    const float *bpack;
     const float *a, *b;
     float *y;
     berth_plan *p;
@@ -85,8 +91,6 @@ typedef struct mm_params {
     uint32_t bias, residual;
 } mm_params;
 
-enum { ACT_NONE, ACT_RELU, ACT_GELU, ACT_SIGMOID, ACT_TANH };
-
 static void mm_task(void *ctx, size_t b0, size_t b1) {
     const mm_params *mp = ctx;
     for (size_t i = b0; i < b1; i++)
@@ -94,18 +98,52 @@ static void mm_task(void *ctx, size_t b0, size_t b1) {
                        mp->b + mp->b_off[i], mp->n, 0.0f, mp->y + i * (size_t)(mp->m * mp->n), mp->n);
 }
 
-static void mm_run(mm_params *mp, const cpu_node *n, berth_plan *p) {
+/* y = a @ b, then the epilogue (which may be NULL) over all of y. */
+static void mm_run(mm_params *mp, const cpu_node *n, berth_plan *p, const cpu_gemm_epi *epi) {
     mp->a = cpu_ptr(p, n->in[0]);
     mp->b = cpu_ptr(p, n->in[1]);
     mp->y = cpu_ptr(p, n->out[0]);
     mp->p = p;
+    size_t mn = (size_t)(mp->m * mp->n);
+    if (mp->bpack) {
+        for (size_t i = 0; i < mp->batch; i++) {
+            cpu_gemm_epi e;
+            if (epi) {
+                e = *epi;
+                if (e.res) e.res += i * mn;
+            }
+            cpu_gemm(p->dev->pool, p->dev->gemm, (size_t)mp->m, (size_t)mp->n, (size_t)mp->k, mp->a + mp->a_off[i],
+                     (size_t)mp->k, mp->bpack, mp->y + i * mn, (size_t)mp->n, epi ? &e : NULL);
+        }
+        return;
+    }
     if (mp->batch == 1)
         cpu_matmul_f32(p, 0, 0, mp->m, mp->n, mp->k, 1.0f, mp->a, mp->k, mp->b, mp->n, 0.0f, mp->y, mp->n);
     else
         cpu_pool_for(p->dev->pool, mp->batch, 1, mm_task, mp);
+    if (epi) cpu_gemm_epilogue(epi, mp->y, (size_t)mp->n, 0, mp->batch * (size_t)mp->m, 0, (size_t)mp->n);
 }
 
-static void mm_exec(const cpu_node *n, berth_plan *p) { mm_run(n->params, n, p); }
+static void mm_exec(const cpu_node *n, berth_plan *p) { mm_run(n->params, n, p, NULL); }
+
+/* Packs a 2-D weight B at plan time and folds the batch into the rows
+ * where A's batches lie back to back. Products of one or two rows stay
+ * with OpenBLAS, whose vector kernels do not pad to a tile. */
+static berth_status mm_pack(cpu_prep *c, mm_params *mp) {
+    const berth_operand *bo = &c->g->operands[c->node->inputs[1]];
+    if (bo->kind != BERTH_OPERAND_WEIGHT || bo->rank != 2 || !c->plan->w || mp->batch * (size_t)mp->m < 3 ||
+        mp->n == 0 || mp->k == 0)
+        return BERTH_OK;
+    int contiguous = 1;
+    for (size_t i = 0; i < mp->batch; i++) contiguous &= mp->a_off[i] == i * (size_t)(mp->m * mp->k);
+    mp->bpack = cpu_weight_packed(c->plan->w, bo->weight, 0, (size_t)mp->k, (size_t)mp->n, c->err);
+    if (!mp->bpack) return BERTH_ERR_NOMEM;
+    if (contiguous && mp->batch > 1) {
+        mp->m *= (int64_t)mp->batch;
+        mp->batch = 1;
+    }
+    return BERTH_OK;
+}
 
 /* Shapes, 1-D rules and batch broadcasting shared by matmul and the epilogue. */
 static berth_status mm_prepare(cpu_prep *c, mm_params **out) {
@@ -172,6 +210,7 @@ berth_status cpu_prep_matmul(cpu_prep *c) {
     berth_status st = cpu_check_counts(c, 2, 2, 1);
     mm_params *mp;
     if (!st) st = mm_prepare(c, &mp);
+    if (!st) st = mm_pack(c, mp);
     if (st) return st;
     c->cn->exec = mm_exec;
     return BERTH_OK;
@@ -179,34 +218,12 @@ berth_status cpu_prep_matmul(cpu_prep *c) {
 
 /* ---- berth.matmulEpilogue: y = act(a @ b + bias) + residual ---- */
 
-static float act_apply(int act, float v) {
-    switch (act) {
-    case ACT_RELU: return v > 0.0f ? v : 0.0f;
-    case ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-    case ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
-    case ACT_TANH: return tanhf(v);
-    default: return v;
-    }
-}
-
 static void epi_exec(const cpu_node *n, berth_plan *p) {
     mm_params *mp = n->params;
-    mm_run(mp, n, p);
-    const float *bias = mp->bias != CPU_NONE ? cpu_ptr(p, mp->bias) : NULL;
-    const float *res = mp->residual != CPU_NONE ? cpu_ptr(p, mp->residual) : NULL;
-    float *y = mp->y;
-    size_t cols = (size_t)mp->n, rows = p->ops[n->out[0]].numel / (cols ? cols : 1);
-    for (size_t r = 0; r < rows; r++) {
-        float *restrict yr = y + r * cols;
-        if (bias)
-            for (size_t j = 0; j < cols; j++) yr[j] += bias[j];
-        if (mp->act != ACT_NONE)
-            for (size_t j = 0; j < cols; j++) yr[j] = act_apply(mp->act, yr[j]);
-        if (res) {
-            const float *restrict rr = res + r * cols;
-            for (size_t j = 0; j < cols; j++) yr[j] += rr[j];
-        }
-    }
+    cpu_gemm_epi epi = {.act = mp->act, .ldr = (size_t)mp->n};
+    if (mp->bias != CPU_NONE) epi.bias = cpu_ptr(p, mp->bias);
+    if (mp->residual != CPU_NONE) epi.res = cpu_ptr(p, mp->residual);
+    mm_run(mp, n, p, &epi);
 }
 
 berth_status cpu_prep_matmul_epilogue(cpu_prep *c) {
@@ -217,6 +234,7 @@ berth_status cpu_prep_matmul_epilogue(cpu_prep *c) {
     const char *act;
     st = cpu_attr_string(c, "activation", "none", &act);
     if (st) return st;
+    /* in CPU_ACT_* order */
     static const char *const acts[] = {"none", "relu", "gelu", "sigmoid", "tanh"};
     mp->act = -1;
     for (int i = 0; i < 5; i++)
@@ -244,6 +262,8 @@ berth_status cpu_prep_matmul_epilogue(cpu_prep *c) {
             return cpu_fail(c, "residual: expected float32 %s, found %s %s", want, cpu_dtype_name(r->dtype), got);
         }
     }
+    st = mm_pack(c, mp);
+    if (st) return st;
     c->cn->exec = epi_exec;
     return BERTH_OK;
 }

@@ -27,7 +27,9 @@ static void test_options(void) {
     berth_error err;
     berth_device *d = NULL;
     const char *cases[][3] = {
-        {"foo", "1", "unknown option 'foo' in [backend.cpu] (known: threads)"},
+        {"foo", "1", "unknown option 'foo' in [backend.cpu] (known: threads, isa)"},
+        {"isa", "sse9", "expected auto, avx512, avx2 or generic, found 'sse9'"},
+        {"isa", "", "found ''"},
         {"threads", "abc", "'abc'"},
         {"threads", "0", "1..1024"},
         {"threads", "2000", "'2000'"},

@@ -1,0 +1,59 @@
+/* berth's own packed matrix product: C[m,n] = A[m,k] @ B[k,n], with B
+ * packed into column panels of the kernel's width NR (k rows of NR floats
+ * each, zero padded past n), and an epilogue (bias, activation, residual)
+ * applied to each tile while it is still in cache. One kernel per
+ * instruction set, chosen at open from CPUID or the `isa` option; the
+ * AVX2 and AVX-512 files are compiled with their own flags and only ever
+ * called after the CPUID check. */
+#ifndef BERTH_CPU_GEMM_H
+#define BERTH_CPU_GEMM_H
+
+#include <stddef.h>
+
+/* One MR x NR tile over kc steps: c = (acc ? c : 0) + a[MR rows, lda] @ b
+ * (kc rows of NR floats, 64-byte aligned). Reads exactly MR rows of a. */
+typedef void (*cpu_ukernel_fn)(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc,
+                               int acc);
+
+typedef struct cpu_gemm_isa {
+    const char *name; /* "avx512", "avx2", "generic" */
+    int mr, nr, kc;   /* tile rows, tile columns (the panel width), k block */
+    cpu_ukernel_fn kernel;
+} cpu_gemm_isa;
+
+enum { CPU_ACT_NONE, CPU_ACT_RELU, CPU_ACT_GELU, CPU_ACT_SIGMOID, CPU_ACT_TANH };
+
+typedef struct cpu_gemm_epi {
+    const float *bias; /* NULL, or one value per column (per row with bias_rows) */
+    int bias_rows;
+    int act;          /* CPU_ACT_* */
+    const float *res; /* NULL, or [m, n] added last, row stride ldr */
+    size_t ldr;
+} cpu_gemm_epi;
+
+/* The kernels (each defined in its own file; the x86 ones only exist on
+ * x86-64 builds). */
+void cpu_ukernel_generic(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc);
+#if defined(__x86_64__)
+void cpu_ukernel_avx2(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc);
+void cpu_ukernel_avx512(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc);
+#endif
+
+/* Resolves "auto", "avx512", "avx2" or "generic" against this machine.
+ * NULL when the name is unknown (*known = 0) or the cpu lacks it. */
+const cpu_gemm_isa *cpu_gemm_select(const char *name, int *known);
+
+/* Floats a packed copy of a k x n matrix takes. */
+size_t cpu_gemm_packed_floats(const cpu_gemm_isa *isa, size_t k, size_t n);
+/* Packs B (k x n; or n x k stored when tb) scaled by alpha into dst. */
+void cpu_gemm_pack_b(const cpu_gemm_isa *isa, const float *b, size_t ldb, int tb, size_t k, size_t n, float alpha,
+                     float *dst);
+
+struct cpu_pool;
+/* C = A @ Bpacked, then the epilogue; spread over the pool. */
+void cpu_gemm(struct cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_t k, const float *a,
+              size_t lda, const float *bp, float *c, size_t ldc, const cpu_gemm_epi *epi);
+/* The epilogue alone over rows [r0, r1) and columns [j0, j1) of c. */
+void cpu_gemm_epilogue(const cpu_gemm_epi *epi, float *c, size_t ldc, size_t r0, size_t r1, size_t j0, size_t j1);
+
+#endif

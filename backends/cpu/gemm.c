@@ -1,0 +1,187 @@
+/* The driver of berth's packed matrix product: kernel selection, packing
+ * of B into panels, the blocking and threading of C = A @ B, and the
+ * fused epilogue. Blocking follows the usual scheme: a kc-deep slice of
+ * one B panel (about 16 KiB) stays in L1 while the kernel walks down the
+ * task's rows of A. Each pool task owns a block of rows and a group of
+ * panels, so tasks never write the same bytes and nothing is allocated:
+ * edge tiles go through small buffers on the stack. */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_gemm.h"
+#include "cpu_internal.h"
+
+static const cpu_gemm_isa isa_generic = {"generic", 4, 16, 256, cpu_ukernel_generic};
+#if defined(__x86_64__)
+static const cpu_gemm_isa isa_avx2 = {"avx2", 6, 16, 256, cpu_ukernel_avx2};
+static const cpu_gemm_isa isa_avx512 = {"avx512", 12, 32, 128, cpu_ukernel_avx512};
+#endif
+
+/* The largest mr * kc and mr * nr of any kernel above: the stack buffers. */
+#define EDGE_A 1536
+#define EDGE_C 384
+
+const cpu_gemm_isa *cpu_gemm_select(const char *name, int *known) {
+    *known = 1;
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    int has512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+    int has2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (strcmp(name, "auto") == 0) return has512 ? &isa_avx512 : has2 ? &isa_avx2 : &isa_generic;
+    if (strcmp(name, "avx512") == 0) return has512 ? &isa_avx512 : NULL;
+    if (strcmp(name, "avx2") == 0) return has2 ? &isa_avx2 : NULL;
+#else
+    if (strcmp(name, "auto") == 0) return &isa_generic;
+    if (strcmp(name, "avx512") == 0 || strcmp(name, "avx2") == 0) return NULL;
+#endif
+    if (strcmp(name, "generic") == 0) return &isa_generic;
+    *known = 0;
+    return NULL;
+}
+
+size_t cpu_gemm_packed_floats(const cpu_gemm_isa *isa, size_t k, size_t n) {
+    size_t nr = (size_t)isa->nr, panels = (n + nr - 1) / nr;
+    return panels * (k ? k : 1) * nr;
+}
+
+void cpu_gemm_pack_b(const cpu_gemm_isa *isa, const float *b, size_t ldb, int tb, size_t k, size_t n, float alpha,
+                     float *dst) {
+    size_t nr = (size_t)isa->nr;
+    for (size_t j0 = 0; j0 < n; j0 += nr) {
+        size_t w = n - j0 < nr ? n - j0 : nr;
+        float *panel = dst + j0 * k;
+        for (size_t p = 0; p < k; p++) {
+            float *row = panel + p * nr;
+            if (tb)
+                for (size_t j = 0; j < w; j++) row[j] = alpha * b[(j0 + j) * ldb + p];
+            else
+                for (size_t j = 0; j < w; j++) row[j] = alpha * b[p * ldb + j0 + j];
+            for (size_t j = w; j < nr; j++) row[j] = 0.0f;
+        }
+    }
+}
+
+static float act1(int act, float v) {
+    switch (act) {
+    case CPU_ACT_RELU: return v > 0.0f ? v : 0.0f;
+    case CPU_ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+    case CPU_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
+    case CPU_ACT_TANH: return tanhf(v);
+    default: return v;
+    }
+}
+
+void cpu_gemm_epilogue(const cpu_gemm_epi *epi, float *c, size_t ldc, size_t r0, size_t r1, size_t j0, size_t j1) {
+    if (!epi) return;
+    for (size_t i = r0; i < r1; i++) {
+        float *restrict row = c + i * ldc;
+        if (epi->bias && epi->bias_rows) {
+            float bv = epi->bias[i];
+            for (size_t j = j0; j < j1; j++) row[j] += bv;
+        } else if (epi->bias) {
+            const float *restrict bias = epi->bias;
+            for (size_t j = j0; j < j1; j++) row[j] += bias[j];
+        }
+        if (epi->act == CPU_ACT_RELU)
+            for (size_t j = j0; j < j1; j++) row[j] = row[j] > 0.0f ? row[j] : 0.0f;
+        else if (epi->act != CPU_ACT_NONE)
+            for (size_t j = j0; j < j1; j++) row[j] = act1(epi->act, row[j]);
+        if (epi->res) {
+            const float *restrict rr = epi->res + i * epi->ldr;
+            for (size_t j = j0; j < j1; j++) row[j] += rr[j];
+        }
+    }
+}
+
+typedef struct gemm_job {
+    const cpu_gemm_isa *isa;
+    size_t m, n, k, lda, ldc;
+    const float *a, *bp;
+    float *c;
+    const cpu_gemm_epi *epi;
+    size_t row_block, panel_group, n_row_blocks;
+} gemm_job;
+
+/* One tile at (i, j0) of width w <= nr with rows mr_valid <= mr. */
+static void edge_tile(const gemm_job *J, size_t kc, const float *a, const float *bp, float *c, size_t rows,
+                      size_t w, int acc) {
+    size_t mr = (size_t)J->isa->mr, nr = (size_t)J->isa->nr;
+    float abuf[EDGE_A] __attribute__((aligned(64)));
+    float cbuf[EDGE_C] __attribute__((aligned(64)));
+    const float *src = a;
+    size_t lda = J->lda;
+    if (rows < mr) {
+        for (size_t r = 0; r < mr; r++)
+            for (size_t p = 0; p < kc; p++) abuf[r * kc + p] = r < rows ? a[r * J->lda + p] : 0.0f;
+        src = abuf;
+        lda = kc;
+    }
+    J->isa->kernel(kc, src, lda, bp, cbuf, nr, 0);
+    for (size_t r = 0; r < rows; r++)
+        for (size_t j = 0; j < w; j++) c[r * J->ldc + j] = acc ? c[r * J->ldc + j] + cbuf[r * nr + j] : cbuf[r * nr + j];
+}
+
+static void gemm_task(void *ctx, size_t t0, size_t t1) {
+    const gemm_job *J = ctx;
+    size_t mr = (size_t)J->isa->mr, nr = (size_t)J->isa->nr, kcmax = (size_t)J->isa->kc;
+    size_t panels = (J->n + nr - 1) / nr;
+    for (size_t t = t0; t < t1; t++) {
+        size_t i0 = (t % J->n_row_blocks) * J->row_block, i1 = i0 + J->row_block < J->m ? i0 + J->row_block : J->m;
+        size_t p0 = (t / J->n_row_blocks) * J->panel_group, p1 = p0 + J->panel_group < panels ? p0 + J->panel_group : panels;
+        for (size_t k0 = 0; k0 < J->k; k0 += kcmax) {
+            size_t kc = J->k - k0 < kcmax ? J->k - k0 : kcmax;
+            int acc = k0 > 0;
+            for (size_t pn = p0; pn < p1; pn++) {
+                size_t j0 = pn * nr, w = J->n - j0 < nr ? J->n - j0 : nr;
+                const float *bp = J->bp + j0 * J->k + k0 * nr;
+                for (size_t i = i0; i < i1; i += mr) {
+                    const float *a = J->a + i * J->lda + k0;
+                    float *c = J->c + i * J->ldc + j0;
+                    size_t rows = i1 - i < mr ? i1 - i : mr;
+                    if (rows == mr && w == nr)
+                        J->isa->kernel(kc, a, J->lda, bp, c, J->ldc, acc);
+                    else
+                        edge_tile(J, kc, a, bp, c, rows, w, acc);
+                }
+            }
+        }
+        size_t j1 = p1 * nr < J->n ? p1 * nr : J->n;
+        cpu_gemm_epilogue(J->epi, J->c, J->ldc, i0, i1, p0 * nr, j1);
+    }
+}
+
+void cpu_gemm(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_t k, const float *a, size_t lda,
+              const float *bp, float *c, size_t ldc, const cpu_gemm_epi *epi) {
+    if (m == 0 || n == 0) return;
+    if (k == 0) {
+        for (size_t i = 0; i < m; i++) memset(c + i * ldc, 0, sizeof(float) * n);
+        cpu_gemm_epilogue(epi, c, ldc, 0, m, 0, n);
+        return;
+    }
+    size_t mr = (size_t)isa->mr, nr = (size_t)isa->nr, panels = (n + nr - 1) / nr;
+    size_t tiles_m = (m + mr - 1) / mr;
+    int threads = cpu_pool_threads(pool);
+    /* Rows in blocks of at most 16 tiles so a block's kc-slice of A stays
+     * in L2; then enough panel groups for about four tasks per thread. */
+    size_t want = (double)m * (double)n * (double)k < 262144.0 ? 1 : (size_t)threads * 4;
+    size_t row_tiles = tiles_m < 16 ? tiles_m : 16;
+    size_t n_rb = (tiles_m + row_tiles - 1) / row_tiles;
+    if (n_rb < want && tiles_m > n_rb) {
+        size_t per = (tiles_m + want - 1) / want;
+        if (per < 4) per = tiles_m < 4 ? tiles_m : 4;
+        row_tiles = per < row_tiles ? per : row_tiles;
+        n_rb = (tiles_m + row_tiles - 1) / row_tiles;
+    }
+    size_t groups = n_rb >= want ? 1 : (want + n_rb - 1) / n_rb;
+    /* A task's block of C is revisited once per k block: keep it near
+     * 128 KiB so it stays in L2. */
+    size_t max_group = (size_t)32768 / (row_tiles * mr * nr);
+    if (max_group < 1) max_group = 1;
+    if ((panels + groups - 1) / groups > max_group) groups = (panels + max_group - 1) / max_group;
+    if (groups > panels) groups = panels;
+    gemm_job J = {.isa = isa, .m = m, .n = n, .k = k, .lda = lda, .ldc = ldc, .a = a, .bp = bp, .c = c, .epi = epi,
+                  .row_block = row_tiles * mr, .n_row_blocks = n_rb};
+    J.panel_group = (panels + groups - 1) / groups;
+    size_t tasks = n_rb * ((panels + J.panel_group - 1) / J.panel_group);
+    cpu_pool_for(tasks > 1 ? pool : NULL, tasks, 1, gemm_task, &J);
+}

@@ -1,0 +1,175 @@
+/* berth's packed matrix-product kernels against a plain double-precision
+ * reference: odd sizes (M, N, K off every tile and k block), batched
+ * products folded into rows, every epilogue combination, threads 1 and
+ * 2, and each instruction-set path this machine has (forced with the
+ * `isa` option). Also: the packed panels are made once per weight and
+ * shared by plans, counted in weights_bytes, and the option is checked. */
+#include "cpu_harness.h"
+
+static const char *isa_name;
+static char thr_buf[8];
+
+/* Opens the device with the isa and thread count; 0 if the cpu lacks it. */
+static int open_with(const char *isa, int threads) {
+    be = h_load();
+    if (!be) return 0;
+    snprintf(thr_buf, sizeof thr_buf, "%d", threads);
+    h_opt_keys[0] = "threads", h_opt_vals[0] = thr_buf;
+    h_opt_keys[1] = "isa", h_opt_vals[1] = isa;
+    h_opt_n = 2;
+    berth_error err;
+    berth_status st = be->open(&h_host, &dev, &err);
+    if (st != BERTH_OK) {
+        CHECK(st == BERTH_ERR_INVALID);
+        CHECK_CONTAINS(err.msg, "does not support");
+        CHECK_CONTAINS(err.msg, isa);
+        h_shutdown();
+        return 0;
+    }
+    return 1;
+}
+
+static berth_weights *upload(const float *data, size_t n, uint32_t k, uint32_t cols) {
+    berth_upload_info info = {.struct_size = sizeof info, .n_tensors = 1, .total_bytes = 4 * n, .largest_bytes = 4 * n};
+    berth_weights *w = NULL;
+    berth_error err;
+    int taken = 0;
+    CHECK(be->upload_begin(dev, &info, &w, &err) == BERTH_OK);
+    berth_weight_desc d = {.name = "w", .id = 0, .dtype = BERTH_DTYPE_F32, .rank = 2, .dims = {k, cols},
+                           .bytes = 4 * n};
+    CHECK(be->upload_tensor(w, &d, (void *)data, 0, &taken, &err) == BERTH_OK);
+    CHECK(be->upload_end(w, &err) == BERTH_OK);
+    return w;
+}
+
+static double act_ref(int act, double v) {
+    switch (act) {
+    case 1: return v > 0 ? v : 0;
+    case 2: return 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+    case 3: return 1.0 / (1.0 + exp(-v));
+    case 4: return tanh(v);
+    default: return v;
+    }
+}
+
+/* y[batch, m, n] = act(x[batch, m, k] @ w[k, n] + bias) + res, through
+ * matmul (when fused < 0) or berth.matmulEpilogue. */
+static void check_product(int64_t batch, int64_t m, int64_t k, int64_t n, int fused, int bias_on, int act, int res_on) {
+    static const char *const acts[] = {"none", "relu", "gelu", "sigmoid", "tanh"};
+    size_t rows = (size_t)(batch * m);
+    float *x = h_randf(rows * (size_t)k), *wt = h_randf((size_t)(k * n)), *b = h_randf((size_t)n);
+    float *r = h_randf(rows * (size_t)n), *y = calloc(rows * (size_t)n, sizeof *y);
+    double *ref = h_zeros(rows * (size_t)n);
+    for (size_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0;
+            for (int64_t p = 0; p < k; p++) s += (double)x[i * (size_t)k + (size_t)p] * wt[p * n + j];
+            if (fused && bias_on) s += b[j];
+            if (fused) s = act_ref(act, s);
+            if (fused && res_on) s += r[i * (size_t)n + (size_t)j];
+            ref[i * (size_t)n + (size_t)j] = s;
+        }
+    berth_weights *w = upload(wt, (size_t)(k * n), (uint32_t)k, (uint32_t)n);
+    tgraph g = {0};
+    uint32_t xi = tg_input(&g, "x", BERTH_DTYPE_F32, 3, DIMS(batch, m, k));
+    uint32_t wi = tg_operand(&g, "w", BERTH_OPERAND_WEIGHT, BERTH_DTYPE_F32, 2, DIMS(k, n));
+    g.ops[wi].weight = 0;
+    uint32_t bi = tg_const(&g, "b", BERTH_DTYPE_F32, 1, DIMS(n), b, sizeof(float) * (size_t)n);
+    uint32_t ri = tg_input(&g, "r", BERTH_DTYPE_F32, 3, DIMS(batch, m, n));
+    uint32_t yi = tg_value(&g, "y", BERTH_DTYPE_F32, 3, DIMS(batch, m, n));
+    berth_attr at[3];
+    uint32_t na = 0;
+    at[na++] = A_STR("activation", acts[act]);
+    if (bias_on) at[na++] = A_OPND("bias", bi);
+    if (res_on) at[na++] = A_OPND("residual", ri);
+    tg_node(&g, fused ? "berth.matmulEpilogue" : "matmul", 2, IDX(xi, wi), 1, IDX(yi), fused ? na : 0, at);
+    tg_output(&g, yi);
+    berth_error err = {{0}};
+    berth_status st = h_run_w(&g, w, (void *[]){x, r}, (void *[]){y}, &err);
+    CHECK(st == BERTH_OK);
+    char what[160];
+    snprintf(what, sizeof what, "%s %s batch %lld m %lld k %lld n %lld bias %d act %s res %d", isa_name,
+             fused ? "epilogue" : "matmul", (long long)batch, (long long)m, (long long)k, (long long)n, bias_on,
+             acts[act], res_on);
+    if (st) fprintf(stderr, "  %s: %s\n", what, err.msg);
+    else h_close_tol(what, y, ref, rows * (size_t)n, 1e-4, 1e-4 * sqrt((double)k));
+    be->free_weights(w);
+    free(x), free(wt), free(b), free(r), free(y), free(ref);
+}
+
+static void test_sizes(void) {
+    /* tile edges on every side, k across the k block, rows across the
+     * row block (16 tiles), batches folded into rows */
+    static const int64_t sizes[][4] = {
+        {1, 3, 1, 1},   {1, 5, 7, 3},    {1, 13, 129, 33}, {1, 37, 300, 65}, {1, 200, 257, 97},
+        {1, 12, 128, 32}, {1, 6, 256, 16}, {3, 7, 19, 45},  {2, 64, 64, 130}, {1, 4, 600, 17},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        check_product(sizes[i][0], sizes[i][1], sizes[i][2], sizes[i][3], 0, 0, 0, 0);
+}
+
+static void test_epilogues(void) {
+    for (int bias_on = 0; bias_on < 2; bias_on++)
+        for (int act = 0; act < 5; act++)
+            for (int res_on = 0; res_on < 2; res_on++) check_product(2, 11, 70, 37, 1, bias_on, act, res_on);
+    check_product(1, 130, 300, 70, 1, 1, 2, 1);
+}
+
+/* Two plans on one weight share one packed copy, counted once. */
+static void test_shared_packing(void) {
+    enum { M = 9, K = 20, N = 24 };
+    float *wt = h_randf(K * N), *x = h_randf(M * K), y[M * N];
+    berth_weights *w = upload(wt, K * N, K, N);
+    uint64_t before = be->weights_bytes(w);
+    CHECK(before == sizeof(float) * K * N);
+    tgraph g = {0};
+    uint32_t xi = tg_input(&g, "x", BERTH_DTYPE_F32, 2, DIMS(M, K));
+    uint32_t wi = tg_operand(&g, "w", BERTH_OPERAND_WEIGHT, BERTH_DTYPE_F32, 2, DIMS(K, N));
+    uint32_t yi = tg_value(&g, "y", BERTH_DTYPE_F32, 2, DIMS(M, N));
+    tg_node(&g, "matmul", 2, IDX(xi, wi), 1, IDX(yi), 0, NULL);
+    tg_output(&g, yi);
+    berth_graph_desc d = tg_desc(&g);
+    berth_plan *p1 = NULL, *p2 = NULL;
+    berth_error err;
+    CHECK(be->plan(dev, w, &d, &p1, &err) == BERTH_OK);
+    uint64_t after1 = be->weights_bytes(w);
+    CHECK(after1 >= before + sizeof(float) * K * N); /* the packed panels, at least k x n floats */
+    CHECK(be->plan(dev, w, &d, &p2, &err) == BERTH_OK);
+    CHECK(be->weights_bytes(w) == after1);
+    berth_tensor ti = h_tensor(&g.ops[xi], x), to = h_tensor(&g.ops[yi], y);
+    if (p2) {
+        CHECK(be->run(p2, &ti, 1, &to, 1, &err) == BERTH_OK);
+        double ref[M * N];
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double s = 0;
+                for (int p = 0; p < K; p++) s += (double)x[i * K + p] * wt[p * N + j];
+                ref[i * N + j] = s;
+            }
+        h_close("shared packing", y, ref, M * N);
+    }
+    be->free_plan(p1), be->free_plan(p2);
+    be->free_weights(w);
+    free(wt), free(x);
+}
+
+int main(void) {
+    static const char *const isas[] = {"generic", "avx2", "avx512", "auto"};
+    int ran = 0;
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++)
+        for (int threads = 1; threads <= 2; threads++) {
+            isa_name = isas[i];
+            if (!open_with(isas[i], threads)) continue;
+            ran++;
+            test_sizes();
+            test_epilogues();
+            if (threads == 1) test_shared_packing();
+            h_shutdown();
+        }
+    CHECK(ran >= 4); /* generic and auto at least, each with 1 and 2 threads */
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma")) CHECK(ran == 8);
+#endif
+    return check_exit();
+}
