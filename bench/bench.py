@@ -312,7 +312,9 @@ def write_report(path, info, results, loads, peer_name, runs, warmup, smoke):
                          "%.2f" % (s["b_med"] / 1e9 / floor) if floor else "n/a",
                          "%.2f" % (s["o_med"] / 1e9 / floor) if floor else "n/a",
                          "%.2f" % (b["allocs"] / b["runs"]), diff))
-            chart.append(("%s %s t%d" % (r["model"]["name"], b["bucket"].replace(" ", ","), r["threads"]),
+            short = " ".join(part.replace("batch=", "b").replace("seq=", "s").replace("width=", "w")
+                             for part in b["bucket"].split())
+            chart.append(("%s %s t%d" % (r["model"]["name"], short, r["threads"]),
                           s["r_med"], s["r_p10"], s["r_p90"]))
     L.append("\nItems are sequences (BERT) or text lines (OCR) per second at the bucket's batch. The sgemm "
              "floor is the time OpenBLAS alone (`cblas_sgemm`, same thread count) takes for every matrix "
@@ -320,14 +322,14 @@ def write_report(path, info, results, loads, peer_name, runs, warmup, smoke):
              "at the rate it reaches on each shape: the machine's limit for that work. Max abs diff "
              "compares the two runtimes' first output on the same input.\n")
     L.append("## Plans: first run in a cold bucket against a warm run\n")
-    L.append("| model | bucket | threads | first run ms (plans) | warm run ms | ORT first run ms | plan bytes | "
+    L.append("| model | bucket | threads | first run ms (plans) | warm run ms (median) | ORT first run ms | plan bytes | "
              "weights bytes | plans bytes (all buckets) |")
     L.append("|" + "---|" * 9)
     for r in results:
         j = r["json"]
         for b in j["buckets"]:
             L.append("| %s | %s | %d | %.2f | %.2f | %.2f | %d | %d | %d |" % (
-                r["model"]["name"], b["bucket"], r["threads"], ms(b["cold_ns"]), ms(b["warm_ns"]),
+                r["model"]["name"], b["bucket"], r["threads"], ms(b["cold_ns"]), ms(stats(b)["b_med"]),
                 ms(b["peer_cold_ns"]), b["plan_bytes"], j["weights_bytes"], j["plans_bytes"]))
     L.append("\nBytes are `berth_executor_memory()`: weights once for the executor, each plan's buffers "
              "as the backend reports them.\n")
@@ -367,7 +369,8 @@ set yrange [0:*]
 set boxwidth 0.6
 set style fill solid 0.5
 set xtics rotate by -30 noenhanced
-set bmargin 9
+set bmargin 7
+set rmargin 10
 set grid ytics
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb 'red'
 plot '%s' using 0:2:xtic(1) with boxes lc rgb '#4a7ab5' notitle, \\
@@ -421,7 +424,7 @@ def main(argv):
     out = os.path.abspath(a.out or os.path.join(build, "bench"))
     harness = os.path.abspath(a.harness or os.path.join(build, "bench", "berth-bench"))
     runs = a.runs or (2 if a.smoke else 20)
-    warmup = a.warmup if a.warmup is not None else (1 if a.smoke else 3)
+    warmup = a.warmup if a.warmup is not None else (1 if a.smoke else 2)
     threads = [int(t) for t in a.threads.split(",")]
     models = [dict(m) for m in (SMOKE if a.smoke else FULL)]
     if a.only:

@@ -17,7 +17,7 @@
 
 typedef struct bucket_result {
     char describe[256];
-    uint64_t cold_ns, warm_ns, peer_cold_ns;
+    uint64_t cold_ns, peer_cold_ns;
     uint64_t plan_bytes;
     size_t allocs;
     int runs;
@@ -111,7 +111,6 @@ static berth_status one_bucket(berth_executor *ex, uint32_t b, bench_peer *peer,
     if ((st = run_berth(ex, ins, n_ins, outs, n_outs, &r->cold_ns, err)) != BERTH_OK) goto done;
     berth_executor_memory(ex, &after);
     r->plan_bytes = after.plans_bytes - before.plans_bytes;
-    if ((st = run_berth(ex, ins, n_ins, outs, n_outs, &r->warm_ns, err)) != BERTH_OK) goto done;
 
     char request[300], reply[256];
     snprintf(request, sizeof request, "bucket %s", r->describe);
@@ -176,9 +175,9 @@ static int write_json(const bench_pairs_opts *o, berth_executor *ex, const char 
         bucket_result *r = &res[b];
         fprintf(f, "%s\n  {\"bucket\": ", b ? "," : "");
         json_string(f, r->describe);
-        fprintf(f, ", \"cold_ns\": %llu, \"warm_ns\": %llu, \"peer_cold_ns\": %llu, \"plan_bytes\": %llu, "
+        fprintf(f, ", \"cold_ns\": %llu, \"peer_cold_ns\": %llu, \"plan_bytes\": %llu, "
                    "\"allocs\": %zu, \"runs\": %d,\n   \"berth_ns\": ",
-                (unsigned long long)r->cold_ns, (unsigned long long)r->warm_ns,
+                (unsigned long long)r->cold_ns,
                 (unsigned long long)r->peer_cold_ns, (unsigned long long)r->plan_bytes, r->allocs,
                 r->runs);
         json_times(f, r->berth_ns, r->runs);

@@ -36,7 +36,8 @@ class Builder:
         return n
 
     def weight(self, stem, shape, std=0.02):
-        return self.const(stem, self.rng.normal(0.0, std, size=shape).astype(np.float32))
+        # drawn in float32 directly: half the memory and time of float64
+        return self.const(stem, (self.rng.standard_normal(size=shape, dtype=np.float32) * np.float32(std)))
 
     def op(self, op_type, inputs, stem=None, **attrs):
         out = self.name(stem or op_type.lower())
@@ -51,7 +52,7 @@ class Builder:
     def layer_norm(self, x, hidden, stem):
         # gamma near 1 and beta near 0, not exactly, so a wrong
         # broadcast would change the output
-        g = self.const(stem + "_g", (1.0 + self.rng.normal(0.0, 0.02, hidden)).astype(np.float32))
+        g = self.const(stem + "_g", (1.0 + self.rng.standard_normal(hidden, dtype=np.float32) * np.float32(0.02)))
         b = self.weight(stem + "_b", (hidden,))
         return self.op("LayerNormalization", [x, g, b], stem, axis=-1, epsilon=1e-12)
 
