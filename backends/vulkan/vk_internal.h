@@ -212,9 +212,23 @@ typedef struct vk_bcast {
 } vk_bcast;
 berth_status vk_bcast_init(vk_prep *c, uint32_t n, const vk_opnd *const *in, const vk_opnd *out, vk_bcast *b);
 
-/* A batched product on the matmul shader: y[z] = a[z] b[z] with one batch
- * dim, element strides for a's rows and k and b's k and columns, and
- * per-batch strides; y is contiguous [batch, m, n]. NULL on failure. */
+/* A batched product on the matmul shaders: y[z] = a[z] b[z] (+ bias)
+ * with up to 4 batch dims (per-dim element strides into a and b), element
+ * strides for a's rows and k and b's k and columns; y is contiguous
+ * [batch, m, n]. bias (VK_NONE: none) is indexed by column, or by row when
+ * bias_rows is set. NULL on failure (err set). */
+typedef struct vk_gemm {
+    uint32_t a, b, y, bias;
+    int bias_rows;
+    int64_t m, n, k;
+    uint64_t batch;
+    uint32_t brank;
+    int64_t bdims[4], astr[4], bstr[4];
+    uint32_t sam, sak, sbk, sbn;
+} vk_gemm;
+vk_dispatch *vk_emit_gemm(vk_prep *c, const vk_gemm *g);
+/* The same with one batch dim: mnk_batch = {m, n, k, batch}, batch
+ * strides {a, b}, strides {a row, a k, b k, b column}. */
 vk_dispatch *vk_emit_matmul(vk_prep *c, uint32_t a, uint32_t b, uint32_t y, const uint32_t mnk_batch[4],
                             const uint32_t batch_strides[2], const uint32_t strides[4]);
 

@@ -1,5 +1,8 @@
-/* Convolutions, pooling and resampling. conv2d and convTranspose2d share
- * one implicit-GEMM shader; every input and filter layout WebNN names is
+/* Convolutions, pooling and resampling. conv2d picks its kernel by shape
+ * at plan time: a depthwise shader where each group reads one input
+ * channel, the matmul shaders for 1x1 convs, else a direct
+ * register-tiled shader; convTranspose2d runs on an
+ * implicit-GEMM shader. Every input and filter layout WebNN names is
  * expressed as strides, so nothing is permuted in memory. */
 #include <string.h>
 
@@ -108,17 +111,9 @@ static berth_status conv_common(vk_prep *c, conv *cv, int transposed) {
     return BERTH_OK;
 }
 
-static berth_status conv_emit(vk_prep *c, conv *cv, int transposed) {
-    int64_t od[4] = {cv->n, cv->o, cv->oh, cv->ow}, od_nhwc[4] = {cv->n, cv->oh, cv->ow, cv->o};
-    berth_status st = vk_check_out_dims(c, 0, 4, cv->nhwc ? od_nhwc : od);
-    if (st) return st;
-    const vk_opnd *y = vk_out(c, 0);
-    if (y->numel == 0) return BERTH_OK;
-    if (y->numel > UINT32_MAX || vk_in(c, 0)->numel > UINT32_MAX || vk_in(c, 1)->numel > UINT32_MAX)
-        return vk_unsupported(c, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
-    int64_t xd[4], xs[4], yd[4], ys[4];
-    image(vk_in(c, 0)->dims, cv->nhwc, xd, xs);
-    image(y->dims, cv->nhwc, yd, ys);
+/* convTranspose2d: the implicit-GEMM shader, which solves each output
+ * pixel's input position per filter tap. */
+static berth_status emit_transposed(vk_prep *c, const conv *cv, const int64_t *xs, const int64_t *ys) {
     vk_dispatch *d = vk_emit(c, "conv2d");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 4;
@@ -132,11 +127,100 @@ static berth_status conv_emit(vk_prep *c, conv *cv, int transposed) {
                          cv->pad[2], cv->fs[0], cv->fs[1], cv->fs[2], cv->fs[3], xs[0], xs[1], xs[2], xs[3], ys[0],
                          ys[1], ys[2], ys[3]};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
-    d->pc[29] = (cv->bias != VK_NONE ? 1u : 0u) | (transposed ? 2u : 0u);
+    d->pc[29] = (cv->bias != VK_NONE ? 1u : 0u) | 2u;
     d->groups[0] = vk_groups(pixels, 32);
     d->groups[1] = vk_groups((uint64_t)cv->og, 32);
     d->groups[2] = vk_groups((uint64_t)cv->groups, 1);
     return BERTH_OK;
+}
+
+/* Depthwise (one input channel per group): a dot product over the window
+ * per output element, with no tile of output channels to waste. */
+static berth_status emit_depthwise(vk_prep *c, const conv *cv, const int64_t *xs, const int64_t *ys) {
+    vk_dispatch *d = vk_emit(c, "conv_depthwise");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 4;
+    d->bind[0] = c->node->inputs[0];
+    d->bind[1] = c->node->inputs[1];
+    d->bind[2] = cv->bias;
+    d->bind[3] = c->node->outputs[0];
+    const int64_t v[] = {cv->n * cv->o, cv->o, cv->og, cv->oh, cv->ow, cv->h, cv->w, cv->kh, cv->kw,
+                         cv->stride[0], cv->stride[1], cv->dil[0], cv->dil[1], cv->pad[0], cv->pad[2],
+                         xs[0], xs[1], xs[2], xs[3], ys[0], ys[1], ys[2], ys[3], cv->fs[0], cv->fs[2], cv->fs[3]};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
+    d->pc[26] = cv->bias != VK_NONE ? 1u : 0u;
+    d->groups[0] = vk_groups((uint64_t)cv->ow, 16);
+    d->groups[1] = vk_groups((uint64_t)cv->oh, 4);
+    d->groups[2] = vk_groups((uint64_t)(cv->n * cv->o), 1);
+    return BERTH_OK;
+}
+
+/* Any other conv2d: direct, register-tiled over 8 output channels and 8
+ * pixels per invocation. Even at a few dozen pixels the wide tile wins on
+ * lavapipe, whose cost is loads, not lanes left idle. */
+static berth_status emit_tiled(vk_prep *c, const conv *cv, const int64_t *xs, const int64_t *ys) {
+    int64_t pixels = cv->oh * cv->ow;
+    const uint32_t rn = 8;
+    vk_dispatch *d = vk_emit(c, "conv_tiled");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 4;
+    d->bind[0] = c->node->inputs[0];
+    d->bind[1] = c->node->inputs[1];
+    d->bind[2] = cv->bias;
+    d->bind[3] = c->node->outputs[0];
+    const int64_t v[] = {cv->og, pixels, cv->cg, cv->groups, cv->n * cv->groups, cv->ow, cv->kh, cv->kw, cv->h,
+                         cv->w, cv->stride[0], cv->stride[1], cv->dil[0], cv->dil[1], cv->pad[0], cv->pad[2],
+                         cv->fs[0], cv->fs[1], cv->fs[2], cv->fs[3], xs[0], xs[1], xs[2], xs[3], ys[0], ys[1],
+                         ys[2], ys[3]};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
+    d->pc[28] = cv->bias != VK_NONE ? 1u : 0u;
+    d->groups[0] = vk_groups(((uint64_t)pixels + rn - 1) / rn, 8);
+    d->groups[1] = vk_groups((uint64_t)cv->og, 8);
+    d->groups[2] = vk_groups((uint64_t)(cv->n * cv->groups), 1);
+    return BERTH_OK;
+}
+
+/* A 1x1 conv with stride 1 and no padding over one group is a matrix
+ * product per image: filter [O, C] times image [C, pixels] in NCHW, image
+ * [pixels, C] times filter [C, O] in NHWC, with the bias along O. */
+static int pointwise(const conv *cv) {
+    return cv->kh == 1 && cv->kw == 1 && cv->stride[0] == 1 && cv->stride[1] == 1 && cv->groups == 1 &&
+           cv->pad[0] == 0 && cv->pad[1] == 0 && cv->pad[2] == 0 && cv->pad[3] == 0;
+}
+
+static berth_status emit_pointwise(vk_prep *c, const conv *cv, const int64_t *xs) {
+    int64_t pixels = cv->oh * cv->ow;
+    vk_gemm g = {.y = c->node->outputs[0], .bias = cv->bias, .k = cv->c, .batch = (uint64_t)cv->n, .brank = 1,
+                 .bdims = {cv->n}};
+    if (cv->nhwc) {
+        g.a = c->node->inputs[0], g.b = c->node->inputs[1];
+        g.m = pixels, g.n = cv->o;
+        g.astr[0] = xs[0], g.bstr[0] = 0;
+        g.sam = (uint32_t)xs[3], g.sak = (uint32_t)xs[1], g.sbk = (uint32_t)cv->fs[1], g.sbn = (uint32_t)cv->fs[0];
+    } else {
+        g.a = c->node->inputs[1], g.b = c->node->inputs[0];
+        g.m = cv->o, g.n = pixels, g.bias_rows = 1;
+        g.astr[0] = 0, g.bstr[0] = xs[0];
+        g.sam = (uint32_t)cv->fs[0], g.sak = (uint32_t)cv->fs[1], g.sbk = (uint32_t)xs[1], g.sbn = (uint32_t)xs[3];
+    }
+    return vk_emit_gemm(c, &g) ? BERTH_OK : BERTH_ERR_NOMEM;
+}
+
+static berth_status conv_emit(vk_prep *c, conv *cv, int transposed) {
+    int64_t od[4] = {cv->n, cv->o, cv->oh, cv->ow}, od_nhwc[4] = {cv->n, cv->oh, cv->ow, cv->o};
+    berth_status st = vk_check_out_dims(c, 0, 4, cv->nhwc ? od_nhwc : od);
+    if (st) return st;
+    const vk_opnd *y = vk_out(c, 0);
+    if (y->numel == 0) return BERTH_OK;
+    if (y->numel > UINT32_MAX || vk_in(c, 0)->numel > UINT32_MAX || vk_in(c, 1)->numel > UINT32_MAX)
+        return vk_unsupported(c, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
+    int64_t xd[4], xs[4], yd[4], ys[4];
+    image(vk_in(c, 0)->dims, cv->nhwc, xd, xs);
+    image(y->dims, cv->nhwc, yd, ys);
+    if (transposed) return emit_transposed(c, cv, xs, ys);
+    if (cv->cg == 1 && cv->groups == cv->c) return emit_depthwise(c, cv, xs, ys);
+    if (pointwise(cv)) return emit_pointwise(c, cv, xs);
+    return emit_tiled(c, cv, xs, ys);
 }
 
 berth_status vk_prep_conv2d(vk_prep *c) {

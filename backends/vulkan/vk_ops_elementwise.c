@@ -19,6 +19,23 @@ static int find_name(const char *const *names, int n, const char *op) {
     return -1;
 }
 
+static berth_status emit_binary4(vk_prep *c, uint32_t code, uint64_t n, int64_t stride_a, int64_t stride_b) {
+    vk_dispatch *d = vk_emit(c, "binary4");
+    if (!d) return BERTH_ERR_NOMEM;
+    uint32_t a = c->node->inputs[0], b = c->node->inputs[1];
+    d->n_bind = 5;
+    d->bind[0] = stride_a ? a : VK_NONE;
+    d->bind[1] = stride_b ? b : VK_NONE;
+    d->bind[2] = stride_a ? VK_NONE : a;
+    d->bind[3] = stride_b ? VK_NONE : b;
+    d->bind[4] = c->node->outputs[0];
+    d->pc[0] = (uint32_t)(n / 4);
+    d->pc[1] = code;
+    d->pc[2] = (stride_a ? 0u : 1u) | (stride_b ? 0u : 2u);
+    d->groups[0] = vk_groups(n / 4, 64);
+    return BERTH_OK;
+}
+
 static berth_status emit_bcast(vk_prep *c, const char *shader, uint32_t code, uint64_t n) {
     const vk_opnd *in[2] = {vk_in(c, 0), vk_in(c, 1)};
     vk_bcast b;
@@ -26,6 +43,13 @@ static berth_status emit_bcast(vk_prep *c, const char *shader, uint32_t code, ui
     if (st) return st;
     if (n > UINT32_MAX) return vk_unsupported(c, "%llu elements exceed 32-bit indexing", (unsigned long long)n);
     if (n == 0) return BERTH_OK;
+    if (strcmp(shader, "binary") == 0 && n % 4 == 0 && b.rank <= 1) {
+        /* Each input either shaped like the output (stride 1) or a single
+         * value (stride 0): the vec4 shader with no index arithmetic. */
+        int fast = 1;
+        for (int k = 0; k < 2; k++) fast &= b.rank == 0 || b.strides[k][0] <= 1;
+        if (fast) return emit_binary4(c, code, n, b.rank == 1 ? b.strides[0][0] : 1, b.rank == 1 ? b.strides[1][0] : 1);
+    }
     vk_dispatch *d = vk_emit(c, shader);
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 3;
@@ -108,16 +132,18 @@ berth_status vk_prep_unary(vk_prep *c) {
     if (st) return st;
     if (y->numel > UINT32_MAX) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", y->numel);
     if (y->numel == 0) return BERTH_OK;
-    vk_dispatch *d = vk_emit(c, "unary");
+    /* Four elements per invocation where the count allows. */
+    int four = y->numel % 4 == 0;
+    vk_dispatch *d = vk_emit(c, four ? "unary4" : "unary");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
     d->bind[0] = c->node->inputs[0];
     d->bind[1] = c->node->outputs[0];
-    d->pc[0] = (uint32_t)y->numel;
+    d->pc[0] = (uint32_t)(four ? y->numel / 4 : y->numel);
     d->pc[1] = (uint32_t)op;
     d->pc[2] = vk_f2u((float)alpha);
     d->pc[3] = vk_f2u((float)beta);
-    d->groups[0] = vk_groups(y->numel, 256);
+    d->groups[0] = four ? vk_groups(y->numel / 4, 64) : vk_groups(y->numel, 256);
     return BERTH_OK;
 }
 

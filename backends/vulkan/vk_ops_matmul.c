@@ -1,29 +1,38 @@
-/* Matrix products on the tiled matmul shader: matmul (batched, broadcast
- * batch dims, WebNN's 1-D rules), gemm (transposes as strides, C
- * broadcast) and the engine's fused berth.matmulEpilogue (bias, activation,
- * residual applied in the same pass). */
+/* Matrix products on the register-tiled matmul shaders: matmul (batched,
+ * broadcast batch dims, WebNN's 1-D rules), gemm (transposes as strides, C
+ * broadcast), the engine's fused berth.matmulEpilogue (bias, activation,
+ * residual applied in the same pass), and 1x1 convolutions for
+ * vk_ops_conv.c. The variant that reads vec4s is picked where the strides
+ * allow it. */
 #include <string.h>
 
 #include "vk_internal.h"
 
-#define MM_TILE 32
+/* Each invocation of the matmul shader owns an 8 x 8 block of the output;
+ * a workgroup is 8 invocations side by side along the columns. */
+#define MM_TILE 8
 
-typedef struct mm_shape {
-    int64_t m, n, k;
-    uint64_t batch;
-    uint32_t brank;
-    int64_t bdims[4], astr[4], bstr[4];
-} mm_shape;
+typedef vk_gemm mm_shape;
 
-static vk_dispatch *emit_mm(vk_prep *c, const mm_shape *s, uint32_t a, uint32_t b, uint32_t sam, uint32_t sak,
-                            uint32_t sbk, uint32_t sbn) {
-    vk_dispatch *d = vk_emit(c, "matmul");
+/* The vec4 variants need every offset they step by to be a multiple of 4
+ * floats (binding offsets themselves are aligned by the planner). */
+static int all_mult4(const int64_t *v, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        if (v[i] % 4) return 0;
+    return 1;
+}
+
+vk_dispatch *vk_emit_gemm(vk_prep *c, const vk_gemm *s) {
+    int va = s->sak == 1 && s->sam % 4 == 0 && s->k % 4 == 0 && all_mult4(s->astr, s->brank);
+    int vb = va && s->sbn == 1 && s->sbk % 4 == 0 && s->n % 4 == 0 && all_mult4(s->bstr, s->brank);
+    vk_dispatch *d = vk_emit(c, vb ? "matmul_ab4" : va ? "matmul_a4" : "matmul");
     if (!d) return NULL;
     d->n_bind = 6;
-    d->bind[0] = a;
-    d->bind[1] = b;
-    d->bind[2] = d->bind[3] = d->bind[4] = VK_NONE;
-    d->bind[5] = c->node->outputs[0];
+    d->bind[0] = s->a;
+    d->bind[1] = s->b;
+    d->bind[2] = d->bind[4] = VK_NONE;
+    d->bind[3] = s->bias;
+    d->bind[5] = s->y;
     d->pc[0] = (uint32_t)s->m;
     d->pc[1] = (uint32_t)s->n;
     d->pc[2] = (uint32_t)s->k;
@@ -34,24 +43,32 @@ static vk_dispatch *emit_mm(vk_prep *c, const mm_shape *s, uint32_t a, uint32_t 
         d->pc[9 + i] = (uint32_t)s->astr[i];
         d->pc[13 + i] = (uint32_t)s->bstr[i];
     }
-    d->pc[17] = sam;
-    d->pc[18] = sak;
-    d->pc[19] = sbk;
-    d->pc[20] = sbn;
+    d->pc[17] = s->sam;
+    d->pc[18] = s->sak;
+    d->pc[19] = s->sbk;
+    d->pc[20] = s->sbn;
+    d->pc[21] = s->bias == VK_NONE ? 0u : s->bias_rows ? 2u | 8u : 2u;
     d->pc[22] = vk_f2u(1.0f);
-    d->groups[0] = vk_groups((uint64_t)s->n, MM_TILE);
+    d->groups[0] = vk_groups(((uint64_t)s->n + MM_TILE - 1) / MM_TILE, 8);
     d->groups[1] = vk_groups((uint64_t)s->m, MM_TILE);
     d->groups[2] = vk_groups(s->batch, 1);
     return d;
 }
 
+static vk_dispatch *emit_mm(vk_prep *c, mm_shape *s, uint32_t a, uint32_t b, uint32_t sam, uint32_t sak,
+                            uint32_t sbk, uint32_t sbn) {
+    s->a = a, s->b = b, s->y = c->node->outputs[0], s->bias = VK_NONE;
+    s->sam = sam, s->sak = sak, s->sbk = sbk, s->sbn = sbn;
+    return vk_emit_gemm(c, s);
+}
+
 vk_dispatch *vk_emit_matmul(vk_prep *c, uint32_t a, uint32_t b, uint32_t y, const uint32_t mnk_batch[4],
                             const uint32_t batch_strides[2], const uint32_t strides[4]) {
-    mm_shape s = {.m = mnk_batch[0], .n = mnk_batch[1], .k = mnk_batch[2], .batch = mnk_batch[3], .brank = 1,
-                  .bdims = {mnk_batch[3]}, .astr = {batch_strides[0]}, .bstr = {batch_strides[1]}};
-    vk_dispatch *d = emit_mm(c, &s, a, b, strides[0], strides[1], strides[2], strides[3]);
-    if (d) d->bind[5] = y;
-    return d;
+    vk_gemm s = {.a = a, .b = b, .y = y, .bias = VK_NONE, .m = mnk_batch[0], .n = mnk_batch[1],
+                 .k = mnk_batch[2], .batch = mnk_batch[3], .brank = 1, .bdims = {mnk_batch[3]},
+                 .astr = {batch_strides[0]}, .bstr = {batch_strides[1]}, .sam = strides[0], .sak = strides[1],
+                 .sbk = strides[2], .sbn = strides[3]};
+    return vk_emit_gemm(c, &s);
 }
 
 static int fits_u32(const vk_opnd *o) { return o->numel <= UINT32_MAX; }
@@ -217,13 +234,9 @@ berth_status vk_prep_gemm(vk_prep *c) {
     if (!fits_u32(a) || !fits_u32(b) || !fits_u32(vk_out(c, 0)))
         return vk_unsupported(c, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
     if (vk_out(c, 0)->numel == 0) return BERTH_OK;
-    vk_dispatch *d = emit_mm(c, &s, c->node->inputs[0], c->node->inputs[1], ta ? (uint32_t)s.m : (uint32_t)s.k,
-                             ta ? (uint32_t)1 : 1, 0, 0);
+    vk_dispatch *d = emit_mm(c, &s, c->node->inputs[0], c->node->inputs[1], ta ? 1u : (uint32_t)s.k,
+                             ta ? (uint32_t)s.m : 1u, tb ? 1u : (uint32_t)s.n, tb ? (uint32_t)s.k : 1u);
     if (!d) return BERTH_ERR_NOMEM;
-    d->pc[17] = ta ? 1u : (uint32_t)s.k;
-    d->pc[18] = ta ? (uint32_t)s.m : 1u;
-    d->pc[19] = tb ? 1u : (uint32_t)s.n;
-    d->pc[20] = tb ? (uint32_t)s.k : 1u;
     d->pc[22] = vk_f2u((float)alpha);
     if (cop != VK_NONE && beta != 0.0) {
         d->bind[2] = cop;

@@ -1,6 +1,7 @@
 /* Convolutions, pooling and resampling on the vulkan backend: conv2d with
  * padding, strides, dilations, groups and bias in NCHW/OIHW and in
- * NHWC/HWIO, depthwise, convTranspose2d, the three pools and resample2d,
+ * NHWC/HWIO on each of its kernels (depthwise, direct tiled, 1x1 as a
+ * matrix product), convTranspose2d, the three pools and resample2d,
  * each against reference loops here and the cpu backend where built. */
 #include "vk_harness.h"
 
@@ -96,6 +97,32 @@ static void test_conv2d(void) {
     check_conv(&(cshape){1, 6, 8, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6}, 0, 1); /* depthwise */
     check_conv(&(cshape){2, 5, 7, 6, 33, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1}, 0, 1); /* pointwise, M over a tile */
     check_conv(&(cshape){1, 3, 9, 11, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1}, 1, 1); /* nhwc, hwio */
+}
+
+/* The depthwise shader: one input channel per group, with strides,
+ * dilations, uneven padding, bias, a channel multiplier and both layouts. */
+static void test_depthwise(void) {
+    check_conv(&(cshape){1, 8, 9, 13, 8, 3, 3, 2, 1, 1, 2, 1, 2, 2, 0, 8}, 0, 1);
+    check_conv(&(cshape){2, 4, 7, 9, 8, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 4}, 0, 0); /* 2 outputs per channel */
+    check_conv(&(cshape){1, 6, 8, 10, 6, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 6}, 1, 1);
+    check_conv(&(cshape){2, 5, 6, 7, 10, 3, 2, 1, 2, 1, 1, 0, 1, 1, 0, 5}, 1, 0);
+    check_conv(&(cshape){1, 3, 20, 70, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3}, 0, 1); /* a plane over many groups */
+}
+
+/* The register-tiled direct shader (8 channels x 8 pixels per invocation)
+ * with channel and pixel tails, groups, strides, dilations and padding,
+ * and 1x1 convs, which run as matrix products: vec4 reads where the
+ * channel and pixel counts are multiples of 4, scalar reads elsewhere. */
+static void test_conv_kernels(void) {
+    check_conv(&(cshape){2, 6, 11, 13, 20, 3, 3, 1, 2, 1, 1, 1, 1, 0, 2, 2}, 0, 1);
+    check_conv(&(cshape){1, 5, 12, 10, 9, 5, 3, 1, 1, 2, 1, 2, 2, 1, 1, 1}, 1, 1);
+    check_conv(&(cshape){1, 8, 17, 19, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1}, 0, 0);
+    check_conv(&(cshape){1, 6, 9, 9, 4, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1}, 0, 1);   /* 1x1 strided: tiled */
+    check_conv(&(cshape){2, 16, 6, 10, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1}, 0, 1); /* vec4 A and B */
+    check_conv(&(cshape){2, 8, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1}, 1, 1);   /* nhwc, vec4 A and B */
+    check_conv(&(cshape){1, 8, 5, 6, 10, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1}, 1, 0);   /* nhwc, vec4 A only */
+    check_conv(&(cshape){1, 12, 3, 7, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1}, 0, 1);   /* 21 pixels: vec4 A only */
+    check_conv(&(cshape){1, 4, 6, 6, 8, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2}, 0, 1);    /* grouped 1x1: tiled */
 }
 
 /* convTranspose2d NCHW/IOHW: each input pixel scatters filter * value. */
@@ -214,6 +241,8 @@ static void test_resample(void) {
 int main(void) {
     h_start();
     test_conv2d();
+    test_depthwise();
+    test_conv_kernels();
     test_conv_transpose();
     test_pools();
     test_resample();
