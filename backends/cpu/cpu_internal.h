@@ -189,6 +189,9 @@ void cpu_matmul_f32(berth_plan *p, int ta, int tb, int64_t m, int64_t n, int64_t
                     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                     int64_t ldc);
 uint64_t cpu_now_ns(void);
+/* x[i] = e^x[i] to about 2 ulp, for inputs that cannot be NaN (softmax
+ * after its max is taken); below e^-87 the result is about 1.6e-38, not 0. */
+void cpu_vexp(float *x, size_t n);
 /* dst = src (4-D, dims sdims) with dst dim d taken from src dim perm[d]. */
 void cpu_permute4(const float *src, const int64_t *sdims, const int *perm, float *dst);
 

@@ -2,8 +2,9 @@
  * index, with q [..., Sq, D], k [..., Sk, D], v [..., Sk, Dv] (usually
  * [batch, heads, seq, dim]) and an optional additive mask broadcast to
  * [..., Sq, Sk]. Each leading index is one pool task with its own score
- * block in arena scratch, so tasks never share. */
-#include <cblas.h>
+ * block and packed panels in arena scratch, so tasks never share; both
+ * products run on berth's packed kernel (gemm.c), the scale folded into
+ * the packing of k^T and the softmax's exp vectorized (cpu_vmath.c). */
 #include <math.h>
 #include <string.h>
 
@@ -16,10 +17,41 @@ typedef struct attn_params {
     float scale;
     uint32_t mask;
     int64_t mstride[BERTH_MAX_RANK]; /* mask strides over [..., Sq, Sk], 0 where it broadcasts */
+    const cpu_gemm_isa *isa;
+    size_t kpack, vpack; /* floats of each task's packed k^T and v */
     const float *q, *k, *v, *m;
-    float *y, *scores;
+    float *y, *scores, *packs;
 } attn_params;
 
+/* Scores row i += mask, then softmax over it. */
+static void softmax_row(const attn_params *A, size_t t, int64_t i, float *row) {
+    if (A->m) {
+        int64_t off = i * A->mstride[A->n_lead];
+        size_t rest = t;
+        for (int d = (int)A->n_lead - 1; d >= 0; d--) {
+            off += (int64_t)(rest % (size_t)A->lead[d]) * A->mstride[d];
+            rest /= (size_t)A->lead[d];
+        }
+        const float *mr = A->m + off;
+        int64_t ms = A->mstride[A->n_lead + 1];
+        for (int64_t j = 0; j < A->sk; j++) row[j] += mr[j * ms];
+    }
+    float mx = -INFINITY;
+    for (int64_t j = 0; j < A->sk; j++) mx = fmaxf(mx, row[j]);
+    if (isinf(mx) && mx < 0) { /* every key masked out: the row is all zeros */
+        memset(row, 0, sizeof(float) * (size_t)A->sk);
+        return;
+    }
+    for (int64_t j = 0; j < A->sk; j++) row[j] -= mx;
+    cpu_vexp(row, (size_t)A->sk);
+    float sum = 0.0f;
+    for (int64_t j = 0; j < A->sk; j++) sum += row[j];
+    float inv = sum > 0 ? 1.0f / sum : 0.0f;
+    for (int64_t j = 0; j < A->sk; j++) row[j] *= inv;
+}
+
+/* One leading index: both products on berth's kernel, with k^T (scaled)
+ * and v packed into this task's own slice of the node scratch. */
 static void attn_task(void *ctx, size_t t0, size_t t1) {
     const attn_params *A = ctx;
     for (size_t t = t0; t < t1; t++) {
@@ -28,41 +60,17 @@ static void attn_task(void *ctx, size_t t0, size_t t1) {
         const float *v = A->v + (size_t)t * (size_t)(A->sk * A->dv);
         float *s = A->scores + (size_t)t * (size_t)(A->sq * A->sk);
         float *y = A->y + (size_t)t * (size_t)(A->sq * A->dv);
+        float *kp = A->packs + t * (A->kpack + A->vpack), *vp = kp + A->kpack;
         if (A->sq == 0) continue;
-        if (A->sk == 0 || A->d == 0) {
-            for (int64_t i = 0; i < A->sq * A->sk; i++) s[i] = 0.0f;
-        } else {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)A->sq, (blasint)A->sk, (blasint)A->d, A->scale,
-                        q, (blasint)A->d, k, (blasint)A->d, 0.0f, s, (blasint)A->sk);
-        }
-        for (int64_t i = 0; i < A->sq; i++) {
-            float *row = s + i * A->sk;
-            if (A->m) {
-                int64_t off = i * A->mstride[A->n_lead];
-                size_t rest = t;
-                for (int d = (int)A->n_lead - 1; d >= 0; d--) {
-                    off += (int64_t)(rest % (size_t)A->lead[d]) * A->mstride[d];
-                    rest /= (size_t)A->lead[d];
-                }
-                const float *mr = A->m + off;
-                for (int64_t j = 0; j < A->sk; j++) row[j] += mr[j * A->mstride[A->n_lead + 1]];
-            }
-            float mx = -INFINITY;
-            for (int64_t j = 0; j < A->sk; j++) mx = fmaxf(mx, row[j]);
-            double sum = 0;
-            for (int64_t j = 0; j < A->sk; j++) {
-                row[j] = isinf(mx) && mx < 0 ? 0.0f : expf(row[j] - mx);
-                sum += row[j];
-            }
-            float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
-            for (int64_t j = 0; j < A->sk; j++) row[j] *= inv;
-        }
         if (A->sk == 0 || A->dv == 0) {
-            for (int64_t i = 0; i < A->sq * A->dv; i++) y[i] = 0.0f;
+            memset(y, 0, sizeof(float) * (size_t)(A->sq * A->dv));
             continue;
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)A->sq, (blasint)A->dv, (blasint)A->sk, 1.0f, s,
-                    (blasint)A->sk, v, (blasint)A->dv, 0.0f, y, (blasint)A->dv);
+        cpu_gemm_pack_b(A->isa, k, (size_t)A->d, 1, (size_t)A->d, (size_t)A->sk, A->scale, kp);
+        cpu_gemm(NULL, A->isa, (size_t)A->sq, (size_t)A->sk, (size_t)A->d, q, (size_t)A->d, kp, s, (size_t)A->sk, NULL);
+        for (int64_t i = 0; i < A->sq; i++) softmax_row(A, t, i, s + i * A->sk);
+        cpu_gemm_pack_b(A->isa, v, (size_t)A->dv, 0, (size_t)A->sk, (size_t)A->dv, 1.0f, vp);
+        cpu_gemm(NULL, A->isa, (size_t)A->sq, (size_t)A->dv, (size_t)A->sk, s, (size_t)A->sk, vp, y, (size_t)A->dv, NULL);
     }
 }
 
@@ -74,6 +82,7 @@ static void attn_exec(const cpu_node *n, berth_plan *p) {
     A->m = A->mask != CPU_NONE ? cpu_ptr(p, A->mask) : NULL;
     A->y = cpu_ptr(p, n->out[0]);
     A->scores = (float *)cpu_scratch(p, n);
+    A->packs = A->scores + (((size_t)(A->batch * A->sq * A->sk) + 15) & ~(size_t)15);
     cpu_pool_for(p->dev->pool, (size_t)A->batch, 1, attn_task, A);
 }
 
@@ -128,7 +137,14 @@ berth_status cpu_prep_attention(cpu_prep *c) {
             s *= ext;
         }
     }
-    c->cn->scratch_bytes = sizeof(float) * (size_t)(A->batch * A->sq * A->sk);
+    A->isa = c->plan->dev->gemm;
+    A->kpack = cpu_gemm_packed_floats(A->isa, (size_t)A->d, (size_t)A->sk);
+    A->vpack = cpu_gemm_packed_floats(A->isa, (size_t)A->sk, (size_t)A->dv);
+    /* [scores of every task | each task's packed k^T and v]; the score
+     * block's size keeps the packs 64-byte aligned only when rounded */
+    size_t scores = (size_t)(A->batch * A->sq * A->sk);
+    scores = (scores + 15) & ~(size_t)15;
+    c->cn->scratch_bytes = sizeof(float) * (scores + (size_t)A->batch * (A->kpack + A->vpack));
     c->cn->exec = attn_exec;
     return BERTH_OK;
 }

@@ -1,9 +1,13 @@
 /* conv2d and convTranspose2d. The kernels work in NCHW with OIHW (conv)
  * or IOHW (transposed) filters; NHWC inputs and other filter layouts are
- * permuted into node scratch first (and the output back). conv2d picks one of three kernels at plan time: a direct loop
- * for depthwise, sgemm straight on the input for 1x1 stride-1 unpadded,
- * and im2col into arena scratch plus sgemm otherwise. The transposed
- * convolution is sgemm into columns, then a scatter-add (col2im). */
+ * permuted into node scratch first (and the output back). conv2d picks
+ * one of three kernels at plan time: a direct loop for depthwise, a
+ * product straight on the input for 1x1 stride-1 unpadded, and im2col
+ * into arena scratch plus a product otherwise. The products run on
+ * berth's packed kernel: the filter is the left-hand side as stored, the
+ * input (or its columns) is packed into panels per run, and the bias is
+ * fused per output channel. The transposed convolution is sgemm into
+ * columns, then a scatter-add (col2im). */
 #include <string.h>
 
 #include "cpu_internal.h"
@@ -20,9 +24,13 @@ typedef struct conv_params {
     int fmoved;       /* the filter is stored in another layout */
     int64_t fdims[4]; /* stored filter dims */
     size_t off_x, off_f, off_y; /* scratch offsets of the relaid copies */
+    /* K_GEMM and K_POINTWISE on berth's kernel: the columns (or the input
+     * itself) packed into panels at this scratch offset; NULL isa: OpenBLAS */
+    const cpu_gemm_isa *isa;
+    size_t off_pack;
     /* run-time context for pool tasks */
-    const float *x, *f;
-    float *y, *col;
+    const float *x, *f, *src;
+    float *y, *col, *pack;
 } conv_params;
 
 /* Reads padding/strides/dilations/groups and the bias operand. */
@@ -171,28 +179,49 @@ static void im2col_task(void *ctx, size_t r0, size_t r1) {
     }
 }
 
-/* One (batch, channel) plane of a depthwise convolution. */
+/* One (batch, channel) plane of a depthwise convolution: each filter tap
+ * adds a scaled run of one input row to one output row, over the output
+ * columns whose input column lies inside the image, so the inner loop
+ * has no bounds checks (and is contiguous at stride 1). */
 static void depthwise_task(void *ctx, size_t t0, size_t t1) {
     const conv_params *cp = ctx;
+    int64_t sx = cp->stride[1];
     for (size_t t = t0; t < t1; t++) {
         int64_t ch = (int64_t)t % cp->c;
         const float *xp = cp->x + t * (size_t)(cp->h * cp->w);
         const float *fp = cp->f + ch * cp->kh * cp->kw;
         float *yp = cp->y + t * (size_t)(cp->oh * cp->ow);
-        for (int64_t oy = 0; oy < cp->oh; oy++)
-            for (int64_t ox = 0; ox < cp->ow; ox++) {
-                float s = 0.0f;
-                for (int64_t ki = 0; ki < cp->kh; ki++) {
-                    int64_t iy = oy * cp->stride[0] - cp->pad[0] + ki * cp->dil[0];
-                    if (iy < 0 || iy >= cp->h) continue;
-                    for (int64_t kj = 0; kj < cp->kw; kj++) {
-                        int64_t ix = ox * cp->stride[1] - cp->pad[2] + kj * cp->dil[1];
-                        if (ix >= 0 && ix < cp->w) s += xp[iy * cp->w + ix] * fp[ki * cp->kw + kj];
+        for (int64_t oy = 0; oy < cp->oh; oy++) {
+            float *restrict yr = yp + oy * cp->ow;
+            memset(yr, 0, sizeof(float) * (size_t)cp->ow);
+            for (int64_t ki = 0; ki < cp->kh; ki++) {
+                int64_t iy = oy * cp->stride[0] - cp->pad[0] + ki * cp->dil[0];
+                if (iy < 0 || iy >= cp->h) continue;
+                const float *xr = xp + iy * cp->w;
+                for (int64_t kj = 0; kj < cp->kw; kj++) {
+                    int64_t off = kj * cp->dil[1] - cp->pad[2]; /* ix = ox * sx + off */
+                    int64_t lo = off >= 0 ? 0 : (-off + sx - 1) / sx;
+                    int64_t hi = cp->w - off <= 0 ? 0 : (cp->w - off + sx - 1) / sx;
+                    if (hi > cp->ow) hi = cp->ow;
+                    float wv = fp[ki * cp->kw + kj];
+                    if (sx == 1) {
+                        const float *restrict xs = xr + off;
+                        for (int64_t ox = lo; ox < hi; ox++) yr[ox] += wv * xs[ox];
+                    } else {
+                        for (int64_t ox = lo; ox < hi; ox++) yr[ox] += wv * xr[ox * sx + off];
                     }
                 }
-                yp[oy * cp->ow + ox] = s;
             }
+        }
     }
+}
+
+/* Panels [p0, p1) of the right-hand side src (kk x plane). */
+static void pack_task(void *ctx, size_t p0, size_t p1) {
+    const conv_params *cp = ctx;
+    size_t nr = (size_t)cp->isa->nr, plane = (size_t)(cp->oh * cp->ow), kk = (size_t)(cp->cg * cp->kh * cp->kw);
+    size_t j0 = p0 * nr, j1 = p1 * nr < plane ? p1 * nr : plane;
+    cpu_gemm_pack_b(cp->isa, cp->src + j0, plane, 0, kk, j1 - j0, 1.0f, cp->pack + j0 * kk);
 }
 
 static void conv_exec(const cpu_node *nd, berth_plan *p) {
@@ -220,10 +249,21 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
                 cpu_pool_for(p->dev->pool, (size_t)kk, 1, im2col_task, cp);
                 b = cp->col;
             }
+            if (cp->isa) {
+                size_t panels = ((size_t)plane_out + (size_t)cp->isa->nr - 1) / (size_t)cp->isa->nr;
+                cp->src = b;
+                cp->pack = (float *)(cpu_scratch(p, nd) + cp->off_pack);
+                cpu_pool_for(p->dev->pool, panels, 4, pack_task, cp);
+                cpu_gemm_epi epi = {.bias = cp->bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->bias) + g * cp->og : NULL,
+                                    .bias_rows = 1};
+                cpu_gemm(p->dev->pool, cp->isa, (size_t)cp->og, (size_t)plane_out, (size_t)kk, f + g * cp->og * kk,
+                         (size_t)kk, cp->pack, y + (n * cp->o + g * cp->og) * plane_out, (size_t)plane_out, &epi);
+                continue;
+            }
             cpu_matmul_f32(p, 0, 0, cp->og, plane_out, kk, 1.0f, f + g * cp->og * kk, kk, b, plane_out, 0.0f,
                            y + (n * cp->o + g * cp->og) * plane_out, plane_out);
         }
-    add_bias(cp, p, y);
+    if (!cp->isa) add_bias(cp, p, y);
     relayout_out(cp, p, nd, y);
 }
 
@@ -278,7 +318,15 @@ berth_status cpu_prep_conv2d(cpu_prep *c) {
         cp->kernel = K_POINTWISE;
     else {
         cp->kernel = K_GEMM;
-        kernel_bytes = sizeof(float) * (size_t)(cp->cg * cp->kh * cp->kw * cp->oh * cp->ow);
+        kernel_bytes = align64(sizeof(float) * (size_t)(cp->cg * cp->kh * cp->kw * cp->oh * cp->ow));
+    }
+    /* A filter of fewer than four rows per group would fill a tile mostly
+     * with padding: OpenBLAS does those. */
+    if (cp->kernel != K_DEPTHWISE && cp->og >= 4) {
+        cp->isa = c->plan->dev->gemm;
+        cp->off_pack = kernel_bytes;
+        kernel_bytes += sizeof(float) * cpu_gemm_packed_floats(cp->isa, (size_t)(cp->cg * cp->kh * cp->kw),
+                                                               (size_t)(cp->oh * cp->ow));
     }
     conv_scratch(c, cp, kernel_bytes);
     c->cn->exec = conv_exec;

@@ -7,7 +7,7 @@
 #include "cpu_harness.h"
 
 static const char *isa_name;
-static char thr_buf[8];
+static char thr_buf[16];
 
 /* Opens the device with the isa and thread count; 0 if the cpu lacks it. */
 static int open_with(const char *isa, int threads) {
@@ -153,6 +153,126 @@ static void test_shared_packing(void) {
     free(wt), free(x);
 }
 
+/* berth.attention on sizes off every tile, with a broadcast mask that
+ * blanks a whole row in one head, against a double reference. */
+static void test_attention(void) {
+    enum { B = 2, H = 3, SQ = 13, SK = 37, D = 17, DV = 19 };
+    float *q = h_randf(B * H * SQ * D), *k = h_randf(B * H * SK * D), *v = h_randf(B * H * SK * DV);
+    float *mask = h_randf(B * SQ * SK), *y = calloc(B * H * SQ * DV, sizeof *y);
+    for (int i = 0; i < SK; i++) mask[(1 * SQ + 4) * SK + i] = -INFINITY; /* batch 1, row 4: all keys masked */
+    double *ref = h_zeros(B * H * SQ * DV), sc[SK], scale = 0.3;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < SQ; i++) {
+                const float *qr = q + ((b * H + h) * SQ + i) * D;
+                double mx = -INFINITY, sum = 0;
+                for (int j = 0; j < SK; j++) {
+                    const float *kr = k + ((b * H + h) * SK + j) * D;
+                    double s = 0;
+                    for (int p = 0; p < D; p++) s += (double)qr[p] * kr[p];
+                    sc[j] = s * scale + mask[(b * SQ + i) * SK + j];
+                    mx = fmax(mx, sc[j]);
+                }
+                for (int j = 0; j < SK; j++) sum += sc[j] = isinf(mx) ? 0.0 : exp(sc[j] - mx);
+                for (int c = 0; c < DV; c++) {
+                    double o = 0;
+                    for (int j = 0; j < SK; j++) o += sc[j] / (sum > 0 ? sum : 1) * v[((b * H + h) * SK + j) * DV + c];
+                    ref[((b * H + h) * SQ + i) * DV + c] = o;
+                }
+            }
+    tgraph g = {0};
+    uint32_t qi = tg_input(&g, "q", BERTH_DTYPE_F32, 4, DIMS(B, H, SQ, D));
+    uint32_t ki = tg_input(&g, "k", BERTH_DTYPE_F32, 4, DIMS(B, H, SK, D));
+    uint32_t vi = tg_input(&g, "v", BERTH_DTYPE_F32, 4, DIMS(B, H, SK, DV));
+    uint32_t mi = tg_input(&g, "m", BERTH_DTYPE_F32, 4, DIMS(B, 1, SQ, SK));
+    uint32_t yi = tg_value(&g, "y", BERTH_DTYPE_F32, 4, DIMS(B, H, SQ, DV));
+    tg_node(&g, "berth.attention", 3, IDX(qi, ki, vi), 1, IDX(yi), 2,
+            (berth_attr[]){A_FLOAT("scale", scale), A_OPND("mask", mi)});
+    tg_output(&g, yi);
+    char what[64];
+    snprintf(what, sizeof what, "%s attention", isa_name);
+    if (h_ok(&g, (void *[]){q, k, v, mask}, (void *[]){y})) h_close(what, y, ref, B * H * SQ * DV);
+    free(q), free(k), free(v), free(mask), free(y), free(ref);
+}
+
+/* layerNormalization over the trailing dims (the contiguous-row path) at
+ * a length off the sixteen summing lanes, with scale and bias. */
+static void test_layer_norm_rows(void) {
+    enum { R = 5, N = 389 };
+    float *x = h_randf(R * N), *sc = h_randf(N), *bs = h_randf(N), *y = calloc(R * N, sizeof *y);
+    double *ref = h_zeros(R * N);
+    for (int r = 0; r < R; r++) x[r * N + 7] += 3.0f * (float)r; /* a shifted mean per row */
+    for (int r = 0; r < R; r++) {
+        double m = 0, var = 0;
+        for (int i = 0; i < N; i++) m += x[r * N + i];
+        m /= N;
+        for (int i = 0; i < N; i++) var += (x[r * N + i] - m) * (x[r * N + i] - m);
+        var /= N;
+        for (int i = 0; i < N; i++) ref[r * N + i] = (x[r * N + i] - m) / sqrt(var + 1e-5) * sc[i] + bs[i];
+    }
+    tgraph g = {0};
+    uint32_t xi = tg_input(&g, "x", BERTH_DTYPE_F32, 2, DIMS(R, N));
+    uint32_t si = tg_const(&g, "s", BERTH_DTYPE_F32, 1, DIMS(N), sc, sizeof(float) * N);
+    uint32_t bi = tg_const(&g, "b", BERTH_DTYPE_F32, 1, DIMS(N), bs, sizeof(float) * N);
+    uint32_t yi = tg_value(&g, "y", BERTH_DTYPE_F32, 2, DIMS(R, N));
+    tg_node(&g, "layerNormalization", 1, IDX(xi), 1, IDX(yi), 3,
+            (berth_attr[]){A_INTS("axes", 1, 1), A_OPND("scale", si), A_OPND("bias", bi)});
+    tg_output(&g, yi);
+    if (h_ok(&g, (void *[]){x}, (void *[]){y})) h_close("layerNorm rows", y, ref, R * N);
+    free(x), free(sc), free(bs), free(y), free(ref);
+}
+
+/* conv2d (NCHW, OIHW) with bias against a direct reference: the im2col
+ * product (groups, stride, padding, dilation), the 1x1 product and the
+ * depthwise loop (stride 2, uneven padding). */
+static void check_conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t kh, int64_t kw, int64_t groups,
+                       int64_t s, int64_t dil, const int64_t *pad) {
+    int64_t cg = c / groups, og = o / groups;
+    int64_t oh = (h + pad[0] + pad[1] - dil * (kh - 1) - 1) / s + 1, ow = (w + pad[2] + pad[3] - dil * (kw - 1) - 1) / s + 1;
+    size_t nx = (size_t)(n * c * h * w), nf = (size_t)(o * cg * kh * kw), ny = (size_t)(n * o * oh * ow);
+    float *x = h_randf(nx), *f = h_randf(nf), *b = h_randf((size_t)o), *y = calloc(ny, sizeof *y);
+    double *ref = h_zeros(ny);
+    for (int64_t in = 0; in < n; in++)
+        for (int64_t oc = 0; oc < o; oc++)
+            for (int64_t oy = 0; oy < oh; oy++)
+                for (int64_t ox = 0; ox < ow; ox++) {
+                    double acc = b[oc];
+                    int64_t g = oc / og;
+                    for (int64_t ic = 0; ic < cg; ic++)
+                        for (int64_t ki = 0; ki < kh; ki++)
+                            for (int64_t kj = 0; kj < kw; kj++) {
+                                int64_t iy = oy * s - pad[0] + ki * dil, ix = ox * s - pad[2] + kj * dil;
+                                if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                                acc += (double)x[((in * c + g * cg + ic) * h + iy) * w + ix] *
+                                       f[((oc * cg + ic) * kh + ki) * kw + kj];
+                            }
+                    ref[((in * o + oc) * oh + oy) * ow + ox] = acc;
+                }
+    tgraph g = {0};
+    uint32_t xi = tg_input(&g, "x", BERTH_DTYPE_F32, 4, DIMS(n, c, h, w));
+    uint32_t fi = tg_const(&g, "f", BERTH_DTYPE_F32, 4, DIMS(o, cg, kh, kw), f, sizeof(float) * nf);
+    uint32_t bi = tg_const(&g, "b", BERTH_DTYPE_F32, 1, DIMS(o), b, sizeof(float) * (size_t)o);
+    uint32_t yi = tg_value(&g, "y", BERTH_DTYPE_F32, 4, DIMS(n, o, oh, ow));
+    tg_node(&g, "conv2d", 2, IDX(xi, fi), 1, IDX(yi), 5,
+            (berth_attr[]){A_INTS("padding", 4, pad[0], pad[1], pad[2], pad[3]), A_INTS("strides", 2, s, s),
+                           A_INTS("dilations", 2, dil, dil), A_INT("groups", groups), A_OPND("bias", bi)});
+    tg_output(&g, yi);
+    char what[128];
+    snprintf(what, sizeof what, "%s conv c %lld o %lld k %lldx%lld groups %lld stride %lld", isa_name, (long long)c,
+             (long long)o, (long long)kh, (long long)kw, (long long)groups, (long long)s);
+    if (h_ok(&g, (void *[]){x}, (void *[]){y})) h_close(what, y, ref, ny);
+    free(x), free(f), free(b), free(y), free(ref);
+}
+
+static void test_conv(void) {
+    check_conv(2, 6, 11, 13, 10, 3, 3, 2, 2, 1, DIMS(1, 2, 0, 1));  /* im2col, groups 2, og 5 */
+    check_conv(1, 7, 9, 35, 17, 3, 2, 1, 1, 2, DIMS(2, 1, 1, 0));  /* im2col, dilation 2 */
+    check_conv(2, 13, 5, 7, 33, 1, 1, 1, 1, 1, DIMS(0, 0, 0, 0));  /* 1x1 product */
+    check_conv(1, 5, 9, 10, 5, 3, 3, 5, 2, 1, DIMS(1, 1, 1, 2));   /* depthwise, stride 2 */
+    check_conv(2, 3, 8, 37, 3, 5, 5, 3, 1, 1, DIMS(2, 2, 2, 2));   /* depthwise 5x5 */
+    check_conv(1, 4, 6, 6, 3, 3, 3, 1, 1, 1, DIMS(1, 1, 1, 1));    /* 3 outputs: OpenBLAS */
+}
+
 int main(void) {
     static const char *const isas[] = {"generic", "avx2", "avx512", "auto"};
     int ran = 0;
@@ -163,6 +283,9 @@ int main(void) {
             ran++;
             test_sizes();
             test_epilogues();
+            test_attention();
+            test_layer_norm_rows();
+            test_conv();
             if (threads == 1) test_shared_packing();
             h_shutdown();
         }
