@@ -335,19 +335,23 @@ def write_report(path, info, results, loads, peer_name, runs, warmup, smoke):
              "as the backend reports them.\n")
     L.append("## Loading: process start to first output\n")
     L.append("| model | threads | weights on disk MiB (.safetensors / .onnx) | berth s | berth peak RSS MiB | "
-             "ORT s | ORT peak RSS MiB | berth RSS growth while loading MiB | resident weights + largest tensor MiB |")
-    L.append("|" + "---|" * 9)
+             "ORT s | ORT peak RSS MiB | berth RSS growth while loading MiB | resident weights after open MiB | "
+             "largest tensor MiB | bound: their sum MiB |")
+    L.append("|" + "---|" * 11)
     for name, ld in loads:
         inside = ld["berth"]
         growth = (inside["peak_rss_open_kb"] - inside["rss_base_kb"]) / 1024.0
-        L.append("| %s | %d | %.1f / %.1f | %.3f | %.1f | %.3f | %.1f | %.1f | %.1f |" % (
+        L.append("| %s | %d | %.1f / %.1f | %.3f | %.1f | %.3f | %.1f | %.1f | %.1f | %.1f | %.1f |" % (
             name, ld["threads"], mib(ld["safetensors_bytes"]), mib(ld["onnx_bytes"]), ld["berth_wall"],
             ld["berth_rss_kb"] / 1024.0, ld["ort_wall"], ld["ort_rss_kb"] / 1024.0, growth,
+            mib(inside["weights_bytes"]), mib(ld["largest_bytes"]),
             mib(inside["weights_bytes"] + ld["largest_bytes"])))
     L.append("\nEach is a fresh process timed from start until it exits right after its first output "
              "(first bucket); peak RSS is the process's own VmHWM at that point. The berth RSS growth is its peak while opening "
              "(parse, validate, stream the weights) less its RSS before; the design bound is the weights "
-             "resident on the device plus the largest single tensor. The onnxruntime process includes "
+             "resident on the device plus the largest single tensor. Peak RSS also holds the first run: "
+             "its plan, and whatever the backend adds to the weights when planning (the plans table reads "
+             "weight bytes after all runs, this one right after open). The onnxruntime process includes "
              "Node.js itself.\n")
     with open(path, "w") as f:
         f.write("\n".join(L))
