@@ -13,29 +13,34 @@
                VK_BIT(BERTH_DTYPE_U64))
 #define CASTS (F32 | VK_BIT(BERTH_DTYPE_I32) | VK_BIT(BERTH_DTYPE_U32) | VK_BIT(BERTH_DTYPE_I64) | \
                VK_BIT(BERTH_DTYPE_U8) | VK_BIT(BERTH_DTYPE_I8))
+/* Comparisons read float32, int32, uint32, uint8 and int64. */
+#define COMPARES (F32 | VK_BIT(BERTH_DTYPE_I32) | VK_BIT(BERTH_DTYPE_U32) | VK_BIT(BERTH_DTYPE_U8) | \
+                  VK_BIT(BERTH_DTYPE_I64))
+/* Integer arithmetic: int32 and int64 (not pow or prelu: refused at plan). */
+#define ARITH (F32 | VK_BIT(BERTH_DTYPE_I32) | VK_BIT(BERTH_DTYPE_I64))
 #define VIEWS (WORDS | VK_BIT(BERTH_DTYPE_U8) | VK_BIT(BERTH_DTYPE_I8) | VK_BIT(BERTH_DTYPE_F16))
 
 static const vk_op_info ops[] = {
     {"matmul", vk_prep_matmul, F32},
     {"gemm", vk_prep_gemm, F32},
     {"berth.matmulEpilogue", vk_prep_matmul_epilogue, F32},
-    {"add", vk_prep_binary, F32},
-    {"sub", vk_prep_binary, F32},
-    {"mul", vk_prep_binary, F32},
-    {"div", vk_prep_binary, F32},
-    {"max", vk_prep_binary, F32},
-    {"min", vk_prep_binary, F32},
+    {"add", vk_prep_binary, ARITH},
+    {"sub", vk_prep_binary, ARITH},
+    {"mul", vk_prep_binary, ARITH},
+    {"div", vk_prep_binary, ARITH},
+    {"max", vk_prep_binary, ARITH},
+    {"min", vk_prep_binary, ARITH},
     {"pow", vk_prep_binary, F32},
     {"prelu", vk_prep_binary, F32},
     {"logicalAnd", vk_prep_logical, VK_BIT(BERTH_DTYPE_U8)},
     {"logicalOr", vk_prep_logical, VK_BIT(BERTH_DTYPE_U8)},
     {"logicalXor", vk_prep_logical, VK_BIT(BERTH_DTYPE_U8)},
-    {"equal", vk_prep_compare, F32},
-    {"greater", vk_prep_compare, F32},
-    {"greaterOrEqual", vk_prep_compare, F32},
-    {"lesser", vk_prep_compare, F32},
-    {"lesserOrEqual", vk_prep_compare, F32},
-    {"notEqual", vk_prep_compare, F32},
+    {"equal", vk_prep_compare, COMPARES},
+    {"greater", vk_prep_compare, COMPARES},
+    {"greaterOrEqual", vk_prep_compare, COMPARES},
+    {"lesser", vk_prep_compare, COMPARES},
+    {"lesserOrEqual", vk_prep_compare, COMPARES},
+    {"notEqual", vk_prep_compare, COMPARES},
     {"relu", vk_prep_unary, F32},
     {"sigmoid", vk_prep_unary, F32},
     {"tanh", vk_prep_unary, F32},

@@ -1,5 +1,5 @@
-/* Elementwise ops: broadcasting binary arithmetic and comparisons through
- * one generic shader each (dims and per-input strides in push constants),
+/* Elementwise ops: broadcasting binary arithmetic (float and integer) and
+ * comparisons through generic shaders (dims and per-input strides in push constants),
  * the unary float ops, cast, and views, which emit nothing and share
  * storage. */
 #include <math.h>
@@ -36,7 +36,8 @@ static berth_status emit_binary4(vk_prep *c, uint32_t code, uint64_t n, int64_t 
     return BERTH_OK;
 }
 
-static berth_status emit_bcast(vk_prep *c, const char *shader, uint32_t code, uint64_t n) {
+/* pc[3] carries `kind` (the compare shader's input dtype; 0 elsewhere). */
+static berth_status emit_bcast(vk_prep *c, const char *shader, uint32_t code, uint32_t kind, uint64_t n) {
     const vk_opnd *in[2] = {vk_in(c, 0), vk_in(c, 1)};
     vk_bcast b;
     berth_status st = vk_bcast_init(c, 2, in, vk_out(c, 0), &b);
@@ -59,6 +60,7 @@ static berth_status emit_bcast(vk_prep *c, const char *shader, uint32_t code, ui
     d->pc[0] = (uint32_t)n;
     d->pc[1] = code;
     d->pc[2] = b.rank;
+    d->pc[3] = kind;
     for (uint32_t i = 0; i < b.rank; i++) {
         d->pc[4 + i] = (uint32_t)b.dims[i];
         d->pc[12 + i] = (uint32_t)b.strides[0][i];
@@ -68,15 +70,26 @@ static berth_status emit_bcast(vk_prep *c, const char *shader, uint32_t code, ui
     return BERTH_OK;
 }
 
+/* int32 and int64 add, sub, mul, max, min (and int32 div). */
+static berth_status prep_binary_int(vk_prep *c, int code) {
+    berth_dtype t = vk_in(c, 0)->dtype;
+    if (code > 5 || (code == 3 && t == BERTH_DTYPE_I64))
+        return vk_unsupported(c, "%s on %s is not supported (integers: add, sub, mul, max, min; div on int32)",
+                              c->node->op, vk_dtype_name(t));
+    return emit_bcast(c, "binary_int", (uint32_t)code, t == BERTH_DTYPE_I64 ? 4u : 1u, vk_out(c, 0)->numel);
+}
+
 berth_status vk_prep_binary(vk_prep *c) {
     berth_status st = vk_check_counts(c, 2, 2, 1);
-    if (!st) st = vk_check_same_dtype(c, 2, VK_BIT(BERTH_DTYPE_F32));
+    if (!st)
+        st = vk_check_same_dtype(c, 2, VK_BIT(BERTH_DTYPE_F32) | VK_BIT(BERTH_DTYPE_I32) | VK_BIT(BERTH_DTYPE_I64));
     if (st) return st;
     int code = find_name(bin_names, 8, c->node->op);
     if (code < 0) return vk_fail(c, "not a binary arithmetic op");
+    if (vk_in(c, 0)->dtype != BERTH_DTYPE_F32) return prep_binary_int(c, code);
     if (code == 7 && vk_in(c, 1)->rank > vk_in(c, 0)->rank) /* prelu's slope broadcasts one way only */
         return vk_fail(c, "slope rank %u exceeds the input rank %u", vk_in(c, 1)->rank, vk_in(c, 0)->rank);
-    return emit_bcast(c, "binary", (uint32_t)code, vk_out(c, 0)->numel);
+    return emit_bcast(c, "binary", (uint32_t)code, 0, vk_out(c, 0)->numel);
 }
 
 berth_status vk_prep_compare(vk_prep *c) {
@@ -84,12 +97,16 @@ berth_status vk_prep_compare(vk_prep *c) {
     if (st) return st;
     int i = find_name(cmp_names, 6, c->node->op);
     if (i < 0) return vk_fail(c, "not a comparison");
-    if (vk_in(c, 0)->dtype != BERTH_DTYPE_F32 || vk_in(c, 1)->dtype != BERTH_DTYPE_F32)
-        return vk_unsupported(c, "inputs must be float32, found %s and %s", vk_dtype_name(vk_in(c, 0)->dtype),
-                              vk_dtype_name(vk_in(c, 1)->dtype));
+    /* The shader's input kinds: 0 f32, 1 i32, 2 u32, 3 u8, 4 i64. */
+    berth_dtype t = vk_in(c, 0)->dtype;
+    int kind = t == BERTH_DTYPE_F32 ? 0 : t == BERTH_DTYPE_I32 ? 1 : t == BERTH_DTYPE_U32 ? 2
+             : t == BERTH_DTYPE_U8 ? 3 : t == BERTH_DTYPE_I64 ? 4 : -1;
+    if (kind < 0 || vk_in(c, 1)->dtype != t)
+        return vk_unsupported(c, "inputs must share one of float32, int32, uint32, uint8, int64, found %s and %s",
+                              vk_dtype_name(t), vk_dtype_name(vk_in(c, 1)->dtype));
     if (vk_out(c, 0)->dtype != BERTH_DTYPE_U8)
         return vk_fail(c, "output: expected dtype uint8, found %s", vk_dtype_name(vk_out(c, 0)->dtype));
-    return emit_bcast(c, "compare", cmp_codes[i], vk_out(c, 0)->numel);
+    return emit_bcast(c, "compare", cmp_codes[i], (uint32_t)kind, vk_out(c, 0)->numel);
 }
 
 berth_status vk_prep_logical(vk_prep *c) {
@@ -98,7 +115,7 @@ berth_status vk_prep_logical(vk_prep *c) {
     if (st) return st;
     int code = find_name(logic_names, 3, c->node->op);
     if (code < 0) return vk_fail(c, "not a logical op");
-    return emit_bcast(c, "logical", (uint32_t)code, vk_out(c, 0)->numel);
+    return emit_bcast(c, "logical", (uint32_t)code, 0, vk_out(c, 0)->numel);
 }
 
 static const char *const un_names[] = {

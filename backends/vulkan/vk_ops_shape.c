@@ -302,8 +302,9 @@ berth_status vk_prep_where(vk_prep *c) {
     if (in[1]->dtype != y->dtype || in[2]->dtype != y->dtype)
         return vk_fail(c, "inputs 1 and 2: expected dtype %s, found %s and %s", vk_dtype_name(y->dtype),
                        vk_dtype_name(in[1]->dtype), vk_dtype_name(in[2]->dtype));
-    if (vk_dtype_size(y->dtype) != 4)
-        return vk_unsupported(c, "dtype %s: where runs on 32-bit elements", vk_dtype_name(y->dtype));
+    size_t es = vk_dtype_size(y->dtype);
+    if (es != 4 && es != 8)
+        return vk_unsupported(c, "dtype %s: where runs on 32- and 64-bit elements", vk_dtype_name(y->dtype));
     vk_bcast b;
     st = vk_bcast_init(c, 3, in, y, &b);
     if (st) return st;
@@ -323,6 +324,7 @@ berth_status vk_prep_where(vk_prep *c) {
         d->pc[14 + i] = (uint32_t)b.strides[1][i];
         d->pc[20 + i] = (uint32_t)b.strides[2][i];
     }
+    d->pc[26] = (uint32_t)(es / 4);
     d->groups[0] = vk_groups(y->numel, 256);
     return BERTH_OK;
 }

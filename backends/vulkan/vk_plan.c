@@ -175,11 +175,11 @@ static berth_status prepare_nodes(berth_plan *p, const berth_graph_desc *g, bert
         st = info->prep(&c);
     }
     for (uint32_t i = 0; i < g->n_outputs && !st; i++)
+        /* Constants and weights may be outputs too (the engine folds shape
+         * arithmetic into constants): run() copies them out like values. */
         if (g->outputs[i] >= g->n_operands ||
-            (g->operands[g->outputs[i]].kind == BERTH_OPERAND_VALUE && !made[g->outputs[i]]) ||
-            g->operands[g->outputs[i]].kind == BERTH_OPERAND_WEIGHT ||
-            g->operands[g->outputs[i]].kind == BERTH_OPERAND_CONSTANT) {
-            vk_errf(err, "vulkan: graph output %u is not an input or a value produced by a node", i);
+            (g->operands[g->outputs[i]].kind == BERTH_OPERAND_VALUE && !made[g->outputs[i]])) {
+            vk_errf(err, "vulkan: graph output %u is out of range or a value no node produces", i);
             st = BERTH_ERR_INVALID;
         }
     free(made);

@@ -95,6 +95,27 @@ static void test_first_graph(void) {
     if (cw) h_same_as_cpu("first graph vs cpu", &g, cw, (void *const[]){x}, (void *const[]){got});
     if (cw) cpu.be->free_weights(cw);
 #endif
+    /* Constants and weights as graph outputs, beside a computed one: the
+     * engine folds shape arithmetic into constants a graph may return. */
+    tgraph g5 = {0};
+    const int32_t shape[3] = {7, -2, 40000};
+    uint32_t x5 = tg_input(&g5, "x", BERTH_DTYPE_F32, 2, DIMS(B, 4));
+    uint32_t c5 = tg_const(&g5, "shape", BERTH_DTYPE_I32, 1, DIMS(3), shape, sizeof shape);
+    uint32_t w5 = tg_weight(&g5, "b1", 1, 1, DIMS(8)), r5 = tg_value(&g5, "r", BERTH_DTYPE_F32, 2, DIMS(B, 4));
+    tg_node(&g5, "relu", 1, IDX(x5), 1, IDX(r5), 0, NULL);
+    tg_output(&g5, c5);
+    tg_output(&g5, r5);
+    tg_output(&g5, w5);
+    int32_t got_shape[3] = {0};
+    float got_r[B * 4], got_w[8];
+    st = h_run_on(&vk, &g5, vw, (void *const[]){x}, (void *const[]){got_shape, got_r, got_w}, &err);
+    CHECK(st == BERTH_OK);
+    if (st) fprintf(stderr, "  constant outputs: %s\n", err.msg);
+    CHECK(memcmp(got_shape, shape, sizeof shape) == 0);
+    CHECK(memcmp(got_w, b1, sizeof got_w) == 0);
+    int relu_ok = 1;
+    for (int i = 0; i < B * 4; i++) relu_ok &= got_r[i] == (x[i] > 0 ? x[i] : 0.0f);
+    CHECK(relu_ok);
     vk.be->free_weights(vw);
     free(w1), free(b1), free(w2), free(b2), free(x);
 }

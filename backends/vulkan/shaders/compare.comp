@@ -1,31 +1,68 @@
 #version 450
-// Broadcasting comparisons of float32 into uint8 (0 or 1), four results
-// packed per word so no 8-bit storage feature is needed.
-// pc: 0 n, 1 op, 2 rank, 4..11 dims, 12..19 a strides, 20..27 b strides.
+// Broadcasting comparisons into uint8 (0 or 1), four results packed per
+// word so no 8-bit storage feature is needed. Inputs are read as words:
+// float32, int32, uint32, uint8 (four per word) or int64 (two words,
+// little-endian).
+// pc: 0 n, 1 op, 2 rank, 3 kind (0 f32, 1 i32, 2 u32, 3 u8, 4 i64),
+//     4..11 dims, 12..19 a strides, 20..27 b strides.
 layout(local_size_x = 256) in;
 #include "common.glsl"
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 1) readonly buffer B { float b[]; };
+layout(std430, binding = 0) readonly buffer A { uint a[]; };
+layout(std430, binding = 1) readonly buffer B { uint b[]; };
 layout(std430, binding = 2) writeonly buffer Y { uint y[]; };
 
+// -1, 0 or 1 as x is below, equal to or above z, for the integer kinds.
+int order_int(uint kind, uint ia, uint ib) {
+    if (kind == 1u) {
+        int x = int(a[ia]), z = int(b[ib]);
+        return x < z ? -1 : (x > z ? 1 : 0);
+    }
+    if (kind == 2u) {
+        uint x = a[ia], z = b[ib];
+        return x < z ? -1 : (x > z ? 1 : 0);
+    }
+    if (kind == 3u) {
+        uint x = (a[ia >> 2u] >> ((ia & 3u) * 8u)) & 255u, z = (b[ib >> 2u] >> ((ib & 3u) * 8u)) & 255u;
+        return x < z ? -1 : (x > z ? 1 : 0);
+    }
+    int xh = int(a[2u * ia + 1u]), zh = int(b[2u * ib + 1u]);
+    if (xh != zh) return xh < zh ? -1 : 1;
+    uint xl = a[2u * ia], zl = b[2u * ib];
+    return xl < zl ? -1 : (xl > zl ? 1 : 0);
+}
+
+bool compare_at(uint op, uint kind, uint ia, uint ib) {
+    if (kind == 0u) {
+        // Floats keep IEEE rules: NaN is unequal to everything and unordered.
+        float x = uintBitsToFloat(a[ia]), z = uintBitsToFloat(b[ib]);
+        switch (op) {
+        case 0: return x == z;
+        case 1: return x > z;
+        case 2: return x >= z;
+        case 3: return x < z;
+        case 4: return x <= z;
+        default: return x != z;
+        }
+    }
+    int o = order_int(kind, ia, ib);
+    switch (op) {
+    case 0: return o == 0;
+    case 1: return o > 0;
+    case 2: return o >= 0;
+    case 3: return o < 0;
+    case 4: return o <= 0;
+    default: return o != 0;
+    }
+}
+
 void main() {
-    uint n = pc.u[0], op = pc.u[1], rank = pc.u[2];
+    uint n = pc.u[0], op = pc.u[1], rank = pc.u[2], kind = pc.u[3];
     FOR_EACH(w, (n + 3u) / 4u) {
         uint word = 0u;
         for (uint j = 0u; j < 4u; j++) {
             uint i = w * 4u + j;
             if (i >= n) break;
-            float x = a[strided_offset(i, rank, 4, 12)];
-            float z = b[strided_offset(i, rank, 4, 20)];
-            bool r;
-            switch (op) {
-            case 0: r = x == z; break;
-            case 1: r = x > z; break;
-            case 2: r = x >= z; break;
-            case 3: r = x < z; break;
-            case 4: r = x <= z; break;
-            default: r = x != z; break;
-            }
+            bool r = compare_at(op, kind, strided_offset(i, rank, 4, 12), strided_offset(i, rank, 4, 20));
             word |= (r ? 1u : 0u) << (8u * j);
         }
         y[w] = word;
