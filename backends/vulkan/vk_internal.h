@@ -238,7 +238,7 @@ vk_dispatch *vk_emit_matmul(vk_prep *c, uint32_t a, uint32_t b, uint32_t y, cons
     X(logical_not) X(cast) X(softmax) X(reduce) X(transpose) X(slice) X(expand) X(tile) X(concat)    \
     X(split) X(gather) X(gather_elements) X(triangular) X(arg) X(cumsum) X(pad) X(conv2d)            \
     X(conv_transpose2d) X(pool2d) X(batch_norm) X(layer_norm) X(instance_norm) X(resample2d)         \
-    X(attention)
+    X(attention) X(scatter_elements) X(quantize) X(dequantize)
 #define VK_DECL_PREP(name) berth_status vk_prep_##name(vk_prep *c);
 VK_OPS(VK_DECL_PREP)
 #undef VK_DECL_PREP

@@ -105,6 +105,10 @@ static const vk_op_info ops[] = {
     {"instanceNormalization", vk_prep_instance_norm, F32},
     {"batchNormalization", vk_prep_batch_norm, F32},
     {"berth.attention", vk_prep_attention, F32},
+    {"scatterElements", vk_prep_scatter_elements, WORDS},
+    {"quantizeLinear", vk_prep_quantize, F32},
+    {"dequantizeLinear", vk_prep_dequantize,
+     VK_BIT(BERTH_DTYPE_I8) | VK_BIT(BERTH_DTYPE_U8) | VK_BIT(BERTH_DTYPE_I32) | VK_BIT(BERTH_DTYPE_U32)},
 };
 
 const vk_op_info *vk_find_op(const char *name) {

@@ -1,6 +1,6 @@
 /* Index ops: argMax/argMin and cumulativeSum (one thread walks each line
- * along the axis), triangular, and gatherElements. Elements of 4 or 8
- * bytes move as 32-bit words. */
+ * along the axis), triangular, gatherElements and scatterElements.
+ * Elements of 4 or 8 bytes move as 32-bit words. */
 #include <string.h>
 
 #include "vk_internal.h"
@@ -155,6 +155,71 @@ berth_status vk_prep_gather_elements(vk_prep *c) {
         d->pc[8 + i] = (uint32_t)ix->dims[i];
         d->pc[16 + i] = (uint32_t)s;
         s *= x->dims[i];
+    }
+    d->groups[0] = vk_groups(ix->numel, 256);
+    return BERTH_OK;
+}
+
+/* scatterElements: y = x, then each update written at its index along the
+ * axis (a later duplicate wins, as on the cpu backend; the shader checks
+ * later positions instead of racing). */
+berth_status vk_prep_scatter_elements(vk_prep *c) {
+    uint32_t words;
+    berth_status st = vk_check_counts(c, 3, 3, 1);
+    if (!st) st = word_type(c, &words);
+    if (st) return st;
+    const vk_opnd *x = vk_in(c, 0), *ix = vk_in(c, 1), *up = vk_in(c, 2);
+    if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
+        return vk_fail(c, "indices: expected int32 or int64, found %s", vk_dtype_name(ix->dtype));
+    int64_t a;
+    uint32_t axis;
+    if ((st = vk_attr_int(c, "axis", 0, &a)) || (st = vk_axis(c, a, x->rank, "axis", &axis))) return st;
+    int ok = ix->rank == x->rank && up->rank == ix->rank && up->dtype == x->dtype;
+    for (uint32_t d = 0; ok && d < x->rank; d++) ok = (d == axis || ix->dims[d] == x->dims[d]) && up->dims[d] == ix->dims[d];
+    if (!ok) {
+        char sx[128], si[128], su[128];
+        vk_dims_str(x->dims, x->rank, sx, sizeof sx);
+        vk_dims_str(ix->dims, ix->rank, si, sizeof si);
+        vk_dims_str(up->dims, up->rank, su, sizeof su);
+        return vk_fail(c, "input %s, indices %s and updates %s (%s) do not agree along axis %u", sx, si, su,
+                       vk_dtype_name(up->dtype), axis);
+    }
+    if (x->dims[axis] == 0 && ix->numel) return vk_fail(c, "scattering into an empty axis %u", axis);
+    if ((st = vk_check_out_dims(c, 0, x->rank, x->dims))) return st;
+    if (x->numel == 0) return BERTH_OK;
+    if (x->numel * words > UINT32_MAX || ix->numel * 2 > UINT32_MAX || x->dims[axis] > INT32_MAX)
+        return vk_unsupported(c, "tensors above 2^32 words exceed the shaders' 32-bit indexing");
+    vk_dispatch *d = vk_emit(c, "copy");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 2;
+    d->bind[0] = c->node->inputs[0];
+    d->bind[1] = c->node->outputs[0];
+    d->pc[0] = (uint32_t)(x->numel * words);
+    d->pc[1] = 1;
+    d->pc[4] = d->pc[0];
+    d->pc[12] = d->pc[20] = 1;
+    d->groups[0] = vk_groups(x->numel * words, 256);
+    if (ix->numel == 0) return BERTH_OK;
+    d = vk_emit(c, "scatter_elements");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 3;
+    d->bind[0] = c->node->inputs[1];
+    d->bind[1] = c->node->inputs[2];
+    d->bind[2] = c->node->outputs[0];
+    d->pc[0] = (uint32_t)ix->numel;
+    d->pc[1] = x->rank;
+    d->pc[2] = axis;
+    d->pc[3] = (uint32_t)x->dims[axis];
+    d->pc[4] = ix->dtype == BERTH_DTYPE_I64;
+    d->pc[5] = words;
+    d->pc[6] = (uint32_t)ix->dims[axis];
+    int64_t s = 1, is = 1;
+    for (int i = (int)x->rank - 1; i >= 0; i--) {
+        if ((uint32_t)i == axis) d->pc[7] = (uint32_t)is;
+        d->pc[8 + i] = (uint32_t)ix->dims[i];
+        d->pc[16 + i] = (uint32_t)s;
+        s *= x->dims[i];
+        is *= ix->dims[i];
     }
     d->groups[0] = vk_groups(ix->numel, 256);
     return BERTH_OK;
