@@ -192,6 +192,12 @@ uint64_t cpu_now_ns(void);
 /* x[i] = e^x[i] to about 2 ulp, for inputs that cannot be NaN (softmax
  * after its max is taken); below e^-87 the result is about 1.6e-38, not 0. */
 void cpu_vexp(float *x, size_t n);
+/* y = erf(x) within 2e-7 relative (1e-7 absolute past 1), NaN kept; and
+ * y = x/2 (1 + erf(x / sqrt 2)). x and y may be the same array. */
+void cpu_verf(const float *x, float *y, size_t n);
+void cpu_vgelu(const float *x, float *y, size_t n);
+/* x = softmax(x) in place; a row that is all -inf becomes all zeros. */
+void cpu_vsoftmax(float *x, size_t n);
 /* dst = src (4-D, dims sdims) with dst dim d taken from src dim perm[d]. */
 void cpu_permute4(const float *src, const int64_t *sdims, const int *perm, float *dst);
 

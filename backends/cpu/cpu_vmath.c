@@ -1,15 +1,30 @@
-/* Vectorizable exp for the hot loops (softmax): range reduction to
+/* Vectorizable exp and erf for the hot loops (softmax, GELU). exp: range reduction to
  * r in [-ln2/2, ln2/2] by a Cody-Waite split of ln 2, a degree-6 Taylor
  * polynomial of e^r (truncation below 2e-8 relative), and 2^n built in
  * the exponent bits. Written branch-free over arrays so the compiler
  * turns it into vector code; libm's expf is a scalar call per element,
- * which costs more than the matrix products around a softmax. */
+ * which costs more than the matrix products around a softmax.
+ * erf: two polynomials fitted for berth at Chebyshev nodes (numpy's
+ * chebfit, then the power basis): |x| < 1 as x * P(2x^2 - 1) within
+ * 2e-7 relative, 1 <= |x| < 4 as Q((2|x| - 5) / 3) within 1e-7, and
+ * +-1 beyond, where erf rounds to 1 in float. Both are evaluated and one
+ * is chosen per element, so the loop has no branches. */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "cpu_internal.h"
 
-void cpu_vexp(float *x, size_t n) {
+/* On x86-64 each loop is also built for AVX2 (eight lanes instead of
+ * SSE2's four); the loader's ifunc resolver picks the clone from CPUID
+ * before the first call. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define VM_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define VM_CLONES
+#endif
+
+VM_CLONES void cpu_vexp(float *x, size_t n) {
     for (size_t i = 0; i < n; i++) {
         float v = x[i];
         v = v < -87.0f ? -87.0f : v;
@@ -23,4 +38,57 @@ void cpu_vexp(float *x, size_t n) {
         memcpy(&s, &bits, sizeof s);
         x[i] = p * s;
     }
+}
+
+static const float erf_small[6] = {0.965468777f, -0.140536097f, 0.0198518049f, -0.00228541953f, 0.00021935945f,
+                                   -1.76690808e-05f};
+static const float erf_mid[13] = {0.999593079f,  0.00326696896f, -0.0122559081f, 0.0281958455f, -0.043602196f,
+                                  0.0463220683f, -0.032164326f,  0.00981079118f, 0.00748362596f, -0.0107976606f,
+                                  0.00342609975f, 0.0018515676f, -0.00113001805f};
+
+VM_CLONES void cpu_verf(const float *x, float *y, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i], a = v < 0.0f ? -v : v;
+        float z1 = 2.0f * a * a - 1.0f, p1 = erf_small[5];
+        for (int c = 4; c >= 0; c--) p1 = p1 * z1 + erf_small[c];
+        float am = a < 4.0f ? a : 4.0f, z2 = (2.0f * am - 5.0f) * (1.0f / 3.0f), p2 = erf_mid[12];
+        for (int c = 11; c >= 0; c--) p2 = p2 * z2 + erf_mid[c];
+        float r = a < 1.0f ? a * p1 : a < 4.0f ? p2 : a >= 4.0f ? 1.0f : v; /* the last: NaN stays NaN */
+        y[i] = v < 0.0f ? -r : r;
+    }
+}
+
+void cpu_vgelu(const float *x, float *y, size_t n) {
+    float t[256];
+    for (size_t i0 = 0; i0 < n; i0 += 256) {
+        size_t m = n - i0 < 256 ? n - i0 : 256;
+        for (size_t i = 0; i < m; i++) t[i] = x[i0 + i] * 0.70710678118654752f;
+        cpu_verf(t, t, m);
+        for (size_t i = 0; i < m; i++) y[i0 + i] = 0.5f * x[i0 + i] * (1.0f + t[i]);
+    }
+}
+
+VM_CLONES void cpu_vsoftmax(float *x, size_t n) {
+    float lane[16];
+    for (int l = 0; l < 16; l++) lane[l] = -INFINITY;
+    size_t j;
+    for (j = 0; j + 16 <= n; j += 16)
+        for (int l = 0; l < 16; l++) lane[l] = x[j + (size_t)l] > lane[l] ? x[j + (size_t)l] : lane[l];
+    float mx = -INFINITY;
+    for (int l = 0; l < 16; l++) mx = lane[l] > mx ? lane[l] : mx;
+    for (; j < n; j++) mx = x[j] > mx ? x[j] : mx;
+    if (mx == -INFINITY) { /* every entry masked out: the row is all zeros */
+        memset(x, 0, sizeof(float) * n);
+        return;
+    }
+    for (j = 0; j < n; j++) x[j] -= mx;
+    cpu_vexp(x, n);
+    for (int l = 0; l < 16; l++) lane[l] = 0.0f;
+    for (j = 0; j + 16 <= n; j += 16)
+        for (int l = 0; l < 16; l++) lane[l] += x[j + (size_t)l];
+    float sum = 0.0f;
+    for (int l = 0; l < 16; l++) sum += lane[l];
+    for (; j < n; j++) sum += x[j];
+    float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+    for (j = 0; j < n; j++) x[j] *= inv;
 }

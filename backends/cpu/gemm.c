@@ -44,11 +44,32 @@ size_t cpu_gemm_packed_floats(const cpu_gemm_isa *isa, size_t k, size_t n) {
     return panels * (k ? k : 1) * nr;
 }
 
+/* One full panel of width nr (a constant after inlining). */
+static inline void pack_panel(float *restrict dst, const float *restrict b, size_t ldb, int tb, size_t k, size_t nr,
+                              float alpha) {
+    if (tb) {
+        for (size_t j = 0; j < nr; j++)
+            for (size_t p = 0; p < k; p++) dst[p * nr + j] = alpha * b[j * ldb + p];
+    } else {
+        for (size_t p = 0; p < k; p++)
+            for (size_t j = 0; j < nr; j++) dst[p * nr + j] = alpha * b[p * ldb + j];
+    }
+}
+
 void cpu_gemm_pack_b(const cpu_gemm_isa *isa, const float *b, size_t ldb, int tb, size_t k, size_t n, float alpha,
                      float *dst) {
-    size_t nr = (size_t)isa->nr;
-    for (size_t j0 = 0; j0 < n; j0 += nr) {
-        size_t w = n - j0 < nr ? n - j0 : nr;
+    size_t nr = (size_t)isa->nr, j0 = 0;
+    for (; j0 + nr <= n; j0 += nr) {
+        const float *src = tb ? b + j0 * ldb : b + j0;
+        if (nr == 32)
+            pack_panel(dst + j0 * k, src, ldb, tb, k, 32, alpha);
+        else if (nr == 16)
+            pack_panel(dst + j0 * k, src, ldb, tb, k, 16, alpha);
+        else
+            pack_panel(dst + j0 * k, src, ldb, tb, k, nr, alpha);
+    }
+    if (j0 < n) { /* the last, partial panel: zeros past n */
+        size_t w = n - j0;
         float *panel = dst + j0 * k;
         for (size_t p = 0; p < k; p++) {
             float *row = panel + p * nr;
@@ -64,7 +85,6 @@ void cpu_gemm_pack_b(const cpu_gemm_isa *isa, const float *b, size_t ldb, int tb
 static float act1(int act, float v) {
     switch (act) {
     case CPU_ACT_RELU: return v > 0.0f ? v : 0.0f;
-    case CPU_ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
     case CPU_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
     case CPU_ACT_TANH: return tanhf(v);
     default: return v;
@@ -84,6 +104,8 @@ void cpu_gemm_epilogue(const cpu_gemm_epi *epi, float *c, size_t ldc, size_t r0,
         }
         if (epi->act == CPU_ACT_RELU)
             for (size_t j = j0; j < j1; j++) row[j] = row[j] > 0.0f ? row[j] : 0.0f;
+        else if (epi->act == CPU_ACT_GELU)
+            cpu_vgelu(row + j0, row + j0, j1 - j0);
         else if (epi->act != CPU_ACT_NONE)
             for (size_t j = j0; j < j1; j++) row[j] = act1(epi->act, row[j]);
         if (epi->res) {
@@ -102,23 +124,38 @@ typedef struct gemm_job {
     size_t row_block, panel_group, n_row_blocks;
 } gemm_job;
 
-/* One tile at (i, j0) of width w <= nr with rows mr_valid <= mr. */
-static void edge_tile(const gemm_job *J, size_t kc, const float *a, const float *bp, float *c, size_t rows,
+/* A tile of `rows` <= mr rows and `w` <= nr columns at row i. The kernel
+ * always computes a full tile into cbuf: when A has mr rows at or above
+ * i it reads the last mr rows ending at the tile's end (rows the tile
+ * above also covers are computed twice and dropped); only a product of
+ * fewer than mr rows in all copies A into a zero-padded buffer. */
+static void edge_tile(const gemm_job *J, size_t kc, size_t i, size_t k0, const float *bp, float *c, size_t rows,
                       size_t w, int acc) {
-    size_t mr = (size_t)J->isa->mr, nr = (size_t)J->isa->nr;
+    size_t mr = (size_t)J->isa->mr, nr = (size_t)J->isa->nr, skip = 0;
     float abuf[EDGE_A] __attribute__((aligned(64)));
     float cbuf[EDGE_C] __attribute__((aligned(64)));
-    const float *src = a;
+    const float *src;
     size_t lda = J->lda;
-    if (rows < mr) {
+    if (rows == mr) {
+        src = J->a + i * J->lda + k0;
+    } else if (J->m >= mr) {
+        skip = mr - rows;
+        src = J->a + (i - skip) * J->lda + k0;
+    } else {
         for (size_t r = 0; r < mr; r++)
-            for (size_t p = 0; p < kc; p++) abuf[r * kc + p] = r < rows ? a[r * J->lda + p] : 0.0f;
+            for (size_t p = 0; p < kc; p++) abuf[r * kc + p] = r < rows ? J->a[(i + r) * J->lda + k0 + p] : 0.0f;
         src = abuf;
         lda = kc;
     }
     J->isa->kernel(kc, src, lda, bp, cbuf, nr, 0);
-    for (size_t r = 0; r < rows; r++)
-        for (size_t j = 0; j < w; j++) c[r * J->ldc + j] = acc ? c[r * J->ldc + j] + cbuf[r * nr + j] : cbuf[r * nr + j];
+    for (size_t r = 0; r < rows; r++) {
+        const float *cr = cbuf + (r + skip) * nr;
+        float *dst = c + r * J->ldc;
+        if (acc)
+            for (size_t j = 0; j < w; j++) dst[j] += cr[j];
+        else
+            memcpy(dst, cr, sizeof(float) * w);
+    }
 }
 
 static void gemm_task(void *ctx, size_t t0, size_t t1) {
@@ -141,7 +178,7 @@ static void gemm_task(void *ctx, size_t t0, size_t t1) {
                     if (rows == mr && w == nr)
                         J->isa->kernel(kc, a, J->lda, bp, c, J->ldc, acc);
                     else
-                        edge_tile(J, kc, a, bp, c, rows, w, acc);
+                        edge_tile(J, kc, i, k0, bp, c, rows, w, acc);
                 }
             }
         }

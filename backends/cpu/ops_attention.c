@@ -6,6 +6,7 @@
  * products run on berth's packed kernel (gemm.c), the scale folded into
  * the packing of k^T and the softmax's exp vectorized (cpu_vmath.c). */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cpu_internal.h"
@@ -34,20 +35,12 @@ static void softmax_row(const attn_params *A, size_t t, int64_t i, float *row) {
         }
         const float *mr = A->m + off;
         int64_t ms = A->mstride[A->n_lead + 1];
-        for (int64_t j = 0; j < A->sk; j++) row[j] += mr[j * ms];
+        if (ms == 1)
+            for (int64_t j = 0; j < A->sk; j++) row[j] += mr[j];
+        else
+            for (int64_t j = 0; j < A->sk; j++) row[j] += mr[j * ms];
     }
-    float mx = -INFINITY;
-    for (int64_t j = 0; j < A->sk; j++) mx = fmaxf(mx, row[j]);
-    if (isinf(mx) && mx < 0) { /* every key masked out: the row is all zeros */
-        memset(row, 0, sizeof(float) * (size_t)A->sk);
-        return;
-    }
-    for (int64_t j = 0; j < A->sk; j++) row[j] -= mx;
-    cpu_vexp(row, (size_t)A->sk);
-    float sum = 0.0f;
-    for (int64_t j = 0; j < A->sk; j++) sum += row[j];
-    float inv = sum > 0 ? 1.0f / sum : 0.0f;
-    for (int64_t j = 0; j < A->sk; j++) row[j] *= inv;
+    cpu_vsoftmax(row, (size_t)A->sk);
 }
 
 /* One leading index: both products on berth's kernel, with k^T (scaled)
@@ -60,7 +53,8 @@ static void attn_task(void *ctx, size_t t0, size_t t1) {
         const float *v = A->v + (size_t)t * (size_t)(A->sk * A->dv);
         float *s = A->scores + (size_t)t * (size_t)(A->sq * A->sk);
         float *y = A->y + (size_t)t * (size_t)(A->sq * A->dv);
-        float *kp = A->packs + t * (A->kpack + A->vpack), *vp = kp + A->kpack;
+        float *kp = A->packs + t * (A->kpack + A->vpack);
+        const float *vp = kp + A->kpack;
         if (A->sq == 0) continue;
         if (A->sk == 0 || A->dv == 0) {
             memset(y, 0, sizeof(float) * (size_t)(A->sq * A->dv));
@@ -69,7 +63,11 @@ static void attn_task(void *ctx, size_t t0, size_t t1) {
         cpu_gemm_pack_b(A->isa, k, (size_t)A->d, 1, (size_t)A->d, (size_t)A->sk, A->scale, kp);
         cpu_gemm(NULL, A->isa, (size_t)A->sq, (size_t)A->sk, (size_t)A->d, q, (size_t)A->d, kp, s, (size_t)A->sk, NULL);
         for (int64_t i = 0; i < A->sq; i++) softmax_row(A, t, i, s + i * A->sk);
-        cpu_gemm_pack_b(A->isa, v, (size_t)A->dv, 0, (size_t)A->sk, (size_t)A->dv, 1.0f, vp);
+        /* v of exactly one panel's width is already in panel layout */
+        if (A->dv == A->isa->nr && ((uintptr_t)v & (CPU_ALIGN - 1)) == 0)
+            vp = (float *)v;
+        else
+            cpu_gemm_pack_b(A->isa, v, (size_t)A->dv, 0, (size_t)A->sk, (size_t)A->dv, 1.0f, kp + A->kpack);
         cpu_gemm(NULL, A->isa, (size_t)A->sq, (size_t)A->dv, (size_t)A->sk, s, (size_t)A->sk, vp, y, (size_t)A->dv, NULL);
     }
 }

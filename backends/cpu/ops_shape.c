@@ -96,7 +96,7 @@ static void contiguous_strides(const cpu_opnd *x, int64_t *st) {
 }
 
 berth_status cpu_prep_transpose(cpu_prep *c) {
-    strided *s;
+    strided *s = NULL;
     berth_status st = strided_begin(c, &s);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
@@ -130,7 +130,7 @@ berth_status cpu_prep_transpose(cpu_prep *c) {
 }
 
 berth_status cpu_prep_slice(cpu_prep *c) {
-    strided *s;
+    strided *s = NULL;
     berth_status st = strided_begin(c, &s);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
@@ -166,7 +166,7 @@ berth_status cpu_prep_slice(cpu_prep *c) {
 }
 
 berth_status cpu_prep_expand(cpu_prep *c) {
-    strided *s;
+    strided *s = NULL;
     berth_status st = strided_begin(c, &s);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0), *y = cpu_out(c, 0);

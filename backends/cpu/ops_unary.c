@@ -44,8 +44,8 @@ static void un_f32(const un_params *u, const float *restrict x, float *restrict 
     case U_SQRT: LOOP(sqrtf(v)); break;
     case U_ABS: LOOP(fabsf(v)); break;
     case U_NEG: LOOP(-v); break;
-    case U_ERF: LOOP(erff(v)); break;
-    case U_GELU: LOOP(0.5f * v * (1.0f + erff(v * 0.70710678118654752f))); break;
+    case U_ERF: cpu_verf(x, y, n); break;
+    case U_GELU: cpu_vgelu(x, y, n); break;
     case U_HARDSIGMOID: LOOP(fmaxf(0.0f, fminf(1.0f, al * v + be))); break;
     case U_HARDSWISH: LOOP(v * fmaxf(0.0f, fminf(6.0f, v + 3.0f)) / 6.0f); break;
     case U_CLAMP: LOOP(v < al ? al : (v > be ? be : v)); break;

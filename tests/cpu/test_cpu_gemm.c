@@ -273,6 +273,40 @@ static void test_conv(void) {
     check_conv(1, 4, 6, 6, 3, 3, 3, 1, 1, 1, DIMS(1, 1, 1, 1));    /* 3 outputs: OpenBLAS */
 }
 
+/* erf and gelu (vectorized polynomials) against libm in double over
+ * [-6, 6], tiny and special values. */
+static void test_erf(void) {
+    enum { N = 4801 + 6 };
+    static float x[N], y[N], z[N];
+    static double ref[N], refg[N];
+    for (int i = 0; i < 4801; i++) x[i] = -6.0f + 0.0025f * (float)i;
+    const float special[6] = {1e-6f, -3e-20f, 0.99999994f, 1.0000001f, INFINITY, -INFINITY};
+    for (int i = 0; i < 6; i++) x[4801 + i] = special[i];
+    for (int i = 0; i < N; i++) {
+        ref[i] = erf((double)x[i]);
+        refg[i] = isinf(x[i]) ? (x[i] > 0 ? INFINITY : 0.0) : 0.5 * x[i] * (1.0 + erf(x[i] / sqrt(2.0)));
+    }
+    tgraph g = {0};
+    uint32_t xi = tg_input(&g, "x", BERTH_DTYPE_F32, 1, DIMS(N));
+    uint32_t yi = tg_value(&g, "y", BERTH_DTYPE_F32, 1, DIMS(N)), zi = tg_value(&g, "z", BERTH_DTYPE_F32, 1, DIMS(N));
+    tg_node(&g, "erf", 1, IDX(xi), 1, IDX(yi), 0, NULL);
+    tg_node(&g, "gelu", 1, IDX(xi), 1, IDX(zi), 0, NULL);
+    tg_output(&g, yi);
+    tg_output(&g, zi);
+    if (h_ok(&g, (void *[]){x}, (void *[]){y, z})) {
+        h_close_tol("erf", y, ref, N, 4e-7, 2e-7);
+        h_close_tol("gelu", z, refg, N - 2, 4e-7, 4e-7);
+        CHECK(z[N - 2] == INFINITY);
+    }
+    float nan_in = NAN, nan_out = 0;
+    tgraph h = {0};
+    xi = tg_input(&h, "x", BERTH_DTYPE_F32, 1, DIMS(1));
+    yi = tg_value(&h, "y", BERTH_DTYPE_F32, 1, DIMS(1));
+    tg_node(&h, "erf", 1, IDX(xi), 1, IDX(yi), 0, NULL);
+    tg_output(&h, yi);
+    if (h_ok(&h, (void *[]){&nan_in}, (void *[]){&nan_out})) CHECK(isnan(nan_out));
+}
+
 int main(void) {
     static const char *const isas[] = {"generic", "avx2", "avx512", "auto"};
     int ran = 0;
@@ -286,6 +320,7 @@ int main(void) {
             test_attention();
             test_layer_norm_rows();
             test_conv();
+            if (threads == 1) test_erf();
             if (threads == 1) test_shared_packing();
             h_shutdown();
         }
