@@ -181,9 +181,10 @@ berth_status vk_prep_view(vk_prep *c) {
     return BERTH_OK;
 }
 
-/* cast between float32, int32, uint32, int64, uint8 and int8, with the
- * cpu backend's rules: float to integer saturates (NaN gives 0), integer
- * narrowing wraps. */
+/* cast between float32, int32, uint32, int64, uint8 and int8, and between
+ * float32 and float16, with the cpu backend's rules: float to integer
+ * saturates (NaN gives 0), integer narrowing wraps, float16 rounds to
+ * nearest even. */
 berth_status vk_prep_cast(vk_prep *c) {
     const uint32_t ok = VK_BIT(BERTH_DTYPE_F32) | VK_BIT(BERTH_DTYPE_I32) | VK_BIT(BERTH_DTYPE_U32) |
                         VK_BIT(BERTH_DTYPE_I64) | VK_BIT(BERTH_DTYPE_U8) | VK_BIT(BERTH_DTYPE_I8);
@@ -191,19 +192,23 @@ berth_status vk_prep_cast(vk_prep *c) {
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
     if ((st = vk_check_out_dims(c, 0, x->rank, x->dims))) return st;
-    if (!(ok & VK_BIT(x->dtype)) || !(ok & VK_BIT(y->dtype)))
-        return vk_unsupported(c, "cast from %s to %s is not supported (float32, int32, uint32, int64, uint8, int8)",
-                              vk_dtype_name(x->dtype), vk_dtype_name(y->dtype));
+    int half = x->dtype == BERTH_DTYPE_F16 || y->dtype == BERTH_DTYPE_F16;
+    int pair_ok = half ? (x->dtype == BERTH_DTYPE_F32 || y->dtype == BERTH_DTYPE_F32)
+                       : (ok & VK_BIT(x->dtype)) && (ok & VK_BIT(y->dtype));
+    if (!pair_ok)
+        return vk_unsupported(c, "cast from %s to %s is not supported (float32, int32, uint32, int64, uint8, int8; "
+                              "float16 to and from float32)", vk_dtype_name(x->dtype), vk_dtype_name(y->dtype));
     const char *type;
     if ((st = vk_attr_string(c, "type", NULL, &type))) return st;
-    static const char *const short_names[] = {[BERTH_DTYPE_F32] = "f32", [BERTH_DTYPE_I32] = "i32",
+    static const char *const short_names[] = {[BERTH_DTYPE_F32] = "f32", [BERTH_DTYPE_F16] = "f16", [BERTH_DTYPE_I32] = "i32",
                                               [BERTH_DTYPE_U32] = "u32", [BERTH_DTYPE_I64] = "i64",
                                               [BERTH_DTYPE_I8] = "i8",   [BERTH_DTYPE_U8] = "u8"};
     if (type && strcmp(type, vk_dtype_name(y->dtype)) != 0 && strcmp(type, short_names[y->dtype]) != 0)
         return vk_fail(c, "type '%s' disagrees with the output dtype %s", type, vk_dtype_name(y->dtype));
     if (y->numel == 0) return BERTH_OK;
     if (y->numel > UINT32_MAX / 2) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", y->numel);
-    uint64_t units = vk_dtype_size(y->dtype) == 1 ? (y->numel + 3) / 4 : y->numel;
+    size_t es = vk_dtype_size(y->dtype);
+    uint64_t units = es == 1 ? (y->numel + 3) / 4 : es == 2 ? (y->numel + 1) / 2 : y->numel;
     vk_dispatch *d = vk_emit(c, "cast");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;

@@ -1,7 +1,8 @@
-/* scatterElements, quantizeLinear and dequantizeLinear on the vulkan
- * backend, against values computed here and the cpu backend where built:
- * duplicate indices (the last wins), negative and int64 indices, block-wise
- * scales, rounding half to even, saturation and NaN. */
+/* scatterElements, quantizeLinear, dequantizeLinear and float16 casts on
+ * the vulkan backend, against values known here and the cpu backend where
+ * built: duplicate indices (the last wins), negative and int64 indices,
+ * block-wise scales, rounding half to even, saturation, NaN, infinities
+ * and subnormal halves. */
 #include "vk_harness.h"
 
 static void test_scatter(void) {
@@ -84,9 +85,37 @@ static void check_quant(berth_dtype qt) {
                   (void *const[]){q, back});
 }
 
+/* IEEE half bit patterns, each worked out by hand. */
+static void test_half_casts(void) {
+    const float f[12] = {1.0f, -2.0f, 65504.0f, 65520.0f, 1e-8f, 5.9604644775390625e-8f, 1.0f + 0x1p-11f,
+                         1.0f + 0x3p-11f, NAN, INFINITY, -0.0f, 0.5f};
+    const uint16_t want[12] = {0x3c00, 0xc000, 0x7bff, 0x7c00, 0x0000, 0x0001, 0x3c00, 0x3c02, 0x7e00, 0x7c00, 0x8000, 0x3800};
+    uint16_t got[12] = {0};
+    tgraph g = {0};
+    uint32_t xi = tg_input(&g, "x", BERTH_DTYPE_F32, 1, DIMS(12)), yi = tg_value(&g, "y", BERTH_DTYPE_F16, 1, DIMS(12));
+    tg_node(&g, "cast", 1, IDX(xi), 1, IDX(yi), 1, (berth_attr[]){A_STR("type", "float16")});
+    tg_output(&g, yi);
+    if (h_ok(&g, (void *const[]){(void *)f}, (void *const[]){got})) {
+        CHECK(memcmp(got, want, sizeof want) == 0);
+        h_same_as_cpu("cast to float16", &g, NULL, (void *const[]){(void *)f}, (void *const[]){got});
+    }
+    const uint16_t h[5] = {0x3555, 0x0001, 0x7c00, 0xfbff, 0x8000};
+    const float back_want[5] = {0.333251953125f, 5.9604644775390625e-8f, INFINITY, -65504.0f, -0.0f};
+    float back[5] = {0};
+    tgraph g2 = {0};
+    xi = tg_input(&g2, "h", BERTH_DTYPE_F16, 1, DIMS(5)), yi = tg_value(&g2, "y", BERTH_DTYPE_F32, 1, DIMS(5));
+    tg_node(&g2, "cast", 1, IDX(xi), 1, IDX(yi), 1, (berth_attr[]){A_STR("type", "float32")});
+    tg_output(&g2, yi);
+    if (h_ok(&g2, (void *const[]){(void *)h}, (void *const[]){back})) {
+        CHECK(memcmp(back, back_want, sizeof back_want) == 0);
+        h_same_as_cpu("cast from float16", &g2, NULL, (void *const[]){(void *)h}, (void *const[]){back});
+    }
+}
+
 int main(void) {
     h_start();
     test_scatter();
+    test_half_casts();
     check_quant(BERTH_DTYPE_U8);
     check_quant(BERTH_DTYPE_I8);
     h_stop();

@@ -201,7 +201,10 @@ static size_t h_numel(const berth_operand *o) {
     return n;
 }
 static size_t h_esize(berth_dtype t) {
-    return t == BERTH_DTYPE_I64 || t == BERTH_DTYPE_U64 ? 8 : t == BERTH_DTYPE_U8 || t == BERTH_DTYPE_I8 ? 1 : 4;
+    return t == BERTH_DTYPE_I64 || t == BERTH_DTYPE_U64 ? 8
+         : t == BERTH_DTYPE_U8 || t == BERTH_DTYPE_I8 ? 1
+         : t == BERTH_DTYPE_F16 ? 2
+                                : 4;
 }
 static berth_tensor h_tensor(const berth_operand *o, void *data) {
     berth_tensor t = {.dtype = o->dtype, .rank = o->rank, .data = data};

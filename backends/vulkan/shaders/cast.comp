@@ -1,8 +1,10 @@
 #version 450
-// cast between float32, int32, uint32, int64, uint8 and int8 with no
-// 8- or 64-bit shader types: int64 travels as (low, high) words, bytes
-// are packed four per word and each thread owns whole output words.
-// Float to integer saturates (NaN gives 0); integer narrowing wraps.
+// cast between float32, int32, uint32, int64, uint8 and int8, and between
+// float32 and float16, with no 8-, 16- or 64-bit shader types: int64
+// travels as (low, high) words, bytes are packed four per word, halves two
+// per word, and each thread owns whole output words. Float to integer
+// saturates (NaN gives 0); integer narrowing wraps; float16 rounds to
+// nearest even, by hand, so every device gives the cpu backend's bits.
 // pc: 0 n (elements), 1 source dtype, 2 target dtype (berth_dtype codes), 3 units.
 layout(local_size_x = 256) in;
 #include "common.glsl"
@@ -10,6 +12,7 @@ layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) writeonly buffer Y { uint y[]; };
 
 #define F32 1u
+#define F16 2u
 #define I32 3u
 #define U32 4u
 #define I64 5u
@@ -17,6 +20,38 @@ layout(std430, binding = 1) writeonly buffer Y { uint y[]; };
 #define U8 8u
 
 bool is_float(uint t) { return t == F32; }
+
+float half_to_float(uint h) {
+    uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 0x3ffu;
+    if (e == 0u) { // zero or subnormal: m * 2^-24, exact in float32
+        float v = float(m) * 5.9604644775390625e-8;
+        return sign != 0u ? -v : v;
+    }
+    if (e == 31u) return uintBitsToFloat(sign | 0x7f800000u | (m << 13));
+    return uintBitsToFloat(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+uint float_to_half(float v) {
+    uint f = floatBitsToUint(v), sign = (f >> 16) & 0x8000u, m = f & 0x7fffffu;
+    int fe = int((f >> 23) & 255u), e = fe - 112;
+    if (fe == 255) return sign | 0x7c00u | (m != 0u ? 0x200u : 0u);
+    if (e >= 31) return sign | 0x7c00u;
+    uint h, rem, mid;
+    if (e <= 0) {
+        if (e < -10) return sign;
+        m |= 0x800000u;
+        uint shift = uint(14 - e);
+        h = m >> shift;
+        rem = m & ((1u << shift) - 1u);
+        mid = 1u << (shift - 1u);
+    } else {
+        h = (uint(e) << 10) | (m >> 13);
+        rem = m & 0x1fffu;
+        mid = 0x1000u;
+    }
+    if (rem > mid || (rem == mid && (h & 1u) != 0u)) h++; // a carry rolls into the exponent
+    return sign | h;
+}
 
 // Integer source element i as (low, high) words of an int64.
 uvec2 read_int(uint t, uint i) {
@@ -63,6 +98,8 @@ uvec2 float_to_int(float f, uint t) {
 }
 
 uvec2 convert(uint i, uint from, uint to) {
+    if (from == F16) return uvec2(floatBitsToUint(half_to_float((x[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu)), 0u);
+    if (to == F16) return uvec2(float_to_half(uintBitsToFloat(x[i])), 0u);
     if (is_float(from)) {
         float f = uintBitsToFloat(x[i]);
         return to == F32 ? uvec2(x[i], 0u) : float_to_int(f, to);
@@ -74,7 +111,11 @@ uvec2 convert(uint i, uint from, uint to) {
 void main() {
     uint n = pc.u[0], from = pc.u[1], to = pc.u[2];
     FOR_EACH(u, pc.u[3]) {
-        if (to == U8 || to == I8) {
+        if (to == F16) {
+            uint word = convert(2u * u, from, to).x;
+            if (2u * u + 1u < n) word |= convert(2u * u + 1u, from, to).x << 16;
+            y[u] = word;
+        } else if (to == U8 || to == I8) {
             uint word = 0u;
             for (uint j = 0u; j < 4u && 4u * u + j < n; j++) word |= (convert(4u * u + j, from, to).x & 255u) << (8u * j);
             y[u] = word;
