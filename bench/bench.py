@@ -319,7 +319,9 @@ def write_report(path, info, results, loads, peer_name, runs, warmup, smoke):
     L.append("\nItems are sequences (BERT) or text lines (OCR) per second at the bucket's batch. The sgemm "
              "floor is the time OpenBLAS alone (`cblas_sgemm`, same thread count) takes for every matrix "
              "product of the model at that bucket (matmuls, and convolutions as the GEMMs they amount to), "
-             "at the rate it reaches on each shape: the machine's limit for that work. Max abs diff "
+             "at the rate it reaches on each shape: the machine's limit for that work. It is measured once "
+             "per model, apart from the pairs, so on a busy machine it can come out above a model's own "
+             "time. Max abs diff "
              "compares the two runtimes' first output on the same input.\n")
     L.append("## Plans: first run in a cold bucket against a warm run\n")
     L.append("| model | bucket | threads | first run ms (plans) | warm run ms (median) | ORT first run ms | plan bytes | "
