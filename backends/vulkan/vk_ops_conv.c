@@ -149,8 +149,8 @@ static berth_status emit_depthwise(vk_prep *c, const conv *cv, const int64_t *xs
                          xs[0], xs[1], xs[2], xs[3], ys[0], ys[1], ys[2], ys[3], cv->fs[0], cv->fs[2], cv->fs[3]};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
     d->pc[26] = cv->bias != VK_NONE ? 1u : 0u;
-    d->groups[0] = vk_groups((uint64_t)cv->ow, 16);
-    d->groups[1] = vk_groups((uint64_t)cv->oh, 4);
+    /* x: (output row, block of 8 columns) per invocation; z: planes. */
+    d->groups[0] = vk_groups((uint64_t)cv->oh * (uint64_t)((cv->ow + 7) / 8), 64);
     d->groups[2] = vk_groups((uint64_t)(cv->n * cv->o), 1);
     return BERTH_OK;
 }

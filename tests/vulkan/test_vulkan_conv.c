@@ -106,7 +106,8 @@ static void test_depthwise(void) {
     check_conv(&(cshape){2, 4, 7, 9, 8, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 4}, 0, 0); /* 2 outputs per channel */
     check_conv(&(cshape){1, 6, 8, 10, 6, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 6}, 1, 1);
     check_conv(&(cshape){2, 5, 6, 7, 10, 3, 2, 1, 2, 1, 1, 0, 1, 1, 0, 5}, 1, 0);
-    check_conv(&(cshape){1, 3, 20, 70, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3}, 0, 1); /* a plane over many groups */
+    check_conv(&(cshape){1, 3, 20, 70, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3}, 0, 1); /* rows of many 8-wide blocks */
+    check_conv(&(cshape){1, 2, 5, 12, 2, 1, 9, 1, 1, 1, 1, 0, 0, 4, 4, 2}, 0, 1);  /* kw 9: no row cache */
 }
 
 /* The register-tiled direct shader (8 channels x 8 pixels per invocation)
