@@ -14,6 +14,15 @@
 #define CPU_ALIGN 64
 #define CPU_NONE UINT32_MAX
 
+/* A hot loop built twice on x86-64: for AVX2 and for
+ * the baseline; the loader's ifunc resolver picks one from CPUID before
+ * the first call, so the module still runs on any x86-64. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CPU_CLONES
+#endif
+
 /* ---- errors ---- */
 void cpu_errf(berth_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 size_t cpu_dtype_size(berth_dtype t); /* bytes per element, 0 for packed/invalid */
@@ -196,8 +205,9 @@ void cpu_vexp(float *x, size_t n);
  * y = x/2 (1 + erf(x / sqrt 2)). x and y may be the same array. */
 void cpu_verf(const float *x, float *y, size_t n);
 void cpu_vgelu(const float *x, float *y, size_t n);
-/* x = softmax(x) in place; a row that is all -inf becomes all zeros. */
-void cpu_vsoftmax(float *x, size_t n);
+/* x = softmax(x) in place; a row that is all -inf (or empty) becomes all
+ * zeros and the result is 0, else 1. */
+int cpu_vsoftmax(float *x, size_t n);
 /* dst = src (4-D, dims sdims) with dst dim d taken from src dim perm[d]. */
 void cpu_permute4(const float *src, const int64_t *sdims, const int *perm, float *dst);
 

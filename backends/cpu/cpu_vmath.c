@@ -15,14 +15,8 @@
 
 #include "cpu_internal.h"
 
-/* On x86-64 each loop is also built for AVX2 (eight lanes instead of
- * SSE2's four); the loader's ifunc resolver picks the clone from CPUID
- * before the first call. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define VM_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define VM_CLONES
-#endif
+/* Eight lanes with AVX2 where the cpu has it (CPU_CLONES). */
+#define VM_CLONES CPU_CLONES
 
 VM_CLONES void cpu_vexp(float *x, size_t n) {
     for (size_t i = 0; i < n; i++) {
@@ -68,7 +62,7 @@ void cpu_vgelu(const float *x, float *y, size_t n) {
     }
 }
 
-VM_CLONES void cpu_vsoftmax(float *x, size_t n) {
+VM_CLONES int cpu_vsoftmax(float *x, size_t n) {
     float lane[16];
     for (int l = 0; l < 16; l++) lane[l] = -INFINITY;
     size_t j;
@@ -79,7 +73,7 @@ VM_CLONES void cpu_vsoftmax(float *x, size_t n) {
     for (; j < n; j++) mx = x[j] > mx ? x[j] : mx;
     if (mx == -INFINITY) { /* every entry masked out: the row is all zeros */
         memset(x, 0, sizeof(float) * n);
-        return;
+        return 0;
     }
     for (j = 0; j < n; j++) x[j] -= mx;
     cpu_vexp(x, n);
@@ -91,4 +85,5 @@ VM_CLONES void cpu_vsoftmax(float *x, size_t n) {
     for (; j < n; j++) sum += x[j];
     float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
     for (j = 0; j < n; j++) x[j] *= inv;
+    return 1;
 }

@@ -76,7 +76,7 @@ static int64_t div_i64(int64_t x, int64_t y) {
     default: break;                                                                                \
     }
 
-static void bin_row(int op, berth_dtype t, const void *av, size_t sa, const void *bv, size_t sb, void *yv,
+CPU_CLONES static void bin_row(int op, berth_dtype t, const void *av, size_t sa, const void *bv, size_t sb, void *yv,
                     size_t n) {
     if (op >= B_AND) { /* u8 operands, any nonzero is true */
         if (op == B_AND) ROW(uint8_t, uint8_t, (x != 0) & (z != 0));

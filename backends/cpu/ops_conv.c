@@ -183,7 +183,7 @@ static void im2col_task(void *ctx, size_t r0, size_t r1) {
  * adds a scaled run of one input row to one output row, over the output
  * columns whose input column lies inside the image, so the inner loop
  * has no bounds checks (and is contiguous at stride 1). */
-static void depthwise_task(void *ctx, size_t t0, size_t t1) {
+CPU_CLONES static void depthwise_task(void *ctx, size_t t0, size_t t1) {
     const conv_params *cp = ctx;
     int64_t sx = cp->stride[1];
     for (size_t t = t0; t < t1; t++) {
@@ -198,15 +198,41 @@ static void depthwise_task(void *ctx, size_t t0, size_t t1) {
                 int64_t iy = oy * cp->stride[0] - cp->pad[0] + ki * cp->dil[0];
                 if (iy < 0 || iy >= cp->h) continue;
                 const float *xr = xp + iy * cp->w;
+                const float *wr = fp + ki * cp->kw;
+                /* Stride 1, 3 or 5 taps: the columns where every tap is
+                 * inside the image take all taps in one pass over the row */
+                int64_t in_lo = 0, in_hi = 0;
+                if (sx == 1 && (cp->kw == 3 || cp->kw == 5)) {
+                    int64_t o0 = -cp->pad[2], o1 = (cp->kw - 1) * cp->dil[1] - cp->pad[2];
+                    in_lo = o0 >= 0 ? 0 : -o0;
+                    in_hi = cp->w - o1 < cp->ow ? cp->w - o1 : cp->ow;
+                    if (in_hi < in_lo) in_hi = in_lo;
+                    const float *restrict x0 = xr + o0;
+                    int64_t dl = cp->dil[1];
+                    if (cp->kw == 3) {
+                        float w0 = wr[0], w1 = wr[1], w2 = wr[2];
+                        for (int64_t ox = in_lo; ox < in_hi; ox++)
+                            yr[ox] += w0 * x0[ox] + w1 * x0[ox + dl] + w2 * x0[ox + 2 * dl];
+                    } else {
+                        float w0 = wr[0], w1 = wr[1], w2 = wr[2], w3 = wr[3], w4 = wr[4];
+                        for (int64_t ox = in_lo; ox < in_hi; ox++)
+                            yr[ox] += w0 * x0[ox] + w1 * x0[ox + dl] + w2 * x0[ox + 2 * dl] + w3 * x0[ox + 3 * dl] +
+                                      w4 * x0[ox + 4 * dl];
+                    }
+                }
                 for (int64_t kj = 0; kj < cp->kw; kj++) {
                     int64_t off = kj * cp->dil[1] - cp->pad[2]; /* ix = ox * sx + off */
                     int64_t lo = off >= 0 ? 0 : (-off + sx - 1) / sx;
                     int64_t hi = cp->w - off <= 0 ? 0 : (cp->w - off + sx - 1) / sx;
                     if (hi > cp->ow) hi = cp->ow;
-                    float wv = fp[ki * cp->kw + kj];
+                    float wv = wr[kj];
                     if (sx == 1) {
                         const float *restrict xs = xr + off;
-                        for (int64_t ox = lo; ox < hi; ox++) yr[ox] += wv * xs[ox];
+                        /* the columns [in_lo, in_hi) are done above */
+                        int64_t mid_lo = in_lo > lo ? in_lo : lo, mid_hi = in_hi < hi ? in_hi : hi;
+                        if (mid_lo >= mid_hi) mid_lo = mid_hi = hi;
+                        for (int64_t ox = lo; ox < mid_lo; ox++) yr[ox] += wv * xs[ox];
+                        for (int64_t ox = mid_hi; ox < hi; ox++) yr[ox] += wv * xs[ox];
                     } else {
                         for (int64_t ox = lo; ox < hi; ox++) yr[ox] += wv * xr[ox * sx + off];
                     }

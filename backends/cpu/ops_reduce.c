@@ -152,6 +152,15 @@ typedef struct soft_params {
 
 static void soft_task(void *ctx, size_t b, size_t e) {
     const soft_params *s = ctx;
+    if (s->inner == 1) { /* contiguous rows: the vectorized softmax */
+        for (size_t t = b; t < e; t++) {
+            float *y = s->y + t * s->extent;
+            if (y != s->x + t * s->extent) memcpy(y, s->x + t * s->extent, sizeof(float) * s->extent);
+            if (!cpu_vsoftmax(y, s->extent))
+                for (size_t k = 0; k < s->extent; k++) y[k] = NAN; /* all -inf: e^(-inf - -inf) */
+        }
+        return;
+    }
     for (size_t t = b; t < e; t++) {
         size_t o = t / s->inner, i = t % s->inner;
         const float *x = s->x + o * s->extent * s->inner + i;

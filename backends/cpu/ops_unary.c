@@ -33,7 +33,7 @@ typedef struct un_params {
 
 #define LOOP(EXPR) for (size_t i = 0; i < n; i++) { float v = x[i]; y[i] = (EXPR); }
 
-static void un_f32(const un_params *u, const float *restrict x, float *restrict y, size_t n) {
+CPU_CLONES static void un_f32(const un_params *u, const float *restrict x, float *restrict y, size_t n) {
     const float al = u->alpha, be = u->beta;
     switch (u->op) {
     case U_RELU: LOOP(v > 0.0f ? v : 0.0f); break;

@@ -270,6 +270,8 @@ static void test_conv(void) {
     check_conv(2, 13, 5, 7, 33, 1, 1, 1, 1, 1, DIMS(0, 0, 0, 0));  /* 1x1 product */
     check_conv(1, 5, 9, 10, 5, 3, 3, 5, 2, 1, DIMS(1, 1, 1, 2));   /* depthwise, stride 2 */
     check_conv(2, 3, 8, 37, 3, 5, 5, 3, 1, 1, DIMS(2, 2, 2, 2));   /* depthwise 5x5 */
+    check_conv(1, 4, 7, 19, 4, 3, 3, 4, 1, 2, DIMS(2, 1, 3, 0));   /* depthwise 3x3, dilation 2 */
+    check_conv(1, 2, 3, 4, 2, 5, 5, 2, 1, 1, DIMS(2, 2, 2, 2));    /* depthwise wider than the image */
     check_conv(1, 4, 6, 6, 3, 3, 3, 1, 1, 1, DIMS(1, 1, 1, 1));    /* 3 outputs: OpenBLAS */
 }
 
@@ -307,6 +309,34 @@ static void test_erf(void) {
     if (h_ok(&h, (void *[]){&nan_in}, (void *[]){&nan_out})) CHECK(isnan(nan_out));
 }
 
+/* softmax over the last axis (the vectorized path) on rows off the
+ * sixteen lanes, large logits, and a row of -inf (NaN, as e^(-inf+inf)). */
+static void test_softmax_rows(void) {
+    enum { R = 4, N = 1001 };
+    float *x = h_randf(R * N), *y = calloc(R * N, sizeof *y);
+    double *ref = h_zeros(R * N);
+    for (int i = 0; i < N; i++) x[1 * N + i] *= 80.0f;
+    for (int i = 0; i < N; i++) x[3 * N + i] = -INFINITY;
+    for (int r = 0; r < 3; r++) {
+        double mx = -INFINITY, sum = 0;
+        for (int i = 0; i < N; i++) mx = fmax(mx, x[r * N + i]);
+        for (int i = 0; i < N; i++) sum += exp(x[r * N + i] - mx);
+        for (int i = 0; i < N; i++) ref[r * N + i] = exp(x[r * N + i] - mx) / sum;
+    }
+    tgraph g = {0};
+    uint32_t xi = tg_input(&g, "x", BERTH_DTYPE_F32, 2, DIMS(R, N));
+    uint32_t yi = tg_value(&g, "y", BERTH_DTYPE_F32, 2, DIMS(R, N));
+    tg_node(&g, "softmax", 1, IDX(xi), 1, IDX(yi), 1, (berth_attr[]){A_INT("axis", 1)});
+    tg_output(&g, yi);
+    if (h_ok(&g, (void *[]){x}, (void *[]){y})) {
+        h_close_tol("softmax rows", y, ref, 3 * N, 1e-5, 1e-9);
+        int nan_row = 1;
+        for (int i = 0; i < N; i++) nan_row &= isnan(y[3 * N + i]);
+        CHECK(nan_row);
+    }
+    free(x), free(y), free(ref);
+}
+
 int main(void) {
     static const char *const isas[] = {"generic", "avx2", "avx512", "auto"};
     int ran = 0;
@@ -321,6 +351,7 @@ int main(void) {
             test_layer_norm_rows();
             test_conv();
             if (threads == 1) test_erf();
+            test_softmax_rows();
             if (threads == 1) test_shared_packing();
             h_shutdown();
         }
