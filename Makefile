@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: all bootstrap build run test test-asan fuzz clean
+.PHONY: all bootstrap build run test test-asan fuzz bench clean
 
 all: build
 
@@ -36,6 +36,13 @@ fuzz:
 	CC=clang cmake -S . -B $(BUILD)-fuzz -DBERTH_FUZZ=ON $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-fuzz -j$(JOBS) --target fuzz_targets
 	scripts/fuzz $(BUILD)-fuzz $(FUZZ_SECONDS)
+
+# berth against onnxruntime-node (bench/, docs/bench.md): installs
+# onnxruntime-node into $(BUILD)/bench/node and gnuplot-nox if missing,
+# generates and converts the models, writes $(BUILD)/bench/report.md and
+# ratios.png. About 12 minutes on 2 shared cores.
+bench: build
+	/usr/bin/python3 bench/bench.py --build $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz
