@@ -305,6 +305,7 @@ void vk_device_close(berth_device *d) {
         vkDeviceWaitIdle(d->dev);
         for (size_t i = 0; i < VK_SPIRV_COUNT; i++)
             if (d->pipes[i]) vkDestroyPipeline(d->dev, d->pipes[i], NULL);
+        for (uint32_t i = 0; i < d->n_specs; i++) vkDestroyPipeline(d->dev, d->specs[i].pipe, NULL);
         vk_buffer_destroy(d, &d->staging);
         vk_buffer_destroy(d, &d->dummy);
         if (d->xfer_fence) vkDestroyFence(d->dev, d->xfer_fence, NULL);
@@ -316,6 +317,7 @@ void vk_device_close(berth_device *d) {
     if (d->inst) vkDestroyInstance(d->inst, NULL);
     pthread_mutex_destroy(&d->lock);
     free(d->pipes);
+    free(d->specs);
     free(d);
 }
 
@@ -325,35 +327,77 @@ uint32_t vk_shader_index(const char *name) {
     return VK_NONE;
 }
 
-berth_status vk_pipeline(berth_device *d, uint32_t shader, VkPipeline *out, berth_error *err) {
-    if (shader >= VK_SPIRV_COUNT) {
-        vk_errf(err, "vulkan: shader %u does not exist", shader);
+/* Builds shader's pipeline with n specialization constants (ids 0..n-1). */
+static VkResult build_pipeline(berth_device *d, uint32_t shader, uint32_t n, const uint32_t *vals, VkPipeline *out) {
+    const vk_spirv_blob *b = &vk_spirv_table[shader];
+    VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = b->bytes,
+                                    .pCode = b->code};
+    VkShaderModule mod;
+    VkResult r = vkCreateShaderModule(d->dev, &mci, NULL, &mod);
+    if (r != VK_SUCCESS) return r;
+    VkSpecializationMapEntry map[VK_MAX_SPEC];
+    for (uint32_t i = 0; i < n; i++) map[i] = (VkSpecializationMapEntry){.constantID = i, .offset = 4 * i, .size = 4};
+    VkSpecializationInfo si = {.mapEntryCount = n, .pMapEntries = map, .dataSize = 4 * (size_t)n, .pData = vals};
+    VkComputePipelineCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = mod, .pName = "main", .pSpecializationInfo = n ? &si : NULL},
+        .layout = d->layout};
+    r = vkCreateComputePipelines(d->dev, VK_NULL_HANDLE, 1, &ci, NULL, out);
+    vkDestroyShaderModule(d->dev, mod, NULL);
+    if (r != VK_SUCCESS) *out = VK_NULL_HANDLE;
+    return r;
+}
+
+/* The device keeps every pipeline it builds until close: one per shader,
+ * plus one per distinct set of specialization constants (fused chains). */
+berth_status vk_pipeline(berth_device *d, uint32_t shader, uint32_t n_spec, const uint32_t *spec, VkPipeline *out,
+                         berth_error *err) {
+    if (shader >= VK_SPIRV_COUNT || n_spec > VK_MAX_SPEC) {
+        vk_errf(err, "vulkan: shader %u with %u constants does not exist", shader, n_spec);
         return BERTH_ERR_INTERNAL;
     }
     pthread_mutex_lock(&d->lock);
     berth_status st = BERTH_OK;
-    if (!d->pipes[shader]) {
-        const vk_spirv_blob *b = &vk_spirv_table[shader];
-        VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = b->bytes,
-                                        .pCode = b->code};
-        VkShaderModule mod;
-        VkResult r = vkCreateShaderModule(d->dev, &mci, NULL, &mod);
-        if (r == VK_SUCCESS) {
-            VkComputePipelineCreateInfo ci = {
-                .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-                .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                          .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = mod, .pName = "main"},
-                .layout = d->layout};
-            r = vkCreateComputePipelines(d->dev, VK_NULL_HANDLE, 1, &ci, NULL, &d->pipes[shader]);
-            vkDestroyShaderModule(d->dev, mod, NULL);
-            if (r != VK_SUCCESS) d->pipes[shader] = VK_NULL_HANDLE;
+    VkResult r = VK_SUCCESS;
+    if (n_spec == 0) {
+        if (!d->pipes[shader]) r = build_pipeline(d, shader, 0, NULL, &d->pipes[shader]);
+        *out = d->pipes[shader];
+    } else {
+        vk_spec_pipe *sp = NULL;
+        for (uint32_t i = 0; i < d->n_specs && !sp; i++)
+            if (d->specs[i].shader == shader && d->specs[i].n == n_spec &&
+                memcmp(d->specs[i].v, spec, 4 * (size_t)n_spec) == 0)
+                sp = &d->specs[i];
+        if (!sp && d->n_specs == d->cap_specs) {
+            uint32_t cap = d->cap_specs ? 2 * d->cap_specs : 16;
+            vk_spec_pipe *grown = realloc(d->specs, sizeof *grown * cap);
+            if (!grown) {
+                pthread_mutex_unlock(&d->lock);
+                vk_errf(err, "vulkan: out of memory for %u specialized pipelines", cap);
+                return BERTH_ERR_NOMEM;
+            }
+            d->specs = grown;
+            d->cap_specs = cap;
         }
-        if (r != VK_SUCCESS) {
-            vk_errf(err, "vulkan: building the '%s' pipeline failed: %s", b->name, vk_result_str(r));
-            st = BERTH_ERR_DEVICE;
+        if (!sp) {
+            VkPipeline pipe;
+            r = build_pipeline(d, shader, n_spec, spec, &pipe);
+            if (r == VK_SUCCESS) {
+                sp = &d->specs[d->n_specs++];
+                memset(sp, 0, sizeof *sp);
+                sp->shader = shader;
+                sp->n = n_spec;
+                memcpy(sp->v, spec, 4 * (size_t)n_spec);
+                sp->pipe = pipe;
+            }
         }
+        *out = sp ? sp->pipe : VK_NULL_HANDLE;
     }
-    *out = d->pipes[shader];
+    if (r != VK_SUCCESS) {
+        vk_errf(err, "vulkan: building the '%s' pipeline failed: %s", vk_spirv_table[shader].name, vk_result_str(r));
+        st = BERTH_ERR_DEVICE;
+    }
     pthread_mutex_unlock(&d->lock);
     return st;
 }

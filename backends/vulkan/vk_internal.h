@@ -21,6 +21,7 @@
 #define VK_NONE UINT32_MAX
 #define VK_PC_WORDS 32 /* 128 bytes: the push-constant size every device offers */
 #define VK_MAX_BIND 8
+#define VK_MAX_SPEC 12 /* specialization constants a dispatch may set */
 #define VK_MAX_GROUPS 65535u /* the group count every device offers per axis */
 #define VK_BIT(t) (1u << (unsigned)(t))
 
@@ -62,6 +63,12 @@ berth_status vk_flush_staging(berth_device *d, vk_buffer *dst, VkDeviceSize off,
 berth_status vk_staging_ensure(berth_device *d, berth_error *err);
 
 /* ---- device ---- */
+typedef struct vk_spec_pipe {
+    uint32_t shader, n;
+    uint32_t v[VK_MAX_SPEC];
+    VkPipeline pipe;
+} vk_spec_pipe;
+
 struct berth_device {
     const berth_host_services *host;
     VkInstance inst;
@@ -81,6 +88,8 @@ struct berth_device {
     VkDescriptorSetLayout dsl; /* VK_MAX_BIND storage buffers, for every shader */
     VkPipelineLayout layout;
     VkPipeline *pipes; /* one per embedded shader, created on first use */
+    vk_spec_pipe *specs; /* specialized pipelines, created on first use */
+    uint32_t n_specs, cap_specs;
     VkCommandPool pool;
     VkCommandBuffer xfer; /* staging copies */
     VkFence xfer_fence;
@@ -94,7 +103,10 @@ berth_status vk_device_open(const berth_host_services *host, berth_device **out,
 void vk_device_close(berth_device *d);
 /* Index into the embedded shader table, VK_NONE if absent. */
 uint32_t vk_shader_index(const char *name);
-berth_status vk_pipeline(berth_device *d, uint32_t shader, VkPipeline *out, berth_error *err);
+/* The pipeline of `shader` with n_spec specialization constants (ids
+ * 0..n_spec-1; 0: none), built on first use and kept until close. */
+berth_status vk_pipeline(berth_device *d, uint32_t shader, uint32_t n_spec, const uint32_t *spec, VkPipeline *out,
+                         berth_error *err);
 /* Submits one command buffer and waits for `fence`, then resets it. */
 berth_status vk_submit_wait(berth_device *d, VkCommandBuffer cmd, VkFence fence, berth_error *err);
 
@@ -137,6 +149,8 @@ typedef struct vk_dispatch {
     uint32_t bind[VK_MAX_BIND]; /* operand indices */
     uint32_t groups[3];
     uint32_t pc[VK_PC_WORDS];
+    uint32_t n_spec; /* specialization constants (fused chains), 0: none */
+    uint32_t spec[VK_MAX_SPEC];
 } vk_dispatch;
 
 typedef struct berth_plan {
@@ -246,6 +260,8 @@ VK_OPS(VK_DECL_PREP)
 /* ---- verbs implemented outside vk_backend.c ---- */
 berth_status vk_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
                             berth_error *err);
+/* Merges runs of vec4 elementwise dispatches into one (vk_fuse.c). */
+berth_status vk_fuse_elementwise(berth_plan *p, const berth_graph_desc *g, berth_error *err);
 berth_status vk_record(berth_plan *p, berth_error *err);
 berth_status vk_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth_tensor *out, uint32_t n_out,
                     berth_error *err);

@@ -373,6 +373,7 @@ berth_status vk_plan_create(berth_device *dev, berth_weights *w, const berth_gra
         p->inputs[i] = g->inputs[i];
     }
     if (!st) st = prepare_nodes(p, g, err);
+    if (!st) st = vk_fuse_elementwise(p, g, err);
     if (st) goto fail;
     memcpy(p->outputs, g->outputs, sizeof(uint32_t) * g->n_outputs);
     liveness(p);

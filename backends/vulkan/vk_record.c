@@ -199,7 +199,8 @@ berth_status vk_record(berth_plan *p, berth_error *err) {
         vk_errf(err, "vulkan: out of memory recording a plan");
         st = BERTH_ERR_NOMEM;
     }
-    for (uint32_t i = 0; i < p->n_disp && !st; i++) st = vk_pipeline(d, p->disp[i].shader, &pipes[i], err);
+    for (uint32_t i = 0; i < p->n_disp && !st; i++)
+        st = vk_pipeline(d, p->disp[i].shader, p->disp[i].n_spec, p->disp[i].spec, &pipes[i], err);
     if (!st) st = make_sets(p, sets, err);
     if (!st) st = make_timer(p, err);
     VkResult r = VK_SUCCESS;

@@ -4,7 +4,8 @@
  * tails of its 8 x 8 tiles, broadcast batches), gemm with transposes on
  * each path, and binary and unary ops on their four-at-a-time shaders
  * (same-shape and single-value operands on either side) beside the
- * general broadcasting ones. */
+ * general broadcasting ones, and chains of them fused into one pass (the
+ * recognizer's hardSwish and affine spelled as mul/add/clamp/div). */
 #include "vk_harness.h"
 
 /* a [batch or 1, M, K] times b [K, N] or [batch, K, N]. */
@@ -151,8 +152,49 @@ static void test_unary_paths(void) {
     }
 }
 
+/* y = sigmoid(t - hardSwish(w0 * x + w1) ) with hardSwish spelled
+ * a * clamp(a + 3, 0, 6) / 6, all single values but x and t; with
+ * a_out set, a = w0 * x + w1 is a graph output too, which splits the run. */
+static void check_chain(int a_out) {
+    enum { N = 96 };
+    float *x = h_randf(N), *t = h_randf(N), w0 = 3.5f, w1 = -0.25f, c3 = 3.0f, c6 = 6.0f;
+    float got_y[N], got_a[N];
+    double ref_y[N], ref_a[N];
+    for (int i = 0; i < N; i++) {
+        double a = (double)w0 * x[i] + w1, hs = a * fmin(fmax(a + c3, 0.0), 6.0) / c6;
+        ref_a[i] = a;
+        ref_y[i] = 1.0 / (1.0 + exp(-(t[i] - hs)));
+    }
+    tgraph g = {0};
+    uint32_t xi = tg_input(&g, "x", BERTH_DTYPE_F32, 4, DIMS(2, 3, 4, 4)), ti = tg_input(&g, "t", BERTH_DTYPE_F32, 4, DIMS(2, 3, 4, 4));
+    uint32_t w0i = tg_input(&g, "w0", BERTH_DTYPE_F32, 1, DIMS(1)), w1i = tg_input(&g, "w1", BERTH_DTYPE_F32, 1, DIMS(1));
+    uint32_t c3i = tg_input(&g, "c3", BERTH_DTYPE_F32, 1, DIMS(1)), c6i = tg_input(&g, "c6", BERTH_DTYPE_F32, 1, DIMS(1));
+    uint32_t v[8];
+    static const char *const names[8] = {"m1", "a", "a5", "c1", "m3", "hs", "s", "y"};
+    for (int k = 0; k < 8; k++) v[k] = tg_value(&g, names[k], BERTH_DTYPE_F32, 4, DIMS(2, 3, 4, 4));
+    tg_node(&g, "mul", 2, IDX(w0i, xi), 1, IDX(v[0]), 0, NULL);
+    tg_node(&g, "add", 2, IDX(v[0], w1i), 1, IDX(v[1]), 0, NULL);
+    tg_node(&g, "add", 2, IDX(v[1], c3i), 1, IDX(v[2]), 0, NULL);
+    tg_node(&g, "clamp", 1, IDX(v[2]), 1, IDX(v[3]), 2, (berth_attr[]){A_FLOAT("minValue", 0.0), A_FLOAT("maxValue", 6.0)});
+    tg_node(&g, "mul", 2, IDX(v[1], v[3]), 1, IDX(v[4]), 0, NULL);
+    tg_node(&g, "div", 2, IDX(v[4], c6i), 1, IDX(v[5]), 0, NULL);
+    tg_node(&g, "sub", 2, IDX(ti, v[5]), 1, IDX(v[6]), 0, NULL);
+    tg_node(&g, "sigmoid", 1, IDX(v[6]), 1, IDX(v[7]), 0, NULL);
+    tg_output(&g, v[7]);
+    if (a_out) tg_output(&g, v[1]);
+    void *const in[] = {x, t, &w0, &w1, &c3, &c6};
+    if (h_ok(&g, in, a_out ? (void *const[]){got_y, got_a} : (void *const[]){got_y})) {
+        h_close(a_out ? "fused chain, split" : "fused chain", got_y, ref_y, N);
+        if (a_out) h_close("fused chain's inner output", got_a, ref_a, N);
+        h_same_as_cpu("fused chain vs cpu", &g, NULL, in, a_out ? (void *const[]){got_y, got_a} : (void *const[]){got_y});
+    }
+    free(x), free(t);
+}
+
 int main(void) {
     h_start();
+    check_chain(0);
+    check_chain(1);
     test_matmul_paths();
     test_gemm_paths();
     test_binary_paths();

@@ -10,5 +10,5 @@ layout(std430, binding = 2) writeonly buffer Y { float y[]; };
 
 void main() {
     uint op = pc.u[1], rank = pc.u[2];
-    FOR_EACH(i, pc.u[0]) y[i] = binary_op(op, a[strided_offset(i, rank, 4, 12)], b[strided_offset(i, rank, 4, 20)]);
+    FOR_EACH(i, pc.u[0]) y[i] = binary_op(op, vec4(a[strided_offset(i, rank, 4, 12)]), vec4(b[strided_offset(i, rank, 4, 20)])).x;
 }

@@ -1,5 +1,6 @@
-// The binary arithmetic ops of binary.comp and binary4.comp (7 is prelu).
-float binary_op(uint op, float x, float z) {
+// The binary arithmetic ops of binary.comp, binary4.comp and fused.comp,
+// four lanes at a time (binary.comp uses lane x); 7 is prelu.
+vec4 binary_op(uint op, vec4 x, vec4 z) {
     switch (op) {
     case 0: return x + z;
     case 1: return x - z;
@@ -8,6 +9,6 @@ float binary_op(uint op, float x, float z) {
     case 4: return max(x, z);
     case 5: return min(x, z);
     case 6: return pow(x, z);
-    default: return x >= 0.0 ? x : x * z;
+    default: return mix(x * z, x, greaterThanEqual(x, vec4(0.0)));
     }
 }

@@ -20,6 +20,6 @@ void main() {
     FOR_EACH(i, pc.u[0]) {
         vec4 x = (flags & 1u) != 0u ? vec4(sa) : a[i];
         vec4 z = (flags & 2u) != 0u ? vec4(sb) : b[i];
-        y[i] = vec4(binary_op(op, x.x, z.x), binary_op(op, x.y, z.y), binary_op(op, x.z, z.z), binary_op(op, x.w, z.w));
+        y[i] = binary_op(op, x, z);
     }
 }

@@ -9,5 +9,5 @@ layout(std430, binding = 1) writeonly buffer Y { float y[]; };
 void main() {
     uint op = pc.u[1];
     float al = PCF(2), be = PCF(3);
-    FOR_EACH(i, pc.u[0]) y[i] = unary_op(op, x[i], al, be);
+    FOR_EACH(i, pc.u[0]) y[i] = unary_op(op, vec4(x[i]), al, be).x;
 }

@@ -12,8 +12,6 @@ void main() {
     uint op = pc.u[1];
     float al = PCF(2), be = PCF(3);
     FOR_EACH(i, pc.u[0]) {
-        vec4 v = x[i];
-        y[i] = vec4(unary_op(op, v.x, al, be), unary_op(op, v.y, al, be), unary_op(op, v.z, al, be),
-                    unary_op(op, v.w, al, be));
+        y[i] = unary_op(op, x[i], al, be);
     }
 }
