@@ -94,14 +94,15 @@ static berth_status cpu_open(const berth_host_services *host, berth_device **out
     dev->host = host;
     dev->threads = threads;
     dev->gemm = gemm;
+    /* The pool does the threading: OpenBLAS's threaded level-3 driver
+     * allocates on every call, which run() must not do. Set before the
+     * pool starts, since each worker makes its first OpenBLAS call then. */
+    openblas_set_num_threads(1);
     berth_status st = cpu_pool_create(threads, &dev->pool, err);
     if (st) {
         free(dev);
         return st;
     }
-    /* The pool does the threading: OpenBLAS's threaded level-3 driver
-     * allocates on every call, which run() must not do. */
-    openblas_set_num_threads(1);
     char model[200];
     cpu_model_name(model, sizeof model);
     snprintf(dev->name, sizeof dev->name, "cpu (%d threads, %s, %s kernels)", threads, model, gemm->name);

@@ -16,7 +16,8 @@ struct cpu_pool {
     pthread_cond_t start, done;
     uint64_t generation;
     int stop;
-    int busy; /* workers still inside the current generation */
+    int busy;  /* workers still inside the current generation */
+    int ready; /* workers past their start-up */
     /* the current job */
     cpu_task_fn fn;
     void *ctx;
@@ -36,7 +37,12 @@ static void pool_work(cpu_pool *p) {
 static void *pool_main(void *arg) {
     cpu_pool *p = arg;
     uint64_t seen = 0;
+    /* OpenBLAS allocates its per-thread buffers on a thread's first call:
+     * make that call now, at open, not inside some later run() */
+    cpu_blas_thread_init();
     pthread_mutex_lock(&p->mu);
+    p->ready++;
+    pthread_cond_signal(&p->done);
     for (;;) {
         while (!p->stop && p->generation == seen) pthread_cond_wait(&p->start, &p->mu);
         if (p->stop) break;
@@ -69,7 +75,11 @@ berth_status cpu_pool_create(int threads, cpu_pool **out, berth_error *err) {
             if (pthread_create(&p->workers[i], NULL, pool_main, p)) goto fail_threads;
             p->n_workers++;
         }
+        pthread_mutex_lock(&p->mu);
+        while (p->ready < p->n_workers) pthread_cond_wait(&p->done, &p->mu);
+        pthread_mutex_unlock(&p->mu);
     }
+    cpu_blas_thread_init();
     *out = p;
     return BERTH_OK;
 fail_threads:

@@ -1,7 +1,8 @@
 /* conv2d and convTranspose2d. The kernels work in NCHW with OIHW (conv)
  * or IOHW (transposed) filters; NHWC inputs and other filter layouts are
  * permuted into node scratch first (and the output back). conv2d picks
- * one of three kernels at plan time: a direct loop for depthwise, a
+ * one of three kernels at plan time: a direct loop over a zero-padded
+ * copy of each plane for depthwise, a
  * product straight on the input for 1x1 stride-1 unpadded, and im2col
  * into arena scratch plus a product otherwise. The products run on
  * berth's packed kernel: the filter is the left-hand side as stored, the
@@ -29,7 +30,7 @@ typedef struct conv_params {
     const cpu_gemm_isa *isa;
     size_t off_pack;
     /* run-time context for pool tasks */
-    const float *x, *f, *src;
+    const float *x, *f, *src, *bv;
     float *y, *col, *pack;
 } conv_params;
 
@@ -179,62 +180,62 @@ static void im2col_task(void *ctx, size_t r0, size_t r1) {
     }
 }
 
-/* One (batch, channel) plane of a depthwise convolution: each filter tap
- * adds a scaled run of one input row to one output row, over the output
- * columns whose input column lies inside the image, so the inner loop
- * has no bounds checks (and is contiguous at stride 1). */
+/* One output row of a K x K depthwise filter at stride 1 and dilation 1
+ * over a padded plane: K is a constant at each call, so the taps unroll
+ * and the loop over columns vectorizes, each output summed in a register. */
+static inline void dw_row(float *restrict y, const float *restrict r0, size_t pw, const float *restrict w, int64_t ow,
+                          float b, const int K) {
+    for (int64_t ox = 0; ox < ow; ox++) {
+        float acc = b;
+        for (int ki = 0; ki < K; ki++)
+            for (int kj = 0; kj < K; kj++) acc += w[ki * K + kj] * r0[(size_t)ki * pw + (size_t)ox + (size_t)kj];
+        y[ox] = acc;
+    }
+}
+
+/* One (batch, channel) plane of a depthwise convolution. The plane is
+ * first copied into node scratch with its zero padding, so no tap needs
+ * a bounds check; the bias starts each sum. */
 CPU_CLONES static void depthwise_task(void *ctx, size_t t0, size_t t1) {
     const conv_params *cp = ctx;
-    int64_t sx = cp->stride[1];
+    int64_t sy = cp->stride[0], sx = cp->stride[1], dh = cp->dil[0], dw = cp->dil[1];
+    size_t ph = (size_t)(cp->h + cp->pad[0] + cp->pad[1]), pw = (size_t)(cp->w + cp->pad[2] + cp->pad[3]);
     for (size_t t = t0; t < t1; t++) {
         int64_t ch = (int64_t)t % cp->c;
         const float *xp = cp->x + t * (size_t)(cp->h * cp->w);
         const float *fp = cp->f + ch * cp->kh * cp->kw;
         float *yp = cp->y + t * (size_t)(cp->oh * cp->ow);
+        float *P = cp->col + t * ph * pw, b = cp->bv ? cp->bv[ch] : 0.0f;
+        for (size_t py = 0; py < ph; py++) {
+            float *row = P + py * pw;
+            int64_t iy = (int64_t)py - cp->pad[0];
+            if (iy < 0 || iy >= cp->h) {
+                memset(row, 0, sizeof(float) * pw);
+                continue;
+            }
+            memset(row, 0, sizeof(float) * (size_t)cp->pad[2]);
+            memcpy(row + cp->pad[2], xp + iy * cp->w, sizeof(float) * (size_t)cp->w);
+            memset(row + cp->pad[2] + cp->w, 0, sizeof(float) * (size_t)cp->pad[3]);
+        }
+        int unit = sx == 1 && dh == 1 && dw == 1 && cp->kh == cp->kw;
         for (int64_t oy = 0; oy < cp->oh; oy++) {
             float *restrict yr = yp + oy * cp->ow;
-            memset(yr, 0, sizeof(float) * (size_t)cp->ow);
-            for (int64_t ki = 0; ki < cp->kh; ki++) {
-                int64_t iy = oy * cp->stride[0] - cp->pad[0] + ki * cp->dil[0];
-                if (iy < 0 || iy >= cp->h) continue;
-                const float *xr = xp + iy * cp->w;
-                const float *wr = fp + ki * cp->kw;
-                /* Stride 1, 3 or 5 taps: the columns where every tap is
-                 * inside the image take all taps in one pass over the row */
-                int64_t in_lo = 0, in_hi = 0;
-                if (sx == 1 && (cp->kw == 3 || cp->kw == 5)) {
-                    int64_t o0 = -cp->pad[2], o1 = (cp->kw - 1) * cp->dil[1] - cp->pad[2];
-                    in_lo = o0 >= 0 ? 0 : -o0;
-                    in_hi = cp->w - o1 < cp->ow ? cp->w - o1 : cp->ow;
-                    if (in_hi < in_lo) in_hi = in_lo;
-                    const float *restrict x0 = xr + o0;
-                    int64_t dl = cp->dil[1];
-                    if (cp->kw == 3) {
-                        float w0 = wr[0], w1 = wr[1], w2 = wr[2];
-                        for (int64_t ox = in_lo; ox < in_hi; ox++)
-                            yr[ox] += w0 * x0[ox] + w1 * x0[ox + dl] + w2 * x0[ox + 2 * dl];
-                    } else {
-                        float w0 = wr[0], w1 = wr[1], w2 = wr[2], w3 = wr[3], w4 = wr[4];
-                        for (int64_t ox = in_lo; ox < in_hi; ox++)
-                            yr[ox] += w0 * x0[ox] + w1 * x0[ox + dl] + w2 * x0[ox + 2 * dl] + w3 * x0[ox + 3 * dl] +
-                                      w4 * x0[ox + 4 * dl];
-                    }
-                }
-                for (int64_t kj = 0; kj < cp->kw; kj++) {
-                    int64_t off = kj * cp->dil[1] - cp->pad[2]; /* ix = ox * sx + off */
-                    int64_t lo = off >= 0 ? 0 : (-off + sx - 1) / sx;
-                    int64_t hi = cp->w - off <= 0 ? 0 : (cp->w - off + sx - 1) / sx;
-                    if (hi > cp->ow) hi = cp->ow;
-                    float wv = wr[kj];
-                    if (sx == 1) {
-                        const float *restrict xs = xr + off;
-                        /* the columns [in_lo, in_hi) are done above */
-                        int64_t mid_lo = in_lo > lo ? in_lo : lo, mid_hi = in_hi < hi ? in_hi : hi;
-                        if (mid_lo >= mid_hi) mid_lo = mid_hi = hi;
-                        for (int64_t ox = lo; ox < mid_lo; ox++) yr[ox] += wv * xs[ox];
-                        for (int64_t ox = mid_hi; ox < hi; ox++) yr[ox] += wv * xs[ox];
-                    } else {
-                        for (int64_t ox = lo; ox < hi; ox++) yr[ox] += wv * xr[ox * sx + off];
+            const float *r0 = P + (size_t)(oy * sy) * pw;
+            if (unit && cp->kw == 3) {
+                dw_row(yr, r0, pw, fp, cp->ow, b, 3);
+            } else if (unit && cp->kw == 5) {
+                dw_row(yr, r0, pw, fp, cp->ow, b, 5);
+            } else {
+                for (int64_t ox = 0; ox < cp->ow; ox++) yr[ox] = b;
+                for (int64_t ki = 0; ki < cp->kh; ki++) {
+                    const float *r = r0 + (size_t)(ki * dh) * pw;
+                    for (int64_t kj = 0; kj < cp->kw; kj++) {
+                        float wv = fp[ki * cp->kw + kj];
+                        const float *rk = r + kj * dw;
+                        if (sx == 1)
+                            for (int64_t ox = 0; ox < cp->ow; ox++) yr[ox] += wv * rk[ox];
+                        else
+                            for (int64_t ox = 0; ox < cp->ow; ox++) yr[ox] += wv * rk[ox * sx];
                     }
                 }
             }
@@ -259,8 +260,9 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
     cp->y = y;
     if (cp->kernel == K_DEPTHWISE) {
         cp->x = x;
+        cp->col = (float *)cpu_scratch(p, nd);
+        cp->bv = cp->bias != CPU_NONE ? cpu_ptr(p, cp->bias) : NULL;
         cpu_pool_for(p->dev->pool, (size_t)(cp->n * cp->c), 1, depthwise_task, cp);
-        add_bias(cp, p, y);
         relayout_out(cp, p, nd, y);
         return;
     }
@@ -337,8 +339,11 @@ berth_status cpu_prep_conv2d(cpu_prep *c) {
     int64_t od[4] = {cp->n, cp->o, cp->oh, cp->ow}, od_nhwc[4] = {cp->n, cp->oh, cp->ow, cp->o};
     if ((st = cpu_check_out_dims(c, 0, 4, cp->nhwc ? od_nhwc : od))) return st;
     size_t kernel_bytes = 0;
-    if (cp->cg == 1 && cp->og == 1)
+    if (cp->cg == 1 && cp->og == 1) {
         cp->kernel = K_DEPTHWISE;
+        kernel_bytes = align64(sizeof(float) * (size_t)(cp->n * cp->c) * (size_t)(cp->h + cp->pad[0] + cp->pad[1]) *
+                               (size_t)(cp->w + cp->pad[2] + cp->pad[3]));
+    }
     else if (cp->kh == 1 && cp->kw == 1 && cp->stride[0] == 1 && cp->stride[1] == 1 && !cp->pad[0] && !cp->pad[1] &&
              !cp->pad[2] && !cp->pad[3])
         cp->kernel = K_POINTWISE;

@@ -28,6 +28,11 @@ static void sgemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                 (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
 }
 
+void cpu_blas_thread_init(void) {
+    float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4];
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2);
+}
+
 typedef struct rows_job {
     int ta, tb;
     int64_t m, n, k, lda, ldb, ldc, block;
