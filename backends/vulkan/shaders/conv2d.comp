@@ -1,5 +1,8 @@
 #version 450
-// conv2d and convTranspose2d as an implicit matrix product per group:
+// convTranspose2d (and conv2d, flag 2 clear: vk_ops_conv.c now picks
+// conv_depthwise, the matmul shaders or conv_tiled for conv2d, which cost
+// lavapipe far less than this kernel's shared-memory tiles and barriers)
+// as an implicit matrix product per group:
 // y[o, p] = sum over k of F[o, k] * X[k, p] with p an output pixel and k
 // (input channel, ky, kx). Nothing is unfolded in memory: each tile
 // gathers its input panel straight from the image into shared memory.
