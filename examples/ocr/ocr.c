@@ -388,6 +388,10 @@ int main(int argc, char **argv) {
         ocr_keys_free(&keys);
         return 1;
     }
+    /* On stderr, so stdout stays one line per image: which device this
+     * config put the model on. */
+    fprintf(stderr, "%s: backend %s, device %s\n", config, berth_executor_backend(ex),
+            berth_executor_device(ex));
     model_shape shape;
     read_model_shape(ex, &shape, &err);
     shape.classes = (int64_t)ocr_keys_classes(&keys);
