@@ -1,6 +1,8 @@
 /* A persistent pool of threads-1 workers created at open. Work is handed
- * out as a generation number under a mutex; chunks are claimed with an
- * atomic counter so uneven chunks balance. A run issues a pool job per
+ * out as a generation number; chunks are claimed with a compare-and-swap
+ * on one ticket so uneven chunks balance, and the caller waits only for
+ * chunks a worker has claimed, never for an idle worker to wake (on a
+ * busy machine a wake-up may take a whole time slice). A run issues a pool job per
  * node, often well under a millisecond apart, so both sides spin briefly
  * on the atomics before sleeping on a condition variable: a sleeping
  * worker's wake-up would otherwise cost more than a small node. Nothing
@@ -17,33 +19,50 @@ struct cpu_pool {
     pthread_t *workers;
     pthread_mutex_t mu;
     pthread_cond_t start, done;
-    atomic_uint_fast64_t generation;
     atomic_int stop;
-    atomic_int busy; /* workers still inside the current generation */
     int ready; /* workers past their start-up */
-    /* the current job */
+    /* The current job. `ticket` holds the job's generation (high 32 bits)
+     * and the next unclaimed item (low 32): a claim is a compare-and-swap
+     * on it, so a worker that wakes late for a finished job fails its
+     * claim instead of touching the next job. fn and ctx are read only
+     * after a successful claim, when the job cannot end under the reader;
+     * n and chunk may be read before it, so they are atomics. */
+    atomic_uint_fast64_t ticket;
+    atomic_size_t n, chunk;
+    atomic_size_t finished; /* items of the current job done */
     cpu_task_fn fn;
     void *ctx;
-    size_t n, chunk;
-    atomic_size_t next;
 };
 
-static void pool_work(cpu_pool *p) {
-    for (;;) {
-        size_t b = atomic_fetch_add(&p->next, p->chunk);
-        if (b >= p->n) break;
-        size_t e = b + p->chunk < p->n ? b + p->chunk : p->n;
-        p->fn(p->ctx, b, e);
-    }
-}
-
-/* About 20-50 microseconds of polling before a thread sleeps. */
+/* Polling before a thread sleeps: the caller waits for claimed chunks
+ * (short), a worker for the next job (longer: the run thread's
+ * single-threaded nodes between pool jobs take up to a few hundred
+ * microseconds, and a worker asleep at the next job misses it). */
 #define SPINS 4000
+#define WORKER_SPINS 4000
 
 static inline void relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
+}
+
+/* Claims and runs chunks of generation gen until none are left. */
+static void pool_work(cpu_pool *p, uint64_t gen) {
+    for (;;) {
+        uint_fast64_t t = atomic_load(&p->ticket);
+        if ((t >> 32) != gen) return;
+        size_t b = (size_t)(t & 0xffffffffu), n = atomic_load(&p->n), chunk = atomic_load(&p->chunk);
+        if (b >= n) return;
+        size_t e = b + chunk < n ? b + chunk : n;
+        if (!atomic_compare_exchange_weak(&p->ticket, &t, (gen << 32) | e)) continue;
+        p->fn(p->ctx, b, e);
+        if (atomic_fetch_add(&p->finished, e - b) + (e - b) == n) {
+            pthread_mutex_lock(&p->mu);
+            pthread_cond_signal(&p->done);
+            pthread_mutex_unlock(&p->mu);
+        }
+    }
 }
 
 static void *pool_main(void *arg) {
@@ -57,20 +76,17 @@ static void *pool_main(void *arg) {
     pthread_cond_signal(&p->done);
     pthread_mutex_unlock(&p->mu);
     for (;;) {
-        for (int i = 0; i < SPINS && atomic_load(&p->generation) == seen && !atomic_load(&p->stop); i++) relax();
-        if (atomic_load(&p->generation) == seen && !atomic_load(&p->stop)) {
+        for (int i = 0; i < WORKER_SPINS && (atomic_load(&p->ticket) >> 32) == seen && !atomic_load(&p->stop); i++)
+            relax();
+        if ((atomic_load(&p->ticket) >> 32) == seen && !atomic_load(&p->stop)) {
             pthread_mutex_lock(&p->mu);
-            while (!atomic_load(&p->stop) && atomic_load(&p->generation) == seen) pthread_cond_wait(&p->start, &p->mu);
+            while (!atomic_load(&p->stop) && (atomic_load(&p->ticket) >> 32) == seen)
+                pthread_cond_wait(&p->start, &p->mu);
             pthread_mutex_unlock(&p->mu);
         }
         if (atomic_load(&p->stop)) break;
-        seen = atomic_load(&p->generation);
-        pool_work(p);
-        if (atomic_fetch_sub(&p->busy, 1) == 1) {
-            pthread_mutex_lock(&p->mu);
-            pthread_cond_signal(&p->done);
-            pthread_mutex_unlock(&p->mu);
-        }
+        seen = atomic_load(&p->ticket) >> 32;
+        pool_work(p, seen);
     }
     return NULL;
 }
@@ -83,10 +99,11 @@ berth_status cpu_pool_create(int threads, cpu_pool **out, berth_error *err) {
         return BERTH_ERR_NOMEM;
     }
     p->threads = threads;
-    atomic_init(&p->next, 0);
-    atomic_init(&p->generation, 0);
+    atomic_init(&p->ticket, 0);
+    atomic_init(&p->n, 0);
+    atomic_init(&p->chunk, 1);
+    atomic_init(&p->finished, 0);
     atomic_init(&p->stop, 0);
-    atomic_init(&p->busy, 0);
     if (pthread_mutex_init(&p->mu, NULL)) goto fail_mu;
     if (pthread_cond_init(&p->start, NULL)) goto fail_start;
     if (pthread_cond_init(&p->done, NULL)) goto fail_done;
@@ -137,28 +154,32 @@ int cpu_pool_threads(const cpu_pool *p) { return p ? p->threads : 1; }
 void cpu_pool_for(cpu_pool *p, size_t n, size_t grain, cpu_task_fn fn, void *ctx) {
     if (n == 0) return;
     if (grain == 0) grain = 1;
-    if (!p || p->n_workers == 0 || n <= grain) {
+    if (!p || p->n_workers == 0 || n <= grain || n > 0xffffffffu) {
         fn(ctx, 0, n);
         return;
     }
     /* About four chunks per thread, never below the grain. */
     size_t chunk = n / ((size_t)p->threads * 4);
     if (chunk < grain) chunk = grain;
+    /* The previous job is finished: every item ran, so no worker is inside
+     * its fn, and a late one fails its claim on the new ticket. */
     p->fn = fn;
     p->ctx = ctx;
-    p->n = n;
-    p->chunk = chunk;
-    atomic_store(&p->next, 0);
-    atomic_store(&p->busy, p->n_workers);
-    pthread_mutex_lock(&p->mu); /* a worker about to sleep checks the generation under it */
-    atomic_fetch_add(&p->generation, 1);
+    atomic_store(&p->n, n);
+    atomic_store(&p->chunk, chunk);
+    atomic_store(&p->finished, 0);
+    uint64_t gen = (atomic_load(&p->ticket) >> 32) + 1;
+    pthread_mutex_lock(&p->mu); /* a worker about to sleep checks the ticket under it */
+    atomic_store(&p->ticket, (uint_fast64_t)(gen & 0xffffffffu) << 32);
     pthread_cond_broadcast(&p->start);
     pthread_mutex_unlock(&p->mu);
-    pool_work(p);
-    for (int i = 0; i < SPINS && atomic_load(&p->busy) > 0; i++) relax();
-    if (atomic_load(&p->busy) > 0) {
+    pool_work(p, gen & 0xffffffffu);
+    /* Only items a worker has claimed can be outstanding now: wait for
+     * those, never for an idle worker to wake. */
+    for (int i = 0; i < SPINS && atomic_load(&p->finished) < n; i++) relax();
+    if (atomic_load(&p->finished) < n) {
         pthread_mutex_lock(&p->mu);
-        while (atomic_load(&p->busy) > 0) pthread_cond_wait(&p->done, &p->mu);
+        while (atomic_load(&p->finished) < n) pthread_cond_wait(&p->done, &p->mu);
         pthread_mutex_unlock(&p->mu);
     }
 }
