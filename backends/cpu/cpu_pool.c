@@ -51,7 +51,7 @@ static inline void relax(void) {
 static void pool_work(cpu_pool *p, uint64_t gen) {
     for (;;) {
         uint_fast64_t t = atomic_load(&p->ticket);
-        if ((t >> 32) != gen) return;
+        if ((t >> 32) != gen || (gen & 1)) return;
         size_t b = (size_t)(t & 0xffffffffu), n = atomic_load(&p->n), chunk = atomic_load(&p->chunk);
         if (b >= n) return;
         size_t e = b + chunk < n ? b + chunk : n;
@@ -65,6 +65,13 @@ static void pool_work(cpu_pool *p, uint64_t gen) {
     }
 }
 
+/* A job newer than `seen` is open: its generation is even. An odd one
+ * marks a job being written, whose ticket no claim can match. */
+static int open_job(cpu_pool *p, uint64_t seen) {
+    uint64_t g = atomic_load(&p->ticket) >> 32;
+    return g != seen && (g & 1) == 0;
+}
+
 static void *pool_main(void *arg) {
     cpu_pool *p = arg;
     uint64_t seen = 0;
@@ -76,16 +83,16 @@ static void *pool_main(void *arg) {
     pthread_cond_signal(&p->done);
     pthread_mutex_unlock(&p->mu);
     for (;;) {
-        for (int i = 0; i < WORKER_SPINS && (atomic_load(&p->ticket) >> 32) == seen && !atomic_load(&p->stop); i++)
-            relax();
-        if ((atomic_load(&p->ticket) >> 32) == seen && !atomic_load(&p->stop)) {
+        for (int i = 0; i < WORKER_SPINS && !open_job(p, seen) && !atomic_load(&p->stop); i++) relax();
+        if (!open_job(p, seen) && !atomic_load(&p->stop)) {
             pthread_mutex_lock(&p->mu);
-            while (!atomic_load(&p->stop) && (atomic_load(&p->ticket) >> 32) == seen)
-                pthread_cond_wait(&p->start, &p->mu);
+            while (!atomic_load(&p->stop) && !open_job(p, seen)) pthread_cond_wait(&p->start, &p->mu);
             pthread_mutex_unlock(&p->mu);
         }
         if (atomic_load(&p->stop)) break;
-        seen = atomic_load(&p->ticket) >> 32;
+        uint64_t g = atomic_load(&p->ticket) >> 32;
+        if (g & 1) continue; /* closed again already: wait for the next one */
+        seen = g;
         pool_work(p, seen);
     }
     return NULL;
@@ -162,18 +169,21 @@ void cpu_pool_for(cpu_pool *p, size_t n, size_t grain, cpu_task_fn fn, void *ctx
     size_t chunk = n / ((size_t)p->threads * 4);
     if (chunk < grain) chunk = grain;
     /* The previous job is finished: every item ran, so no worker is inside
-     * its fn, and a late one fails its claim on the new ticket. */
+     * its fn. The ticket first moves to an odd (closed) generation, so a
+     * late worker that read the old ticket fails its claim while n and fn
+     * change; then to the next even one, which opens the job. */
+    uint64_t old = atomic_load(&p->ticket) >> 32, gen = (old + 2) & 0xffffffffu;
+    atomic_store(&p->ticket, (((old + 1) & 0xffffffffu) << 32) | 0xffffffffu);
     p->fn = fn;
     p->ctx = ctx;
     atomic_store(&p->n, n);
     atomic_store(&p->chunk, chunk);
     atomic_store(&p->finished, 0);
-    uint64_t gen = (atomic_load(&p->ticket) >> 32) + 1;
     pthread_mutex_lock(&p->mu); /* a worker about to sleep checks the ticket under it */
-    atomic_store(&p->ticket, (uint_fast64_t)(gen & 0xffffffffu) << 32);
+    atomic_store(&p->ticket, (uint_fast64_t)gen << 32);
     pthread_cond_broadcast(&p->start);
     pthread_mutex_unlock(&p->mu);
-    pool_work(p, gen & 0xffffffffu);
+    pool_work(p, gen);
     /* Only items a worker has claimed can be outstanding now: wait for
      * those, never for an idle worker to wake. */
     for (int i = 0; i < SPINS && atomic_load(&p->finished) < n; i++) relax();
