@@ -175,15 +175,9 @@ berth_archive *berth_archive_open(const char *path, const char *manifest, berth_
         berth_archive_close(a);
         return ba_fail(err, "%s: out of memory", path);
     }
-    a->fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat sb;
-    if (a->fd < 0 || fstat(a->fd, &sb) < 0) {
-        ba_fail(err, "%s: cannot open: %s", path, strerror(errno));
-        berth_archive_close(a);
-        return NULL;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        ba_fail(err, "%s: not a regular file", path);
+    a->fd = berth_open_regular(path, "weights archive", &sb, err);
+    if (a->fd < 0) {
         berth_archive_close(a);
         return NULL;
     }

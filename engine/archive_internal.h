@@ -5,6 +5,7 @@
 #include "archive.h"
 #include "arena.h"
 #include "json.h"
+#include "util.h"
 
 /* SafeTensors' own bound on the header length. */
 #define BA_MAX_HEADER 100000000ull

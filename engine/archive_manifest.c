@@ -24,16 +24,12 @@ static const struct {
 
 /* The whole manifest, NUL-terminated, or NULL with err set. */
 static char *slurp(const char *path, size_t *len, berth_error *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) < 0) {
-        ba_fail(err, "%s: cannot open the manifest: %s", path, strerror(errno));
-        if (fd >= 0) close(fd);
-        return NULL;
-    }
-    if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > BA_MAX_HEADER) {
-        ba_fail(err, "%s: manifest is %s, expected a regular file of at most %llu bytes", path,
-                S_ISREG(sb.st_mode) ? "too large" : "not a regular file", BA_MAX_HEADER);
+    int fd = berth_open_regular(path, "manifest", &sb, err);
+    if (fd < 0) return NULL;
+    if ((uint64_t)sb.st_size > BA_MAX_HEADER) {
+        ba_fail(err, "%s: manifest is %lld bytes, expected at most %llu", path,
+                (long long)sb.st_size, BA_MAX_HEADER);
         close(fd);
         return NULL;
     }

@@ -485,11 +485,8 @@ berth_config *berth_config_load(const char *path, berth_error *err) {
         berth_errorf(err, "berth_config_load: expected a file name, found NULL");
         return NULL;
     }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        berth_errorf(err, "%s: cannot open the config: %s", path, strerror(errno));
-        return NULL;
-    }
+    FILE *f = berth_fopen_regular(path, "config", err);
+    if (!f) return NULL;
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
     while (buf) {

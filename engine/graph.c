@@ -126,17 +126,9 @@ int bg_check(berth_graph *g, bg_ref *refs, size_t n_refs, berth_error *err) {
 /* ---- loading and lookups ---------------------------------------------------- */
 
 berth_graph *berth_graph_load(const char *path, berth_error *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        berth_errorf(err, "%s: cannot open graph: %s", path, strerror(errno));
-        return NULL;
-    }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        berth_errorf(err, "%s: not a regular file", path);
-        close(fd);
-        return NULL;
-    }
+    int fd = berth_open_regular(path, "graph", &st, err);
+    if (fd < 0) return NULL;
     if ((uint64_t)st.st_size > BG_MAX_FILE_BYTES) {
         berth_errorf(err, "%s: graph file is %lld bytes, more than the 256 MiB allowed", path,
                      (long long)st.st_size);

@@ -72,6 +72,13 @@ berth_status berth_module_load(const char *name_or_path, const char *const *dirs
     char *path = resolve(name_or_path, dirs, n_dirs, err);
     if (!path) return BERTH_ERR_INVALID;
 
+    /* dlopen would block forever on a FIFO: check the kind first. */
+    int fd = berth_open_regular(path, "backend module", NULL, err);
+    if (fd < 0) {
+        free(path);
+        return BERTH_ERR_INVALID;
+    }
+    close(fd);
     dlerror();
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {

@@ -66,11 +66,8 @@ static berth_status parse_header(const char *path, const char *h, berth_tensor *
 
 berth_status berth_npy_read(const char *path, berth_tensor *t, berth_error *err) {
     memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        berth_errorf(err, "%s: %s", path, strerror(errno));
-        return BERTH_ERR_IO;
-    }
+    FILE *f = berth_fopen_regular(path, ".npy input", err);
+    if (!f) return BERTH_ERR_IO;
     berth_status st = BERTH_ERR_INVALID;
     unsigned char pre[12];
     char *h = NULL;

@@ -1,10 +1,13 @@
 #include "util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void berth_errorf(berth_error *err, const char *fmt, ...) {
     if (!err) return;
@@ -35,6 +38,57 @@ char *berth_path_dir(const char *path) {
     memcpy(d, path, n);
     d[n] = 0;
     return d;
+}
+
+const char *berth_file_kind(mode_t mode) {
+    if (S_ISREG(mode)) return "a regular file";
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a named pipe (FIFO)";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+
+int berth_open_regular(const char *path, const char *what, struct stat *st, berth_error *err) {
+    /* O_NONBLOCK: opening a FIFO with no writer, or some devices, would
+     * otherwise wait forever before the type check below could run. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        berth_errorf(err, "%s: cannot open the %s: %s", path, what, strerror(errno));
+        return -1;
+    }
+    struct stat local;
+    if (!st) st = &local;
+    if (fstat(fd, st) != 0) {
+        berth_errorf(err, "%s: cannot open the %s: %s", path, what, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        berth_errorf(err, "%s: the %s is %s, expected a regular file", path, what,
+                     berth_file_kind(st->st_mode));
+        close(fd);
+        return -1;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        berth_errorf(err, "%s: cannot open the %s: %s", path, what, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+FILE *berth_fopen_regular(const char *path, const char *what, berth_error *err) {
+    int fd = berth_open_regular(path, what, NULL, err);
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        berth_errorf(err, "%s: cannot open the %s: %s", path, what, strerror(errno));
+        close(fd);
+    }
+    return f;
 }
 
 uint64_t berth_now_ns(void) {

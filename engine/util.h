@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
 
 #include "berth/backend.h"
 
@@ -14,6 +16,18 @@ void berth_errorf(berth_error *err, const char *fmt, ...) __attribute__((format(
 char *berth_path_join(const char *dir, const char *name);
 /* The directory part of path ("." when none), malloc'd. */
 char *berth_path_dir(const char *path);
+
+/* Open `path` for reading, never blocking: the open itself is
+ * non-blocking, so a FIFO or a device cannot stall berth, and anything but
+ * a regular file is refused before a byte is read. Returns the descriptor
+ * (blocking again, close-on-exec) and fills *st, or -1 with err set to
+ * "PATH: cannot open the WHAT: REASON" or "PATH: the WHAT is a directory,
+ * expected a regular file". */
+int berth_open_regular(const char *path, const char *what, struct stat *st, berth_error *err);
+/* The same, as a stdio stream; NULL with err set. */
+FILE *berth_fopen_regular(const char *path, const char *what, berth_error *err);
+/* "a directory", "a named pipe (FIFO)", "a character device", ... */
+const char *berth_file_kind(mode_t mode);
 
 /* Monotonic nanoseconds. */
 uint64_t berth_now_ns(void);

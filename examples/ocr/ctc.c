@@ -5,17 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 /* PaddleOCR's Chinese table has 6623 lines; a file far larger than any
  * such table is a wrong argument. */
 #define OCR_KEYS_MAX_BYTES (16L * 1024 * 1024)
 
 berth_status ocr_keys_load(const char *path, ocr_keys *keys, berth_error *err) {
     memset(keys, 0, sizeof *keys);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err->msg, sizeof err->msg, "%s: cannot open key file: %s", path, strerror(errno));
-        return BERTH_ERR_IO;
-    }
+    FILE *f = berth_fopen_regular(path, "key file", err);
+    if (!f) return BERTH_ERR_IO;
     long n = -1;
     if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
     if (n < 0 || n > OCR_KEYS_MAX_BYTES || fseek(f, 0, SEEK_SET) != 0) {

@@ -10,8 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <jpeglib.h>
 #include <png.h>
+
+#include "util.h"
 
 /* Larger files are not text-line images; refusing them early keeps a
  * wrong argument (a disk image, a video) from being read into memory. */
@@ -32,18 +37,18 @@ static berth_status fail(berth_error *err, berth_status st, const char *path, co
 
 static berth_status read_file(const char *path, unsigned char **data, size_t *size,
                               berth_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(err, BERTH_ERR_IO, path, "cannot open: %s", strerror(errno));
-    long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-    if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        int e = errno;
-        fclose(f);
-        return fail(err, BERTH_ERR_IO, path, "cannot read (not a regular file?): %s", strerror(e));
-    }
+    struct stat st;
+    int fd = berth_open_regular(path, "image", &st, err);
+    if (fd < 0) return BERTH_ERR_IO;
+    off_t n = st.st_size;
     if (n > OCR_FILE_MAX) {
-        fclose(f);
+        close(fd);
         return fail(err, BERTH_ERR_INVALID, path, "file larger than 256 MiB, not a text-line image");
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return fail(err, BERTH_ERR_IO, path, "cannot open: %s", strerror(errno));
     }
     unsigned char *buf = malloc(n ? (size_t)n : 1);
     if (!buf) {

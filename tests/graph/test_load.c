@@ -59,7 +59,7 @@ static void test_unreadable(void) {
     CHECK_CONTAINS(err.msg, strerror(ENOENT));
 
     CHECK(berth_graph_load(GRAPH_TMP_DIR, &err) == NULL);
-    CHECK_CONTAINS(err.msg, GRAPH_TMP_DIR ": not a regular file");
+    CHECK_CONTAINS(err.msg, GRAPH_TMP_DIR ": the graph is a directory, expected a regular file");
 }
 
 int main(void) {

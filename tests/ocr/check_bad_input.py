@@ -58,7 +58,7 @@ def main():
           "the good images still read right, found %s" % out)
     err = [l for l in r.stderr.splitlines() if l.startswith("berth-ocr: ")]
     want = {
-        missing: "cannot open: No such file or directory",
+        missing: "cannot open the image: No such file or directory",
         text: "not a PNG or JPEG image (first bytes 6a 75 73 74)",
         wide: "2000x20 image is 4800 pixels wide at height 48; the widest bucket takes 1280",
         cut: "bad PNG",
@@ -76,7 +76,7 @@ def main():
     r = subprocess.run([exe, os.path.join(work, "none.ini"), keys, good1], capture_output=True, text=True)
     check(r.returncode == 1 and "none.ini" in r.stderr, "missing config named, exit 1: %r" % r.stderr)
     r = subprocess.run([exe, config, missing, good1], capture_output=True, text=True)
-    check(r.returncode == 1 and "no_such_image.png: cannot open key file" in r.stderr,
+    check(r.returncode == 1 and "no_such_image.png: cannot open the key file" in r.stderr,
           "missing key file named, exit 1: %r" % r.stderr)
     # A key file of the wrong length: every image fails with the class count.
     short = os.path.join(work, "short_keys.txt")
