@@ -140,6 +140,7 @@ berth_status berth_executor_open(const char *config_path, const berth_open_optio
         berth_errorf(err, "out of memory");
         return BERTH_ERR_NOMEM;
     }
+    atomic_init(&ex->busy, 0);
     ex->log.level = BERTH_LOG_WARN;
     if (opts && opts->struct_size >= sizeof *opts) {
         ex->log.fn = opts->log;
@@ -195,8 +196,18 @@ void berth_executor_close(berth_executor *ex) {
     free(ex);
 }
 
-berth_status berth_executor_add_graph(berth_executor *ex, const char *name, const char *webnn_path,
-                                      const char *stage, uint32_t *lane_out, berth_error *err) {
+berth_status berth_executor_enter(berth_executor *ex, const char *verb, berth_error *err) {
+    int idle = 0;
+    if (atomic_compare_exchange_strong(&ex->busy, &idle, 1)) return BERTH_OK;
+    berth_errorf(err, "%s: the executor is busy in another call; an executor is one thread's at a "
+                 "time (open one executor per thread)", verb);
+    return BERTH_ERR_INVALID;
+}
+
+void berth_executor_leave(berth_executor *ex) { atomic_store(&ex->busy, 0); }
+
+static berth_status add_graph(berth_executor *ex, const char *name, const char *webnn_path,
+                              const char *stage, uint32_t *lane_out, berth_error *err) {
     if (berth_executor_find_lane(ex, name) >= 0) {
         berth_errorf(err, "a lane named '%s' exists already", name);
         return BERTH_ERR_INVALID;
@@ -216,6 +227,15 @@ berth_status berth_executor_add_graph(berth_executor *ex, const char *name, cons
     if (lane_out) *lane_out = ex->n_lanes;
     ex->n_lanes++;
     return BERTH_OK;
+}
+
+berth_status berth_executor_add_graph(berth_executor *ex, const char *name, const char *webnn_path,
+                                      const char *stage, uint32_t *lane_out, berth_error *err) {
+    berth_status st = berth_executor_enter(ex, "berth_executor_add_graph", err);
+    if (st != BERTH_OK) return st;
+    st = add_graph(ex, name, webnn_path, stage, lane_out, err);
+    berth_executor_leave(ex);
+    return st;
 }
 
 const char *berth_executor_backend(const berth_executor *ex) { return ex->mod.be->name; }
@@ -301,7 +321,11 @@ berth_status berth_executor_prepare(berth_executor *ex, uint32_t l, uint32_t b, 
         berth_errorf(err, "no bucket %u in lane %u", b, l);
         return BERTH_ERR_INVALID;
     }
-    return berth_slot_build(ex, &ex->lanes[l], b, err);
+    berth_status st = berth_executor_enter(ex, "berth_executor_prepare", err);
+    if (st != BERTH_OK) return st;
+    st = berth_slot_build(ex, &ex->lanes[l], b, err);
+    berth_executor_leave(ex);
+    return st;
 }
 
 int berth_executor_is_warm(const berth_executor *ex, uint32_t l, uint32_t b) {
@@ -338,7 +362,14 @@ berth_status berth_executor_profile(const berth_executor *ex, uint32_t l, uint32
         berth_errorf(err, "out of memory");
         return BERTH_ERR_NOMEM;
     }
-    berth_status st = ex->mod.be->plan_profile(s->plan, ns, n, err);
+    /* The plan's timings are written by run(): read them under the same
+     * claim. The executor is const to callers, not to its own state. */
+    berth_executor *self = (berth_executor *)ex;
+    berth_status st = berth_executor_enter(self, "berth_executor_profile", err);
+    if (st == BERTH_OK) {
+        st = ex->mod.be->plan_profile(s->plan, ns, n, err);
+        berth_executor_leave(self);
+    }
     if (st == BERTH_OK)
         for (uint32_t i = 0; i < n; i++)
             fn(ctx, s->spec->desc.nodes[i].name, s->spec->desc.nodes[i].op, ns[i]);

@@ -3,6 +3,8 @@
 #ifndef BERTH_EXECUTOR_INTERNAL_H
 #define BERTH_EXECUTOR_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "archive.h"
 #include "berth/berth.h"
 #include "config.h"
@@ -68,7 +70,17 @@ struct berth_executor {
     weight_info *weights;
     uint32_t n_lanes;
     lane *lanes;
+    /* Set while a call that touches lanes or plans runs. An executor's
+     * scratch (per-lane buffers, plan slots, the backend's plans) is one
+     * thread's at a time; a second caller is refused rather than allowed
+     * to corrupt it. */
+    atomic_int busy;
 };
+
+/* Claim the executor for `verb`; BERTH_ERR_INVALID with a message naming
+ * the verb when another thread holds it. Pair with berth_executor_leave. */
+berth_status berth_executor_enter(berth_executor *ex, const char *verb, berth_error *err);
+void berth_executor_leave(berth_executor *ex);
 
 void berth_logf(const berth_logger *l, berth_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -110,9 +110,9 @@ static berth_status ensure_capacity(berth_tensor *t, size_t bytes, berth_error *
     return BERTH_OK;
 }
 
-berth_status berth_executor_run(berth_executor *ex, uint32_t l, const berth_tensor *inputs,
-                                uint32_t n_inputs, berth_tensor *outputs, uint32_t n_outputs,
-                                uint32_t *bucket, berth_error *err) {
+static berth_status run(berth_executor *ex, uint32_t l, const berth_tensor *inputs,
+                        uint32_t n_inputs, berth_tensor *outputs, uint32_t n_outputs,
+                        uint32_t *bucket, berth_error *err) {
     if (l >= ex->n_lanes) {
         berth_errorf(err, "no lane %u (the executor has %u)", l, ex->n_lanes);
         return BERTH_ERR_INVALID;
@@ -187,6 +187,16 @@ berth_status berth_executor_run(berth_executor *ex, uint32_t l, const berth_tens
     }
     if (bucket) *bucket = (uint32_t)b;
     return BERTH_OK;
+}
+
+berth_status berth_executor_run(berth_executor *ex, uint32_t l, const berth_tensor *inputs,
+                                uint32_t n_inputs, berth_tensor *outputs, uint32_t n_outputs,
+                                uint32_t *bucket, berth_error *err) {
+    berth_status st = berth_executor_enter(ex, "berth_executor_run", err);
+    if (st != BERTH_OK) return st;
+    st = run(ex, l, inputs, n_inputs, outputs, n_outputs, bucket, err);
+    berth_executor_leave(ex);
+    return st;
 }
 
 void berth_tensor_release(berth_tensor *t) {

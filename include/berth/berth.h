@@ -15,7 +15,11 @@
  *   berth_tensor_release(&out);
  *   berth_executor_close(ex);
  *
- * Threading: one executor may be used by one thread at a time.
+ * Threading: an executor is one thread's at a time. A call to run,
+ * prepare, add_graph or profile made while another thread is inside one of
+ * them is refused with BERTH_ERR_INVALID ("the executor is busy in another
+ * call"), never run against the other call's buffers. Open one executor per
+ * thread for parallel work.
  */
 #ifndef BERTH_H
 #define BERTH_H
