@@ -128,6 +128,52 @@ static void generate(berth_tensor *t, uint32_t seed) {
     }
 }
 
+/* 1 when --input number k names input `name`. */
+static int input_named(const run_args *a, int k, const char *name) {
+    size_t len = strlen(name);
+    return !strncmp(a->in_name[k], name, len) && a->in_name[k][len] == '=';
+}
+
+/* Every --input must name an input of a lane that runs, once: a typo
+ * would otherwise be ignored and the run use generated data. */
+static int check_input_names(berth_executor *ex, const run_args *a, int32_t only_lane) {
+    for (int k = 0; k < a->n_in; k++) {
+        int found = 0;
+        for (uint32_t l = 0; l < berth_executor_lane_count(ex); l++) {
+            if (only_lane >= 0 && l != (uint32_t)only_lane) continue;
+            for (uint32_t i = 0; i < berth_executor_input_count(ex, l); i++) {
+                berth_io_info info;
+                berth_executor_input_info(ex, l, i, &info);
+                found |= input_named(a, k, info.name);
+            }
+        }
+        for (int j = 0; j < k; j++) {
+            size_t len = (size_t)(a->in_file[k] - a->in_name[k]);
+            if ((size_t)(a->in_file[j] - a->in_name[j]) == len && !strncmp(a->in_name[j], a->in_name[k], len)) {
+                fprintf(stderr, "berth run: --input '%.*s' is given twice\n", (int)len - 1, a->in_name[k]);
+                return 1;
+            }
+        }
+        if (found) continue;
+        fprintf(stderr, "berth run: --input '%.*s': no such input (",
+                (int)(a->in_file[k] - a->in_name[k]) - 1, a->in_name[k]);
+        const char *sep = "";
+        for (uint32_t l = 0; l < berth_executor_lane_count(ex); l++) {
+            if (only_lane >= 0 && l != (uint32_t)only_lane) continue;
+            fprintf(stderr, "%slane '%s' takes", sep, berth_executor_lane_name(ex, l));
+            sep = "; ";
+            for (uint32_t i = 0; i < berth_executor_input_count(ex, l); i++) {
+                berth_io_info info;
+                berth_executor_input_info(ex, l, i, &info);
+                fprintf(stderr, "%s '%s'", i ? "," : "", info.name);
+            }
+        }
+        fprintf(stderr, ")\n");
+        return 1;
+    }
+    return 0;
+}
+
 static int make_inputs(berth_executor *ex, uint32_t lane, const run_args *a, berth_tensor *in,
                        uint32_t n) {
     char bucket[256];
@@ -137,8 +183,7 @@ static int make_inputs(berth_executor *ex, uint32_t lane, const run_args *a, ber
         berth_executor_input_info(ex, lane, i, &info);
         const char *file = NULL;
         for (int k = 0; k < a->n_in; k++)
-            if (!strncmp(a->in_name[k], info.name, strlen(info.name)) && a->in_name[k][strlen(info.name)] == '=')
-                file = a->in_file[k];
+            if (input_named(a, k, info.name)) file = a->in_file[k];
         if (file) {
             berth_error err;
             if (berth_npy_read(file, &in[i], &err) != BERTH_OK) {
@@ -305,17 +350,15 @@ int berth_cli_run(int argc, char **argv) {
     if (!a.quiet)
         printf("opened %s in %.1f ms: backend %s (%s)\n", a.config, (double)(berth_now_ns() - t0) / 1e6,
                berth_executor_backend(ex), berth_executor_device(ex));
-    rc = 0;
-    int ran = 0;
-    for (uint32_t l = 0; l < berth_executor_lane_count(ex) && rc == 0; l++) {
-        if (a.lane && strcmp(a.lane, berth_executor_lane_name(ex, l))) continue;
-        rc = run_lane(ex, l, &a);
-        ran++;
-    }
-    if (a.lane && !ran) {
+    int32_t only = a.lane ? berth_executor_find_lane(ex, a.lane) : -1;
+    if (a.lane && only < 0) {
         fprintf(stderr, "berth run: no lane named '%s' in %s\n", a.lane, a.config);
         rc = 1;
+    } else {
+        rc = check_input_names(ex, &a, only);
     }
+    for (uint32_t l = 0; l < berth_executor_lane_count(ex) && rc == 0; l++)
+        if (only < 0 || l == (uint32_t)only) rc = run_lane(ex, l, &a);
     berth_memory m;
     berth_executor_memory(ex, &m);
     if (rc == 0 && !a.quiet)
