@@ -201,6 +201,49 @@ static int write_all(int fd, const void *data, uint64_t bytes) {
     return 0;
 }
 
+/* The file a write to `path` replaces: a symbolic link is followed (with
+ * a bound on hops, as the kernel does) so the link survives and its
+ * target is written; a dangling link's target is created. malloc'd, or
+ * NULL with err set. */
+static char *follow_links(const char *path, berth_error *err) {
+    char *cur = strdup(path);
+    for (int hop = 0; cur && hop < 40; hop++) {
+        struct stat sb;
+        if (lstat(cur, &sb) != 0) {
+            if (errno == ENOENT) return cur;
+            ba_fail(err, "%s: cannot write: %s", path, strerror(errno));
+            free(cur);
+            return NULL;
+        }
+        if (!S_ISLNK(sb.st_mode)) return cur;
+        char target[4096];
+        ssize_t len = readlink(cur, target, sizeof target - 1);
+        if (len < 0) {
+            ba_fail(err, "%s: cannot read the link %s: %s", path, cur, strerror(errno));
+            free(cur);
+            return NULL;
+        }
+        target[len] = 0;
+        char *next;
+        if (target[0] == '/') {
+            next = strdup(target);
+        } else {
+            char *dir = berth_path_dir(cur);
+            next = dir ? berth_path_join(dir, target) : NULL;
+            free(dir);
+        }
+        free(cur);
+        cur = next;
+    }
+    if (cur) {
+        ba_fail(err, "%s: cannot write: too many levels of symbolic links", path);
+        free(cur);
+    } else {
+        ba_fail(err, "%s: out of memory", path);
+    }
+    return NULL;
+}
+
 int berth_st_write(const char *path, const berth_st_tensor *t, uint32_t n,
                    const char *const *meta_kv, berth_error *err) {
     if (!path || (n && !t)) {
@@ -223,18 +266,38 @@ int berth_st_write(const char *path, const berth_st_tensor *t, uint32_t n,
         free(h.s);
         return -1;
     }
-    size_t plen = strlen(path);
+    /* Only a regular file (or nothing) is replaced: renaming over a
+     * device node, a FIFO or a directory would destroy it, not write it. */
+    char *final = follow_links(path, err);
+    struct stat sb;
+    if (final && stat(final, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        if (strcmp(final, path))
+            ba_fail(err, "%s: links to %s, which is %s; only a regular file or a new name is written",
+                    path, final, berth_file_kind(sb.st_mode));
+        else
+            ba_fail(err, "%s: is %s; only a regular file or a new name is written", path,
+                    berth_file_kind(sb.st_mode));
+        free(final);
+        final = NULL;
+    }
+    if (!final) {
+        free(h.s);
+        return -1;
+    }
+    size_t plen = strlen(final);
     char *tmp = malloc(plen + sizeof ".tmp.XXXXXX");
     if (!tmp) {
+        free(final);
         free(h.s);
         ba_fail(err, "%s: out of memory", path);
         return -1;
     }
-    memcpy(tmp, path, plen);
+    memcpy(tmp, final, plen);
     memcpy(tmp + plen, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        ba_fail(err, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+        ba_fail(err, "%s: cannot create a temporary file beside %s: %s", path, final, strerror(errno));
+        free(final);
         free(tmp);
         free(h.s);
         return -1;
@@ -247,12 +310,13 @@ int berth_st_write(const char *path, const berth_st_tensor *t, uint32_t n,
     if (ok) ok = fsync(fd) == 0;
     int saved = errno;
     if (close(fd) != 0 && ok) ok = 0, saved = errno;
-    if (ok && rename(tmp, path) != 0) ok = 0, saved = errno;
+    if (ok && rename(tmp, final) != 0) ok = 0, saved = errno;
     if (!ok) {
         unlink(tmp);
         ba_fail(err, "%s: writing failed: %s", path, strerror(saved));
     }
     free(tmp);
+    free(final);
     free(h.s);
     return ok ? 0 : -1;
 }

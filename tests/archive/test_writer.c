@@ -1,6 +1,7 @@
 /* The writer: a round trip through the reader, the exact bytes of the
  * header, and every refusal leaving no file and no temporary behind. */
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "archive.h"
 #include "check.h"
@@ -15,6 +16,69 @@ static void refuse(const char *dir, const char *path, const berth_st_tensor *t, 
     CHECK_CONTAINS(err.msg, expect);
     CHECK(tu_count(dir) == before);
     CHECK(!tu_any(dir, ".tmp."));
+}
+
+/* Links are written through, to their target's directory, and the link
+ * stays a link; anything but a regular file is refused untouched. */
+static void test_links_and_kinds(const char *dir, const berth_st_tensor *t, const unsigned char *first,
+                                 size_t first_len) {
+    berth_error err;
+    unsigned char buf[4096];
+    char sub[600], real[700], link[700], dangling[700], fresh[700], loop[700];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    mkdir(sub, 0755);
+    snprintf(real, sizeof real, "%s/real.safetensors", sub);
+    snprintf(link, sizeof link, "%s/link.safetensors", dir);
+    tu_write(real, "old", 3);
+    CHECK(symlink("sub/real.safetensors", link) == 0); /* relative to the link's directory */
+    CHECK(berth_st_write(link, t, 4, (const char *const[]){"rustnn.webnn.packed4", "1", "note",
+                                                           "a \"quoted\" value", NULL}, &err) == 0);
+    struct stat sb;
+    CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+    CHECK(tu_read(real, buf, sizeof buf) == first_len && !memcmp(buf, first, first_len));
+    CHECK(!tu_any(dir, ".tmp.") && !tu_any(sub, ".tmp."));
+
+    /* A dangling link: its target is created where it points. */
+    snprintf(dangling, sizeof dangling, "%s/dangling.safetensors", dir);
+    snprintf(fresh, sizeof fresh, "%s/fresh.safetensors", sub);
+    CHECK(symlink(fresh, dangling) == 0);
+    CHECK(berth_st_write(dangling, t, 1, NULL, &err) == 0);
+    CHECK(lstat(dangling, &sb) == 0 && S_ISLNK(sb.st_mode));
+    CHECK(stat(fresh, &sb) == 0 && S_ISREG(sb.st_mode));
+
+    /* A device, directly or through a link: refused, nothing created
+     * beside it. As root a rename would replace the node itself, so root
+     * tests a node of its own (the same device as /dev/null) rather than
+     * risk the system's; others cannot rename into /dev and use it. */
+    char dev[700];
+    snprintf(dev, sizeof dev, "%s/null", dir);
+    if (mknod(dev, S_IFCHR | 0666, makedev(1, 3)) != 0) snprintf(dev, sizeof dev, "/dev/null");
+    char want[800];
+    CHECK(berth_st_write(dev, t, 1, NULL, &err) == -1);
+    snprintf(want, sizeof want, "%s: is a character device; only a regular file or a new name is written", dev);
+    CHECK_CONTAINS(err.msg, want);
+    snprintf(link, sizeof link, "%s/null.safetensors", dir);
+    CHECK(symlink(dev, link) == 0);
+    CHECK(berth_st_write(link, t, 1, NULL, &err) == -1);
+    snprintf(want, sizeof want, "null.safetensors: links to %s, which is a character device", dev);
+    CHECK_CONTAINS(err.msg, want);
+    CHECK(stat(dev, &sb) == 0 && S_ISCHR(sb.st_mode));
+    CHECK(!tu_any(dir, "null.tmp.") && !tu_any("/dev", "null.tmp."));
+
+    /* A named pipe is refused without blocking and stays a pipe. */
+    snprintf(link, sizeof link, "%s/pipe", dir);
+    CHECK(mkfifo(link, 0600) == 0);
+    CHECK(berth_st_write(link, t, 1, NULL, &err) == -1);
+    CHECK_CONTAINS(err.msg, "pipe: is a named pipe (FIFO)");
+    CHECK(lstat(link, &sb) == 0 && S_ISFIFO(sb.st_mode));
+
+    /* A loop of links ends in an error, not a hang. */
+    snprintf(loop, sizeof loop, "%s/loop", dir);
+    CHECK(symlink("loop", loop) == 0);
+    CHECK(berth_st_write(loop, t, 1, NULL, &err) == -1);
+    CHECK_CONTAINS(err.msg, "loop: cannot write: too many levels of symbolic links");
+
+    tu_rmdir(sub);
 }
 
 int main(void) {
@@ -87,22 +151,21 @@ int main(void) {
 
     /* An unwritable place: a directory that does not exist. */
     const char *nowhere = tu_path(dir, "no/such/dir/w.safetensors");
-    refuse(dir, nowhere, t, 1, NULL, "cannot create a temporary file beside it");
+    refuse(dir, nowhere, t, 1, NULL, "cannot create a temporary file beside ");
 
     /* A parent that is a file, not a directory. */
     tu_write(tu_path(dir, "plain"), "x", 1);
-    refuse(dir, tu_path(dir, "plain/w.safetensors"), t, 1, NULL, "cannot create a temporary file");
+    refuse(dir, tu_path(dir, "plain/w.safetensors"), t, 1, NULL, "plain/w.safetensors: cannot write: Not a directory");
     unlink(tu_path(dir, "plain"));
 
-    /* The rename fails (the target is a directory) after the temporary
-     * was fully written: the temporary must still go. */
+    /* A directory is not replaced: refused before any temporary exists. */
     char target[600];
     snprintf(target, sizeof target, "%s/taken.safetensors", dir);
     mkdir(target, 0755);
-    tu_write(tu_path(target, "keep"), "x", 1); /* non-empty, so rename cannot replace it */
-    refuse(dir, target, t, 1, NULL, "taken.safetensors: writing failed");
-    tu_rmdir(target);
+    refuse(dir, target, t, 1, NULL, "taken.safetensors: is a directory; only a regular file or a new name is written");
+    rmdir(target);
 
+    test_links_and_kinds(dir, t, buf, n);
     tu_rmdir(dir);
     return check_exit();
 }
