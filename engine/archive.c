@@ -182,12 +182,44 @@ berth_archive *berth_archive_open(const char *path, const char *manifest, berth_
         return NULL;
     }
     a->file_size = (uint64_t)sb.st_size;
+    a->dev = sb.st_dev;
+    a->ino = sb.st_ino;
+    a->mtime = sb.st_mtim;
+    a->ctime = sb.st_ctim;
     int ok = st ? ba_read_safetensors(a, err) : ba_read_manifest(a, manifest, err);
     if (!ok) {
         berth_archive_close(a);
         return NULL;
     }
     return a;
+}
+
+static int same_time(struct timespec a, struct timespec b) {
+    return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+int ba_check_unchanged(const berth_archive *a, berth_error *err) {
+    struct stat now, named;
+    const char *what = NULL;
+    char size[96];
+    if (fstat(a->fd, &now) != 0) {
+        ba_fail(err, "%s: cannot check the file after loading: %s", a->path, strerror(errno));
+        return 0;
+    }
+    /* Replacement first: unlinking the old file changes its times too. */
+    if (stat(a->path, &named) != 0 || named.st_dev != a->dev || named.st_ino != a->ino) {
+        what = "another file (or none) now has its name";
+    } else if ((uint64_t)now.st_size != a->file_size) {
+        snprintf(size, sizeof size, "its size went from %llu to %llu bytes",
+                 (unsigned long long)a->file_size, (unsigned long long)now.st_size);
+        what = size;
+    } else if (!same_time(now.st_mtim, a->mtime) || !same_time(now.st_ctim, a->ctime)) {
+        what = "it was written to";
+    }
+    if (!what) return 1;
+    ba_fail(err, "%s: the weights file changed while it was being loaded (%s); nothing was "
+            "loaded: load it again once it is complete", a->path, what);
+    return 0;
 }
 
 void berth_archive_close(berth_archive *a) {

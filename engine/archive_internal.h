@@ -2,6 +2,9 @@
 #ifndef BERTH_ARCHIVE_INTERNAL_H
 #define BERTH_ARCHIVE_INTERNAL_H
 
+#include <sys/stat.h>
+#include <time.h>
+
 #include "archive.h"
 #include "arena.h"
 #include "json.h"
@@ -15,6 +18,11 @@ struct berth_archive {
     const char *path;   /* the data file: .safetensors or the blob */
     int fd;
     uint64_t file_size;
+    /* The file as validated at open; streaming ends by checking that the
+     * file is still this one, unchanged (see ba_check_unchanged). */
+    dev_t dev;
+    ino_t ino;
+    struct timespec mtime, ctime;
     uint64_t data_start; /* first payload byte */
     uint32_t n;
     ba_entry *entries;   /* sorted by offset: file order */
@@ -24,6 +32,12 @@ struct berth_archive {
 
 /* printf into err->msg; returns NULL so callers can `return ba_fail(...)`. */
 void *ba_fail(berth_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* 1 when the archive's file is the one validated at open, with the same
+ * size, modification and change times; else 0 with err saying what
+ * changed. A rewrite within one tick of the file system's clock is not
+ * seen: the times are what the kernel offers. */
+int ba_check_unchanged(const berth_archive *a, berth_error *err);
 
 /* Reads exactly `bytes` at `offset`, looping on short reads and EINTR.
  * 0 on success; -1 with errno set (0 for a premature end of file). */

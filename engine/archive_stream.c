@@ -281,6 +281,9 @@ berth_status berth_archive_stream(berth_archive *a, const berth_weight_request *
     } else {
         for (uint32_t i = 0; i < n && st == BERTH_OK; i++)
             st = upload_one(&s, &items[i], &req[items[i].req], err);
+        /* Bytes read from a file someone rewrote mid-load would mix two
+         * models without any error: refuse what was read instead. */
+        if (st == BERTH_OK && !ba_check_unchanged(a, err)) st = BERTH_ERR_IO;
         if (st == BERTH_OK && (st = be->upload_end(s.w, &why)) != BERTH_OK)
             ba_fail(err, "%s: upload_end failed: %s", a->path, why.msg);
     }

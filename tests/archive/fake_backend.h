@@ -30,6 +30,7 @@ typedef struct fake_state {
     const char *dest_for[8];     /* tensor names to offer a destination for */
     const char *fail_on;         /* upload_tensor of this name fails */
     int fail_begin;
+    void (*on_tensor)(const char *name); /* called as each tensor arrives */
     /* records */
     char log[4 * FAKE_MAX][96];
     int nlog;
@@ -109,6 +110,7 @@ static berth_status fake_tensor_up(berth_weights *w, const berth_weight_desc *d,
                                    uint32_t flags, int *taken, berth_error *err) {
     (void)w;
     fake_log("tensor %s %u", d->name, flags);
+    if (F.on_tensor) F.on_tensor(d->name);
     if (F.fail_on && !strcmp(F.fail_on, d->name)) {
         snprintf(err->msg, sizeof err->msg, "fake device is full");
         free(F.t[F.nt].dest);

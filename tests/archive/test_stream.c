@@ -2,6 +2,7 @@
  * file order, one reused scratch, GIVEN buffers changing hands, the
  * upload_dest path, and cleanup when something fails midway. */
 #include <stdint.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "archive.h"
@@ -38,6 +39,63 @@ static berth_status run(berth_archive *a, const berth_backend *be, berth_weights
     requests(r);
     host_allocs = 0;
     return berth_archive_stream(a, r, NT, be, NULL, &fake_host, w, peak, err);
+}
+
+/* The file is changed by someone else while it streams: in place at the
+ * same size, grown, or replaced by a rename. Each is an error naming the
+ * file and what changed, and nothing stays loaded. */
+static const char *change_path;
+static int change_kind;
+static berth_st_tensor change_t[NT];
+
+static void change_file(const char *name) {
+    if (strcmp(name, "t1")) return;
+    /* Past one tick of the file system's clock, so the times differ. */
+    usleep(50 * 1000);
+    if (change_kind == 0) { /* shrink, then grow back to the same size */
+        struct stat sb;
+        CHECK(stat(change_path, &sb) == 0);
+        off_t size = sb.st_size;
+        CHECK(truncate(change_path, 8) == 0);
+        CHECK(truncate(change_path, size) == 0);
+    } else if (change_kind == 1) { /* appended to */
+        FILE *f = fopen(change_path, "ab");
+        CHECK(f && fwrite("more", 1, 4, f) == 4);
+        if (f) fclose(f);
+    } else { /* a new copy renamed over it */
+        berth_error err;
+        CHECK(berth_st_write(change_path, change_t, NT, NULL, &err) == 0);
+    }
+}
+
+static void test_changed_while_loading(const char *dir) {
+    change_path = tu_path(dir, "changing.safetensors");
+    for (change_kind = 0; change_kind < 3; change_kind++) {
+        berth_error err;
+        CHECK(berth_st_write(change_path, change_t, NT, NULL, &err) == 0);
+        struct stat sb;
+        CHECK(stat(change_path, &sb) == 0);
+        char grown[96];
+        snprintf(grown, sizeof grown, "its size went from %lld to %lld bytes", (long long)sb.st_size,
+                 (long long)sb.st_size + 4);
+        const char *want[3] = {"it was written to", grown, "another file (or none) now has its name"};
+        berth_archive *a = berth_archive_open(change_path, NULL, &err);
+        CHECK(a != NULL);
+        if (!a) return;
+        fake_reset();
+        F.take = 1;
+        F.on_tensor = change_file;
+        berth_weights *w = NULL;
+        uint64_t peak;
+        CHECK(run(a, &fake_backend, &w, &peak, &err) == BERTH_ERR_IO);
+        CHECK_CONTAINS(err.msg, "changing.safetensors: the weights file changed while it was being "
+                                "loaded (");
+        CHECK_CONTAINS(err.msg, want[change_kind]);
+        CHECK_CONTAINS(err.msg, "); nothing was loaded: load it again once it is complete");
+        CHECK(w == NULL && F.freed == 1 && F.ended == 0 && host_live == 0);
+        berth_archive_close(a);
+    }
+    F.on_tensor = NULL;
 }
 
 int main(void) {
@@ -150,6 +208,8 @@ int main(void) {
     CHECK(F.freed == 1 && F.nt == 3 && w == NULL && host_live == 0);
 
     berth_archive_close(a);
+    for (int k = 0; k < NT; k++) change_t[k] = t[k];
+    test_changed_while_loading(dir);
     tu_rmdir(dir);
     return check_exit();
 }
