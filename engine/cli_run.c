@@ -318,10 +318,13 @@ int berth_cli_run(int argc, char **argv) {
     }
     berth_memory m;
     berth_executor_memory(ex, &m);
+    const char *limit_what;
+    uint64_t limit = berth_executor_memory_limit(ex, &limit_what);
     if (rc == 0 && !a.quiet)
-        printf("memory: weights %llu bytes (all lanes), plans %llu bytes (%u warm), host buffers %llu bytes\n",
+        printf("memory: weights %llu bytes (all lanes), plans %llu bytes (%u warm), host buffers %llu bytes, "
+               "limit %llu bytes (%s)\n",
                (unsigned long long)m.weights_bytes, (unsigned long long)m.plans_bytes, m.plans,
-               (unsigned long long)m.host_bytes);
+               (unsigned long long)m.host_bytes, (unsigned long long)limit, limit_what);
     berth_executor_close(ex);
     return rc;
 }
