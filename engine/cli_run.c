@@ -339,7 +339,7 @@ int berth_cli_run(int argc, char **argv) {
     run_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0) return rc;
-    berth_open_options opts = {sizeof opts, cli_log, &a, BERTH_LOG_INFO, a.use};
+    berth_open_options opts = {sizeof opts, cli_log, &a, BERTH_LOG_INFO, a.use, 0};
     berth_executor *ex;
     berth_error err;
     uint64_t t0 = berth_now_ns();
@@ -361,10 +361,13 @@ int berth_cli_run(int argc, char **argv) {
         if (only < 0 || l == (uint32_t)only) rc = run_lane(ex, l, &a);
     berth_memory m;
     berth_executor_memory(ex, &m);
+    const char *limit_what;
+    uint64_t limit = berth_executor_memory_limit(ex, &limit_what);
     if (rc == 0 && !a.quiet)
-        printf("memory: weights %llu bytes (all lanes), plans %llu bytes (%u warm), host buffers %llu bytes\n",
+        printf("memory: weights %llu bytes (all lanes), plans %llu bytes (%u warm), host buffers %llu bytes, "
+               "limit %llu bytes (%s)\n",
                (unsigned long long)m.weights_bytes, (unsigned long long)m.plans_bytes, m.plans,
-               (unsigned long long)m.host_bytes);
+               (unsigned long long)m.host_bytes, (unsigned long long)limit, limit_what);
     berth_executor_close(ex);
     return rc;
 }

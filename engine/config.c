@@ -173,6 +173,23 @@ static int bc_input_key(bc_parser *ps, const char *key, const char *value) {
     return 1;
 }
 
+/* max_memory_mb = N: decimal digits only, so "1e3", "0x10", "-1" and
+ * "512 MiB" are refused rather than half-read. */
+static int bc_limits_key(bc_parser *ps, const char *key, const char *value) {
+    if (strcmp(key, "max_memory_mb") != 0) return bc_unknown_key(ps, key, "max_memory_mb");
+    uint64_t v = *value ? 0 : UINT64_MAX;
+    for (const char *d = value; *d && v <= BC_MAX_MEMORY_MB; d++)
+        v = *d >= '0' && *d <= '9' ? v * 10 + (uint64_t)(*d - '0') : UINT64_MAX;
+    if (v < 1 || v > BC_MAX_MEMORY_MB)
+        return bc_fail(ps, ps->line,
+                       "[limits] max_memory_mb: expected a positive whole number of MiB at most "
+                       "2^40, found '%.*s'",
+                       bc_show(strlen(value)), value);
+    ps->c->max_memory_mb = v;
+    ps->c->max_memory_line = ps->line;
+    return 1;
+}
+
 /* inih's callback: one "key = value" line of the open section. */
 static int bc_on_key(void *user, const char *section, const char *key, const char *value) {
     bc_parser *ps = user;
@@ -196,6 +213,7 @@ static int bc_on_key(void *user, const char *section, const char *key, const cha
     case BC_SEC_BACKEND_OPTS: return bc_backend_opt(ps, key, value);
     case BC_SEC_BUCKETS: return bc_parse_stage(ps, key, value);
     case BC_SEC_INPUT: return bc_input_key(ps, key, value);
+    case BC_SEC_LIMITS: return bc_limits_key(ps, key, value);
     case BC_SEC_NONE: break;
     }
     return bc_fail(ps, ps->line, "internal: key in no section");
@@ -226,7 +244,7 @@ static int bc_close_section(bc_parser *ps) {
 static int bc_bad_section(bc_parser *ps, const char *name) {
     return bc_fail(ps, ps->line,
                    "unknown section [%.*s] (expected [model], [lane.NAME], [backend], "
-                   "[backend.NAME], [buckets] or [inputs.NAME])",
+                   "[backend.NAME], [buckets], [inputs.NAME] or [limits])",
                    bc_show(strlen(name)), name);
 }
 
@@ -249,6 +267,10 @@ static int bc_enter(bc_parser *ps, const char *name) {
     }
     if (!tail && BC_IS("buckets")) {
         ps->kind = BC_SEC_BUCKETS;
+        return 1;
+    }
+    if (!tail && BC_IS("limits")) {
+        ps->kind = BC_SEC_LIMITS;
         return 1;
     }
     if (BC_IS("lane") || BC_IS("backend")) {

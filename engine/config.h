@@ -17,6 +17,12 @@
  *                    be in use, so options survive switching backends)
  *   [buckets]        STAGE = dim=value dim=value | dim=value dim=value ...
  *   [inputs.NAME]    pad = VALUE            (a finite number; default 0)
+ *   [limits]         max_memory_mb = N      (a positive whole number of MiB,
+ *                                            at most 2^40: the most memory
+ *                                            berth may hold for weights,
+ *                                            plans and their host buffers;
+ *                                            absent: the executor's default,
+ *                                            the machine's physical memory)
  *
  * Rules, each broken one an error "FILE:LINE: ..." naming the section and
  * key, what was expected and what was found (for a missing key, the line
@@ -127,6 +133,8 @@ typedef struct berth_config {
     bc_stage *stages;
     uint32_t n_inputs;
     bc_input *inputs;
+    uint64_t max_memory_mb;   /* [limits] max_memory_mb; 0: not given */
+    uint32_t max_memory_line; /* its line, 0 when not given */
 } berth_config;
 
 /* Parse a file. On failure NULL and err = "FILE:LINE: what is wrong"

@@ -12,6 +12,9 @@
 /* Bucket dims are element counts; 2^40 is far above any real batch or
  * length and keeps products of a few dims inside int64. */
 #define BC_MAX_DIM ((int64_t)1 << 40)
+/* [limits] max_memory_mb: 2^40 MiB is 2^60 bytes, far above any machine,
+ * and keeps the limit in bytes inside uint64. */
+#define BC_MAX_MEMORY_MB ((uint64_t)1 << 40)
 /* How much of a value an error message quotes. */
 #define BC_SHOW 80
 
@@ -22,7 +25,8 @@ typedef enum bc_kind {
     BC_SEC_BACKEND,
     BC_SEC_BACKEND_OPTS,
     BC_SEC_BUCKETS,
-    BC_SEC_INPUT
+    BC_SEC_INPUT,
+    BC_SEC_LIMITS
 } bc_kind;
 
 /* A name seen once and where: sections of the file, keys of a section. */

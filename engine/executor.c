@@ -1,6 +1,7 @@
 /* The executor: a deployment opened from its config. Opening loads the
  * backend (with fallback), parses the lanes' graphs, checks the first
  * bucket before any byte of weights moves, then streams the weights. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,28 @@ static berth_status upload(berth_executor *ex, berth_error *err) {
     return st;
 }
 
+/* Fields appended to berth_open_options since its first release: a
+ * caller built against an older berth.h passes a smaller struct_size and
+ * only the fields it covers are read. */
+#define OPTION_GIVEN(o, field) \
+    ((o) && (o)->struct_size >= offsetof(berth_open_options, field) + sizeof((o)->field))
+
+/* The bytes the weights will take once uploaded in the dtype and shape
+ * lane 0 declares: what berth_archive_stream announces to the backend. */
+static uint64_t declared_weights_bytes(const berth_executor *ex) {
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < ex->n_weights; i++) {
+        const weight_info *w = &ex->weights[i];
+        int ok = 1;
+        int64_t n = 1;
+        for (uint32_t d = 0; d < w->rank; d++) n = berth_mul_checked(n, w->dims[d], &ok);
+        size_t bytes = berth_dtype_bytes(w->dtype, (size_t)n, &ok);
+        if (!ok || total > UINT64_MAX - bytes) return UINT64_MAX;
+        total += bytes;
+    }
+    return total;
+}
+
 berth_status berth_executor_open(const char *config_path, const berth_open_options *opts,
                                  berth_executor **out, berth_error *err) {
     *out = NULL;
@@ -142,7 +165,7 @@ berth_status berth_executor_open(const char *config_path, const berth_open_optio
     }
     atomic_init(&ex->busy, 0);
     ex->log.level = BERTH_LOG_WARN;
-    if (opts && opts->struct_size >= sizeof *opts) {
+    if (OPTION_GIVEN(opts, log_level)) {
         ex->log.fn = opts->log;
         ex->log.ctx = opts->log_ctx;
         ex->log.level = opts->log_level;
@@ -151,9 +174,10 @@ berth_status berth_executor_open(const char *config_path, const berth_open_optio
     berth_status st = BERTH_ERR_INVALID;
     ex->cfg = berth_config_load(config_path, err);
     if (!ex->cfg) goto fail;
+    berth_limit_init(ex, OPTION_GIVEN(opts, max_memory_bytes) ? opts->max_memory_bytes : 0);
     ex->archive = berth_archive_open(ex->cfg->weights, ex->cfg->manifest, err);
     if (!ex->archive) goto fail;
-    st = open_backend(ex, opts && opts->struct_size >= sizeof *opts ? opts->use : NULL, err);
+    st = open_backend(ex, OPTION_GIVEN(opts, use) ? opts->use : NULL, err);
     if (st != BERTH_OK) goto fail;
 
     ex->lanes = calloc(ex->cfg->n_lanes, sizeof *ex->lanes);
@@ -170,8 +194,14 @@ berth_status berth_executor_open(const char *config_path, const berth_open_optio
     }
     st = check_graph(ex, err);
     if (st != BERTH_OK) goto fail;
+    /* Weights over the limit are refused before a byte is streamed, and
+     * again as the backend holds them (it may align or convert). */
+    st = berth_limit_check_weights(ex, declared_weights_bytes(ex), "the graphs read take", err);
+    if (st != BERTH_OK) goto fail;
     uint64_t t0 = berth_now_ns();
     st = upload(ex, err);
+    if (st != BERTH_OK) goto fail;
+    st = berth_limit_check_weights(ex, ex->mod.be->weights_bytes(ex->w), "take on the device", err);
     if (st != BERTH_OK) goto fail;
     berth_logf(&ex->log, BERTH_LOG_INFO, "%u weights (%llu bytes on the device) uploaded in %.1f ms",
                ex->n_weights, (unsigned long long)ex->mod.be->weights_bytes(ex->w),

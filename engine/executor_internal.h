@@ -75,6 +75,10 @@ struct berth_executor {
      * thread's at a time; a second caller is refused rather than allowed
      * to corrupt it. */
     atomic_int busy;
+    /* The memory limit (limits.c): bytes, UINT64_MAX for none, and where
+     * it came from, as messages quote it. */
+    uint64_t mem_limit;
+    char mem_limit_what[128];
 };
 
 /* Claim the executor for `verb`; BERTH_ERR_INVALID with a message naming
@@ -92,6 +96,21 @@ void berth_lane_free(berth_executor *ex, lane *ln);
 /* Specialize lane `ln` at bucket b (for checks before upload: weight ids
  * may be provisional). */
 berth_spec *berth_lane_specialize(const lane *ln, uint32_t b, berth_error *err);
+
+/* limits.c: the memory limit. Each check returns BERTH_ERR_NOMEM with a
+ * message naming what, its size and the limit. */
+void berth_limit_init(berth_executor *ex, uint64_t option_bytes);
+/* Weights of `bytes`; `what` says how they were measured ("the graphs
+ * read take"). */
+berth_status berth_limit_check_weights(const berth_executor *ex, uint64_t bytes, const char *what,
+                                       berth_error *err);
+/* Before anything of (ln, b)'s plan is allocated: each padded input and
+ * each output alone, then the plan's estimate on top of what is held. */
+berth_status berth_limit_check_plan(const berth_executor *ex, const lane *ln, uint32_t b,
+                                    const berth_spec *s, berth_error *err);
+/* Once (ln, b)'s plan is warm: everything held, as the backend reports it. */
+berth_status berth_limit_check_built(const berth_executor *ex, const lane *ln, uint32_t b,
+                                     berth_error *err);
 
 /* plan_slot.c */
 berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_error *err);

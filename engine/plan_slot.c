@@ -99,11 +99,14 @@ berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_er
     const berth_graph *g = ln->g;
     if (s->plan) return BERTH_OK;
     berth_status st = BERTH_ERR_NOMEM;
+    uint32_t ni = g->n_inputs, no = g->n_outputs;
     s->spec = berth_lane_specialize(ln, b, err);
     if (!s->spec) return BERTH_ERR_INVALID;
     berth_fuse(s->spec, backend_supports, ex);
+    /* Before any buffer of the plan exists, so a bucket too large for the
+     * limit costs nothing but its specialization. */
+    if ((st = berth_limit_check_plan(ex, ln, b, s->spec, err)) != BERTH_OK) goto fail;
 
-    uint32_t ni = g->n_inputs, no = g->n_outputs;
     s->in_pad = calloc(ni ? ni : 1, sizeof *s->in_pad);
     s->in_view = calloc(ni ? ni : 1, sizeof *s->in_view);
     s->out_full = calloc(no ? no : 1, sizeof *s->out_full);
@@ -145,6 +148,9 @@ berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_er
         s->plan = NULL;
         goto fail;
     }
+    /* The backend may hold more than the estimate (packed weights,
+     * scratch): what it reports now must fit too. */
+    if ((st = berth_limit_check_built(ex, ln, b, err)) != BERTH_OK) goto fail;
     return BERTH_OK;
 overflow:
     berth_errorf(err, "%s: a tensor of the bucket is too large to address", g->path);

@@ -96,3 +96,19 @@ uint64_t berth_now_ns(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+void berth_format_bytes(char *buf, size_t cap, uint64_t bytes) {
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024) {
+        snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
+        return;
+    }
+    double v = (double)bytes / 1024.0;
+    size_t u = 0;
+    /* 1023.96 KiB prints as 1.0 MiB, not 1024.0 KiB */
+    while (v >= 1023.95 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, cap, "%.1f %s", v, units[u]);
+}

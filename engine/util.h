@@ -29,6 +29,9 @@ FILE *berth_fopen_regular(const char *path, const char *what, berth_error *err);
 /* "a directory", "a named pipe (FIFO)", "a character device", ... */
 const char *berth_file_kind(mode_t mode);
 
+/* "268 B", "1.5 KiB", "8.0 GiB": sizes in messages, binary units. */
+void berth_format_bytes(char *buf, size_t cap, uint64_t bytes);
+
 /* Monotonic nanoseconds. */
 uint64_t berth_now_ns(void);
 

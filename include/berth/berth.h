@@ -45,11 +45,24 @@ typedef struct berth_open_options {
     berth_log_level log_level; /* default BERTH_LOG_WARN */
     /* Overrides [backend] use (comma-separated), NULL: keep the config's. */
     const char *use;
+    /* Overrides [limits] max_memory_mb, in bytes; 0: keep the config's
+     * (or, without one, the default: the machine's physical memory). Read
+     * only when struct_size covers it, so callers built against an older
+     * berth.h keep working. */
+    uint64_t max_memory_bytes;
 } berth_open_options;
 
 /* Open the deployment a config describes: load the backend (trying each
  * of `use` in order), parse the graph, validate the weights archive and
- * stream it into the backend. On failure nothing is left allocated. */
+ * stream it into the backend. On failure nothing is left allocated.
+ *
+ * Memory limit: the weights, every warm plan on the device and the
+ * engine's host buffers for them together stay within the limit
+ * (max_memory_bytes, [limits] max_memory_mb, or the machine's physical
+ * memory). Weights over it fail the open; a plan that would take berth
+ * over it fails prepare or run before anything of it is allocated, and
+ * the bucket stays cold. Both return BERTH_ERR_NOMEM with a message
+ * naming what, its size and the limit. */
 berth_status berth_executor_open(const char *config_path, const berth_open_options *opts,
                                  berth_executor **out, berth_error *err);
 void berth_executor_close(berth_executor *ex);
@@ -122,6 +135,9 @@ typedef struct berth_memory {
 } berth_memory;
 
 void berth_executor_memory(const berth_executor *ex, berth_memory *m);
+/* The memory limit in bytes; *what (optional) receives where it came
+ * from, e.g. "[limits] max_memory_mb = 1024". UINT64_MAX: no limit. */
+uint64_t berth_executor_memory_limit(const berth_executor *ex, const char **what);
 
 /* Per-node times of the last run of (lane, bucket), in graph order:
  * calls fn once per node. BERTH_ERR_UNSUPPORTED when the backend does not

@@ -31,7 +31,7 @@ static const char TEXT[] =
     "[backend]\nuse = vulkan, lib/x.so, cpu\npath = a:/b:c\n"
     "[backend.cpu]\nthreads = 4\nnuma = on\nextra = 1\n[backend.vulkan]\n"
     "[buckets]\ns = b=1 w=2 | w=4 b=2 | b=3 w=8\nt = n=1 | n=2 | n=3 | n=4 | n=5\n"
-    "[inputs.x]\npad = 1.5\n[inputs.y]\npad = -2\n";
+    "[inputs.x]\npad = 1.5\n[inputs.y]\npad = -2\n[limits]\nmax_memory_mb = 512\n";
 
 /* Returns how many allocations the successful parse needed. */
 static long sweep(const char *what, berth_config *(*parse)(const char *arg), const char *arg) {

@@ -62,7 +62,10 @@ static const char FULL[] =
     "pad = -1.5\n"
     "\n"
     "[inputs.input.1]\n"
-    "pad = 2e3\n";
+    "pad = 2e3\n"
+    "\n"
+    "[limits]\n"
+    "max_memory_mb = 1024 ; one GiB\n";
 
 static void test_full(void) {
     berth_config *c = parse_ok("deploy/site/full.ini", FULL);
@@ -167,6 +170,8 @@ static void test_full(void) {
     CHECK_NEAR(berth_config_pad(c, "input.1"), 2000.0, 0);
     CHECK_NEAR(berth_config_pad(c, "absent"), 0.0, 0);
     CHECK_NEAR(berth_config_pad(c, NULL), 0.0, 0);
+    CHECK(c->max_memory_mb == 1024);
+    CHECK(c->max_memory_line == line_of(FULL, "max_memory_mb"));
     berth_config_free(c);
 }
 
@@ -184,6 +189,8 @@ static void test_defaults(void) {
     CHECK(berth_config_stage(c, NULL) == NULL);
     CHECK(berth_config_backend(c, "cpu") == NULL);
     CHECK_NEAR(berth_config_pad(c, "x"), 0.0, 0);
+    /* no [limits]: the executor applies its default */
+    CHECK(c->max_memory_mb == 0 && c->max_memory_line == 0);
     berth_config_free(c);
 
     /* [backend] without use still means cpu; empty sections are fine. */
@@ -197,6 +204,20 @@ static void test_defaults(void) {
     CHECK(c->n_inputs == 1);
     CHECK_NEAR(berth_config_pad(c, "x"), 0.0, 0);
     CHECK(c->lanes[0].line == 5);
+    berth_config_free(c);
+
+    /* an empty [limits] keeps the default; the largest value and leading
+     * zeros are accepted */
+    c = parse_ok("a.ini", "[limits]\n[model]\ngraph = m.webnn\nweights = m.safetensors\n");
+    if (c) CHECK(c->max_memory_mb == 0);
+    berth_config_free(c);
+    c = parse_ok("a.ini", "[model]\ngraph = m.webnn\nweights = m.safetensors\n"
+                          "[limits]\nmax_memory_mb = 1099511627776\n");
+    if (c) CHECK(c->max_memory_mb == ((uint64_t)1 << 40) && c->max_memory_line == 5);
+    berth_config_free(c);
+    c = parse_ok("a.ini", "[model]\ngraph = m.webnn\nweights = m.safetensors\n"
+                          "[limits]\nmax_memory_mb: 0064\n");
+    if (c) CHECK(c->max_memory_mb == 64);
     berth_config_free(c);
 }
 
