@@ -101,10 +101,11 @@ static uint64_t held_bytes(const berth_executor *ex, uint64_t *weights, uint64_t
     return sat_add(*weights, *plans);
 }
 
+/* "bucket batch=8": the caller named the lane, as every run error assumes. */
 static void where(const berth_executor *ex, const lane *ln, uint32_t b, char *buf, size_t cap) {
     char desc[200];
     berth_executor_bucket_describe(ex, (uint32_t)(ln - ex->lanes), b, desc, sizeof desc);
-    snprintf(buf, cap, "lane '%s' bucket %s", ln->name, desc);
+    snprintf(buf, cap, "bucket %s", desc);
 }
 
 berth_status berth_limit_check_plan(const berth_executor *ex, const lane *ln, uint32_t b,

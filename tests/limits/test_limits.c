@@ -84,7 +84,7 @@ static berth_status run_wide(berth_executor *ex, int rows, berth_tensor *out, ui
 }
 
 static const char WIDE_REFUSED[] =
-    "lane 'main' bucket batch=256: the plan needs 8.0 GiB (weights 268 B + plans already built "
+    "bucket batch=256: the plan needs 8.0 GiB (weights 268 B + plans already built "
     "0 B + this plan's buffers 8.0 GiB), more than [limits] max_memory_mb = 1024; its largest "
     "tensor is 'e', f32[256, 1048576, 4], 4.0 GiB";
 
@@ -148,7 +148,7 @@ static void test_plan_refused(void) {
     /* With that plan warm, the refusal counts it among what is held. */
     st = berth_executor_prepare(ex, 0, 1, &err);
     CHECK(st == BERTH_ERR_NOMEM);
-    CHECK_CONTAINS(err.msg, "lane 'main' bucket batch=256: the plan needs 8.0 GiB (weights 268 B "
+    CHECK_CONTAINS(err.msg, "bucket batch=256: the plan needs 8.0 GiB (weights 268 B "
                             "+ plans already built 16.0 MiB + this plan's buffers 8.0 GiB)");
     berth_tensor_release(&out);
     berth_executor_close(ex);
@@ -175,7 +175,7 @@ static void test_input_too_large(void) {
         return;
     }
     static const char want[] =
-        "lane 'main' bucket batch=268435456: input 'x' padded to the bucket takes 4.0 GiB "
+        "bucket batch=268435456: input 'x' padded to the bucket takes 4.0 GiB "
         "(f32[268435456, 4]), more than [limits] max_memory_mb = 1024";
     st = berth_executor_prepare(ex, 0, 1, &err);
     CHECK(st == BERTH_ERR_NOMEM);
@@ -230,7 +230,7 @@ static void test_output_too_large(void) {
         return;
     }
     static const char want[] =
-        "lane 'main' bucket batch=256: output 'r' at the bucket's size takes 4.0 GiB "
+        "bucket batch=256: output 'r' at the bucket's size takes 4.0 GiB "
         "(f32[268435456, 4]), more than [limits] max_memory_mb = 1024";
     st = berth_executor_prepare(ex, 0, 1, &err);
     CHECK(st == BERTH_ERR_NOMEM);
@@ -307,7 +307,7 @@ static void test_weights_over_limit(void) {
     }
     st = berth_executor_prepare(ex, 0, 1, &err);
     CHECK(st == BERTH_ERR_NOMEM);
-    CHECK_CONTAINS(err.msg, "lane 'main' bucket batch=4: once backend 'cpu' planned it, berth held ");
+    CHECK_CONTAINS(err.msg, "bucket batch=4: once backend 'cpu' planned it, berth held ");
     CHECK_CONTAINS(err.msg, "(weights 4.");
     CHECK_CONTAINS(err.msg, "this one included), more than berth_open_options max_memory_bytes = "
                             "2162688; the plan was freed");
@@ -333,7 +333,7 @@ static void test_options_override(void) {
         memset(&out, 0, sizeof out);
         st = run_wide(ex, 1, &out, NULL, &err);
         CHECK(st == BERTH_ERR_NOMEM);
-        CHECK_CONTAINS(err.msg, "lane 'main' bucket batch=1: the plan needs 32.0 MiB (weights 268 B + "
+        CHECK_CONTAINS(err.msg, "bucket batch=1: the plan needs 32.0 MiB (weights 268 B + "
                                 "plans already built 0 B + this plan's buffers 32.0 MiB), more than "
                                 "berth_open_options max_memory_bytes = 1048576; its largest tensor is ");
         CHECK(!berth_executor_is_warm(ex, 0, 0));
