@@ -39,15 +39,6 @@ static void write_file(const char *name, const void *bytes, size_t n) {
     fclose(f);
 }
 
-#define CHECK_MSG(got, want) do { \
-    check_count++; \
-    if (strcmp((got), (want)) != 0) { \
-        check_failures++; \
-        fprintf(stderr, "%s:%d: expected message\n  \"%s\"\ngot\n  \"%s\"\n", __FILE__, __LINE__, \
-                (want), (got)); \
-    } \
-} while (0)
-
 /* Largest allocation a refusal may make: the header copy and stdio's
  * buffer, nowhere near any data size the cases claim. */
 #define REFUSAL_ALLOC_MAX (64u * 1024u)
