@@ -112,7 +112,7 @@ void berth_fill(void *dst, berth_dtype dtype, size_t n, double v) {
         return;
     default: {
         /* f16 and 4-bit inputs are padded with zero bits. */
-        int ok;
+        int ok = 1;
         memset(dst, 0, berth_dtype_bytes(dtype, n, &ok));
         return;
     }

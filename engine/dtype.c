@@ -34,11 +34,17 @@ size_t berth_dtype_bits(berth_dtype t) {
     return 0;
 }
 
+/* *ok is only ever cleared: callers chain it through berth_mul_checked
+ * over the dims first, and an overflow there must not be forgotten here
+ * (a shape of 2^32 x 2^32 would otherwise read as a 0-byte tensor). */
 size_t berth_dtype_bytes(berth_dtype t, size_t count, int *ok) {
     size_t bits = berth_dtype_bits(t);
-    *ok = bits != 0;
+    if (!bits) {
+        *ok = 0;
+        return 0;
+    }
     if (bits == 4) return count / 2 + (count & 1);
-    if (bits && count > SIZE_MAX / (bits / 8)) {
+    if (count > SIZE_MAX / (bits / 8)) {
         *ok = 0;
         return 0;
     }

@@ -13,7 +13,8 @@ berth_dtype berth_dtype_parse(const char *s);
 /* Bits per element: 4 for I4/U4, 0 for INVALID. */
 size_t berth_dtype_bits(berth_dtype t);
 /* Bytes for `count` elements, rounding packed 4-bit types up. Sets *ok=0
- * on overflow. */
+ * on overflow or an invalid dtype and never sets it back to 1, so the
+ * caller starts with ok = 1 and may carry an earlier overflow into it. */
 size_t berth_dtype_bytes(berth_dtype t, size_t count, int *ok);
 
 #endif

@@ -324,7 +324,7 @@ static int fill_operand(spec_build *b, uint32_t vi, berth_operand *op) {
     op->dtype = v->dtype;
     op->rank = v->rank;
     memcpy(op->dims, v->dims, sizeof(int64_t) * v->rank);
-    int ok;
+    int ok = 1;
     size_t bytes = berth_dtype_bytes(v->dtype, (size_t)sp_numel(v->rank, v->dims), &ok);
     if (gv->kind == BG_INPUT) {
         op->kind = BERTH_OPERAND_INPUT;

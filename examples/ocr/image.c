@@ -16,6 +16,7 @@
 #include <jpeglib.h>
 #include <png.h>
 
+#include "preprocess.h"
 #include "util.h"
 
 /* Larger files are not text-line images; refusing them early keeps a
@@ -67,17 +68,27 @@ static berth_status read_file(const char *path, unsigned char **data, size_t *si
     return BERTH_OK;
 }
 
-static berth_status check_size(const char *path, long w, long h, berth_error *err) {
+/* Called with the sizes from the header, before anything is decoded:
+ * an image refused here never has its pixels allocated. */
+static berth_status check_size(const char *path, long w, long h, const ocr_image_fit *fit,
+                               berth_error *err) {
     if (w < 1 || h < 1 || w > OCR_IMAGE_MAX_SIDE || h > OCR_IMAGE_MAX_SIDE ||
         (unsigned long)w * (unsigned long)h > OCR_IMAGE_MAX_PIXELS)
         return fail(err, BERTH_ERR_INVALID, path,
                     "image is %ldx%ld pixels; expected each side 1..65535 and at most 64 Mpixels",
                     w, h);
+    if (fit && fit->height > 0) {
+        int64_t rw = ocr_resized_width((int)w, (int)h, fit->height);
+        if (rw > fit->max_width)
+            return fail(err, BERTH_ERR_INVALID, path,
+                        "%ldx%ld image is %lld pixels wide at height %d; the widest bucket takes %lld",
+                        w, h, (long long)rw, fit->height, (long long)fit->max_width);
+    }
     return BERTH_OK;
 }
 
 static berth_status load_png(const char *path, const unsigned char *data, size_t size,
-                             ocr_image *img, berth_error *err) {
+                             const ocr_image_fit *fit, ocr_image *img, berth_error *err) {
     png_image pi;
     memset(&pi, 0, sizeof pi);
     pi.version = PNG_IMAGE_VERSION;
@@ -86,7 +97,7 @@ static berth_status load_png(const char *path, const unsigned char *data, size_t
         png_image_free(&pi);
         return st;
     }
-    berth_status st = check_size(path, (long)pi.width, (long)pi.height, err);
+    berth_status st = check_size(path, (long)pi.width, (long)pi.height, fit, err);
     if (st != BERTH_OK) {
         png_image_free(&pi);
         return st;
@@ -128,7 +139,7 @@ static void jpeg_on_error(j_common_ptr c) {
 static void jpeg_on_message(j_common_ptr c) { (void)c; }
 
 static berth_status load_jpeg(const char *path, const unsigned char *data, size_t size,
-                              ocr_image *img, berth_error *err) {
+                              const ocr_image_fit *fit, ocr_image *img, berth_error *err) {
     struct jpeg_decompress_struct ci;
     jpeg_failure jf;
     /* Written after setjmp and read after longjmp: must be volatile. */
@@ -145,7 +156,7 @@ static berth_status load_jpeg(const char *path, const unsigned char *data, size_
     jpeg_create_decompress(&ci);
     jpeg_mem_src(&ci, (unsigned char *)data, (unsigned long)size);
     jpeg_read_header(&ci, TRUE);
-    st = check_size(path, (long)ci.image_width, (long)ci.image_height, err);
+    st = check_size(path, (long)ci.image_width, (long)ci.image_height, fit, err);
     if (st != BERTH_OK) {
         jpeg_destroy_decompress(&ci);
         return st;
@@ -174,24 +185,28 @@ static berth_status load_jpeg(const char *path, const unsigned char *data, size_
     return BERTH_OK;
 }
 
-berth_status ocr_image_load(const char *path, ocr_image *img, berth_error *err) {
+berth_status ocr_image_decode(const char *name, const unsigned char *data, size_t size,
+                              const ocr_image_fit *fit, ocr_image *img, berth_error *err) {
+    memset(img, 0, sizeof *img);
+    static const unsigned char png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    if (size >= 8 && memcmp(data, png_magic, 8) == 0) return load_png(name, data, size, fit, img, err);
+    if (size >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff)
+        return load_jpeg(name, data, size, fit, img, err);
+    char found[32] = "an empty file";
+    if (size > 0)
+        snprintf(found, sizeof found, "first bytes %02x %02x %02x %02x", data[0],
+                 size > 1 ? data[1] : 0, size > 2 ? data[2] : 0, size > 3 ? data[3] : 0);
+    return fail(err, BERTH_ERR_INVALID, name, "not a PNG or JPEG image (%s)", found);
+}
+
+berth_status ocr_image_load(const char *path, const ocr_image_fit *fit, ocr_image *img,
+                            berth_error *err) {
     memset(img, 0, sizeof *img);
     unsigned char *data = NULL;
     size_t size = 0;
     berth_status st = read_file(path, &data, &size, err);
     if (st != BERTH_OK) return st;
-    static const unsigned char png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-    if (size >= 8 && memcmp(data, png_magic, 8) == 0) {
-        st = load_png(path, data, size, img, err);
-    } else if (size >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff) {
-        st = load_jpeg(path, data, size, img, err);
-    } else {
-        char found[32] = "an empty file";
-        if (size > 0)
-            snprintf(found, sizeof found, "first bytes %02x %02x %02x %02x", data[0],
-                     size > 1 ? data[1] : 0, size > 2 ? data[2] : 0, size > 3 ? data[3] : 0);
-        st = fail(err, BERTH_ERR_INVALID, path, "not a PNG or JPEG image (%s)", found);
-    }
+    st = ocr_image_decode(path, data, size, fit, img, err);
     free(data);
     return st;
 }

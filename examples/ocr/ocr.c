@@ -191,19 +191,18 @@ static void fail_item_why(item *it, const char *why) {
 static void load_item(item *it, const model_shape *ms) {
     berth_error err;
     ocr_image img;
-    if (ocr_image_load(it->path, &img, &err) != BERTH_OK) {
+    /* The loader refuses an image too wide for every bucket from its
+     * header's sizes, so a 65535-pixel-wide line is never decoded. */
+    ocr_image_fit fit = {(int)ms->height, ms->max_width};
+    if (ocr_image_load(it->path, &fit, &img, &err) != BERTH_OK) {
         fail_item(it, err.msg);
         return;
     }
     int64_t rw = ocr_resized_width(img.width, img.height, (int)ms->height);
     it->group = group_width(ms, rw);
-    if (it->group < 0) {
-        snprintf(err.msg, sizeof err.msg,
-                 "%s: %dx%d image is %lld pixels wide at height %lld; the widest bucket takes %lld",
-                 it->path, img.width, img.height, (long long)rw, (long long)ms->height,
-                 (long long)ms->max_width);
+    if (it->group < 0) { /* not reached: the fit above is the widest bucket */
         ocr_image_free(&img);
-        fail_item(it, err.msg);
+        fail_item_why(it, "no bucket is wide enough for the image");
         return;
     }
     it->pixels = malloc(sizeof(float) * 3 * (size_t)ms->height * (size_t)rw);

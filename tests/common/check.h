@@ -29,6 +29,17 @@ static int check_count;
     } \
 } while (0)
 
+/* Message `msg` must be exactly `want`: what the user reads, whole. */
+#define CHECK_MSG(msg, want) do { \
+    check_count++; \
+    const char *check_m_ = (msg), *check_w_ = (want); \
+    if (!check_m_ || strcmp(check_m_, check_w_) != 0) { \
+        check_failures++; \
+        fprintf(stderr, "%s:%d: expected message\n  \"%s\"\ngot\n  \"%s\"\n", __FILE__, \
+                __LINE__, check_w_, check_m_ ? check_m_ : "(null)"); \
+    } \
+} while (0)
+
 #define CHECK_NEAR(a, b, tol) do { \
     check_count++; \
     double check_a_ = (double)(a), check_b_ = (double)(b); \

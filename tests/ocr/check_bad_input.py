@@ -39,6 +39,11 @@ def main():
         f.write("just some text\n")
     wide = os.path.join(work, "too_wide.png")
     png(wide, 2000, 20)  # 4800 pixels wide at height 48
+    # 200 MB once decoded: refused from its header's sizes instead.
+    huge = os.path.join(work, "huge_65535x1024.png")
+    png(huge, 65535, 1024)
+    folder = os.path.join(work, "a_folder.png")
+    os.makedirs(folder, exist_ok=True)
     cut = os.path.join(work, "truncated.png")
     with open(os.path.join(samples, "zh_short.png"), "rb") as f:
         head = f.read(60)
@@ -47,7 +52,7 @@ def main():
     good1 = os.path.join(samples, "latin_short.png")
     good2 = os.path.join(samples, "zh_mixed.png")
 
-    args = [missing, good1, text, wide, cut, good2]
+    args = [missing, good1, text, wide, huge, folder, cut, good2]
     r = subprocess.run([exe, config, keys] + args, capture_output=True, text=True, timeout=540)
     sys.stderr.write(r.stderr)
     print(r.stdout, end="")
@@ -61,13 +66,15 @@ def main():
         missing: "cannot open the image: No such file or directory",
         text: "not a PNG or JPEG image (first bytes 6a 75 73 74)",
         wide: "2000x20 image is 4800 pixels wide at height 48; the widest bucket takes 1280",
+        huge: "65535x1024 image is 3072 pixels wide at height 48; the widest bucket takes 1280",
+        folder: "the image is a directory, expected a regular file",
         cut: "bad PNG",
     }
     for path, reason in want.items():
         mine = [l for l in err if l.startswith("berth-ocr: %s: " % path)]
         check(len(mine) == 1, "one error line for %s, found %s" % (path, mine))
         check(bool(mine) and reason in mine[0], "%s: error says %r, found %s" % (path, reason, mine))
-    check(len(err) == 4, "4 error lines, found %d" % len(err))
+    check(len(err) == 6, "6 error lines, found %d" % len(err))
 
     r = subprocess.run([exe, config, keys], capture_output=True, text=True)
     check(r.returncode == 2 and "usage: berth-ocr" in r.stderr, "no image: usage, exit 2")

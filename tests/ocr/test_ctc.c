@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "check.h"
 #include "ctc.h"
 
@@ -108,9 +111,40 @@ static void test_keys(void) {
     CHECK_CONTAINS(e2.msg, "missing.txt");
 }
 
+/* A named pipe, a directory and a character device given as the key
+ * file: each refused at once with its one line, the table left empty. The
+ * open never waits for a FIFO writer; if it did, the alarm ends the test
+ * as a failure, not a hang. */
+static void test_key_file_kinds(void) {
+    char fifo[300], sub[300];
+    snprintf(fifo, sizeof fifo, "%s/keys.fifo", dir);
+    snprintf(sub, sizeof sub, "%s/keys.dir", dir);
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    rmdir(sub);
+    CHECK(mkdir(sub, 0700) == 0);
+    const char *paths[] = {fifo, sub, "/dev/null"};
+    const char *kinds[] = {"a named pipe (FIFO)", "a directory", "a character device"};
+    alarm(20);
+    for (int i = 0; i < 3; i++) {
+        ocr_keys k;
+        berth_error err;
+        CHECK(ocr_keys_load(paths[i], &k, &err) == BERTH_ERR_IO);
+        char want[600];
+        snprintf(want, sizeof want, "%s: the key file is %s, expected a regular file", paths[i],
+                 kinds[i]);
+        CHECK_MSG(err.msg, want);
+        CHECK(k.count == 0 && k.text == NULL && k.line == NULL);
+    }
+    alarm(0);
+    unlink(fifo);
+    rmdir(sub);
+}
+
 int main(int argc, char **argv) {
     snprintf(dir, sizeof dir, "%s", argc > 1 ? argv[1] : ".");
     test_decode();
     test_keys();
+    test_key_file_kinds();
     return check_exit();
 }
