@@ -41,13 +41,21 @@ static void test_transpose(void) {
 static void test_slice_expand(void) {
     float *x = h_randf(6 * 7), y[64];
     double ref[64];
-    /* starts [1, 2], sizes [3, 2], strides [2, 3] */
+    /* starts [1, 2], sizes [5, 5], strides [2, 3]: sizes is the window
+     * read (rows 1..5, columns 2..6), of which every 2nd row and every
+     * 3rd column are kept, ceil(5/2) x ceil(5/3) = [3, 2], as the engine
+     * infers it */
     int k = 0;
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 2; j++) ref[k++] = x[(1 + 2 * i) * 7 + 2 + 3 * j];
     one_in_one_out("slice", 2, DIMS(6, 7), 2, DIMS(3, 2), 3,
-                   (berth_attr[]){A_INTS("starts", 2, 1, 2), A_INTS("sizes", 2, 3, 2), A_INTS("strides", 2, 2, 3)}, x, y);
+                   (berth_attr[]){A_INTS("starts", 2, 1, 2), A_INTS("sizes", 2, 5, 5), A_INTS("strides", 2, 2, 3)}, x, y);
     h_close("slice strided", y, ref, 6);
+    /* a window that ends on a skipped element: [0, 4) step 2 of 5 is [0, 2] */
+    ref[0] = x[0], ref[1] = x[2];
+    one_in_one_out("slice", 1, DIMS(5), 1, DIMS(2), 3,
+                   (berth_attr[]){A_INTS("starts", 1, 0), A_INTS("sizes", 1, 4), A_INTS("strides", 1, 2)}, x, y);
+    h_close("slice strided window", y, ref, 2);
     k = 0;
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 7; j++) ref[k++] = x[(4 + i) * 7 + j];
