@@ -182,6 +182,34 @@ static void test_softmax(void) {
     free(x);
 }
 
+/* A NaN in a softmax row makes the whole row NaN, on the contiguous
+ * (vectorized) path and on the strided one alike, and leaves the other
+ * rows alone; a row holding +inf has a NaN there (inf - inf). */
+static void test_softmax_nan(void) {
+    float x[3 * 20], y[3 * 20];
+    for (int i = 0; i < 60; i++) x[i] = (float)((i * 7) % 11) / 4.0f - 1.0f;
+    x[5] = NAN;           /* row 0 of the last axis, column 0 of the first */
+    x[20 + 17] = INFINITY; /* row 1 */
+    for (int axis = 0; axis < 2; axis++) {
+        int64_t d[2] = {3, 20};
+        one_in_one_out("softmax", 2, d, 2, d, 1, (berth_attr[]){A_INT("axis", axis == 0 ? 1 : 0)}, x, y);
+        if (axis == 0) { /* rows of 20 */
+            int nan0 = 1, fine2 = 1;
+            double s = 0;
+            for (int k = 0; k < 20; k++) nan0 &= isnan(y[k]);
+            for (int k = 0; k < 20; k++) s += y[40 + k], fine2 &= isfinite(y[40 + k]);
+            CHECK(nan0);
+            CHECK(isnan(y[20 + 17]));
+            CHECK(fine2);
+            CHECK_NEAR(s, 1.0, 1e-5);
+        } else { /* columns of 3: column 5 holds the NaN, column 17 the inf */
+            CHECK(isnan(y[5]) && isnan(y[25]) && isnan(y[45]));
+            CHECK(isnan(y[37]));
+            CHECK_NEAR(y[0] + y[20] + y[40], 1.0, 1e-5);
+        }
+    }
+}
+
 static void test_reduce(void) {
     static const char *const ops[] = {"reduceMean", "reduceSum", "reduceMax", "reduceMin", "reduceProduct",
                                       "reduceL2", "reduceSumSquare"};
@@ -244,6 +272,7 @@ int main(void) {
     test_gather();
     test_pad();
     test_softmax();
+    test_softmax_nan();
     test_reduce();
     h_shutdown();
     return check_exit();
