@@ -279,12 +279,26 @@ static float **bounds(const berth_graph_desc *d, float **ref) {
                 my[i] = (float)(fabs(ref[yi][i]) + (approx ? DIFF_FLOOR : 0) + s * mx[i]);
             }
         } else if (!strcmp(op, "softmax")) {
+            /* dy_i = y_i (dx_i - sum_j y_j dx_j): each output moves by at
+             * most y_i times twice the largest error along its row */
             const float *mx = m[n->inputs[0]];
-            double worst = 0;
-            for (size_t i = 0; i < ny; i++)
-                if (!(mx[i] <= worst)) worst = mx[i];
+            int64_t axis = (int64_t)num_attr(n, "axis", (double)y->rank - 1);
+            uint32_t ax = (uint32_t)(axis < 0 ? axis + (int64_t)y->rank : axis);
+            size_t ext = (size_t)y->dims[ax], inner = 1;
+            for (uint32_t k = ax + 1; k < y->rank; k++) inner *= (size_t)y->dims[k];
             my = malloc((ny ? ny : 1) * sizeof(float));
-            for (size_t i = 0; i < ny; i++) my[i] = (float)(fabs(ref[yi][i]) * (1 + 2 * worst) + DIFF_FLOOR);
+            for (size_t row = 0; row < ny / (ext ? ext : 1); row++) {
+                size_t base = row / inner * ext * inner + row % inner;
+                double worst = 0;
+                for (size_t k = 0; k < ext; k++) {
+                    double v = mx[base + k * inner];
+                    if (isnan(v) || v > worst) worst = isnan(v) ? INFINITY : v; /* a NaN stays in */
+                }
+                for (size_t k = 0; k < ext; k++) {
+                    size_t i = base + k * inner;
+                    my[i] = (float)(fabs(ref[yi][i]) * (1 + 2 * worst) + DIFF_FLOOR);
+                }
+            }
         } else if (n->n_inputs == 2 && is_op(op, (const char *const[]){"add", "sub", "mul", "div", "max", "min", NULL})) {
             const berth_operand *a = &d->operands[n->inputs[0]], *b = &d->operands[n->inputs[1]];
             const float *vb = ref[n->inputs[1]];
