@@ -139,6 +139,10 @@ static berth_node make_node(fuser *f, const char *op, const berth_node *last, ui
 static int try_epilogue(fuser *f, uint32_t mi) {
     const berth_node *mm = &f->nodes[mi];
     if (mm->n_inputs != 2 || !is_f32(f, mm->outputs[0])) return 0;
+    /* A rank-1 b ([K], read as [K, 1]) drops the product's column dim:
+     * the output's last dim is then a row dim, and an add along it is not
+     * the per-column bias the fused op means. */
+    if (opnd(f, mm->inputs[1])->rank < 2) return 0;
     uint32_t cur = mm->outputs[0];
     const berth_operand *m = opnd(f, cur);
     if (m->rank < 1) return 0;

@@ -20,9 +20,11 @@
 
 VM_CLONES void cpu_vexp(float *x, size_t n) {
     for (size_t i = 0; i < n; i++) {
-        float v = x[i];
-        v = v < -87.0f ? -87.0f : v;
-        v = v > 88.0f ? 88.0f : v;
+        /* Clamped so 2^n stays a float. Written so a NaN clamps too (a
+         * comparison with it is false): converting a NaN to int below is
+         * undefined behaviour. The NaN is put back at the end. */
+        float x0 = x[i], v = x0 > -87.0f ? x0 : -87.0f;
+        v = v < 88.0f ? v : 88.0f;
         /* round to nearest by the 1.5 * 2^23 trick: no rounding calls */
         float k = (v * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
         float r = v - k * 0.693145751953125f - k * 1.428606765330187e-06f;
@@ -30,7 +32,7 @@ VM_CLONES void cpu_vexp(float *x, size_t n) {
         int32_t bits = ((int32_t)k + 127) << 23;
         float s;
         memcpy(&s, &bits, sizeof s);
-        x[i] = p * s;
+        x[i] = x0 == x0 ? p * s : x0;
     }
 }
 
@@ -83,7 +85,9 @@ VM_CLONES int cpu_vsoftmax(float *x, size_t n) {
     float sum = 0.0f;
     for (int l = 0; l < 16; l++) sum += lane[l];
     for (; j < n; j++) sum += x[j];
-    float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+    /* sum >= 1 (the largest entry contributes e^0), or NaN when the row
+     * holds one: then the whole row is NaN, as on the strided path */
+    float inv = 1.0f / sum;
     for (j = 0; j < n; j++) x[j] *= inv;
     return 1;
 }

@@ -147,18 +147,22 @@ berth_status cpu_prep_slice(cpu_prep *c) {
     else if (nt != (int)x->rank)
         return cpu_fail(c, "strides: expected %u values, found %d", x->rank, nt);
     contiguous_strides(x, xs);
+    /* sizes[d] is the window [start, start + size) the slice reads, as in
+     * WebNN and the engine's shape rule; the output keeps every stride-th
+     * element of it, ceil(size / stride) of them. */
+    int64_t out[BERTH_MAX_RANK];
     for (uint32_t d = 0; d < x->rank; d++) {
         if (steps[d] < 1) return cpu_fail(c, "strides[%u]: expected >= 1, found %lld", d, (long long)steps[d]);
-        if (starts[d] < 0 || sizes[d] < 0 ||
-            (sizes[d] > 0 && starts[d] + (sizes[d] - 1) * steps[d] >= x->dims[d]) || starts[d] > x->dims[d])
-            return cpu_fail(c, "dim %u: start %lld, size %lld, stride %lld exceed the input extent %lld", d,
-                            (long long)starts[d], (long long)sizes[d], (long long)steps[d], (long long)x->dims[d]);
-        s->dims[d] = sizes[d];
+        if (starts[d] < 0 || sizes[d] < 0 || starts[d] > x->dims[d] || sizes[d] > x->dims[d] - starts[d])
+            return cpu_fail(c, "dim %u: start %lld and size %lld exceed the input extent %lld", d,
+                            (long long)starts[d], (long long)sizes[d], (long long)x->dims[d]);
+        out[d] = (sizes[d] + steps[d] - 1) / steps[d];
+        s->dims[d] = out[d];
         s->stride[d] = xs[d] * steps[d];
         s->base += starts[d] * xs[d];
     }
     s->rank = x->rank;
-    st = cpu_check_out_dims(c, 0, x->rank, sizes);
+    st = cpu_check_out_dims(c, 0, x->rank, out);
     if (st) return st;
     strided_finish(s);
     c->cn->exec = strided_exec;

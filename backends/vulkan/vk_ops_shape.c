@@ -122,19 +122,23 @@ berth_status vk_prep_slice(vk_prep *c) {
         return vk_fail(c, "starts and sizes: expected %u values each, found %d and %d", x->rank, ns, nz);
     if (nt >= 0 && nt != (int)x->rank) return vk_fail(c, "strides: expected %u values, found %d", x->rank, nt);
     contiguous(x, xs);
+    /* sizes[d] is the window [start, start + size) the slice reads, as in
+     * WebNN and the engine's shape rule; the output keeps every stride-th
+     * element of it, ceil(size / stride) of them. */
     strided s = {.rank = x->rank};
+    int64_t out[BERTH_MAX_RANK];
     for (uint32_t d = 0; d < x->rank; d++) {
         int64_t step = nt < 0 ? 1 : steps[d];
         if (step < 1) return vk_fail(c, "strides[%u]: expected >= 1, found %lld", d, (long long)step);
-        if (starts[d] < 0 || sizes[d] < 0 || starts[d] > x->dims[d] ||
-            (sizes[d] > 0 && starts[d] + (sizes[d] - 1) * step >= x->dims[d]))
-            return vk_fail(c, "dim %u: start %lld, size %lld, stride %lld exceed the input extent %lld", d,
-                           (long long)starts[d], (long long)sizes[d], (long long)step, (long long)x->dims[d]);
-        s.dims[d] = sizes[d];
+        if (starts[d] < 0 || sizes[d] < 0 || starts[d] > x->dims[d] || sizes[d] > x->dims[d] - starts[d])
+            return vk_fail(c, "dim %u: start %lld and size %lld exceed the input extent %lld", d,
+                           (long long)starts[d], (long long)sizes[d], (long long)x->dims[d]);
+        out[d] = (sizes[d] + step - 1) / step;
+        s.dims[d] = out[d];
         s.in[d] = xs[d] * step;
         s.in_base += starts[d] * xs[d];
     }
-    st = vk_check_out_dims(c, 0, x->rank, sizes);
+    st = vk_check_out_dims(c, 0, x->rank, out);
     if (st) return st;
     contiguous(vk_out(c, 0), s.out);
     return emit_copy(c, c->node->inputs[0], c->node->outputs[0], &s);

@@ -30,6 +30,9 @@ check() {
     echo "FAIL $name: still running after 20 s (blocked on the $kind?)"
   elif [ "$status" -eq 0 ]; then
     echo "FAIL $name: exit status 0"; printf '%s\n' "$out"
+  elif printf '%s\n' "$out" | grep -q 'Sanitizer'; then
+    # a report's own exit status would pass for the refusal
+    echo "FAIL $name: a sanitizer reported an error"; printf '%s\n' "$out"
   elif [ "$lines" -ne 1 ]; then
     echo "FAIL $name: wanted one line with '$want', found:"; printf '%s\n' "$out"
   else

@@ -41,13 +41,21 @@ static void test_transpose(void) {
 static void test_slice_expand(void) {
     float *x = h_randf(6 * 7), y[64];
     double ref[64];
-    /* starts [1, 2], sizes [3, 2], strides [2, 3] */
+    /* starts [1, 2], sizes [5, 5], strides [2, 3]: sizes is the window
+     * read (rows 1..5, columns 2..6), of which every 2nd row and every
+     * 3rd column are kept, ceil(5/2) x ceil(5/3) = [3, 2], as the engine
+     * infers it */
     int k = 0;
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 2; j++) ref[k++] = x[(1 + 2 * i) * 7 + 2 + 3 * j];
     one_in_one_out("slice", 2, DIMS(6, 7), 2, DIMS(3, 2), 3,
-                   (berth_attr[]){A_INTS("starts", 2, 1, 2), A_INTS("sizes", 2, 3, 2), A_INTS("strides", 2, 2, 3)}, x, y);
+                   (berth_attr[]){A_INTS("starts", 2, 1, 2), A_INTS("sizes", 2, 5, 5), A_INTS("strides", 2, 2, 3)}, x, y);
     h_close("slice strided", y, ref, 6);
+    /* a window that ends on a skipped element: [0, 4) step 2 of 5 is [0, 2] */
+    ref[0] = x[0], ref[1] = x[2];
+    one_in_one_out("slice", 1, DIMS(5), 1, DIMS(2), 3,
+                   (berth_attr[]){A_INTS("starts", 1, 0), A_INTS("sizes", 1, 4), A_INTS("strides", 1, 2)}, x, y);
+    h_close("slice strided window", y, ref, 2);
     k = 0;
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 7; j++) ref[k++] = x[(4 + i) * 7 + j];
@@ -174,6 +182,34 @@ static void test_softmax(void) {
     free(x);
 }
 
+/* A NaN in a softmax row makes the whole row NaN, on the contiguous
+ * (vectorized) path and on the strided one alike, and leaves the other
+ * rows alone; a row holding +inf has a NaN there (inf - inf). */
+static void test_softmax_nan(void) {
+    float x[3 * 20], y[3 * 20];
+    for (int i = 0; i < 60; i++) x[i] = (float)((i * 7) % 11) / 4.0f - 1.0f;
+    x[5] = NAN;           /* row 0 of the last axis, column 0 of the first */
+    x[20 + 17] = INFINITY; /* row 1 */
+    for (int axis = 0; axis < 2; axis++) {
+        int64_t d[2] = {3, 20};
+        one_in_one_out("softmax", 2, d, 2, d, 1, (berth_attr[]){A_INT("axis", axis == 0 ? 1 : 0)}, x, y);
+        if (axis == 0) { /* rows of 20 */
+            int nan0 = 1, fine2 = 1;
+            double s = 0;
+            for (int k = 0; k < 20; k++) nan0 &= isnan(y[k]);
+            for (int k = 0; k < 20; k++) s += y[40 + k], fine2 &= isfinite(y[40 + k]);
+            CHECK(nan0);
+            CHECK(isnan(y[20 + 17]));
+            CHECK(fine2);
+            CHECK_NEAR(s, 1.0, 1e-5);
+        } else { /* columns of 3: column 5 holds the NaN, column 17 the inf */
+            CHECK(isnan(y[5]) && isnan(y[25]) && isnan(y[45]));
+            CHECK(isnan(y[37]));
+            CHECK_NEAR(y[0] + y[20] + y[40], 1.0, 1e-5);
+        }
+    }
+}
+
 static void test_reduce(void) {
     static const char *const ops[] = {"reduceMean", "reduceSum", "reduceMax", "reduceMin", "reduceProduct",
                                       "reduceL2", "reduceSumSquare"};
@@ -236,6 +272,7 @@ int main(void) {
     test_gather();
     test_pad();
     test_softmax();
+    test_softmax_nan();
     test_reduce();
     h_shutdown();
     return check_exit();

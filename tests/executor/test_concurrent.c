@@ -36,7 +36,7 @@ static int output_right(const berth_tensor *out, const float *x, int rows) {
 
 typedef struct worker {
     berth_executor *ex;
-    int rows, iterations;
+    int rows, iterations; /* iterations: right answers to collect */
     float x[16 * SLICE_IN];
     /* results, read by the main thread after join */
     berth_status first;
@@ -62,7 +62,10 @@ static void *run_many(void *arg) {
     berth_tensor in = {BERTH_DTYPE_F32, 2, {w->rows, SLICE_IN}, w->x, sizeof(float) * (size_t)w->rows * SLICE_IN, 0};
     berth_tensor out;
     memset(&out, 0, sizeof out);
-    for (int i = 0; i < w->iterations; i++) {
+    /* Until this thread has its own right answers: once the other thread
+     * is done, nothing stands in the way, so this ends whatever the
+     * scheduler does. The cap only turns a stuck claim into a failure. */
+    for (int i = 0; w->ok < w->iterations && i < 100 * 1000 * 1000; i++) {
         berth_error err;
         berth_status st = berth_executor_run(w->ex, 0, &in, 1, &out, 1, NULL, &err);
         if (st == BERTH_OK) {
@@ -165,7 +168,7 @@ static void test_two_threads(void) {
     for (int k = 0; k < 2; k++) {
         w[k].ex = ex;
         w[k].rows = k ? 3 : 8; /* different buckets, different output shapes */
-        w[k].iterations = 2000;
+        w[k].iterations = 500;
         fill_rows(w[k].x, w[k].rows, (uint32_t)k + 2);
     }
     pthread_t t[2];
@@ -177,8 +180,7 @@ static void test_two_threads(void) {
         if (w[k].other) fprintf(stderr, "  other error: %s\n", w[k].other_msg);
         CHECK(w[k].wrong == 0);
         CHECK(w[k].other == 0);
-        CHECK(w[k].ok + w[k].refused == w[k].iterations);
-        CHECK(w[k].ok > 0);
+        CHECK(w[k].ok == w[k].iterations);
     }
     berth_executor_close(ex);
 }

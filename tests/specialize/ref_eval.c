@@ -47,6 +47,27 @@ static double act(const char *name, double x) {
     if (!strcmp(name, "sigmoid")) return 1.0 / (1.0 + exp(-x));
     if (!strcmp(name, "tanh")) return tanh(x);
     if (!strcmp(name, "sqrt")) return sqrt(x);
+    if (!strcmp(name, "abs")) return fabs(x);
+    if (!strcmp(name, "neg")) return -x;
+    if (!strcmp(name, "exp")) return exp(x);
+    if (!strcmp(name, "log")) return log(x);
+    if (!strcmp(name, "erf")) return erf(x);
+    return NAN;
+}
+
+static double num_attr(const berth_node *n, const char *key, double def) {
+    const berth_attr *a = attr(n, key);
+    return !a ? def : a->type == BERTH_ATTR_FLOAT ? a->f : (double)a->i;
+}
+
+/* Unary ops with options, at WebNN's defaults when an option is absent. */
+static double unary_opts(const berth_node *n, double x) {
+    if (!strcmp(n->op, "clamp")) {
+        double lo = num_attr(n, "minValue", -INFINITY), hi = num_attr(n, "maxValue", INFINITY);
+        return x < lo ? lo : x > hi ? hi : x;
+    }
+    if (!strcmp(n->op, "leakyRelu")) return x >= 0 ? x : num_attr(n, "alpha", 0.01) * x;
+    if (!strcmp(n->op, "elu")) return x >= 0 ? x : num_attr(n, "alpha", 1.0) * (exp(x) - 1);
     return NAN;
 }
 
@@ -56,7 +77,8 @@ static void binary(const char *op, ten a, ten b, ten y) {
         double x = a.data[bidx(y.rank, y.dims, a.rank, a.dims, i)];
         double z = b.data[bidx(y.rank, y.dims, b.rank, b.dims, i)];
         double r = !strcmp(op, "add") ? x + z : !strcmp(op, "sub") ? x - z : !strcmp(op, "mul") ? x * z
-                 : !strcmp(op, "div") ? x / z : pow(x, z);
+                 : !strcmp(op, "div") ? x / z : !strcmp(op, "max") ? (x > z ? x : z)
+                 : !strcmp(op, "min") ? (x < z ? x : z) : pow(x, z);
         y.data[i] = (float)r;
     }
 }
@@ -81,6 +103,20 @@ static void matmul(ten a, ten b, int bt, ten y) {
     }
 }
 
+/* matmul as the engine accepts it: a rank-1 operand is read the ONNX
+ * way, [K] on the left as [1, K] and on the right as [K, 1], and the
+ * result lacks that dim (same elements, same order). */
+static void matmul_any(ten a, ten b, ten y) {
+    int64_t ad[2], bd[2], yd[8];
+    if (a.rank == 1) ad[0] = 1, ad[1] = a.dims[0], a.dims = ad, a.rank = 2;
+    if (b.rank == 1) bd[0] = b.dims[0], bd[1] = 1, b.dims = bd, b.rank = 2;
+    uint32_t nb = (a.rank > b.rank ? a.rank : b.rank) - 2;
+    for (uint32_t i = 0; i < nb; i++) yd[i] = y.dims[i];
+    yd[nb] = a.dims[a.rank - 2];
+    yd[nb + 1] = b.dims[b.rank - 1];
+    matmul(a, b, 0, (ten){nb + 2, yd, y.data});
+}
+
 static void softmax(ten x, uint32_t ax, ten y) {
     size_t inner = numel(x.rank - ax - 1, x.dims + ax + 1), d = (size_t)x.dims[ax];
     size_t outer = numel(ax, x.dims);
@@ -95,15 +131,64 @@ static void softmax(ten x, uint32_t ax, ten y) {
         }
 }
 
-/* Mean over the axes in mask; y has x's rank with those dims 1. */
-static void mean_keep(ten x, unsigned mask, float *y) {
+/* reduceSum, reduceMean, reduceMax or reduceMin over the axes in mask.
+ * y's elements are in the order of x's rank with those dims 1, which is
+ * also their order when the dims are dropped (keepDimensions=false). */
+static void reduce_keep(const char *op, ten x, unsigned mask, float *y) {
     int64_t yd[8];
     for (uint32_t i = 0; i < x.rank; i++) yd[i] = (mask >> i) & 1 ? 1 : x.dims[i];
     size_t ny = numel(x.rank, yd), nx = numel(x.rank, x.dims), cnt = nx / (ny ? ny : 1);
+    int extreme = !strcmp(op, "reduceMax") ? 1 : !strcmp(op, "reduceMin") ? -1 : 0;
     double *acc = calloc(ny ? ny : 1, sizeof(double));
-    for (size_t i = 0; i < nx; i++) acc[bidx(x.rank, x.dims, x.rank, yd, i)] += x.data[i];
-    for (size_t i = 0; i < ny; i++) y[i] = (float)(acc[i] / (double)cnt);
+    for (size_t i = 0; i < ny; i++) acc[i] = extreme ? extreme * -INFINITY : 0;
+    for (size_t i = 0; i < nx; i++) {
+        double *a = &acc[bidx(x.rank, x.dims, x.rank, yd, i)], v = x.data[i];
+        if (!extreme) *a += v;
+        else if (isnan(v) || (extreme > 0 ? v > *a : v < *a)) *a = v;
+    }
+    for (size_t i = 0; i < ny; i++) y[i] = (float)(!strcmp(op, "reduceMean") ? acc[i] / (double)cnt : acc[i]);
     free(acc);
+}
+
+static void mean_keep(ten x, unsigned mask, float *y) { reduce_keep("reduceMean", x, mask, y); }
+
+/* Row-major strides of dims. */
+static void strides_of(uint32_t rank, const int64_t *dims, size_t *st) {
+    size_t s = 1;
+    for (uint32_t k = rank; k-- > 0;) {
+        st[k] = s;
+        s *= (size_t)dims[k];
+    }
+}
+
+/* y = x[starts + i * strides] along every axis. */
+static void slice(ten x, const berth_attr *starts, const berth_attr *strides, ten y) {
+    size_t xs[8], n = numel(y.rank, y.dims);
+    strides_of(x.rank, x.dims, xs);
+    for (size_t o = 0; o < n; o++) {
+        size_t rem = o, src = 0;
+        for (uint32_t k = y.rank; k-- > 0;) {
+            size_t c = rem % (size_t)y.dims[k];
+            rem /= (size_t)y.dims[k];
+            size_t step = strides ? (size_t)strides->ints[k] : 1;
+            src += ((size_t)starts->ints[k] + c * step) * xs[k];
+        }
+        y.data[o] = x.data[src];
+    }
+}
+
+/* Inputs laid end to end along axis. */
+static void concat(const berth_graph_desc *d, const berth_node *n, float **buf, uint32_t axis, ten y) {
+    size_t outer = numel(axis, y.dims), inner = numel(y.rank - axis - 1, y.dims + axis + 1);
+    size_t ydim = (size_t)y.dims[axis], at = 0;
+    for (uint32_t i = 0; i < n->n_inputs; i++) {
+        const berth_operand *o = &d->operands[n->inputs[i]];
+        size_t xdim = (size_t)o->dims[axis];
+        for (size_t a = 0; a < outer; a++)
+            memcpy(y.data + (a * ydim + at) * inner, buf[n->inputs[i]] + a * xdim * inner,
+                   xdim * inner * sizeof(float));
+        at += xdim;
+    }
 }
 
 static unsigned axes_mask(const berth_attr *a, uint32_t rank) {
@@ -201,11 +286,30 @@ float **ref_run(const berth_graph_desc *d, const float *const *inputs, const flo
         if (!strcmp(op, "add") || !strcmp(op, "sub") || !strcmp(op, "mul") || !strcmp(op, "div") ||
             !strcmp(op, "pow")) {
             binary(op, T(n->inputs[0]), T(n->inputs[1]), y);
+        } else if (!strcmp(op, "max") || !strcmp(op, "min")) {
+            binary(op, T(n->inputs[0]), T(n->inputs[1]), y);
         } else if (!strcmp(op, "relu") || !strcmp(op, "gelu") || !strcmp(op, "sigmoid") ||
-                   !strcmp(op, "tanh") || !strcmp(op, "sqrt")) {
+                   !strcmp(op, "tanh") || !strcmp(op, "sqrt") || !strcmp(op, "abs") || !strcmp(op, "neg") ||
+                   !strcmp(op, "exp") || !strcmp(op, "log") || !strcmp(op, "erf")) {
             for (size_t i = 0; i < ny; i++) y.data[i] = (float)act(op, buf[n->inputs[0]][i]);
+        } else if (!strcmp(op, "clamp") || !strcmp(op, "leakyRelu") || !strcmp(op, "elu")) {
+            for (size_t i = 0; i < ny; i++) y.data[i] = (float)unary_opts(n, buf[n->inputs[0]][i]);
+        } else if (!strcmp(op, "reshape") || !strcmp(op, "identity") || !strcmp(op, "squeeze") ||
+                   !strcmp(op, "unsqueeze")) {
+            memcpy(y.data, buf[n->inputs[0]], ny * sizeof(float)); /* the same elements, in order */
+        } else if (!strcmp(op, "expand")) {
+            ten x = T(n->inputs[0]);
+            for (size_t i = 0; i < ny; i++) y.data[i] = x.data[bidx(y.rank, y.dims, x.rank, x.dims, i)];
+        } else if (!strcmp(op, "slice")) {
+            slice(T(n->inputs[0]), attr(n, "starts"), attr(n, "strides"), y);
+        } else if (!strcmp(op, "concat")) {
+            int64_t ax = attr(n, "axis")->i;
+            concat(d, n, buf, (uint32_t)(ax < 0 ? ax + y.rank : ax), y);
+        } else if (!strcmp(op, "reduceSum") || !strcmp(op, "reduceMax") || !strcmp(op, "reduceMin")) {
+            ten x = T(n->inputs[0]);
+            reduce_keep(op, x, axes_mask(attr(n, "axes"), x.rank), y.data);
         } else if (!strcmp(op, "matmul")) {
-            matmul(T(n->inputs[0]), T(n->inputs[1]), 0, y);
+            matmul_any(T(n->inputs[0]), T(n->inputs[1]), y);
         } else if (!strcmp(op, "transpose")) {
             transpose(T(n->inputs[0]), attr(n, "permutation"), y);
         } else if (!strcmp(op, "softmax")) {
@@ -222,7 +326,7 @@ float **ref_run(const berth_graph_desc *d, const float *const *inputs, const flo
                        b ? &bt : NULL, y);
         } else if (!strcmp(op, "berth.matmulEpilogue")) {
             const berth_attr *b = attr(n, "bias"), *r = attr(n, "residual"), *a = attr(n, "activation");
-            matmul(T(n->inputs[0]), T(n->inputs[1]), 0, y);
+            matmul_any(T(n->inputs[0]), T(n->inputs[1]), y);
             ten bt = T(b->i);
             for (size_t i = 0; i < ny; i++) {
                 double v = act(a ? a->s : NULL, y.data[i] + bt.data[bidx(y.rank, y.dims, bt.rank, bt.dims, i)]);

@@ -1,6 +1,12 @@
 /* A plain reference interpreter for berth_graph_desc, f32 only: naive
- * loops for the ops the fusion tests use and for the fused ops, so a
- * fused graph can be checked against its unfused form. */
+ * loops in double for the ops the fusion tests and the differential
+ * fuzzer (tests/diff) use and for the fused ops, so a fused graph can be
+ * checked against its unfused form and a backend against it. Ops:
+ * add sub mul div pow max min, relu gelu sigmoid tanh sqrt abs neg exp
+ * log erf clamp leakyRelu elu, matmul (rank-1 operands read the ONNX
+ * way), transpose, reshape identity squeeze unsqueeze expand slice
+ * concat, softmax, reduceSum reduceMean reduceMax reduceMin,
+ * layerNormalization, berth.matmulEpilogue, berth.attention. */
 #ifndef SPEC_REF_EVAL_H
 #define SPEC_REF_EVAL_H
 

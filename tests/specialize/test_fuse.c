@@ -187,6 +187,34 @@ static void epilogue(void) {
     spec_close(&fused);
 }
 
+/* A rank-1 b ([K], read as [K, 1]) leaves the product without its column
+ * dim: the last dim is a row dim, so an add along it is no bias for the
+ * fused op and nothing fuses. A rank-1 a ([K] as [1, K]) keeps the column
+ * dim last, and fuses. */
+static void epilogue_rank1(void) {
+    spec_case plain, fused;
+    const char *t = spec_graph("x: f32[2, 3]; v: f32[3]; c: f32[2];", "", "    m = matmul(x, v);\n    y = add(m, c);",
+                               "y;");
+    CHECK(spec_open(&fused, t, NULL) == 0);
+    if (fused.s) {
+        CHECK(!strcmp(spec_shape(&fused, "m"), "f32[2]"));
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 0);
+        CHECK(spec_count_op(fused.s, "berth.matmulEpilogue") == 0 && fused.s->desc.n_nodes == 2);
+    }
+    spec_close(&fused);
+
+    t = spec_graph("v: f32[3]; w: f32[3, 4]; b: f32[4];", "", "    m = matmul(v, w);\n    y = add(m, b);", "y;");
+    CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+    if (plain.s && fused.s) {
+        CHECK(!strcmp(spec_shape(&fused, "m"), "f32[4]"));
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 1);
+        CHECK(spec_count_op(fused.s, "berth.matmulEpilogue") == 1);
+        CHECK(fused_vs_unfused(&plain, &fused) < 1e-5);
+    }
+    spec_close(&plain);
+    spec_close(&fused);
+}
+
 /* ---- (b) attention ---- */
 
 static const char *attention_text(const char *scale_node, const char *mask_node, const char *outputs) {
@@ -448,6 +476,7 @@ static void transformer_block(void) {
 int main(void) {
     transformer_block();
     epilogue();
+    epilogue_rank1();
     attention();
     layer_norm();
     return check_exit();
