@@ -1,4 +1,4 @@
-/* berth-bench: the C side of `make bench` (berth issue 9). It times
+/* berth-bench: the C side of `make bench`. It times
  * berth in process and onnxruntime in a long-lived peer process driven
  * over pipes, alternating the two so drift on a shared machine hits both
  * alike; bench.py turns its JSON into the report. */

@@ -2,7 +2,7 @@
 """bench.py [--build DIR] [--harness PATH] [--out DIR] [--runs N] [--warmup N]
             [--threads 1,2] [--only NAME,...] [--smoke]
 
-berth against onnxruntime-node (berth issue 9), start to end: installs
+berth against onnxruntime-node, start to end: installs
 onnxruntime-node into the build tree, generates the BERT-style encoders
 (bench/gen_bert.py, fixed seed), converts them with tools/onnx2webnn,
 fetches the PP-OCRv4 recognizer (scripts/ocr-models), then for each model,
