@@ -200,11 +200,19 @@ typedef struct berth_host_services {
     void (*log)(void *ctx, berth_log_level level, const char *msg);
 
     /* The key/value pairs of the INI section [backend.NAME], in file
-     * order. option_at returns 0 past the end. Strings stay valid until
-     * the device is closed. A backend validates them itself and fails
-     * open() naming any key it does not know. */
+     * order. option_at writes the pair at `index` and returns BERTH_OK,
+     * or returns BERTH_ERR_INVALID past the end, like every other call
+     * across this boundary. Strings stay valid until the device is
+     * closed. A backend validates them itself and fails open() with
+     * BERTH_ERR_INVALID naming any key it does not know.
+     *
+     * Changed in this release, with the ABI version left at 1: option_at
+     * used to return nonzero for an option that exists and 0 past the
+     * end. Its answer 0 now means BERTH_OK. A backend that tested
+     * `!option_at(...)` reads every option as missing until it is
+     * rebuilt against this header and compares with BERTH_OK. */
     uint32_t (*option_count)(void *ctx);
-    int (*option_at)(void *ctx, uint32_t index, const char **key, const char **value);
+    berth_status (*option_at)(void *ctx, uint32_t index, const char **key, const char **value);
 
     /* Memory that may change hands: a buffer the host allocates with
      * alloc and gives away (see upload_tensor) is released by the

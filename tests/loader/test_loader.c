@@ -123,6 +123,22 @@ static void test_search_order(void) {
     unsetenv("BERTH_BACKEND_PATH");
 }
 
+/* option_at answers like every other call: BERTH_OK with the pair
+ * written, BERTH_ERR_INVALID past the end (or with no section at all). */
+static void test_option_at(void) {
+    const char *key = NULL, *value = NULL;
+    CHECK(host.services.option_count(host.services.ctx) == 0);
+    CHECK(host.services.option_at(host.services.ctx, 0, &key, &value) == BERTH_ERR_INVALID);
+    bc_kv kv[2] = {{"threads", "2", 3}, {"isa", "avx2", 4}};
+    bc_backend_opts opts = {"cpu", 2, kv, 2};
+    host.opts = &opts;
+    CHECK(host.services.option_count(host.services.ctx) == 2);
+    CHECK(host.services.option_at(host.services.ctx, 1, &key, &value) == BERTH_OK);
+    CHECK(key && value && !strcmp(key, "isa") && !strcmp(value, "avx2"));
+    CHECK(host.services.option_at(host.services.ctx, 2, &key, &value) == BERTH_ERR_INVALID);
+    host.opts = NULL;
+}
+
 int main(void) {
     berth_logger log = {NULL, NULL, BERTH_LOG_ERROR};
     berth_host_init(&host, &log);
@@ -136,5 +152,6 @@ int main(void) {
     test_table_too_small();
     test_absolute_path_and_open();
     test_search_order();
+    test_option_at();
     return check_exit();
 }
