@@ -22,8 +22,12 @@ void berth_backend_msg_reset(berth_error *why) {
     why->msg[BERTH_ERROR_CAP - 1] = 0;
 }
 
-/* Said in place of the end of a message the backend did not terminate:
- * the user sees it was cut, the backend's author sees why. */
+/* A message the backend did not terminate is shown by its first bytes
+ * and a note: the user sees it was cut, the backend's author sees why.
+ * The bytes kept are few enough that the note survives the context a
+ * caller puts in front (a file and tensor name), where the whole buffer
+ * would push it out. */
+#define CUT_KEEP 200
 static const char cut_note[] = " [cut: the backend did not end its message within 512 bytes]";
 
 /* Append at most `max` bytes of src to out (BERTH_ERROR_CAP bytes, kept
@@ -65,10 +69,7 @@ berth_status berth_backend_result(berth_status st, const char *backend, const ch
         put(err, &off, name, SIZE_MAX);
         put(err, &off, ": ", SIZE_MAX);
         if (unterminated) {
-            /* Keep the note whole: the backend's text gives way. */
-            size_t room = BERTH_ERROR_CAP - 1 - off;
-            room = room > sizeof cut_note - 1 ? room - (sizeof cut_note - 1) : 0;
-            put(err, &off, msg, room);
+            put(err, &off, msg, CUT_KEEP);
             put(err, &off, cut_note, SIZE_MAX);
         } else {
             put(err, &off, msg, SIZE_MAX);

@@ -23,7 +23,7 @@ void berth_backend_msg_reset(berth_error *why);
  * or, when the backend wrote nothing,
  *     backend 'NAME' VERB() returned STATUS with no message
  * A message the backend did not end within BERTH_ERROR_CAP bytes is cut
- * and said to be. A status no release defines becomes
+ * to its first 200 bytes and said to be. A status no release defines becomes
  * BERTH_ERR_INTERNAL, naming the number the backend returned. `why` and
  * `err` may be the same buffer. Returns the status the host acts on. */
 berth_status berth_backend_result(berth_status st, const char *backend, const char *verb,
