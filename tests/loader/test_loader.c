@@ -90,6 +90,23 @@ static void test_table_too_small(void) {
     CHECK_CONTAINS(err.msg, "function table for ABI version 1 is 16 bytes, at least");
 }
 
+/* A NULL required slot is named, with every slot a v1 table must fill. */
+static void test_null_slot(void) {
+    berth_error err;
+    CHECK(load("fx-noplan", FIXTURE_DIR, &err) == BERTH_ERR_INVALID);
+    CHECK_MSG(err.msg, "backend 'fx-noplan' (" FIXTURE_DIR "/libberth-fx-noplan.so): function table slot "
+                       "'plan' is NULL; a v1 table must fill open, close, caps, supports_op, upload_begin, "
+                       "upload_tensor, upload_end, plan, run, free_plan, free_weights, weights_bytes and "
+                       "plan_bytes (upload_dest and plan_profile may be NULL)");
+}
+
+static void test_no_name(void) {
+    berth_error err;
+    CHECK(load("fx-noname", FIXTURE_DIR, &err) == BERTH_ERR_INVALID);
+    CHECK_MSG(err.msg, "backend 'fx-noname' (" FIXTURE_DIR "/libberth-fx-noname.so): function table field "
+                       "'name' is NULL; the host names the backend by it in every message");
+}
+
 static void test_absolute_path_and_open(void) {
     berth_error err;
     berth_module m;
@@ -150,6 +167,8 @@ int main(void) {
     test_no_common_version();
     test_refused();
     test_table_too_small();
+    test_null_slot();
+    test_no_name();
     test_absolute_path_and_open();
     test_search_order();
     test_option_at();
