@@ -30,7 +30,13 @@ static uint32_t split_use(const char *use, char items[][256], uint32_t cap) {
 }
 
 /* Try each backend of `use` in order; log why each skipped one was
- * skipped, and if none opens, say why for all of them. */
+ * skipped, and if none opens, say why for all of them. A backend is
+ * skipped when its module cannot be found, loaded or negotiated with, or
+ * when open() says BERTH_ERR_DEVICE (no usable device) or
+ * BERTH_ERR_UNSUPPORTED (this device cannot serve). Any other failure of
+ * open() is the user's to fix (a mistyped option) or a fault worth
+ * seeing (memory, a bug): falling back would hide it behind a warning
+ * and run somewhere the user did not ask for, so it stops the open. */
 static berth_status open_backend(berth_executor *ex, const char *use_override, berth_error *err) {
     const berth_config *c = ex->cfg;
     char items[16][256];
@@ -82,6 +88,10 @@ static berth_status open_backend(berth_executor *ex, const char *use_override, b
             ex->dev = NULL;
             ex->host.opts = NULL;
             berth_module_unload(&ex->mod);
+            if (st != BERTH_ERR_DEVICE && st != BERTH_ERR_UNSUPPORTED) {
+                berth_errorf(err, "%s", e.msg);
+                return st;
+            }
         }
         berth_logf(&ex->log, BERTH_LOG_WARN, "backend '%s' skipped: %s", items[i], e.msg);
         if (off < sizeof reasons)

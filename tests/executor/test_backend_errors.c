@@ -131,11 +131,67 @@ static void test_open(void) {
         snprintf(section, sizeof section, "verb = open\nstatus = INVALID\nmessage = %s\n", forms[f]);
         berth_executor *ex;
         berth_error err;
-        CHECK(open_config(config(MISBEHAVE_MODULE, section), &ex, &err) != BERTH_OK);
+        CHECK(open_config(config(MISBEHAVE_MODULE, section), &ex, &err) == BERTH_ERR_INVALID);
         verb_case c = {"open", "INVALID", "BERTH_ERR_INVALID", BERTH_ERR_INVALID, ""};
         expected(&c, forms[f], want, sizeof want);
         CHECK_MSG(err.msg, want);
     }
+}
+
+/* `use = misbehave, cpu`: open() saying there is no device here, or that
+ * it cannot serve, moves on to cpu with a warning; any other failure
+ * stops with the backend's error and nothing else is tried. */
+static void test_open_fallback(void) {
+    static const struct {
+        const char *status, *name;
+        berth_status st;
+        int falls_back;
+    } rules[] = {
+        {"DEVICE", "BERTH_ERR_DEVICE", BERTH_ERR_DEVICE, 1},
+        {"UNSUPPORTED", "BERTH_ERR_UNSUPPORTED", BERTH_ERR_UNSUPPORTED, 1},
+        {"INVALID", "BERTH_ERR_INVALID", BERTH_ERR_INVALID, 0},
+        {"NOMEM", "BERTH_ERR_NOMEM", BERTH_ERR_NOMEM, 0},
+        {"IO", "BERTH_ERR_IO", BERTH_ERR_IO, 0},
+        {"INTERNAL", "BERTH_ERR_INTERNAL", BERTH_ERR_INTERNAL, 0},
+    };
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        char section[128], want[512];
+        snprintf(section, sizeof section, "verb = open\nstatus = %s\n", rules[i].status);
+        berth_executor *ex;
+        berth_error err;
+        berth_status st = open_config(config(MISBEHAVE_MODULE ", cpu", section), &ex, &err);
+        if (rules[i].falls_back) {
+            CHECK(st == BERTH_OK);
+            CHECK(ex && !strcmp(berth_executor_backend(ex), "cpu"));
+            snprintf(want, sizeof want,
+                     "backend '%s' skipped: backend 'misbehave' open(): %s: misbehave: open fails as asked\n",
+                     MISBEHAVE_MODULE, rules[i].name);
+            CHECK_MSG(warnings, want);
+            berth_executor_close(ex);
+        } else {
+            CHECK(st == rules[i].st && ex == NULL);
+            snprintf(want, sizeof want, "backend 'misbehave' open(): %s: misbehave: open fails as asked",
+                     rules[i].name);
+            CHECK_MSG(err.msg, want);
+            CHECK_MSG(warnings, "");
+        }
+    }
+}
+
+/* A mistyped option is the user's to fix, on the first backend or a
+ * later one: no fallback lands the deployment somewhere else. */
+static void test_bad_option_stops(void) {
+    berth_executor *ex;
+    berth_error err;
+    CHECK(open_config(config(MISBEHAVE_MODULE ", cpu", "colour = red\n"), &ex, &err) == BERTH_ERR_INVALID);
+    CHECK_MSG(err.msg, "backend 'misbehave' open(): BERTH_ERR_INVALID: unknown option 'colour' in "
+                       "[backend.misbehave] (known: verb, status, message)");
+    CHECK_MSG(warnings, "");
+    CHECK(open_config(config("cpu, " MISBEHAVE_MODULE, "\n[backend.cpu]\nthreadz = 2\n"), &ex, &err) ==
+          BERTH_ERR_INVALID);
+    CHECK_MSG(err.msg, "backend 'cpu' open(): BERTH_ERR_INVALID: unknown option 'threadz' in [backend.cpu] "
+                       "(known: threads, isa)");
+    CHECK_MSG(warnings, "");
 }
 
 /* caps() only names the device at open: its failure is a warning and the
@@ -168,6 +224,8 @@ int main(void) {
     }
     test_no_failure();
     test_open();
+    test_open_fallback();
+    test_bad_option_stops();
     test_caps();
     test_every_verb();
     slice_model_remove(&model);
