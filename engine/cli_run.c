@@ -43,10 +43,18 @@ typedef struct run_args {
     int quiet;
 } run_args;
 
+/* Errors and warnings go to stderr, information to stdout; --quiet keeps
+ * only errors, so a script reading stdout sees outputs alone. stdout is
+ * flushed first so that the two streams merged read in order. */
 static void cli_log(void *ctx, berth_log_level level, const char *msg) {
     const run_args *a = ctx;
-    if (level <= BERTH_LOG_WARN || (!a->quiet && level <= BERTH_LOG_INFO))
-        printf("%s%s\n", level == BERTH_LOG_WARN ? "warning: " : level == BERTH_LOG_ERROR ? "error: " : "", msg);
+    if (level > BERTH_LOG_INFO || (a->quiet && level != BERTH_LOG_ERROR)) return;
+    if (level == BERTH_LOG_INFO) {
+        printf("%s\n", msg);
+        return;
+    }
+    fflush(stdout);
+    fprintf(stderr, "%s%s\n", level == BERTH_LOG_WARN ? "warning: " : "error: ", msg);
 }
 
 static int parse_args(int argc, char **argv, run_args *a) {
