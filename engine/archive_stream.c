@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_call.h"
 #include "dtype.h"
 
 #define PACKED_KEY "rustnn.webnn.packed4"
@@ -216,13 +217,15 @@ static berth_status upload_one(streamer *s, const item *it, const berth_weight_r
     memcpy(d.dims, r->dims, sizeof d.dims);
     d.bytes = (size_t)it->bytes;
 
-    berth_error why = {{0}};
+    berth_error why;
     void *buf = NULL;
     uint32_t flags = BERTH_UPLOAD_GIVEN;
     if (s->be->upload_dest) {
+        berth_backend_msg_reset(&why);
         berth_status st = s->be->upload_dest(s->w, &d, &buf, &why);
+        st = berth_backend_result(st, s->be->name, "upload_dest", &why, &why);
         if (st != BERTH_OK) {
-            ba_fail(err, "%s: tensor '%s': upload_dest failed: %s", f, e->name, why.msg);
+            ba_fail(err, "%s: tensor '%s': %s", f, e->name, why.msg);
             return st;
         }
         if (buf) flags = BERTH_UPLOAD_IN_PLACE;
@@ -241,14 +244,16 @@ static berth_status upload_one(streamer *s, const item *it, const berth_weight_r
     }
     if (it->widen) widen_bf16(buf, (size_t)(e->bytes / 2));
     int taken = 0;
+    berth_backend_msg_reset(&why);
     berth_status st = s->be->upload_tensor(s->w, &d, buf, flags, &taken, &why);
     if (flags == BERTH_UPLOAD_GIVEN && taken) {
         s->scratch = NULL;
         s->scratch_cap = 0;
         s->backend_keeps = 1;
     }
+    st = berth_backend_result(st, s->be->name, "upload_tensor", &why, &why);
     if (st != BERTH_OK) {
-        ba_fail(err, "%s: tensor '%s': upload_tensor failed: %s", f, e->name, why.msg);
+        ba_fail(err, "%s: tensor '%s': %s", f, e->name, why.msg);
         return st;
     }
     return BERTH_OK;
@@ -274,18 +279,24 @@ berth_status berth_archive_stream(berth_archive *a, const berth_weight_request *
         if (items[i].bytes > info.largest_bytes) info.largest_bytes = items[i].bytes;
     }
     streamer s = {a, be, host, NULL, NULL, 0, (size_t)info.largest_bytes, 0, 0};
-    berth_error why = {{0}};
+    berth_error why;
+    berth_backend_msg_reset(&why);
     berth_status st = be->upload_begin(dev, &info, &s.w, &why);
+    st = berth_backend_result(st, be->name, "upload_begin", &why, &why);
     if (st != BERTH_OK) {
-        ba_fail(err, "%s: upload_begin failed: %s", a->path, why.msg);
+        ba_fail(err, "%s: %s", a->path, why.msg);
     } else {
         for (uint32_t i = 0; i < n && st == BERTH_OK; i++)
             st = upload_one(&s, &items[i], &req[items[i].req], err);
         /* Bytes read from a file someone rewrote mid-load would mix two
          * models without any error: refuse what was read instead. */
         if (st == BERTH_OK && !ba_check_unchanged(a, err)) st = BERTH_ERR_IO;
-        if (st == BERTH_OK && (st = be->upload_end(s.w, &why)) != BERTH_OK)
-            ba_fail(err, "%s: upload_end failed: %s", a->path, why.msg);
+        if (st == BERTH_OK) {
+            berth_backend_msg_reset(&why);
+            st = be->upload_end(s.w, &why);
+            st = berth_backend_result(st, be->name, "upload_end", &why, &why);
+            if (st != BERTH_OK) ba_fail(err, "%s: %s", a->path, why.msg);
+        }
     }
     if (s.scratch) host->free(host->ctx, s.scratch);
     free(items);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_call.h"
 #include "cli.h"
 #include "host.h"
 #include "loader.h"
@@ -28,16 +29,23 @@ static void describe(const char *path, const berth_logger *log) {
     }
     snprintf(host.backend_name, sizeof host.backend_name, "%s", m.be->name);
     berth_device *dev;
-    if (m.be->open(&host.services, &dev, &err) != BERTH_OK) {
+    berth_backend_msg_reset(&err);
+    berth_status st = m.be->open(&host.services, &dev, &err);
+    if (berth_backend_result(st, m.be->name, "open", &err, &err) != BERTH_OK) {
         printf("  %-44s %s, ABI %u, no device: %s\n", path, m.be->name, m.be->abi_version, err.msg);
     } else {
         berth_caps caps;
         memset(&caps, 0, sizeof caps);
         caps.struct_size = sizeof caps;
-        const char *name = "?";
-        if (m.be->caps(dev, &caps, &err) == BERTH_OK && caps.device_name) name = caps.device_name;
-        printf("  %-44s %s %s, ABI %u, device: %s\n", path, m.be->name, m.be->version ? m.be->version : "",
-               m.be->abi_version, name);
+        berth_backend_msg_reset(&err);
+        st = m.be->caps(dev, &caps, &err);
+        if (berth_backend_result(st, m.be->name, "caps", &err, &err) != BERTH_OK)
+            printf("  %-44s %s %s, ABI %u, device unknown: %s\n", path, m.be->name,
+                   m.be->version ? m.be->version : "", m.be->abi_version, err.msg);
+        else
+            printf("  %-44s %s %s, ABI %u, device: %s\n", path, m.be->name,
+                   m.be->version ? m.be->version : "", m.be->abi_version,
+                   caps.device_name ? caps.device_name : "?");
         m.be->close(dev);
     }
     berth_module_unload(&m);

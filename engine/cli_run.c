@@ -26,7 +26,19 @@ static const char *run_usage =
     "  --use LIST              override [backend] use, e.g. --use cpu\n"
     "  --repeat N              warm runs after the first (default 3)\n"
     "  --profile               print time per node of the last run\n"
-    "  --quiet                 print only errors and outputs\n";
+    "  --quiet                 print only errors and outputs\n"
+    "\n"
+    "Exit status: 0 success, 1 error, 2 usage, 3 unsupported: the deployment\n"
+    "is valid but the backend cannot run it (an op, a dtype, a size), so\n"
+    "another backend might.\n";
+
+/* berth run's exit statuses; 3 lets a script (tools/conformance) tell
+ * "this backend cannot" from "this is broken" without reading messages. */
+enum { RUN_OK = 0, RUN_ERROR = 1, RUN_USAGE = 2, RUN_UNSUPPORTED = 3 };
+
+static int exit_for(berth_status st) {
+    return st == BERTH_OK ? RUN_OK : st == BERTH_ERR_UNSUPPORTED ? RUN_UNSUPPORTED : RUN_ERROR;
+}
 
 #define MAX_INPUTS 64
 
@@ -43,10 +55,18 @@ typedef struct run_args {
     int quiet;
 } run_args;
 
+/* Errors and warnings go to stderr, information to stdout; --quiet keeps
+ * only errors, so a script reading stdout sees outputs alone. stdout is
+ * flushed first so that the two streams merged read in order. */
 static void cli_log(void *ctx, berth_log_level level, const char *msg) {
     const run_args *a = ctx;
-    if (level <= BERTH_LOG_WARN || (!a->quiet && level <= BERTH_LOG_INFO))
-        printf("%s%s\n", level == BERTH_LOG_WARN ? "warning: " : level == BERTH_LOG_ERROR ? "error: " : "", msg);
+    if (level > BERTH_LOG_INFO || (a->quiet && level != BERTH_LOG_ERROR)) return;
+    if (level == BERTH_LOG_INFO) {
+        printf("%s\n", msg);
+        return;
+    }
+    fflush(stdout);
+    fprintf(stderr, "%s%s\n", level == BERTH_LOG_WARN ? "warning: " : "error: ", msg);
 }
 
 static int parse_args(int argc, char **argv, run_args *a) {
@@ -298,16 +318,20 @@ static int run_lane(berth_executor *ex, uint32_t lane, const run_args *a) {
     berth_error err;
     uint32_t bucket = 0;
     uint64_t t0 = berth_now_ns();
-    if (berth_executor_run(ex, lane, in, ni, out, no, &bucket, &err) != BERTH_OK) {
+    berth_status st = berth_executor_run(ex, lane, in, ni, out, no, &bucket, &err);
+    if (st != BERTH_OK) {
         fprintf(stderr, "berth run: lane '%s': %s\n", berth_executor_lane_name(ex, lane), err.msg);
+        rc = exit_for(st);
         goto done;
     }
     double first = (double)(berth_now_ns() - t0) / 1e6;
     double best = 0, total = 0;
     for (int r = 0; r < a->repeat; r++) {
         uint64_t t = berth_now_ns();
-        if (berth_executor_run(ex, lane, in, ni, out, no, &bucket, &err) != BERTH_OK) {
+        st = berth_executor_run(ex, lane, in, ni, out, no, &bucket, &err);
+        if (st != BERTH_OK) {
             fprintf(stderr, "berth run: lane '%s': %s\n", berth_executor_lane_name(ex, lane), err.msg);
+            rc = exit_for(st);
             goto done;
         }
         double ms = (double)(berth_now_ns() - t) / 1e6;
@@ -343,9 +367,10 @@ int berth_cli_run(int argc, char **argv) {
     berth_executor *ex;
     berth_error err;
     uint64_t t0 = berth_now_ns();
-    if (berth_executor_open(a.config, &opts, &ex, &err) != BERTH_OK) {
+    berth_status st = berth_executor_open(a.config, &opts, &ex, &err);
+    if (st != BERTH_OK) {
         fprintf(stderr, "berth run: %s\n", err.msg);
-        return 1;
+        return exit_for(st);
     }
     if (!a.quiet)
         printf("opened %s in %.1f ms: backend %s (%s)\n", a.config, (double)(berth_now_ns() - t0) / 1e6,

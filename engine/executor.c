@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_call.h"
 #include "dtype.h"
 #include "executor_internal.h"
 #include "util.h"
@@ -29,7 +30,13 @@ static uint32_t split_use(const char *use, char items[][256], uint32_t cap) {
 }
 
 /* Try each backend of `use` in order; log why each skipped one was
- * skipped, and if none opens, say why for all of them. */
+ * skipped, and if none opens, say why for all of them. A backend is
+ * skipped when its module cannot be found, loaded or negotiated with, or
+ * when open() says BERTH_ERR_DEVICE (no usable device) or
+ * BERTH_ERR_UNSUPPORTED (this device cannot serve). Any other failure of
+ * open() is the user's to fix (a mistyped option) or a fault worth
+ * seeing (memory, a bug): falling back would hide it behind a warning
+ * and run somewhere the user did not ask for, so it stops the open. */
 static berth_status open_backend(berth_executor *ex, const char *use_override, berth_error *err) {
     const berth_config *c = ex->cfg;
     char items[16][256];
@@ -59,12 +66,20 @@ static berth_status open_backend(berth_executor *ex, const char *use_override, b
             const char *name = strchr(items[i], '/') ? ex->mod.be->name : items[i];
             ex->host.opts = berth_config_backend(c, name);
             snprintf(ex->host.backend_name, sizeof ex->host.backend_name, "%s", ex->mod.be->name);
+            berth_backend_msg_reset(&e);
             st = ex->mod.be->open(&ex->host.services, &ex->dev, &e);
+            st = berth_backend_result(st, ex->mod.be->name, "open", &e, &e);
             if (st == BERTH_OK) {
                 berth_caps caps;
                 memset(&caps, 0, sizeof caps);
                 caps.struct_size = sizeof caps;
-                if (ex->mod.be->caps(ex->dev, &caps, &e) == BERTH_OK && caps.device_name)
+                berth_backend_msg_reset(&e);
+                berth_status cs = ex->mod.be->caps(ex->dev, &caps, &e);
+                /* Caps only name the device here: a failure is worth a
+                 * warning, not refusing a device that opened. */
+                if (berth_backend_result(cs, ex->mod.be->name, "caps", &e, &e) != BERTH_OK)
+                    berth_logf(&ex->log, BERTH_LOG_WARN, "device name unknown: %s", e.msg);
+                else if (caps.device_name)
                     snprintf(ex->device_name, sizeof ex->device_name, "%s", caps.device_name);
                 berth_logf(&ex->log, BERTH_LOG_INFO, "backend '%s' chosen (%s, device: %s)",
                            items[i], ex->mod.path, ex->device_name);
@@ -73,8 +88,11 @@ static berth_status open_backend(berth_executor *ex, const char *use_override, b
             ex->dev = NULL;
             ex->host.opts = NULL;
             berth_module_unload(&ex->mod);
+            if (st != BERTH_ERR_DEVICE && st != BERTH_ERR_UNSUPPORTED) {
+                berth_errorf(err, "%s", e.msg);
+                return st;
+            }
         }
-        e.msg[BERTH_ERROR_CAP - 1] = 0;
         berth_logf(&ex->log, BERTH_LOG_WARN, "backend '%s' skipped: %s", items[i], e.msg);
         if (off < sizeof reasons)
             off += (size_t)snprintf(reasons + off, sizeof reasons - off, "%s%s", i ? "; " : "",
@@ -97,12 +115,12 @@ static berth_status check_graph(berth_executor *ex, berth_error *err) {
         berth_dtype t = nd->n_inputs ? s->desc.operands[nd->inputs[0]].dtype
                                      : s->desc.operands[nd->outputs[0]].dtype;
         berth_error e;
-        if (ex->mod.be->supports_op(ex->dev, nd->op, t, &e) != BERTH_OK) {
-            e.msg[BERTH_ERROR_CAP - 1] = 0;
-            berth_errorf(err, "%s: node '%s': backend '%s' does not support op %s on %s: %s",
-                         ln->g->path, nd->name, ex->mod.be->name, nd->op, berth_dtype_name(t), e.msg);
-            st = BERTH_ERR_UNSUPPORTED;
-        }
+        berth_backend_msg_reset(&e);
+        st = ex->mod.be->supports_op(ex->dev, nd->op, t, &e);
+        st = berth_backend_result(st, ex->mod.be->name, "supports_op", &e, &e);
+        if (st != BERTH_OK)
+            berth_errorf(err, "%s: node '%s' (op %s on %s): %s", ln->g->path, nd->name, nd->op,
+                         berth_dtype_name(t), e.msg);
     }
     berth_spec_free(s);
     return st;
@@ -397,7 +415,9 @@ berth_status berth_executor_profile(const berth_executor *ex, uint32_t l, uint32
     berth_executor *self = (berth_executor *)ex;
     berth_status st = berth_executor_enter(self, "berth_executor_profile", err);
     if (st == BERTH_OK) {
+        berth_backend_msg_reset(err);
         st = ex->mod.be->plan_profile(s->plan, ns, n, err);
+        st = berth_backend_result(st, ex->mod.be->name, "plan_profile", err, err);
         berth_executor_leave(self);
     }
     if (st == BERTH_OK)

@@ -19,12 +19,12 @@ static uint32_t host_option_count(void *ctx) {
     return h->opts ? h->opts->n : 0;
 }
 
-static int host_option_at(void *ctx, uint32_t i, const char **key, const char **value) {
+static berth_status host_option_at(void *ctx, uint32_t i, const char **key, const char **value) {
     berth_host *h = ctx;
-    if (!h->opts || i >= h->opts->n) return 0;
+    if (!h->opts || i >= h->opts->n) return BERTH_ERR_INVALID;
     *key = h->opts->kv[i].key;
     *value = h->opts->kv[i].value;
-    return 1;
+    return BERTH_OK;
 }
 
 static void *host_alloc(void *ctx, size_t bytes, size_t alignment) {

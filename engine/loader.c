@@ -65,6 +65,51 @@ static char *resolve(const char *name, const char *const *dirs, uint32_t n_dirs,
     return found;
 }
 
+/* Every slot a v1 table must fill, by name, so a NULL one is named: a
+ * vendor told only "a slot is empty" has thirteen to look through. */
+static int check_slots(const berth_backend *be, const char *name_or_path, const char *path,
+                       berth_error *err) {
+    const struct {
+        const char *name;
+        int set;
+    } slots[] = {
+        {"open", be->open != NULL},
+        {"close", be->close != NULL},
+        {"caps", be->caps != NULL},
+        {"supports_op", be->supports_op != NULL},
+        {"upload_begin", be->upload_begin != NULL},
+        {"upload_tensor", be->upload_tensor != NULL},
+        {"upload_end", be->upload_end != NULL},
+        {"plan", be->plan != NULL},
+        {"run", be->run != NULL},
+        {"free_plan", be->free_plan != NULL},
+        {"free_weights", be->free_weights != NULL},
+        {"weights_bytes", be->weights_bytes != NULL},
+        {"plan_bytes", be->plan_bytes != NULL},
+    };
+    const size_t n = sizeof slots / sizeof slots[0];
+    for (size_t i = 0; i < n; i++) {
+        if (slots[i].set) continue;
+        char list[256];
+        size_t off = 0;
+        for (size_t k = 0; k < n && off < sizeof list; k++)
+            off += (size_t)snprintf(list + off, sizeof list - off, "%s%s",
+                                    k == 0 ? "" : k + 1 == n ? " and " : ", ", slots[k].name);
+        berth_errorf(err,
+                     "backend '%s' (%s): function table slot '%s' is NULL; a v1 table must fill %s "
+                     "(upload_dest and plan_profile may be NULL)",
+                     name_or_path, path, slots[i].name, list);
+        return 0;
+    }
+    /* Every message about the backend names it by this field. */
+    if (!be->name || !be->name[0]) {
+        berth_errorf(err, "backend '%s' (%s): function table field 'name' is %s; the host names the "
+                     "backend by it in every message", name_or_path, path, be->name ? "empty" : "NULL");
+        return 0;
+    }
+    return 1;
+}
+
 berth_status berth_module_load(const char *name_or_path, const char *const *dirs, uint32_t n_dirs,
                                const berth_host_services *host, berth_module *out,
                                berth_error *err) {
@@ -125,13 +170,7 @@ berth_status berth_module_load(const char *name_or_path, const char *const *dirs
                      (size_t)BERTH_BACKEND_V1_MIN_SIZE);
         goto fail;
     }
-    if (!be->open || !be->close || !be->caps || !be->supports_op || !be->upload_begin ||
-        !be->upload_tensor || !be->upload_end || !be->plan || !be->run || !be->free_plan ||
-        !be->free_weights || !be->weights_bytes || !be->plan_bytes) {
-        berth_errorf(err, "backend '%s' (%s): function table has an empty required slot",
-                     name_or_path, path);
-        goto fail;
-    }
+    if (!check_slots(be, name_or_path, path, err)) goto fail;
     out->handle = h;
     out->be = be;
     out->path = path;

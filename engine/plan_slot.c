@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_call.h"
 #include "dtype.h"
 #include "executor_internal.h"
 #include "util.h"
@@ -12,7 +13,10 @@
 static int backend_supports(void *ctx, const char *op, berth_dtype dtype) {
     berth_executor *ex = ctx;
     berth_error e;
-    return ex->mod.be->supports_op(ex->dev, op, dtype, &e) == BERTH_OK;
+    berth_backend_msg_reset(&e);
+    berth_status st = ex->mod.be->supports_op(ex->dev, op, dtype, &e);
+    /* Only the answer matters to fusion; the message is dropped. */
+    return berth_backend_result(st, ex->mod.be->name, "supports_op", &e, &e) == BERTH_OK;
 }
 
 static size_t tensor_bytes(const berth_operand *o, int *ok) {
@@ -143,7 +147,9 @@ berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_er
     find_output_deps(ln, b, s);
     if ((st = find_index_checks(ln, s, err)) != BERTH_OK) goto fail;
 
+    berth_backend_msg_reset(err);
     st = ex->mod.be->plan(ex->dev, ex->w, d, &s->plan, err);
+    st = berth_backend_result(st, ex->mod.be->name, "plan", err, err);
     if (st != BERTH_OK) {
         s->plan = NULL;
         goto fail;

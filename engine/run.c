@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_call.h"
 #include "bucket.h"
 #include "dtype.h"
 #include "executor_internal.h"
@@ -154,7 +155,9 @@ static berth_status run(berth_executor *ex, uint32_t l, const berth_tensor *inpu
         berth_pad_copy(pad->data, pad->dims, inputs[i].data, inputs[i].dims, pad->rank, esz);
         s->in_view[i] = *pad;
     }
+    berth_backend_msg_reset(err);
     st = ex->mod.be->run(s->plan, s->in_view, n_inputs, s->out_full, n_outputs, err);
+    st = berth_backend_result(st, ex->mod.be->name, "run", err, err);
     if (st != BERTH_OK) return st;
 
     for (uint32_t o = 0; o < n_outputs; o++) {

@@ -61,7 +61,7 @@ static berth_status cpu_open(const berth_host_services *host, berth_device **out
     const char *isa_name = "auto";
     for (uint32_t i = 0; i < n; i++) {
         const char *key = NULL, *value = NULL;
-        if (!host->option_at(host->ctx, i, &key, &value) || !key) {
+        if (host->option_at(host->ctx, i, &key, &value) != BERTH_OK || !key) {
             cpu_errf(err, "cpu: option %u of [backend.cpu] could not be read", i);
             return BERTH_ERR_INVALID;
         }

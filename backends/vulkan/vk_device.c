@@ -27,7 +27,7 @@ static berth_status parse_options(const berth_host_services *host, vk_options *o
     uint32_t n = host->option_count ? host->option_count(host->ctx) : 0;
     for (uint32_t i = 0; i < n; i++) {
         const char *key = NULL, *value = NULL;
-        if (!host->option_at(host->ctx, i, &key, &value) || !key || !value) {
+        if (host->option_at(host->ctx, i, &key, &value) != BERTH_OK || !key || !value) {
             vk_errf(err, "vulkan: option %u of [backend.vulkan] could not be read", i);
             return BERTH_ERR_INVALID;
         }

@@ -55,6 +55,12 @@ extern "C" {
 /* Status and errors                                                   */
 /* ------------------------------------------------------------------ */
 
+/* What open() returns also decides what the host does next with
+ * `use = a, b`: BERTH_ERR_DEVICE and BERTH_ERR_UNSUPPORTED make it try
+ * the next backend (as does a module that cannot be found, loaded or
+ * negotiated with); BERTH_ERR_INVALID, BERTH_ERR_NOMEM, BERTH_ERR_IO and
+ * BERTH_ERR_INTERNAL stop with the backend's error, so a mistyped option
+ * is not hidden behind a fallback to another device. */
 typedef enum berth_status {
     BERTH_OK = 0,
     BERTH_ERR_INVALID = 1,     /* bad argument, bad graph, bad option    */
@@ -67,7 +73,14 @@ typedef enum berth_status {
 
 /* Caller-owned message buffer. On failure the callee writes a one-line,
  * NUL-terminated message (no trailing newline) naming what was expected
- * and what was found. On success its content is unspecified. */
+ * and what was found. On success its content is unspecified.
+ *
+ * The host shows a backend's message as
+ *     backend 'NAME' VERB(): BERTH_ERR_X: MESSAGE
+ * so a backend need not repeat its name or the status. A message left
+ * empty is shown as "backend 'NAME' VERB() returned BERTH_ERR_X with no
+ * message"; one that fills all BERTH_ERROR_CAP bytes without a NUL is
+ * cut to its first 200 bytes with a note saying so. */
 #define BERTH_ERROR_CAP 512
 typedef struct berth_error {
     char msg[BERTH_ERROR_CAP];
@@ -200,11 +213,19 @@ typedef struct berth_host_services {
     void (*log)(void *ctx, berth_log_level level, const char *msg);
 
     /* The key/value pairs of the INI section [backend.NAME], in file
-     * order. option_at returns 0 past the end. Strings stay valid until
-     * the device is closed. A backend validates them itself and fails
-     * open() naming any key it does not know. */
+     * order. option_at writes the pair at `index` and returns BERTH_OK,
+     * or returns BERTH_ERR_INVALID past the end, like every other call
+     * across this boundary. Strings stay valid until the device is
+     * closed. A backend validates them itself and fails open() with
+     * BERTH_ERR_INVALID naming any key it does not know.
+     *
+     * Changed in this release, with the ABI version left at 1: option_at
+     * used to return nonzero for an option that exists and 0 past the
+     * end. Its answer 0 now means BERTH_OK. A backend that tested
+     * `!option_at(...)` reads every option as missing until it is
+     * rebuilt against this header and compares with BERTH_OK. */
     uint32_t (*option_count)(void *ctx);
-    int (*option_at)(void *ctx, uint32_t index, const char **key, const char **value);
+    berth_status (*option_at)(void *ctx, uint32_t index, const char **key, const char **value);
 
     /* Memory that may change hands: a buffer the host allocates with
      * alloc and gives away (see upload_tensor) is released by the
@@ -262,9 +283,13 @@ typedef struct berth_backend {
     const char *version;  /* the backend's own release, free-form        */
 
     /* open: make a device context from the options (host services).
-     * On failure nothing is left allocated. A backend that finds no
-     * usable device returns BERTH_ERR_DEVICE so the host falls back to
-     * the next backend in `use = a, b`. */
+     * On failure nothing is left allocated. The status picks what the
+     * host does next with `use = a, b`:
+     *   BERTH_ERR_DEVICE       no usable device: the next backend is tried
+     *   BERTH_ERR_UNSUPPORTED  the device cannot serve: the next is tried
+     *   BERTH_ERR_INVALID      a bad or unknown option: the host stops
+     *                          with this error, no fallback
+     *   BERTH_ERR_NOMEM, BERTH_ERR_IO, BERTH_ERR_INTERNAL: it stops too. */
     berth_status (*open)(const berth_host_services *host, berth_device **out, berth_error *err);
     /* close: frees the device. All weights and plans are freed first by
      * the host; a backend may still free leftovers here. */

@@ -33,9 +33,9 @@ static uint32_t svc_count(void *ctx) {
     (void)ctx;
     return 0;
 }
-static int svc_at(void *ctx, uint32_t i, const char **k, const char **v) {
+static berth_status svc_at(void *ctx, uint32_t i, const char **k, const char **v) {
     (void)ctx, (void)i, (void)k, (void)v;
-    return 0;
+    return BERTH_ERR_INVALID;
 }
 
 /* A "VmRSS:" style field of /proc/self/status, in bytes. */

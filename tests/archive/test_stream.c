@@ -168,8 +168,8 @@ int main(void) {
     CHECK(run(a, &fake_backend_nodest, &w, &peak, &err) == BERTH_ERR_NOMEM);
     CHECK(w == NULL && F.freed == 1 && F.ended == 0 && F.nt == 3);
     CHECK(log_is(4, "tensor t3 2") && log_is(5, "free 0"));
-    CHECK_CONTAINS(err.msg, "stream.safetensors: tensor 't3': upload_tensor failed: fake device "
-                            "is full");
+    CHECK_CONTAINS(err.msg, "stream.safetensors: tensor 't3': backend 'fake-nodest' upload_tensor(): "
+                            "BERTH_ERR_NOMEM: fake device is full");
     CHECK(host_live == 0);
 
     /* E: a request that disagrees with its entry fails before any upload. */
@@ -194,7 +194,8 @@ int main(void) {
     fake_reset();
     F.fail_begin = 1;
     CHECK(run(a, &fake_backend, &w, &peak, &err) == BERTH_ERR_DEVICE);
-    CHECK_CONTAINS(err.msg, "stream.safetensors: upload_begin failed: fake begin refuses");
+    CHECK_CONTAINS(err.msg, "stream.safetensors: backend 'fake' upload_begin(): BERTH_ERR_DEVICE: fake "
+                            "begin refuses");
     CHECK(F.freed == 0 && w == NULL);
 
     /* H: the file shrinks after it was validated: the read of the tensor

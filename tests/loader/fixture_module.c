@@ -11,6 +11,8 @@
 #define FIX_NOENTRY 4 /* exports no entry symbol                */
 #define FIX_UNDEFINED 5 /* needs a symbol nothing defines        */
 #define FIX_NODEVICE 6 /* loads, but open finds no device        */
+#define FIX_NOPLAN 7   /* table leaves the required plan slot NULL */
+#define FIX_NONAME 8   /* table has no name to be called by      */
 
 #if FIXTURE == FIX_NOENTRY
 BERTH_BACKEND_EXPORT int berth_fixture_not_an_entry(void) { return 0; }
@@ -102,6 +104,14 @@ BERTH_BACKEND_EXPORT const berth_backend *berth_backend_entry(uint32_t host_abi_
 #elif FIXTURE == FIX_SMALL
     (void)why;
     table.struct_size = 16;
+    return &table;
+#elif FIXTURE == FIX_NOPLAN
+    (void)why;
+    table.plan = NULL;
+    return &table;
+#elif FIXTURE == FIX_NONAME
+    (void)why;
+    table.name = NULL;
     return &table;
 #elif FIXTURE == FIX_UNDEFINED
     (void)why;

@@ -90,6 +90,23 @@ static void test_table_too_small(void) {
     CHECK_CONTAINS(err.msg, "function table for ABI version 1 is 16 bytes, at least");
 }
 
+/* A NULL required slot is named, with every slot a v1 table must fill. */
+static void test_null_slot(void) {
+    berth_error err;
+    CHECK(load("fx-noplan", FIXTURE_DIR, &err) == BERTH_ERR_INVALID);
+    CHECK_MSG(err.msg, "backend 'fx-noplan' (" FIXTURE_DIR "/libberth-fx-noplan.so): function table slot "
+                       "'plan' is NULL; a v1 table must fill open, close, caps, supports_op, upload_begin, "
+                       "upload_tensor, upload_end, plan, run, free_plan, free_weights, weights_bytes and "
+                       "plan_bytes (upload_dest and plan_profile may be NULL)");
+}
+
+static void test_no_name(void) {
+    berth_error err;
+    CHECK(load("fx-noname", FIXTURE_DIR, &err) == BERTH_ERR_INVALID);
+    CHECK_MSG(err.msg, "backend 'fx-noname' (" FIXTURE_DIR "/libberth-fx-noname.so): function table field "
+                       "'name' is NULL; the host names the backend by it in every message");
+}
+
 static void test_absolute_path_and_open(void) {
     berth_error err;
     berth_module m;
@@ -123,6 +140,22 @@ static void test_search_order(void) {
     unsetenv("BERTH_BACKEND_PATH");
 }
 
+/* option_at answers like every other call: BERTH_OK with the pair
+ * written, BERTH_ERR_INVALID past the end (or with no section at all). */
+static void test_option_at(void) {
+    const char *key = NULL, *value = NULL;
+    CHECK(host.services.option_count(host.services.ctx) == 0);
+    CHECK(host.services.option_at(host.services.ctx, 0, &key, &value) == BERTH_ERR_INVALID);
+    bc_kv kv[2] = {{"threads", "2", 3}, {"isa", "avx2", 4}};
+    bc_backend_opts opts = {"cpu", 2, kv, 2};
+    host.opts = &opts;
+    CHECK(host.services.option_count(host.services.ctx) == 2);
+    CHECK(host.services.option_at(host.services.ctx, 1, &key, &value) == BERTH_OK);
+    CHECK(key && value && !strcmp(key, "isa") && !strcmp(value, "avx2"));
+    CHECK(host.services.option_at(host.services.ctx, 2, &key, &value) == BERTH_ERR_INVALID);
+    host.opts = NULL;
+}
+
 int main(void) {
     berth_logger log = {NULL, NULL, BERTH_LOG_ERROR};
     berth_host_init(&host, &log);
@@ -134,7 +167,10 @@ int main(void) {
     test_no_common_version();
     test_refused();
     test_table_too_small();
+    test_null_slot();
+    test_no_name();
     test_absolute_path_and_open();
     test_search_order();
+    test_option_at();
     return check_exit();
 }

@@ -23,12 +23,12 @@ static const char *h_opt_keys[8], *h_opt_vals[8];
 static uint32_t h_opt_n;
 
 static uint32_t h_option_count(void *ctx) { (void)ctx; return h_opt_n; }
-static int h_option_at(void *ctx, uint32_t i, const char **k, const char **v) {
+static berth_status h_option_at(void *ctx, uint32_t i, const char **k, const char **v) {
     (void)ctx;
-    if (i >= h_opt_n) return 0;
+    if (i >= h_opt_n) return BERTH_ERR_INVALID;
     *k = h_opt_keys[i];
     *v = h_opt_vals[i];
-    return 1;
+    return BERTH_OK;
 }
 static void h_log(void *ctx, berth_log_level l, const char *m) { (void)ctx; (void)l; (void)m; }
 static void *h_alloc(void *ctx, size_t bytes, size_t align) {
