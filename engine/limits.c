@@ -108,6 +108,26 @@ static void where(const berth_executor *ex, const lane *ln, uint32_t b, char *bu
     snprintf(buf, cap, "bucket %s", desc);
 }
 
+/* One tensor the engine allocates for a plan ("input 'x' padded to the
+ * bucket"): refused alone over the limit, else added to *host. */
+static berth_status add_host_tensor(const berth_executor *ex, const lane *ln, uint32_t b,
+                                    const berth_operand *o, const char *kind, const char *how,
+                                    uint64_t *host,
+                                    berth_error *err) {
+    uint64_t bytes = shape_bytes(o->dtype, o->rank, o->dims);
+    if (bytes > ex->mem_limit) {
+        char at[256], size[32], shape[160];
+        where(ex, ln, b, at, sizeof at);
+        berth_format_bytes(size, sizeof size, bytes);
+        shape_text(shape, sizeof shape, o);
+        berth_errorf(err, "%s: %s '%s' %s takes %s (%s), more than %s", at, kind, o->name, how,
+                     size, shape, ex->mem_limit_what);
+        return BERTH_ERR_NOMEM;
+    }
+    *host = sat_add(*host, bytes);
+    return BERTH_OK;
+}
+
 berth_status berth_limit_check_plan(const berth_executor *ex, const lane *ln, uint32_t b,
                                     const berth_spec *s, berth_error *err) {
     const berth_graph_desc *d = &s->desc;
@@ -121,30 +141,14 @@ berth_status berth_limit_check_plan(const berth_executor *ex, const lane *ln, ui
         int dynamic = 0;
         for (uint32_t k = 0; k < ln->in_rank[i]; k++) dynamic |= ln->in_sym[i * BERTH_MAX_RANK + k] >= 0;
         if (!dynamic) continue; /* handed to the backend as the caller gave it */
-        const berth_operand *o = &d->operands[d->inputs[i]];
-        uint64_t bytes = shape_bytes(o->dtype, o->rank, o->dims);
-        if (bytes > ex->mem_limit) {
-            where(ex, ln, b, at, sizeof at);
-            berth_format_bytes(size, sizeof size, bytes);
-            shape_text(shape, sizeof shape, o);
-            berth_errorf(err, "%s: input '%s' padded to the bucket takes %s (%s), more than %s", at,
-                         o->name, size, shape, ex->mem_limit_what);
-            return BERTH_ERR_NOMEM;
-        }
-        host = sat_add(host, bytes);
+        berth_status st = add_host_tensor(ex, ln, b, &d->operands[d->inputs[i]],
+                                          "input", "padded to the bucket", &host, err);
+        if (st != BERTH_OK) return st;
     }
     for (uint32_t i = 0; i < d->n_outputs; i++) {
-        const berth_operand *o = &d->operands[d->outputs[i]];
-        uint64_t bytes = shape_bytes(o->dtype, o->rank, o->dims);
-        if (bytes > ex->mem_limit) {
-            where(ex, ln, b, at, sizeof at);
-            berth_format_bytes(size, sizeof size, bytes);
-            shape_text(shape, sizeof shape, o);
-            berth_errorf(err, "%s: output '%s' at the bucket's size takes %s (%s), more than %s", at,
-                         o->name, size, shape, ex->mem_limit_what);
-            return BERTH_ERR_NOMEM;
-        }
-        host = sat_add(host, bytes);
+        berth_status st = add_host_tensor(ex, ln, b, &d->operands[d->outputs[i]],
+                                          "output", "at the bucket's size", &host, err);
+        if (st != BERTH_OK) return st;
     }
     /* The plan as a whole, on top of what is already held. */
     const berth_operand *largest = NULL;

@@ -2,12 +2,12 @@
  * a test arms the gate, the next run() stops inside the executor until
  * the test releases it. That makes "a second thread calls while the first
  * is inside" a certainty instead of a matter of timing. */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "berth/backend.h"
+#include "cpu_wrap.h"
 
 #define GATE_EXPORT __attribute__((visibility("default")))
 
@@ -53,24 +53,7 @@ static berth_status gated_run(berth_plan *plan, const berth_tensor *inputs, uint
 GATE_EXPORT const berth_backend *berth_backend_entry(uint32_t host_abi_version,
                                                      const berth_host_services *host,
                                                      berth_error *why) {
-    /* Kept open for the life of the process, like the table it serves. */
-    void *h = dlopen(CPU_MODULE, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(why->msg, sizeof why->msg, "gate: %s", dlerror());
-        return NULL;
-    }
-    union {
-        void *obj;
-        berth_backend_entry_fn fn;
-    } entry;
-    entry.obj = dlsym(h, BERTH_BACKEND_ENTRY_SYMBOL);
-    if (!entry.obj || !(cpu = entry.fn(host_abi_version, host, why))) {
-        if (!entry.obj) snprintf(why->msg, sizeof why->msg, "gate: no entry in %s", CPU_MODULE);
-        dlclose(h);
-        return NULL;
-    }
-    memcpy(&table, cpu, cpu->struct_size < sizeof table ? cpu->struct_size : sizeof table);
-    table.name = "gate";
+    if (!(cpu = cpu_wrap("gate", host_abi_version, host, why, &table))) return NULL;
     table.run = gated_run;
     return &table;
 }

@@ -12,12 +12,12 @@
  * An unknown key fails open() with BERTH_ERR_INVALID naming it, as a
  * backend must. So every way a backend's error can reach the user has a
  * real module to come from. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "berth/backend.h"
+#include "cpu_wrap.h"
 
 static const berth_backend *cpu;
 static berth_backend table;
@@ -168,24 +168,7 @@ static berth_status mb_plan_profile(const berth_plan *p, uint64_t *ns, uint32_t 
 BERTH_BACKEND_EXPORT const berth_backend *berth_backend_entry(uint32_t host_abi_version,
                                                               const berth_host_services *host,
                                                               berth_error *why) {
-    /* Kept open for the life of the process, like the table it serves. */
-    void *h = dlopen(CPU_MODULE, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(why->msg, sizeof why->msg, "misbehave: %s", dlerror());
-        return NULL;
-    }
-    union {
-        void *obj;
-        berth_backend_entry_fn fn;
-    } entry;
-    entry.obj = dlsym(h, BERTH_BACKEND_ENTRY_SYMBOL);
-    if (!entry.obj || !(cpu = entry.fn(host_abi_version, host, why))) {
-        if (!entry.obj) snprintf(why->msg, sizeof why->msg, "misbehave: no entry in %s", CPU_MODULE);
-        dlclose(h);
-        return NULL;
-    }
-    memcpy(&table, cpu, cpu->struct_size < sizeof table ? cpu->struct_size : sizeof table);
-    table.name = "misbehave";
+    if (!(cpu = cpu_wrap("misbehave", host_abi_version, host, why, &table))) return NULL;
     table.open = mb_open;
     table.caps = mb_caps;
     table.supports_op = mb_supports_op;
