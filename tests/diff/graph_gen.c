@@ -611,8 +611,9 @@ int gen_graph_make(gen_graph *g, const uint8_t *data, size_t size) {
     }
     /* Outputs: every value no node reads (so no node is dead), and now
      * and then one that is read (which keeps it from being fused away).
-     * A graph of no node gets one. */
-    if (G->n_nodes_made == 0 && !G->full) {
+     * A graph of no node gets one, even when the steps stopped because
+     * the input table filled up (its node text is empty, so it fits). */
+    if (G->n_nodes_made == 0) {
         NODE("    v0 = relu(%s);\n", G->vals[0].name);
         produced(G, "v0", &G->vals[0].s);
     }
