@@ -1,5 +1,5 @@
 /*
- * berth backend ABI, version 1.
+ * berth backend ABI 1.1 (abi_version 2), a superset of ABI 1.0 (abi_version 1).
  *
  * This header is the whole contract between the berth engine (the "host")
  * and a hardware backend (a shared object the host loads at run time). A
@@ -18,11 +18,21 @@
  *    backend answers with a table for a version both speak (the largest
  *    version <= host_abi_version it implements), or NULL with a reason in
  *    *why. The host refuses a table whose abi_version is above what it asked.
- *  - Append-only. Every struct that crosses the boundary starts with
- *    abi_version/struct_size or struct_size. New fields and slots are only
- *    ever appended. A reader never touches a field that lies past the
- *    struct_size the writer declared; the host checks a backend's table is
- *    at least as large as its version requires before calling anything.
+ *    Version numbers only grow: 1 is ABI 1.0, 2 is ABI 1.1. A table of a
+ *    higher number is a superset of every lower one.
+ *  - Append-only, with sizes everywhere. Every struct that crosses the
+ *    boundary either starts with abi_version/struct_size or struct_size, or
+ *    travels in an array whose element size is given beside it (a
+ *    *_size field of the struct that holds the array). New fields and slots
+ *    are only ever appended. A reader never touches a field that lies past
+ *    the size the writer declared, and indexes arrays by the declared
+ *    element size, never by its own sizeof. Each struct has a
+ *    BERTH_*_V1_MIN_SIZE: the least size a writer of ABI 1.0 declared; the
+ *    host and the backend kit refuse anything smaller.
+ *  - A 1.0 module keeps loading. The host lays out every array a 1.0
+ *    module receives with the 1.0 element sizes, never calls a slot past
+ *    the table's struct_size, and asks supports_op where a 1.1 module is
+ *    asked supports_node.
  *  - Errors are values. Every fallible call returns berth_status and, on
  *    failure, writes a NUL-terminated message into the caller-owned
  *    berth_error. A backend never prints to stdout, never exits, never
@@ -39,8 +49,11 @@
 extern "C" {
 #endif
 
+/* ABI versions: 1 is ABI 1.0, 2 is ABI 1.1. */
+#define BERTH_BACKEND_ABI_V1_0 1u
+#define BERTH_BACKEND_ABI_V1_1 2u
 /* The newest ABI version this header describes. */
-#define BERTH_BACKEND_ABI_VERSION 1u
+#define BERTH_BACKEND_ABI_VERSION BERTH_BACKEND_ABI_V1_1
 
 /* Name of the one symbol a backend module exports. */
 #define BERTH_BACKEND_ENTRY_SYMBOL "berth_backend_entry"
@@ -118,6 +131,11 @@ typedef enum berth_operand_kind {
     BERTH_OPERAND_VALUE = 4     /* produced by a node                        */
 } berth_operand_kind;
 
+/* Arrays of berth_operand, berth_node, berth_attr and berth_tensor are
+ * indexed by the element sizes in berth_graph_desc (operand_size,
+ * node_size, attr_size, tensor_size); berth_weight_desc by
+ * berth_upload_info.weight_desc_size. The *_V1_SIZE macros below are the
+ * element sizes of ABI 1.0, which a 1.0 module assumes. */
 typedef struct berth_operand {
     const char *name;
     berth_operand_kind kind;
@@ -128,6 +146,7 @@ typedef struct berth_operand {
     const void *data;             /* CONSTANT: little-endian elements,    */
     size_t bytes;                 /*   owned by the host, valid during plan() only: copy what you keep */
 } berth_operand;
+#define BERTH_OPERAND_V1_SIZE (offsetof(berth_operand, bytes) + sizeof(size_t))
 
 typedef enum berth_attr_type {
     BERTH_ATTR_NULL = 0,
@@ -153,6 +172,7 @@ typedef struct berth_attr {
     const int64_t *ints;
     const double *floats;
 } berth_attr;
+#define BERTH_ATTR_V1_SIZE (offsetof(berth_attr, floats) + sizeof(void *))
 
 typedef struct berth_node {
     const char *op;           /* WebNN op name: "matmul", "conv2d", ...  */
@@ -164,10 +184,26 @@ typedef struct berth_node {
     uint32_t n_attrs;
     const berth_attr *attrs;
 } berth_node;
+#define BERTH_NODE_V1_SIZE (offsetof(berth_node, attrs) + sizeof(void *))
 
 /* A whole graph for one bucket: nodes in topological order, every operand
  * shape concrete. All memory is owned by the host and valid only during
- * the plan() call that receives it; a backend copies what it keeps. */
+ * the plan() or supports_node() call that receives it; a backend copies
+ * what it keeps.
+ *
+ * What the host guarantees of every graph it hands over (so a backend's
+ * op code holds kernels, not re-validation):
+ *  - every op is one of include/berth/ops.def, with an operand count, an
+ *    output count and option types that table allows, and every shape and
+ *    dtype checked by the op's rule (docs/backend-ops.md): a backend need
+ *    not check what that page states;
+ *  - operand indices are in range; nodes are in topological order (every
+ *    operand a node reads is an input, weight or constant, or written by
+ *    an earlier node); each VALUE is written by exactly one node;
+ *  - an INPUT, WEIGHT or CONSTANT of any dtype may also be a graph output:
+ *    run() copies it through to that output;
+ *  - an operand with a zero dim has no elements; its data pointer may be
+ *    NULL. */
 typedef struct berth_graph_desc {
     uint32_t struct_size;
     uint32_t n_operands;
@@ -178,7 +214,15 @@ typedef struct berth_graph_desc {
     const uint32_t *inputs;   /* operand indices, in run()'s input order  */
     uint32_t n_outputs;
     const uint32_t *outputs;  /* operand indices, in run()'s output order */
+    /* ABI 1.1: element sizes of the arrays above, of every node's attrs,
+     * and of the berth_tensor arrays run() will receive for this plan.
+     * Absent (struct_size too small) means the ABI 1.0 sizes. */
+    uint32_t operand_size;
+    uint32_t node_size;
+    uint32_t attr_size;
+    uint32_t tensor_size;
 } berth_graph_desc;
+#define BERTH_GRAPH_DESC_V1_MIN_SIZE (offsetof(berth_graph_desc, outputs) + sizeof(void *))
 
 /* A dense, row-major tensor in host memory, passed to run(). */
 typedef struct berth_tensor {
@@ -190,6 +234,7 @@ typedef struct berth_tensor {
     size_t capacity; /* bytes allocated at data, where the engine grows
                         an output buffer for the caller; backends ignore it */
 } berth_tensor;
+#define BERTH_TENSOR_V1_SIZE (offsetof(berth_tensor, capacity) + sizeof(size_t))
 
 /* ------------------------------------------------------------------ */
 /* Host services: everything a backend may ask of the engine            */
@@ -233,6 +278,7 @@ typedef struct berth_host_services {
     void *(*alloc)(void *ctx, size_t bytes, size_t alignment);
     void (*free)(void *ctx, void *ptr);
 } berth_host_services;
+#define BERTH_HOST_SERVICES_V1_MIN_SIZE (offsetof(berth_host_services, free) + sizeof(void *))
 
 /* ------------------------------------------------------------------ */
 /* Opaque backend objects                                              */
@@ -249,6 +295,7 @@ typedef struct berth_caps {
     int unified_memory;      /* 1: device memory is host memory          */
     uint32_t dtype_mask;     /* bit (1u << berth_dtype) for each dtype stored */
 } berth_caps;
+#define BERTH_CAPS_V1_MIN_SIZE (offsetof(berth_caps, dtype_mask) + sizeof(uint32_t))
 
 /* What the host knows before streaming starts. */
 typedef struct berth_upload_info {
@@ -256,7 +303,11 @@ typedef struct berth_upload_info {
     uint32_t n_tensors;     /* exact number of upload_tensor calls to come */
     uint64_t total_bytes;   /* sum of their sizes after conversion         */
     uint64_t largest_bytes; /* largest single tensor after conversion      */
+    /* ABI 1.1: sizeof the berth_weight_desc the host passes to upload_dest
+     * and upload_tensor; absent means BERTH_WEIGHT_DESC_V1_SIZE. */
+    uint32_t weight_desc_size;
 } berth_upload_info;
+#define BERTH_UPLOAD_INFO_V1_MIN_SIZE (offsetof(berth_upload_info, largest_bytes) + sizeof(uint64_t))
 
 /* One tensor of the weights, in the dtype the graph declares. */
 typedef struct berth_weight_desc {
@@ -267,14 +318,54 @@ typedef struct berth_weight_desc {
     int64_t dims[BERTH_MAX_RANK];
     size_t bytes;
 } berth_weight_desc;
+#define BERTH_WEIGHT_DESC_V1_SIZE (offsetof(berth_weight_desc, bytes) + sizeof(size_t))
 
 /* Flags for upload_tensor's `data` argument. */
 #define BERTH_UPLOAD_IN_PLACE 1u /* data is the pointer upload_dest offered   */
 #define BERTH_UPLOAD_GIVEN 2u    /* the backend may keep data (set *taken=1)  */
 
 /* ------------------------------------------------------------------ */
+/* Declared options (ABI 1.1)                                          */
+/* ------------------------------------------------------------------ */
+
+/* The type of a declared option's value, as written in the INI file. */
+typedef enum berth_option_type {
+    BERTH_OPTION_BOOL = 1,   /* true/false, yes/no, on/off, 1/0          */
+    BERTH_OPTION_INT = 2,    /* a decimal integer within [min, max]       */
+    BERTH_OPTION_FLOAT = 3,  /* a decimal number within [min, max]        */
+    BERTH_OPTION_STRING = 4, /* any text; with `choices`, one of them     */
+    BERTH_OPTION_PATH = 5    /* a file path                               */
+} berth_option_type;
+
+/* One option of [backend.NAME]. The host refuses, before open(), a key
+ * the backend does not declare and a value that does not parse as its
+ * type (or is outside [min, max], or not one of `choices`), naming the
+ * file, line, key, what was expected and what was found. `berth
+ * backends` prints every declared option. Declared options still reach
+ * the backend through host->option_count/option_at, as text. */
+typedef struct berth_option_decl {
+    const char *key;
+    berth_option_type type;
+    const char *default_value; /* as text, as the INI would say it; NULL: none */
+    const char *choices;       /* STRING: "a|b|c", or NULL for any text       */
+    double min, max;           /* INT and FLOAT: bounds (both 0: unbounded)   */
+    const char *help;          /* one line                                    */
+} berth_option_decl;
+#define BERTH_OPTION_DECL_V1_SIZE (offsetof(berth_option_decl, help) + sizeof(void *))
+
+/* ------------------------------------------------------------------ */
 /* The function table                                                  */
 /* ------------------------------------------------------------------ */
+
+/* Concurrency. The host never makes two calls on one device, or on
+ * objects made from it (weights, plans), at the same time. Different
+ * devices (each open() makes one) may be used from different threads at
+ * once, so a backend's module-wide state must be safe for that.
+ *
+ * Data pointers. A tensor's data given to run() is aligned to at least
+ * its element size (the host refuses a caller's buffer that is not);
+ * memory from host->alloc has the alignment asked for. Nothing larger is
+ * promised: a backend that wants 64-byte alignment copies or checks. */
 
 typedef struct berth_backend {
     uint32_t abi_version; /* the version this table implements          */
@@ -348,11 +439,37 @@ typedef struct berth_backend {
      * the last run, into ns[0..n). BERTH_ERR_UNSUPPORTED if the backend
      * does not time nodes. May be NULL in the table. */
     berth_status (*plan_profile)(const berth_plan *plan, uint64_t *ns, uint32_t n, berth_error *err);
+
+    /* ---- ABI 1.1 ---- */
+
+    /* supports_node: BERTH_OK if the device runs node `node_index` of
+     * `graph` exactly as given (its op, every operand's dtype and shape,
+     * its attributes); BERTH_ERR_UNSUPPORTED with the reason otherwise.
+     * The host asks it for every node of every bucket before that
+     * bucket's plan is built (and for candidate fused nodes), so plan()
+     * is not the first place a node is refused. The graph is valid only
+     * during the call. A 1.0 module is asked supports_op instead. */
+    berth_status (*supports_node)(berth_device *dev, const berth_graph_desc *graph, uint32_t node_index,
+                                  berth_error *err);
+
+    /* get_proc: a vendor-specific entry point by name, or NULL. The host
+     * never calls it; it is for applications that know the backend
+     * (berth_executor_backend_proc). Names should carry the backend's
+     * prefix, e.g. "acme_set_clock". May be NULL in the table. */
+    void *(*get_proc)(const char *name);
+
+    /* The options [backend.NAME] may hold. n_options 0 with options NULL
+     * declares none: every key is refused before open(). */
+    const berth_option_decl *options;
+    uint32_t n_options;
+    uint32_t option_decl_size; /* sizeof(berth_option_decl) the backend used */
 } berth_backend;
 
 /* The least table size a backend of each version must declare. */
 #define BERTH_BACKEND_V1_MIN_SIZE \
     (offsetof(berth_backend, plan_profile) + sizeof(void *))
+#define BERTH_BACKEND_V1_1_MIN_SIZE \
+    (offsetof(berth_backend, option_decl_size) + sizeof(uint32_t))
 
 /* The entry a backend exports. Returns its table (static storage, valid
  * until the module is unloaded) or NULL with the reason in *why. */
