@@ -60,6 +60,11 @@ typedef struct berth_op_param_desc {
     const char *key; /* the option a positional argument after the operands names */
 } berth_op_param_desc;
 
+typedef struct berth_op_note_desc {
+    berth_op_id op;
+    const char *text;
+} berth_op_note_desc;
+
 /* Every op, indexed by berth_op_id. */
 static inline const berth_op_desc *berth_op_table(void) {
     static const berth_op_desc table[BERTH_OP_COUNT] = {
@@ -88,6 +93,16 @@ static inline const berth_op_param_desc *berth_op_params(uint32_t *count) {
         {BERTH_OP_UNKNOWN, NULL}};
     *count = (uint32_t)(sizeof params / sizeof params[0]) - 1;
     return params;
+}
+
+/* Every note on an op's semantics, in table order; *count gets how many. */
+static inline const berth_op_note_desc *berth_op_notes(uint32_t *count) {
+    static const berth_op_note_desc notes[] = {
+#define BERTH_NOTE(ID, TEXT) {BERTH_OP_##ID, TEXT},
+#include "berth/ops.def"
+        {BERTH_OP_UNKNOWN, NULL}};
+    *count = (uint32_t)(sizeof notes / sizeof notes[0]) - 1;
+    return notes;
 }
 
 /* The id of an op name, or BERTH_OP_UNKNOWN. */
