@@ -8,33 +8,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "berth/ops.h"
 #include "util.h"
 #include "webnn.h"
 
-/* Every WebNN op, and berth's own. Fused ops are not here: they are made by
- * passes over a specialized graph and never written in a .webnn file. */
-static const char *const known_ops[] = {
-    "conv2d", "convTranspose2d", "batchNormalization", "instanceNormalization", "layerNormalization",
-    "averagePool2d", "maxPool2d", "l2Pool2d", "matmul", "gemm",
-    "add", "sub", "mul", "div", "pow", "max", "min",
-    "relu", "leakyRelu", "elu", "prelu", "clamp", "sigmoid", "hardSigmoid", "hardSwish", "softplus",
-    "softsign", "tanh", "gelu", "erf", "sqrt", "exp", "log", "abs", "neg", "ceil", "floor",
-    "reciprocal", "sin", "cos", "sign", "softmax",
-    "reduceMean", "reduceSum", "reduceMax", "reduceMin", "reduceProduct", "reduceL1", "reduceL2",
-    "reduceLogSum", "reduceLogSumExp", "reduceSumSquare", "argMax", "argMin",
-    "reshape", "transpose", "concat", "split", "slice", "gather", "gatherElements", "scatterElements",
-    "expand", "squeeze", "unsqueeze", "cast", "where",
-    "equal", "notEqual", "greater", "greaterOrEqual", "lesser", "lesserOrEqual",
-    "logicalNot", "logicalAnd", "logicalOr",
-    "resample2d", "pad", "identity", "tile", "triangular", "cumulativeSum", "shape",
-    "quantizeLinear", "dequantizeLinear",
-};
-
+/* An op is known iff berth/ops.def lists it as a WebNN op; berth's fused
+ * ops are listed there too, but are made by passes over a specialized
+ * graph and never written in a .webnn file. */
 int berth_graph_op_known(const char *op) {
-    if (!op) return 0;
-    for (size_t k = 0; k < sizeof known_ops / sizeof known_ops[0]; k++)
-        if (!strcmp(op, known_ops[k])) return 1;
-    return 0;
+    berth_op_id id = berth_op_find(op);
+    return id != BERTH_OP_UNKNOWN && berth_op_table()[id].kind == BERTH_OP_KIND_WEBNN;
 }
 
 /* ---- name index used by the checker -------------------------------------- */
@@ -108,7 +91,11 @@ int bg_check(berth_graph *g, bg_ref *refs, size_t n_refs, berth_error *err) {
     for (uint32_t n = 0; n < g->n_nodes && !rc; n++) {
         const bg_node *node = &g->nodes[n];
         if (!berth_graph_op_known(node->op)) {
-            berth_errorf(err, "%s:%u:%u: unknown op '%s'", g->path, node->line, node->col, node->op);
+            if (berth_op_find(node->op) != BERTH_OP_UNKNOWN)
+                berth_errorf(err, "%s:%u:%u: op '%s' is made by the engine's fusion passes and cannot be written in a graph file",
+                             g->path, node->line, node->col, node->op);
+            else
+                berth_errorf(err, "%s:%u:%u: unknown op '%s'", g->path, node->line, node->col, node->op);
             rc = -1;
         }
         for (; !rc && r < n_refs; r++) {

@@ -11,15 +11,15 @@ static const sp_rule *const rule_tables[] = {
     sp_rules_elementwise, sp_rules_linalg, sp_rules_conv, sp_rules_norm, sp_rules_shape,
 };
 
-sp_infer_fn sp_find_rule(const char *op) {
-    if (!op) return NULL;
+sp_infer_fn sp_find_rule(berth_op_id id) {
+    if (id < 0 || id >= BERTH_OP_COUNT) return NULL;
     for (size_t t = 0; t < sizeof rule_tables / sizeof rule_tables[0]; t++)
-        for (const sp_rule *r = rule_tables[t]; r->op; r++)
-            if (!strcmp(r->op, op)) return r->infer;
+        for (const sp_rule *r = rule_tables[t]; r->infer; r++)
+            if (r->op == id) return r->infer;
     return NULL;
 }
 
-int berth_op_known(const char *op) { return sp_find_rule(op) != NULL; }
+int berth_op_known(const char *op) { return sp_find_rule(berth_op_find(op)) != NULL; }
 
 int sp_fail(sp_ctx *c, const char *fmt, ...) {
     const bg_node *src = c->n->src;
@@ -59,16 +59,22 @@ sp_val *sp_in(sp_ctx *c, uint32_t i) { return &c->vals[c->n->inputs[i]]; }
 
 const char *sp_in_name(sp_ctx *c, uint32_t i) { return c->g->values[c->n->inputs[i]].name; }
 
-int sp_arity(sp_ctx *c, uint32_t min, uint32_t max, uint32_t n_out) {
-    if (c->n->n_inputs < min || c->n->n_inputs > max) {
-        if (min == max)
-            return sp_fail(c, "expected %u operand%s, found %u", min, min == 1 ? "" : "s",
-                           c->n->n_inputs);
-        return sp_fail(c, "expected %u to %u operands, found %u", min, max, c->n->n_inputs);
+int sp_check_counts(sp_ctx *c, berth_op_id id) {
+    const berth_op_desc *d = &berth_op_table()[id];
+    uint32_t n = c->n->n_inputs, outs = c->n->src->n_outputs;
+    if (n < d->min_inputs || n > d->max_inputs) {
+        if (d->min_inputs == d->max_inputs)
+            return sp_fail(c, "expected %u operand%s, found %u", d->min_inputs,
+                           d->min_inputs == 1 ? "" : "s", n);
+        if (d->max_inputs == BERTH_OPS_MANY)
+            return sp_fail(c, "expected at least %u operand%s, found %u", d->min_inputs,
+                           d->min_inputs == 1 ? "" : "s", n);
+        return sp_fail(c, "expected %u to %u operands, found %u", d->min_inputs, d->max_inputs, n);
     }
-    if (c->n->src->n_outputs != n_out)
-        return sp_fail(c, "expected %u output%s, found %u", n_out, n_out == 1 ? "" : "s",
-                       c->n->src->n_outputs);
+    if (d->n_outputs == BERTH_OPS_MANY ? outs < 1 : outs != d->n_outputs) {
+        if (d->n_outputs == BERTH_OPS_MANY) return sp_fail(c, "expected at least 1 output, found %u", outs);
+        return sp_fail(c, "expected %u output%s, found %u", d->n_outputs, d->n_outputs == 1 ? "" : "s", outs);
+    }
     return 0;
 }
 

@@ -16,6 +16,7 @@
 
 #include "arena.h"
 #include "berth/backend.h"
+#include "berth/ops.h"
 #include "graph.h"
 
 /* Host data is kept for values up to this many elements; larger values
@@ -34,6 +35,7 @@ typedef struct sp_val {
 typedef struct sp_node {
     const bg_node *src;
     const char *op;
+    berth_op_id id;   /* op's row in berth/ops.def */
     const char *name; /* first output's name */
     uint32_t n_inputs; /* positional operands left after normalization */
     const int32_t *inputs;
@@ -52,18 +54,21 @@ typedef struct sp_ctx {
 
 typedef int (*sp_infer_fn)(sp_ctx *c);
 typedef struct sp_rule {
-    const char *op;
+    berth_op_id op;
     sp_infer_fn infer;
 } sp_rule;
 
-/* Rule tables, each ending with {NULL, NULL}. */
+/* Rule tables of the op families, keyed by op id, each ending with
+ * {BERTH_OP_UNKNOWN, NULL}. Every WEBNN op of berth/ops.def has exactly
+ * one rule; fused ops have none (they are made after specialization). */
 extern const sp_rule sp_rules_elementwise[];
 extern const sp_rule sp_rules_linalg[];
 extern const sp_rule sp_rules_conv[];
 extern const sp_rule sp_rules_norm[];
 extern const sp_rule sp_rules_shape[];
 
-sp_infer_fn sp_find_rule(const char *op);
+/* The shape rule of op `id`, or NULL (fused or unknown ops). */
+sp_infer_fn sp_find_rule(berth_op_id id);
 
 /* Writes "PATH:LINE: node 'NAME' (op): " + the message; returns -1. */
 int sp_fail(sp_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -74,8 +79,9 @@ const char *sp_dims_str(char *buf, size_t cap, uint32_t rank, const int64_t *dim
 
 sp_val *sp_in(sp_ctx *c, uint32_t i);
 const char *sp_in_name(sp_ctx *c, uint32_t i);
-/* Checks the node has min..max positional operands and exactly n_out outputs. */
-int sp_arity(sp_ctx *c, uint32_t min, uint32_t max, uint32_t n_out);
+/* Checks the node's operand and output counts against op `id`'s row of
+ * the op table; done once for every node before its rule runs. */
+int sp_check_counts(sp_ctx *c, berth_op_id id);
 /* Sets output i; fails on a negative dim or too high a rank. */
 int sp_set_out(sp_ctx *c, uint32_t i, berth_dtype t, uint32_t rank, const int64_t *dims);
 /* Output i has the shape and dtype of `v`. */

@@ -90,7 +90,7 @@ static int check_bias(sp_ctx *c, const sp_val *x, int64_t ch) {
 
 static int conv2d(sp_ctx *c) {
     static const char *const layouts[] = {"oihw", "hwio", "ohwi", "ihwo", NULL};
-    if (sp_arity(c, 2, 2, 1) || want_rank4(c, 0) || want_rank4(c, 1)) return -1;
+    if (want_rank4(c, 0) || want_rank4(c, 1)) return -1;
     sp_val *x = sp_in(c, 0), *f = sp_in(c, 1);
     spatial s;
     int nhwc;
@@ -132,7 +132,7 @@ static int conv2d(sp_ctx *c) {
 
 static int conv_transpose2d(sp_ctx *c) {
     static const char *const layouts[] = {"iohw", "hwoi", "ohwi", NULL, NULL};
-    if (sp_arity(c, 2, 2, 1) || want_rank4(c, 0) || want_rank4(c, 1)) return -1;
+    if (want_rank4(c, 0) || want_rank4(c, 1)) return -1;
     sp_val *x = sp_in(c, 0), *f = sp_in(c, 1);
     spatial s;
     int nhwc;
@@ -185,7 +185,7 @@ static int conv_transpose2d(sp_ctx *c) {
 }
 
 static int pool2d(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1) || want_rank4(c, 0)) return -1;
+    if (want_rank4(c, 0)) return -1;
     sp_val *x = sp_in(c, 0);
     spatial s;
     int nhwc, n_win, n_sizes;
@@ -232,7 +232,7 @@ static int pool2d(sp_ctx *c) {
 }
 
 static int resample2d(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1) || want_rank4(c, 0)) return -1;
+    if (want_rank4(c, 0)) return -1;
     sp_val *x = sp_in(c, 0);
     double scales[2] = {1.0, 1.0};
     int64_t sizes[2], axes[2] = {2, 3};
@@ -273,11 +273,11 @@ static int resample2d(sp_ctx *c) {
 }
 
 const sp_rule sp_rules_conv[] = {
-    {"conv2d", conv2d},
-    {"convTranspose2d", conv_transpose2d},
-    {"averagePool2d", pool2d},
-    {"maxPool2d", pool2d},
-    {"l2Pool2d", pool2d},
-    {"resample2d", resample2d},
-    {NULL, NULL},
+    {BERTH_OP_CONV2D, conv2d},
+    {BERTH_OP_CONV_TRANSPOSE2D, conv_transpose2d},
+    {BERTH_OP_AVERAGE_POOL2D, pool2d},
+    {BERTH_OP_MAX_POOL2D, pool2d},
+    {BERTH_OP_L2_POOL2D, pool2d},
+    {BERTH_OP_RESAMPLE2D, resample2d},
+    {BERTH_OP_UNKNOWN, NULL},
 };

@@ -37,7 +37,7 @@ static int broadcast_all(sp_ctx *c, uint32_t n, uint32_t *rank, int64_t *dims) {
 }
 
 static int binary(sp_ctx *c) {
-    if (sp_arity(c, 2, 2, 1) || same_dtype(c, 1, 0)) return -1;
+    if (same_dtype(c, 1, 0)) return -1;
     uint32_t r;
     int64_t d[BERTH_MAX_RANK];
     if (broadcast_all(c, 2, &r, d)) return -1;
@@ -45,7 +45,7 @@ static int binary(sp_ctx *c) {
 }
 
 static int compare(sp_ctx *c) {
-    if (sp_arity(c, 2, 2, 1) || same_dtype(c, 1, 0)) return -1;
+    if (same_dtype(c, 1, 0)) return -1;
     uint32_t r;
     int64_t d[BERTH_MAX_RANK];
     if (broadcast_all(c, 2, &r, d)) return -1;
@@ -61,7 +61,7 @@ static int want_u8(sp_ctx *c, uint32_t i) {
 }
 
 static int logical(sp_ctx *c) {
-    if (sp_arity(c, 2, 2, 1) || want_u8(c, 0) || want_u8(c, 1)) return -1;
+    if (want_u8(c, 0) || want_u8(c, 1)) return -1;
     uint32_t r;
     int64_t d[BERTH_MAX_RANK];
     if (broadcast_all(c, 2, &r, d)) return -1;
@@ -69,12 +69,12 @@ static int logical(sp_ctx *c) {
 }
 
 static int logical_not(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1) || want_u8(c, 0)) return -1;
+    if (want_u8(c, 0)) return -1;
     return sp_set_like(c, 0, sp_in(c, 0), BERTH_DTYPE_U8);
 }
 
 static int where(sp_ctx *c) {
-    if (sp_arity(c, 3, 3, 1) || want_u8(c, 0) || same_dtype(c, 2, 1)) return -1;
+    if (want_u8(c, 0) || same_dtype(c, 2, 1)) return -1;
     uint32_t r;
     int64_t d[BERTH_MAX_RANK];
     if (broadcast_all(c, 3, &r, d)) return -1;
@@ -83,13 +83,11 @@ static int where(sp_ctx *c) {
 
 /* Unary ops any numeric dtype may take. */
 static int unary(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1)) return -1;
     return sp_set_like(c, 0, sp_in(c, 0), sp_in(c, 0)->dtype);
 }
 
 /* Unary ops that are only defined on floating point. */
 static int unary_float(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1)) return -1;
     sp_val *v = sp_in(c, 0);
     if (!sp_is_float(v->dtype)) {
         char sb[160];
@@ -118,7 +116,7 @@ static int clamp(sp_ctx *c) {
 
 /* prelu: slope broadcasts to the input, never the other way. */
 static int prelu(sp_ctx *c) {
-    if (sp_arity(c, 2, 2, 1) || same_dtype(c, 1, 0)) return -1;
+    if (same_dtype(c, 1, 0)) return -1;
     sp_val *x = sp_in(c, 0), *s = sp_in(c, 1);
     uint32_t r;
     int64_t d[BERTH_MAX_RANK * 2];
@@ -133,47 +131,47 @@ static int prelu(sp_ctx *c) {
 }
 
 const sp_rule sp_rules_elementwise[] = {
-    {"add", binary},
-    {"sub", binary},
-    {"mul", binary},
-    {"div", binary},
-    {"pow", binary},
-    {"max", binary},
-    {"min", binary},
-    {"equal", compare},
-    {"notEqual", compare},
-    {"greater", compare},
-    {"greaterOrEqual", compare},
-    {"lesser", compare},
-    {"lesserOrEqual", compare},
-    {"logicalAnd", logical},
-    {"logicalOr", logical},
-    {"logicalNot", logical_not},
-    {"where", where},
-    {"relu", unary},
-    {"abs", unary},
-    {"neg", unary},
-    {"sign", unary},
-    {"identity", unary},
-    {"clamp", clamp},
-    {"prelu", prelu},
-    {"leakyRelu", unary_float_opts},
-    {"elu", unary_float_opts},
-    {"sigmoid", unary_float},
-    {"hardSigmoid", unary_float_opts},
-    {"hardSwish", unary_float},
-    {"softplus", unary_float},
-    {"softsign", unary_float},
-    {"tanh", unary_float},
-    {"gelu", unary_float},
-    {"erf", unary_float},
-    {"sqrt", unary_float},
-    {"exp", unary_float},
-    {"log", unary_float},
-    {"ceil", unary_float},
-    {"floor", unary_float},
-    {"reciprocal", unary_float},
-    {"sin", unary_float},
-    {"cos", unary_float},
-    {NULL, NULL},
+    {BERTH_OP_ADD, binary},
+    {BERTH_OP_SUB, binary},
+    {BERTH_OP_MUL, binary},
+    {BERTH_OP_DIV, binary},
+    {BERTH_OP_POW, binary},
+    {BERTH_OP_MAX, binary},
+    {BERTH_OP_MIN, binary},
+    {BERTH_OP_EQUAL, compare},
+    {BERTH_OP_NOT_EQUAL, compare},
+    {BERTH_OP_GREATER, compare},
+    {BERTH_OP_GREATER_OR_EQUAL, compare},
+    {BERTH_OP_LESSER, compare},
+    {BERTH_OP_LESSER_OR_EQUAL, compare},
+    {BERTH_OP_LOGICAL_AND, logical},
+    {BERTH_OP_LOGICAL_OR, logical},
+    {BERTH_OP_LOGICAL_NOT, logical_not},
+    {BERTH_OP_WHERE, where},
+    {BERTH_OP_RELU, unary},
+    {BERTH_OP_ABS, unary},
+    {BERTH_OP_NEG, unary},
+    {BERTH_OP_SIGN, unary},
+    {BERTH_OP_IDENTITY, unary},
+    {BERTH_OP_CLAMP, clamp},
+    {BERTH_OP_PRELU, prelu},
+    {BERTH_OP_LEAKY_RELU, unary_float_opts},
+    {BERTH_OP_ELU, unary_float_opts},
+    {BERTH_OP_SIGMOID, unary_float},
+    {BERTH_OP_HARD_SIGMOID, unary_float_opts},
+    {BERTH_OP_HARD_SWISH, unary_float},
+    {BERTH_OP_SOFTPLUS, unary_float},
+    {BERTH_OP_SOFTSIGN, unary_float},
+    {BERTH_OP_TANH, unary_float},
+    {BERTH_OP_GELU, unary_float},
+    {BERTH_OP_ERF, unary_float},
+    {BERTH_OP_SQRT, unary_float},
+    {BERTH_OP_EXP, unary_float},
+    {BERTH_OP_LOG, unary_float},
+    {BERTH_OP_CEIL, unary_float},
+    {BERTH_OP_FLOOR, unary_float},
+    {BERTH_OP_RECIPROCAL, unary_float},
+    {BERTH_OP_SIN, unary_float},
+    {BERTH_OP_COS, unary_float},
+    {BERTH_OP_UNKNOWN, NULL},
 };

@@ -19,7 +19,7 @@ static int same_dtype(sp_ctx *c, uint32_t i) {
 }
 
 static int matmul(sp_ctx *c) {
-    if (sp_arity(c, 2, 2, 1) || same_dtype(c, 1)) return -1;
+    if (same_dtype(c, 1)) return -1;
     sp_val *a = sp_in(c, 0), *b = sp_in(c, 1);
     char sa[160], sb[160];
     if (a->rank == 0 || b->rank == 0) {
@@ -51,7 +51,7 @@ static int matmul(sp_ctx *c) {
 }
 
 static int gemm(sp_ctx *c) {
-    if (sp_arity(c, 2, 2, 1) || same_dtype(c, 1)) return -1;
+    if (same_dtype(c, 1)) return -1;
     sp_val *a = sp_in(c, 0), *b = sp_in(c, 1);
     char sa[160], sb[160];
     for (uint32_t i = 0; i < 2; i++)
@@ -103,7 +103,6 @@ static int check_block(sp_ctx *c, uint32_t i, const sp_val *x) {
 }
 
 static int quantize(sp_ctx *c) {
-    if (sp_arity(c, 3, 3, 1)) return -1;
     sp_val *x = sp_in(c, 0), *s = sp_in(c, 1), *z = sp_in(c, 2);
     char sb[160];
     if (!sp_is_float(x->dtype))
@@ -124,7 +123,6 @@ static int quantize(sp_ctx *c) {
 }
 
 static int dequantize(sp_ctx *c) {
-    if (sp_arity(c, 3, 3, 1)) return -1;
     sp_val *x = sp_in(c, 0), *s = sp_in(c, 1), *z = sp_in(c, 2);
     char sa[160], sb[160];
     if (!sp_is_float(s->dtype))
@@ -143,9 +141,9 @@ static int dequantize(sp_ctx *c) {
 }
 
 const sp_rule sp_rules_linalg[] = {
-    {"matmul", matmul},
-    {"gemm", gemm},
-    {"quantizeLinear", quantize},
-    {"dequantizeLinear", dequantize},
-    {NULL, NULL},
+    {BERTH_OP_MATMUL, matmul},
+    {BERTH_OP_GEMM, gemm},
+    {BERTH_OP_QUANTIZE_LINEAR, quantize},
+    {BERTH_OP_DEQUANTIZE_LINEAR, dequantize},
+    {BERTH_OP_UNKNOWN, NULL},
 };

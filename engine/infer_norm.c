@@ -33,7 +33,7 @@ static int opt_shape(sp_ctx *c, const char *key, berth_dtype t, uint32_t rank, c
 }
 
 static int batch_norm(sp_ctx *c) {
-    if (sp_arity(c, 3, 3, 1) || want_float(c, 0)) return -1;
+    if (want_float(c, 0)) return -1;
     sp_val *x = sp_in(c, 0);
     int64_t axis;
     uint32_t ax;
@@ -52,7 +52,7 @@ static int batch_norm(sp_ctx *c) {
 }
 
 static int instance_norm(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1) || want_float(c, 0)) return -1;
+    if (want_float(c, 0)) return -1;
     sp_val *x = sp_in(c, 0);
     const char *layout;
     double eps;
@@ -90,7 +90,7 @@ static int read_axes(sp_ctx *c, const sp_val *x, int from1, uint32_t *axes, int 
 }
 
 static int layer_norm(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1) || want_float(c, 0)) return -1;
+    if (want_float(c, 0)) return -1;
     sp_val *x = sp_in(c, 0);
     uint32_t axes[BERTH_MAX_RANK];
     int n;
@@ -105,7 +105,6 @@ static int layer_norm(sp_ctx *c) {
 }
 
 static int reduce(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1)) return -1;
     sp_val *x = sp_in(c, 0);
     uint32_t axes[BERTH_MAX_RANK];
     int n, keep;
@@ -121,7 +120,6 @@ static int reduce(sp_ctx *c) {
 }
 
 static int arg_reduce(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1)) return -1;
     sp_val *x = sp_in(c, 0);
     int64_t axis;
     uint32_t ax;
@@ -145,7 +143,7 @@ static int arg_reduce(sp_ctx *c) {
 
 /* softmax: WebNN requires an axis; a negative one counts from the end. */
 static int softmax(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1) || want_float(c, 0)) return -1;
+    if (want_float(c, 0)) return -1;
     sp_val *x = sp_in(c, 0);
     int64_t axis;
     uint32_t ax;
@@ -156,21 +154,21 @@ static int softmax(sp_ctx *c) {
 }
 
 const sp_rule sp_rules_norm[] = {
-    {"batchNormalization", batch_norm},
-    {"instanceNormalization", instance_norm},
-    {"layerNormalization", layer_norm},
-    {"reduceMean", reduce},
-    {"reduceSum", reduce},
-    {"reduceMax", reduce},
-    {"reduceMin", reduce},
-    {"reduceProduct", reduce},
-    {"reduceL1", reduce},
-    {"reduceL2", reduce},
-    {"reduceLogSum", reduce},
-    {"reduceLogSumExp", reduce},
-    {"reduceSumSquare", reduce},
-    {"argMax", arg_reduce},
-    {"argMin", arg_reduce},
-    {"softmax", softmax},
-    {NULL, NULL},
+    {BERTH_OP_BATCH_NORMALIZATION, batch_norm},
+    {BERTH_OP_INSTANCE_NORMALIZATION, instance_norm},
+    {BERTH_OP_LAYER_NORMALIZATION, layer_norm},
+    {BERTH_OP_REDUCE_MEAN, reduce},
+    {BERTH_OP_REDUCE_SUM, reduce},
+    {BERTH_OP_REDUCE_MAX, reduce},
+    {BERTH_OP_REDUCE_MIN, reduce},
+    {BERTH_OP_REDUCE_PRODUCT, reduce},
+    {BERTH_OP_REDUCE_L1, reduce},
+    {BERTH_OP_REDUCE_L2, reduce},
+    {BERTH_OP_REDUCE_LOG_SUM, reduce},
+    {BERTH_OP_REDUCE_LOG_SUM_EXP, reduce},
+    {BERTH_OP_REDUCE_SUM_SQUARE, reduce},
+    {BERTH_OP_ARG_MAX, arg_reduce},
+    {BERTH_OP_ARG_MIN, arg_reduce},
+    {BERTH_OP_SOFTMAX, softmax},
+    {BERTH_OP_UNKNOWN, NULL},
 };

@@ -13,7 +13,6 @@ static int need_ints(sp_ctx *c, const char *key, int64_t *out, size_t cap, int *
 }
 
 static int reshape(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1)) return -1;
     sp_val *x = sp_in(c, 0);
     int64_t d[BERTH_MAX_RANK + 1];
     int n, infer = -1;
@@ -47,7 +46,6 @@ static int reshape(sp_ctx *c) {
 }
 
 static int transpose(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1)) return -1;
     sp_val *x = sp_in(c, 0);
     int64_t p[BERTH_MAX_RANK + 1], d[BERTH_MAX_RANK];
     int n;
@@ -72,7 +70,6 @@ static int transpose(sp_ctx *c) {
 }
 
 static int concat(sp_ctx *c) {
-    if (sp_arity(c, 1, UINT32_MAX, 1)) return -1;
     sp_val *a = sp_in(c, 0);
     int64_t axis;
     uint32_t ax;
@@ -104,7 +101,7 @@ static int concat(sp_ctx *c) {
 }
 
 static int split(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, c->n->src->n_outputs) || c->n->src->n_outputs == 0) return -1;
+    if (c->n->src->n_outputs == 0) return sp_fail(c, "expected at least 1 output, found 0");
     sp_val *x = sp_in(c, 0);
     int64_t axis, sizes[64];
     uint32_t ax, outs = c->n->src->n_outputs;
@@ -148,7 +145,6 @@ static int split(sp_ctx *c) {
 }
 
 static int slice(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1)) return -1;
     sp_val *x = sp_in(c, 0);
     int64_t st[BERTH_MAX_RANK], sz[BERTH_MAX_RANK], sd[BERTH_MAX_RANK], d[BERTH_MAX_RANK];
     int ns, nz, nd;
@@ -182,7 +178,7 @@ static int want_index_dtype(sp_ctx *c, uint32_t i) {
 }
 
 static int gather(sp_ctx *c) {
-    if (sp_arity(c, 2, 2, 1) || want_index_dtype(c, 1)) return -1;
+    if (want_index_dtype(c, 1)) return -1;
     sp_val *x = sp_in(c, 0), *idx = sp_in(c, 1);
     int64_t axis, d[BERTH_MAX_RANK * 2];
     uint32_t ax, r = 0;
@@ -212,7 +208,7 @@ static int elements_indices(sp_ctx *c, const sp_val *x, uint32_t i, uint32_t ax)
 }
 
 static int gather_elements(sp_ctx *c) {
-    if (sp_arity(c, 2, 2, 1) || want_index_dtype(c, 1)) return -1;
+    if (want_index_dtype(c, 1)) return -1;
     sp_val *x = sp_in(c, 0), *idx = sp_in(c, 1);
     int64_t axis;
     uint32_t ax;
@@ -223,7 +219,7 @@ static int gather_elements(sp_ctx *c) {
 }
 
 static int scatter_elements(sp_ctx *c) {
-    if (sp_arity(c, 3, 3, 1) || want_index_dtype(c, 1)) return -1;
+    if (want_index_dtype(c, 1)) return -1;
     sp_val *x = sp_in(c, 0), *idx = sp_in(c, 1), *up = sp_in(c, 2);
     int64_t axis;
     uint32_t ax;
@@ -240,7 +236,6 @@ static int scatter_elements(sp_ctx *c) {
 }
 
 static int expand(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1)) return -1;
     sp_val *x = sp_in(c, 0);
     int64_t s[BERTH_MAX_RANK], d[BERTH_MAX_RANK * 2];
     int n;
@@ -255,7 +250,6 @@ static int expand(sp_ctx *c) {
 }
 
 static int squeeze(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1)) return -1;
     sp_val *x = sp_in(c, 0);
     int64_t raw[BERTH_MAX_RANK], d[BERTH_MAX_RANK];
     int n;
@@ -277,7 +271,6 @@ static int squeeze(sp_ctx *c) {
 }
 
 static int unsqueeze(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1)) return -1;
     sp_val *x = sp_in(c, 0);
     int64_t raw[BERTH_MAX_RANK], d[BERTH_MAX_RANK];
     int n;
@@ -297,7 +290,6 @@ static int unsqueeze(sp_ctx *c) {
 }
 
 static int cast(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1)) return -1;
     const char *ts;
     if (sp_opt_str(c, "type", NULL, &ts)) return -1;
     if (!ts) return sp_fail(c, "expected option 'type', found none");
@@ -308,7 +300,6 @@ static int cast(sp_ctx *c) {
 }
 
 static int pad(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1)) return -1;
     sp_val *x = sp_in(c, 0);
     int64_t b[BERTH_MAX_RANK], e[BERTH_MAX_RANK], d[BERTH_MAX_RANK];
     int nb, ne;
@@ -333,7 +324,6 @@ static int pad(sp_ctx *c) {
 }
 
 static int tile(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1)) return -1;
     sp_val *x = sp_in(c, 0);
     int64_t reps[BERTH_MAX_RANK], d[BERTH_MAX_RANK];
     int n;
@@ -353,7 +343,6 @@ static int tile(sp_ctx *c) {
 }
 
 static int triangular(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1)) return -1;
     sp_val *x = sp_in(c, 0);
     int upper;
     int64_t diag;
@@ -367,7 +356,6 @@ static int triangular(sp_ctx *c) {
 }
 
 static int cumulative_sum(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1)) return -1;
     sp_val *x = sp_in(c, 0);
     int64_t axis;
     uint32_t ax;
@@ -381,28 +369,27 @@ static int cumulative_sum(sp_ctx *c) {
 
 /* shape: its data is known on the host (fold.c fills it). */
 static int shape(sp_ctx *c) {
-    if (sp_arity(c, 1, 1, 1)) return -1;
     int64_t r = sp_in(c, 0)->rank;
     return sp_set_out(c, 0, BERTH_DTYPE_I64, 1, &r);
 }
 
 const sp_rule sp_rules_shape[] = {
-    {"reshape", reshape},
-    {"transpose", transpose},
-    {"concat", concat},
-    {"split", split},
-    {"slice", slice},
-    {"gather", gather},
-    {"gatherElements", gather_elements},
-    {"scatterElements", scatter_elements},
-    {"expand", expand},
-    {"squeeze", squeeze},
-    {"unsqueeze", unsqueeze},
-    {"cast", cast},
-    {"pad", pad},
-    {"tile", tile},
-    {"triangular", triangular},
-    {"cumulativeSum", cumulative_sum},
-    {"shape", shape},
-    {NULL, NULL},
+    {BERTH_OP_RESHAPE, reshape},
+    {BERTH_OP_TRANSPOSE, transpose},
+    {BERTH_OP_CONCAT, concat},
+    {BERTH_OP_SPLIT, split},
+    {BERTH_OP_SLICE, slice},
+    {BERTH_OP_GATHER, gather},
+    {BERTH_OP_GATHER_ELEMENTS, gather_elements},
+    {BERTH_OP_SCATTER_ELEMENTS, scatter_elements},
+    {BERTH_OP_EXPAND, expand},
+    {BERTH_OP_SQUEEZE, squeeze},
+    {BERTH_OP_UNSQUEEZE, unsqueeze},
+    {BERTH_OP_CAST, cast},
+    {BERTH_OP_PAD, pad},
+    {BERTH_OP_TILE, tile},
+    {BERTH_OP_TRIANGULAR, triangular},
+    {BERTH_OP_CUMULATIVE_SUM, cumulative_sum},
+    {BERTH_OP_SHAPE, shape},
+    {BERTH_OP_UNKNOWN, NULL},
 };

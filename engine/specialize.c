@@ -92,21 +92,70 @@ static int bind_leaf(spec_build *b, uint32_t vi) {
 
 /* ---- 3. options to berth_attr -------------------------------------------- */
 
-/* Ops whose positional non-operand arguments have WebNN names. */
-static const struct {
-    const char *op;
-    uint32_t n_operands; /* leading operand parameters; UINT32_MAX: a list (concat) */
-    const char *params[2];
-} signatures[] = {
-    {"reshape", 1, {"newShape"}},           {"expand", 1, {"newShape"}},
-    {"slice", 1, {"starts", "sizes"}},      {"split", 1, {"splits"}},
-    {"softmax", 1, {"axis"}},               {"concat", UINT32_MAX, {"axis"}},
-    {"pad", 1, {"beginningPadding", "endingPadding"}},
-    {"cast", 1, {"type"}},                  {"cumulativeSum", 1, {"axis"}},
-    {"argMax", 1, {"axis"}},                {"argMin", 1, {"axis"}},
-    {"tile", 1, {"repetitions"}},           {"transpose", 1, {"permutation"}},
-    {"squeeze", 1, {"axes"}},               {"unsqueeze", 1, {"axes"}},
-};
+/* Op id's positional non-operand parameters (its BERTH_PARAM rows), in
+ * order, into out[0..cap); returns how many. */
+static uint32_t op_params(berth_op_id id, const char **out, uint32_t cap) {
+    uint32_t n, k = 0;
+    const berth_op_param_desc *p = berth_op_params(&n);
+    for (uint32_t i = 0; i < n; i++)
+        if (p[i].op == id && k < cap) out[k++] = p[i].key;
+    return k;
+}
+
+static const char *type_text(berth_attr_type t) {
+    switch (t) {
+    case BERTH_ATTR_NULL: return "null";
+    case BERTH_ATTR_INT: return "an integer";
+    case BERTH_ATTR_FLOAT: return "a number";
+    case BERTH_ATTR_BOOL: return "a boolean";
+    case BERTH_ATTR_STRING: return "a string";
+    case BERTH_ATTR_INTS: return "an integer array";
+    case BERTH_ATTR_FLOATS: return "a number array";
+    case BERTH_ATTR_OPERAND: return "an operand";
+    case BERTH_ATTR_OPERANDS: return "an operand array";
+    }
+    return "?";
+}
+
+/* Whether a value of type `got` is accepted where the table lists `want`:
+ * null is absent; a lone integer reads as a one-item integer list, an
+ * integer as a number, an integer list as a number list. */
+static int type_fits(berth_attr_type want, berth_attr_type got) {
+    if (got == want || got == BERTH_ATTR_NULL) return 1;
+    switch (want) {
+    case BERTH_ATTR_FLOAT: return got == BERTH_ATTR_INT;
+    case BERTH_ATTR_INTS: return got == BERTH_ATTR_INT;
+    case BERTH_ATTR_FLOATS: return got == BERTH_ATTR_INTS;
+    default: return 0;
+    }
+}
+
+/* Refuses a key the op table does not list for the node's op, naming the
+ * ones it does. */
+static int unknown_option(spec_build *b, berth_op_id id, const char *key) {
+    char list[640];
+    size_t k = 0;
+    uint32_t n, seen = 0;
+    const berth_op_attr_desc *a = berth_op_attrs(&n);
+    list[0] = 0;
+    for (uint32_t i = 0; i < n && k < sizeof list; i++) {
+        if (a[i].op != id) continue;
+        int w = snprintf(list + k, sizeof list - k, "%s%s", seen++ ? ", " : "", a[i].key);
+        if (w > 0) k += (size_t)w;
+    }
+    const char *op = berth_op_table()[id].name;
+    if (!seen) return sp_fail(&b->c, "unknown option '%s'; %s takes no options", key, op);
+    return sp_fail(&b->c, "unknown option '%s'; %s takes: %s", key, op, list);
+}
+
+/* The option's type against the table's. */
+static int check_type(spec_build *b, berth_op_id id, const berth_attr *at) {
+    const berth_op_attr_desc *d = berth_op_attr(id, at->key);
+    if (!d) return unknown_option(b, id, at->key);
+    if (type_fits(d->type, at->type)) return 0;
+    return sp_fail(&b->c, "option '%s' expected %s, found %s", at->key, type_text(d->type),
+                   type_text(at->type));
+}
 
 static int convert_attr(spec_build *b, const bg_node *n, const bg_attr *in, const char *key,
                         berth_attr *out) {
@@ -214,10 +263,15 @@ static int normalize(spec_build *b, uint32_t ni) {
             g->values[n->outputs[i]].kind != BG_NODE_OUTPUT || b->c.vals[n->outputs[i]].ready)
             return sp_fail(&b->c, "output %u expected a new value, found index %d", i, n->outputs[i]);
 
-    int sig = -1;
-    for (size_t k = 0; k < sizeof signatures / sizeof signatures[0]; k++)
-        if (!strcmp(signatures[k].op, n->op)) sig = (int)k;
-    uint32_t n_ops = sig < 0 ? UINT32_MAX : signatures[sig].n_operands;
+    sn->id = berth_op_find(n->op);
+    if (sn->id == BERTH_OP_UNKNOWN) return sp_fail(&b->c, "expected a known op, found '%s'", n->op);
+    if (berth_op_table()[sn->id].kind != BERTH_OP_KIND_WEBNN)
+        return sp_fail(&b->c, "'%s' is made by the engine's fusion passes, not written in a graph", n->op);
+    const char *params[4];
+    uint32_t n_params = op_params(sn->id, params, 4);
+    /* leading operand parameters; UINT32_MAX: all (a list, as concat's,
+     * or an op without positional parameters) */
+    uint32_t n_ops = n_params ? berth_op_table()[sn->id].max_inputs : UINT32_MAX;
 
     /* Positions taken by literals; identifiers fill the rest in order. */
     uint32_t n_lit = 0;
@@ -235,17 +289,19 @@ static int normalize(spec_build *b, uint32_t ni) {
         if (key[0] == '@') {
             unsigned long pos = strtoul(key + 1, NULL, 10);
             const char *name = NULL;
-            if (sig >= 0 && n_ops == UINT32_MAX) name = signatures[sig].params[0];
-            else if (sig >= 0 && pos >= n_ops && pos - n_ops < 2) name = signatures[sig].params[pos - n_ops];
+            if (n_params && n_ops == UINT32_MAX) name = params[0];
+            else if (n_params && pos >= n_ops && pos - n_ops < n_params) name = params[pos - n_ops];
             if (!name)
                 return sp_fail(&b->c, "expected at most %u positional operands and named options, found a literal at position %lu",
-                               sig >= 0 ? n_ops : n->n_inputs, pos);
+                               n_params ? n_ops : n->n_inputs, pos);
             key = name;
         }
+        if (!berth_op_attr(sn->id, key)) return unknown_option(b, sn->id, key);
         for (uint32_t j = 0; j < sn->n_attrs; j++)
             if (!strcmp(sn->attrs[j].key, key))
                 return sp_fail(&b->c, "option '%s' expected once, found twice", key);
-        if (convert_attr(b, n, a, key, &sn->attrs[sn->n_attrs++])) return -1;
+        if (convert_attr(b, n, a, key, &sn->attrs[sn->n_attrs])) return -1;
+        if (check_type(b, sn->id, &sn->attrs[sn->n_attrs++])) return -1;
     }
     /* Positional identifiers past the operand parameters are host data. */
     uint32_t k = 0, pos = 0;
@@ -262,12 +318,12 @@ static int normalize(spec_build *b, uint32_t ni) {
             ins[k++] = n->inputs[i];
             continue;
         }
-        if (pos - n_ops >= 2 || !signatures[sig].params[pos - n_ops])
+        if (pos - n_ops >= n_params)
             return sp_fail(&b->c, "expected %u operands, found %u", n_ops, n->n_inputs);
-        const char *name = signatures[sig].params[pos - n_ops];
+        const char *name = params[pos - n_ops];
         if (sp_attr(sn, name)) return sp_fail(&b->c, "option '%s' expected once, found twice", name);
         if (tensor_to_attr(b, sn, n->inputs[i], i, name, &sn->attrs[sn->n_attrs])) return -1;
-        sn->n_attrs++;
+        if (check_type(b, sn->id, &sn->attrs[sn->n_attrs++])) return -1;
     }
     sn->n_inputs = k;
     return 0;
@@ -281,9 +337,9 @@ static int walk(spec_build *b) {
         if (normalize(b, i)) return -1;
         sp_node *sn = &b->nodes[i];
         b->c.n = sn;
-        sp_infer_fn fn = sp_find_rule(sn->op);
-        if (!fn) return sp_fail(&b->c, "expected a known op, found '%s'", sn->op);
-        if (fn(&b->c)) return -1;
+        sp_infer_fn fn = sp_find_rule(sn->id);
+        if (!fn) return sp_fail(&b->c, "expected an op with a shape rule, found '%s'", sn->op);
+        if (sp_check_counts(&b->c, sn->id) || fn(&b->c)) return -1;
         for (uint32_t o = 0; o < sn->src->n_outputs; o++)
             if (!b->c.vals[sn->src->outputs[o]].ready)
                 return sp_fail(&b->c, "output %u was not inferred", o);

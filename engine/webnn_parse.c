@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "berth/ops.h"
 #include "dtype.h"
 #include "util.h"
 #include "webnn.h"
@@ -521,6 +522,26 @@ static int parse_call(parser *P, bg_node *n, uint32_t node) {
     return finish_node(P, n, node);
 }
 
+/* berth's fused ops (berth/ops.def, kind FUSED) have dotted names the
+ * lexer does not read as one identifier; written as a callee they are
+ * refused here by name, with the reason, not as a stray '.'. */
+static int refuse_fused(parser *P) {
+    const char *s = P->tok.text, *e = s + P->tok.len;
+    if (e >= P->lx.end || *e != '.') return 0;
+    while (e < P->lx.end && (*e == '.' || *e == '_' || (*e >= '0' && *e <= '9') ||
+                             (*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z')))
+        e++;
+    char name[64];
+    size_t len = (size_t)(e - s);
+    if (len >= sizeof name) return 0;
+    memcpy(name, s, len);
+    name[len] = 0;
+    berth_op_id id = berth_op_find(name);
+    if (id == BERTH_OP_UNKNOWN || berth_op_table()[id].kind != BERTH_OP_KIND_FUSED) return 0;
+    return fail_at(P, P->tok.line, P->tok.col,
+                   "op '%s' is made by the engine's fusion passes and cannot be written in a graph file", name);
+}
+
 static int parse_node(parser *P) {
     if (P->nodes.n >= BG_MAX_NODES)
         return fail_at(P, P->tok.line, P->tok.col, "more than %u nodes in one graph", BG_MAX_NODES);
@@ -549,6 +570,7 @@ static int parse_node(parser *P) {
     n->outputs = berth_arena_array(P->a, n->n_outputs, sizeof(int32_t));
     if (!n->outputs) return fail_at(P, n->line, n->col, "out of memory");
     for (uint32_t k = 0; k < n->n_outputs; k++) n->outputs[k] = (int32_t)(first + k);
+    if (refuse_fused(P)) return -1;
     const char *callee = tok_strdup(P);
     if (!callee || next(P)) return -1;
     if (is_punct(P, '(')) {

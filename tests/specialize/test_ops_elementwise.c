@@ -32,7 +32,7 @@ int main(void) {
     expect_shape("x: f32[4];", "", "y = leakyRelu(x, alpha=0.1);", "y", "f32[4]");
     expect_error("x: f32[4];", "", "y = hardSigmoid(x, alpha=0.2, beta=true);", "y",
                  ERR("node 'y' (hardSigmoid)", "option 'beta' expected a number, found a boolean"));
-    expect_error("x: f32[4];", "", "y = relu(x, alpha={a: 1});", "y",
-                 ERR("node 'y' (relu)", "option 'alpha'", "unsupported object option"));
+    expect_error("x: f32[4];", "", "y = clamp(x, minValue={a: 1});", "y",
+                 ERR("node 'y' (clamp)", "option 'minValue'", "unsupported object option"));
     return check_exit();
 }

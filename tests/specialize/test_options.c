@@ -20,7 +20,7 @@ static void typed_options(void) {
         "  inputs { x: f32[1, 2, 8, 8]; }\n"
         "  consts { w: f32[4, 2, 3, 3]; b: f32[4]; }\n"
         "  nodes {\n"
-        "    c = conv2d(x, w, strides=[2, 2], bias=b, inputLayout=\"nchw\", extra=null);\n"
+        "    c = conv2d(x, w, strides=[2, 2], bias=b, inputLayout=\"nchw\", groups=null);\n"
         "    r = resample2d(c, scales=[2.0, 0.5]);\n"
         "    m = reduceMean(r, axes=[1], keepDimensions=true);\n"
         "    e = elu(m, alpha=1.5);\n"
@@ -43,7 +43,7 @@ static void typed_options(void) {
     }
     a = attr_of(c.s, "conv2d", "inputLayout");
     CHECK(a && a->type == BERTH_ATTR_STRING && !strcmp(a->s, "nchw"));
-    a = attr_of(c.s, "conv2d", "extra");
+    a = attr_of(c.s, "conv2d", "groups");
     CHECK(a && a->type == BERTH_ATTR_NULL);
     a = attr_of(c.s, "resample2d", "scales");
     CHECK(a && a->type == BERTH_ATTR_FLOATS && a->count == 2);

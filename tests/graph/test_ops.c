@@ -1,0 +1,51 @@
+/* The parser knows exactly the WebNN ops of berth/ops.def: each is
+ * accepted, berth's fused ops are refused with a message saying the
+ * engine makes them, and other names are unknown. */
+#include <stdio.h>
+#include <string.h>
+
+#include "berth/ops.h"
+#include "check.h"
+#include "graph.h"
+
+static void refused(const char *op, const char *want) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "webnn_graph \"o\" v2 {\n"
+             "  inputs { a: f32[2, 3]; b: f32[3, 4]; c: f32[4]; }\n"
+             "  nodes { y = %s(a, b, bias=c); }\n"
+             "  outputs { y; }\n"
+             "}\n",
+             op);
+    berth_error err;
+    memset(&err, 0, sizeof err);
+    berth_graph *g = berth_graph_parse("o.webnn", text, strlen(text), &err);
+    CHECK(g == NULL);
+    if (strcmp(err.msg, want)) fprintf(stderr, "  got:  %s\n  want: %s\n", err.msg, want);
+    CHECK(!strcmp(err.msg, want));
+    berth_graph_free(g);
+}
+
+int main(void) {
+    const berth_op_desc *t = berth_op_table();
+    int webnn = 0, fused = 0;
+    for (int i = 0; i < BERTH_OP_COUNT; i++) {
+        CHECK(berth_op_find(t[i].name) == (berth_op_id)i);
+        if (t[i].kind == BERTH_OP_KIND_WEBNN) {
+            webnn++;
+            CHECK(berth_graph_op_known(t[i].name));
+        } else {
+            fused++;
+            CHECK(t[i].kind == BERTH_OP_KIND_FUSED);
+            CHECK(!berth_graph_op_known(t[i].name));
+        }
+    }
+    CHECK(webnn == 85 && fused == 2);
+    CHECK(!berth_graph_op_known("matmull") && !berth_graph_op_known("") && !berth_graph_op_known(NULL));
+    refused("berth.matmulEpilogue",
+            "o.webnn:3:15: op 'berth.matmulEpilogue' is made by the engine's fusion passes and cannot be written in a graph file");
+    refused("berth.attention",
+            "o.webnn:3:15: op 'berth.attention' is made by the engine's fusion passes and cannot be written in a graph file");
+    refused("matmulEpilogue", "o.webnn:3:15: unknown op 'matmulEpilogue'");
+    return check_exit();
+}
