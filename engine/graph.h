@@ -129,7 +129,8 @@ void berth_graph_free(berth_graph *g);
 int32_t berth_graph_find(const berth_graph *g, const char *name);
 /* The option `key` of node n, or NULL. */
 const bg_attr *berth_graph_attr(const bg_node *n, const char *key);
-/* 1 if `op` is a WebNN op (or one of berth's) a .webnn file may use. */
+/* 1 if `op` is a WebNN op of the op table (include/berth/ops.def): the ops
+ * a .webnn file may use; the table's fused ops are the engine's own. */
 int berth_graph_op_known(const char *op);
 
 #endif

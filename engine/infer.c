@@ -19,7 +19,6 @@ sp_infer_fn sp_find_rule(berth_op_id id) {
     return NULL;
 }
 
-int berth_op_known(const char *op) { return sp_find_rule(berth_op_find(op)) != NULL; }
 
 int sp_fail(sp_ctx *c, const char *fmt, ...) {
     const bg_node *src = c->n->src;

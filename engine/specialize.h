@@ -29,8 +29,6 @@ void berth_spec_free(berth_spec *s);
  * `value`, or NULL when it was dropped (dead, or fused away). */
 const berth_operand *berth_spec_value(const berth_spec *s, int32_t value);
 
-/* Is `op` an op the engine knows (shape inference exists for it)? */
-int berth_op_known(const char *op);
 
 /* Fusion passes over a specialized graph. Each rewrites a pattern into
  * one berth fused op only where `supports(ctx, op, dtype)` says yes:
