@@ -10,14 +10,14 @@ static void test_negotiation(void) {
     berth_backend_entry_fn entry = (berth_backend_entry_fn)dlsym(mod, BERTH_BACKEND_ENTRY_SYMBOL);
     CHECK(entry != NULL);
     berth_error why = {{0}};
-    CHECK(entry(0, &h_host, &why) == NULL);
+    CHECK(entry(0, &host.services, &why) == NULL);
     CHECK_CONTAINS(why.msg, "version 1");
     CHECK_CONTAINS(why.msg, "version 0");
-    berth_host_services small = h_host;
+    berth_host_services small = host.services;
     small.struct_size = 16;
     CHECK(entry(1, &small, &why) == NULL);
     CHECK_CONTAINS(why.msg, "16");
-    const berth_backend *t = entry(7, &h_host, &why); /* a newer host gets v1 */
+    const berth_backend *t = entry(7, &host.services, &why); /* a newer host gets v1 */
     CHECK(t && t->abi_version == 1 && t->struct_size >= BERTH_BACKEND_V1_MIN_SIZE);
     CHECK(t && strcmp(t->name, "cpu") == 0);
     dlclose(mod);
@@ -36,21 +36,19 @@ static void test_options(void) {
         {"threads", "4x", "'4x'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        h_opt_keys[0] = cases[i][0];
-        h_opt_vals[0] = cases[i][1];
-        h_opt_n = 1;
-        CHECK(be->open(&h_host, &d, &err) == BERTH_ERR_INVALID);
+        mh_host_clear_options(&host);
+        mh_host_option(&host, cases[i][0], cases[i][1]);
+        CHECK(cpu.be->open(&host.services, &d, &err) == BERTH_ERR_INVALID);
         CHECK(d == NULL);
         CHECK_CONTAINS(err.msg, cases[i][2]);
         CHECK_CONTAINS(err.msg, cases[i][0]);
     }
-    h_opt_keys[0] = "threads";
-    h_opt_vals[0] = "3";
-    h_opt_n = 1;
-    CHECK(be->open(&h_host, &d, &err) == BERTH_OK);
+    mh_host_clear_options(&host);
+    mh_host_option(&host, "threads", "3");
+    CHECK(cpu.be->open(&host.services, &d, &err) == BERTH_OK);
     if (!d) return;
     berth_caps caps = {.struct_size = sizeof caps};
-    CHECK(be->caps(d, &caps, &err) == BERTH_OK);
+    CHECK(cpu.be->caps(d, &caps, &err) == BERTH_OK);
     CHECK_CONTAINS(caps.device_name, "cpu (3 threads, ");
     CHECK(caps.unified_memory == 1);
     CHECK(caps.memory_bytes > 0);
@@ -59,18 +57,18 @@ static void test_options(void) {
     CHECK(caps.dtype_mask & (1u << BERTH_DTYPE_U8));
     /* a host with an older, smaller caps struct gets only what fits */
     berth_caps old = {.struct_size = (uint32_t)offsetof(berth_caps, memory_bytes), .memory_bytes = 77};
-    CHECK(be->caps(d, &old, &err) == BERTH_OK);
+    CHECK(cpu.be->caps(d, &old, &err) == BERTH_OK);
     CHECK(old.memory_bytes == 77 && old.device_name != NULL);
-    be->close(d);
+    cpu.be->close(d);
 }
 
 static void test_supports(void) {
     berth_error err;
-    CHECK(be->supports_op(dev, "matmul", BERTH_DTYPE_F32, &err) == BERTH_OK);
-    CHECK(be->supports_op(dev, "add", BERTH_DTYPE_I64, &err) == BERTH_OK);
-    CHECK(be->supports_op(dev, "matmul", BERTH_DTYPE_I32, &err) == BERTH_ERR_UNSUPPORTED);
+    CHECK(cpu.be->supports_op(cpu.dev, "matmul", BERTH_DTYPE_F32, &err) == BERTH_OK);
+    CHECK(cpu.be->supports_op(cpu.dev, "add", BERTH_DTYPE_I64, &err) == BERTH_OK);
+    CHECK(cpu.be->supports_op(cpu.dev, "matmul", BERTH_DTYPE_I32, &err) == BERTH_ERR_UNSUPPORTED);
     CHECK_CONTAINS(err.msg, "int32");
-    CHECK(be->supports_op(dev, "frobnicate", BERTH_DTYPE_F32, &err) == BERTH_ERR_UNSUPPORTED);
+    CHECK(cpu.be->supports_op(cpu.dev, "frobnicate", BERTH_DTYPE_F32, &err) == BERTH_ERR_UNSUPPORTED);
     CHECK_CONTAINS(err.msg, "frobnicate");
 }
 
@@ -78,27 +76,27 @@ static void test_upload(void) {
     berth_error err;
     berth_upload_info info = {.struct_size = sizeof info, .n_tensors = 2, .total_bytes = 32, .largest_bytes = 16};
     berth_weights *w = NULL;
-    CHECK(be->upload_begin(dev, &info, &w, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_begin(cpu.dev, &info, &w, &err) == BERTH_OK);
     if (!w) return;
     berth_weight_desc d0 = {.name = "w0", .id = 0, .dtype = BERTH_DTYPE_F32, .rank = 1, .dims = {4}, .bytes = 16};
     berth_weight_desc d1 = {.name = "w1", .id = 1, .dtype = BERTH_DTYPE_F32, .rank = 1, .dims = {4}, .bytes = 16};
     void *dest = (void *)1;
-    CHECK(be->upload_dest(w, &d0, &dest, &err) == BERTH_OK && dest == NULL);
-    int frees0 = h_host_frees;
-    float *given = h_alloc(NULL, 16, 64);
+    CHECK(cpu.be->upload_dest(w, &d0, &dest, &err) == BERTH_OK && dest == NULL);
+    int frees0 = host.frees;
+    float *given = mh_host_alloc(&host, 16, 64);
     for (int i = 0; i < 4; i++) given[i] = (float)(i + 1);
     int taken = 0;
-    CHECK(be->upload_tensor(w, &d0, given, BERTH_UPLOAD_GIVEN, &taken, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_tensor(w, &d0, given, BERTH_UPLOAD_GIVEN, &taken, &err) == BERTH_OK);
     CHECK(taken == 1);
     float scratch[4] = {10, 20, 30, 40};
     taken = 7;
-    CHECK(be->upload_tensor(w, &d1, scratch, 0, &taken, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_tensor(w, &d1, scratch, 0, &taken, &err) == BERTH_OK);
     CHECK(taken == 0);
     scratch[0] = -999; /* the backend copied it */
-    CHECK(be->upload_tensor(w, &d1, scratch, 0, &taken, &err) == BERTH_ERR_INVALID);
+    CHECK(cpu.be->upload_tensor(w, &d1, scratch, 0, &taken, &err) == BERTH_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "w1");
-    CHECK(be->upload_end(w, &err) == BERTH_OK);
-    CHECK(be->weights_bytes(w) == 32);
+    CHECK(cpu.be->upload_end(w, &err) == BERTH_OK);
+    CHECK(cpu.be->weights_bytes(w) == 32);
 
     tgraph g = {0};
     uint32_t a = tg_operand(&g, "w0", BERTH_OPERAND_WEIGHT, BERTH_DTYPE_F32, 1, DIMS(4));
@@ -115,27 +113,27 @@ static void test_upload(void) {
     g.ops[y].dims[0] = 8;
     CHECK(h_run_w(&g, w, NULL, (void *[]){got}, &err) == BERTH_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "w1");
-    be->free_weights(w);
-    CHECK(h_host_frees == frees0 + 1);
+    cpu.be->free_weights(w);
+    CHECK(host.frees == frees0 + 1);
 
     /* half-filled: one given, one never uploaded; upload_end refuses */
     info.n_tensors = 3;
-    CHECK(be->upload_begin(dev, &info, &w, &err) == BERTH_OK);
-    given = h_alloc(NULL, 16, 64);
-    CHECK(be->upload_tensor(w, &d0, given, BERTH_UPLOAD_GIVEN, &taken, &err) == BERTH_OK);
-    CHECK(be->upload_end(w, &err) == BERTH_ERR_INVALID);
+    CHECK(cpu.be->upload_begin(cpu.dev, &info, &w, &err) == BERTH_OK);
+    given = mh_host_alloc(&host, 16, 64);
+    CHECK(cpu.be->upload_tensor(w, &d0, given, BERTH_UPLOAD_GIVEN, &taken, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_end(w, &err) == BERTH_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "id 1");
     berth_weight_desc lying = d1; /* bytes that disagree with the dims */
     lying.id = 2;
     lying.bytes = 12;
-    CHECK(be->upload_tensor(w, &lying, scratch, 0, &taken, &err) == BERTH_ERR_INVALID);
+    CHECK(cpu.be->upload_tensor(w, &lying, scratch, 0, &taken, &err) == BERTH_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "needs 16 bytes, found 12");
     berth_weight_desc bad = d1;
     bad.id = 9;
-    CHECK(be->upload_tensor(w, &bad, scratch, 0, &taken, &err) == BERTH_ERR_INVALID);
+    CHECK(cpu.be->upload_tensor(w, &bad, scratch, 0, &taken, &err) == BERTH_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "9");
-    be->free_weights(w);
-    CHECK(h_host_frees == frees0 + 2);
+    cpu.be->free_weights(w);
+    CHECK(host.frees == frees0 + 2);
 }
 
 static void test_plan_errors(void) {
@@ -217,27 +215,27 @@ static void test_arena_and_profile(void) {
     berth_graph_desc d = tg_desc(&g);
     berth_plan *p = NULL;
     berth_error err;
-    CHECK(be->plan(dev, NULL, &d, &p, &err) == BERTH_OK);
+    CHECK(cpu.be->plan(cpu.dev, NULL, &d, &p, &err) == BERTH_OK);
     if (!p) return;
-    uint64_t bytes = be->plan_bytes(p);
+    uint64_t bytes = cpu.be->plan_bytes(p);
     CHECK(bytes >= 2u * E * sizeof(float));
     CHECK(bytes <= 3u * E * sizeof(float));
     if (bytes > 3u * E * sizeof(float)) fprintf(stderr, "  plan_bytes %llu\n", (unsigned long long)bytes);
     float *x = h_randf(E), *y = calloc(E, sizeof(float));
     berth_tensor ti = h_tensor(&g.ops[g.ins[0]], x), to = h_tensor(&g.ops[prev], y);
-    CHECK(be->run(p, &ti, 1, &to, 1, &err) == BERTH_OK);
+    CHECK(cpu.be->run(p, &ti, 1, &to, 1, &err) == BERTH_OK);
     /* abs, neg, abs, ... ending with neg: -|x| */
     double *ref = h_zeros(E);
     for (int i = 0; i < E; i++) ref[i] = -fabs((double)x[i]);
     h_close("chain", y, ref, E);
     uint64_t ns[N];
-    CHECK(be->plan_profile(p, ns, N, &err) == BERTH_OK);
+    CHECK(cpu.be->plan_profile(p, ns, N, &err) == BERTH_OK);
     int positive = 1;
     for (int i = 0; i < N; i++) positive &= ns[i] > 0;
     CHECK(positive);
     uint64_t more[N + 1];
-    CHECK(be->plan_profile(p, more, N + 1, &err) == BERTH_ERR_INVALID);
-    be->free_plan(p);
+    CHECK(cpu.be->plan_profile(p, more, N + 1, &err) == BERTH_ERR_INVALID);
+    cpu.be->free_plan(p);
     free(x), free(y), free(ref);
 }
 
@@ -278,17 +276,17 @@ static void test_views(void) {
     berth_graph_desc desc = tg_desc(&g);
     berth_plan *p = NULL;
     berth_error err;
-    CHECK(be->plan(dev, NULL, &desc, &p, &err) == BERTH_OK);
+    CHECK(cpu.be->plan(cpu.dev, NULL, &desc, &p, &err) == BERTH_OK);
     if (!p) return;
     /* live at once: b (through its views) and c, plus d, never the views */
-    CHECK(be->plan_bytes(p) <= 3u * E * sizeof(float) + 16384);
+    CHECK(cpu.be->plan_bytes(p) <= 3u * E * sizeof(float) + 16384);
     berth_tensor ti = h_tensor(&g.ops[x], xv), to[2] = {h_tensor(&g.ops[a], ya), h_tensor(&g.ops[vd], yd)};
     for (int r = 0; r < 2; r++) { /* twice: aliases are rebound on every run */
-        CHECK(be->run(p, &ti, 1, to, 2, &err) == BERTH_OK);
+        CHECK(cpu.be->run(p, &ti, 1, to, 2, &err) == BERTH_OK);
         h_close("view of output", ya, ra, E);
         h_close("views", yd, rd, E);
     }
-    be->free_plan(p);
+    cpu.be->free_plan(p);
     free(xv), free(ya), free(yd), free(ra), free(rd);
 
     /* relu -> reshape -> reshape -> neg: with aliasing one buffer, copies would need two */
@@ -303,10 +301,10 @@ static void test_views(void) {
     tg_node(&h, "neg", 1, IDX(v2), 1, IDX(y), 0, NULL);
     tg_output(&h, y);
     desc = tg_desc(&h);
-    CHECK(be->plan(dev, NULL, &desc, &p, &err) == BERTH_OK);
+    CHECK(cpu.be->plan(cpu.dev, NULL, &desc, &p, &err) == BERTH_OK);
     if (!p) return;
-    CHECK(be->plan_bytes(p) < 2u * E * sizeof(float));
-    be->free_plan(p);
+    CHECK(cpu.be->plan_bytes(p) < 2u * E * sizeof(float));
+    cpu.be->free_plan(p);
 }
 
 /* A batch of zero rows plans and runs with NULL buffers. */

@@ -119,7 +119,7 @@ static void count_wide(void) {
     berth_graph_desc d = tg_desc(g);
     berth_plan *p = NULL;
     berth_error err;
-    CHECK(be->plan(dev, NULL, &d, &p, &err) == BERTH_OK);
+    CHECK(cpu.be->plan(cpu.dev, NULL, &d, &p, &err) == BERTH_OK);
     if (!p) {
         fprintf(stderr, "  %s\n", err.msg);
         free(g), free(w), free(x);
@@ -127,16 +127,16 @@ static void count_wide(void) {
     }
     berth_tensor ti[2] = {h_tensor(&g->ops[g->ins[0]], x), h_tensor(&g->ops[g->ins[1]], idx)};
     berth_tensor to = h_tensor(&g->ops[g->outs[0]], y);
-    for (int i = 0; i < 3; i++) CHECK(be->run(p, ti, 2, &to, 1, &err) == BERTH_OK);
+    for (int i = 0; i < 3; i++) CHECK(cpu.be->run(p, ti, 2, &to, 1, &err) == BERTH_OK);
     int ok = 1;
     start_count();
-    for (int i = 0; i < 1000; i++) ok &= be->run(p, ti, 2, &to, 1, &err) == BERTH_OK;
+    for (int i = 0; i < 1000; i++) ok &= cpu.be->run(p, ti, 2, &to, 1, &err) == BERTH_OK;
     long n = stop_count();
     CHECK(ok);
     CHECK(n == 0);
     if (n) fprintf(stderr, "  %ld allocations in 1000 warm runs of the wide graph\n", n);
     CHECK(y[1] == y[2]); /* index -1 wraps to 15 */
-    be->free_plan(p);
+    cpu.be->free_plan(p);
     free(g), free(w), free(x);
 }
 
@@ -161,17 +161,17 @@ int main(void) {
     berth_graph_desc d = tg_desc(g);
     berth_plan *p = NULL;
     berth_error err;
-    CHECK(be->plan(dev, NULL, &d, &p, &err) == BERTH_OK);
+    CHECK(cpu.be->plan(cpu.dev, NULL, &d, &p, &err) == BERTH_OK);
     if (!p) {
         fprintf(stderr, "  %s\n", err.msg);
         return check_exit();
     }
     berth_tensor ti = h_tensor(&g->ops[g->ins[0]], x);
     berth_tensor to[2] = {h_tensor(&g->ops[g->outs[0]], y), h_tensor(&g->ops[g->outs[1]], cmp)};
-    for (int i = 0; i < 5; i++) CHECK(be->run(p, &ti, 1, to, 2, &err) == BERTH_OK);
+    for (int i = 0; i < 5; i++) CHECK(cpu.be->run(p, &ti, 1, to, 2, &err) == BERTH_OK);
     int ok = 1;
     start_count();
-    for (int i = 0; i < 1000; i++) ok &= be->run(p, &ti, 1, to, 2, &err) == BERTH_OK;
+    for (int i = 0; i < 1000; i++) ok &= cpu.be->run(p, &ti, 1, to, 2, &err) == BERTH_OK;
     long n = stop_count();
     CHECK(ok);
     CHECK(n == 0);
@@ -180,7 +180,7 @@ int main(void) {
     int in_range = 1, nonzero = 0;
     for (int i = 0; i < 512 * 96; i++) in_range &= y[i] >= -1.0f && y[i] <= 1.0f, nonzero |= y[i] != 0.0f;
     CHECK(in_range && nonzero);
-    be->free_plan(p);
+    cpu.be->free_plan(p);
     count_wide();
     h_shutdown();
     free(g), free(w), free(bias), free(x), free(y), free(cmp);

@@ -96,7 +96,7 @@ static void test_matmul(void) {
     berth_error err;
     berth_graph_desc d = tg_desc(&g);
     berth_plan *p = NULL;
-    CHECK(be->plan(dev, NULL, &d, &p, &err) == BERTH_ERR_INVALID);
+    CHECK(cpu.be->plan(cpu.dev, NULL, &d, &p, &err) == BERTH_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "mm_out");
     CHECK_CONTAINS(err.msg, "matmul");
     CHECK_CONTAINS(err.msg, "5");

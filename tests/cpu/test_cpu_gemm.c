@@ -11,14 +11,13 @@ static char thr_buf[16];
 
 /* Opens the device with the isa and thread count; 0 if the cpu lacks it. */
 static int open_with(const char *isa, int threads) {
-    be = h_load();
-    if (!be) return 0;
+    if (!h_load()) return 0;
     snprintf(thr_buf, sizeof thr_buf, "%d", threads);
-    h_opt_keys[0] = "threads", h_opt_vals[0] = thr_buf;
-    h_opt_keys[1] = "isa", h_opt_vals[1] = isa;
-    h_opt_n = 2;
+    mh_host_clear_options(&host);
+    mh_host_option(&host, "threads", thr_buf);
+    mh_host_option(&host, "isa", isa);
     berth_error err;
-    berth_status st = be->open(&h_host, &dev, &err);
+    berth_status st = cpu.be->open(&host.services, &cpu.dev, &err);
     if (st != BERTH_OK) {
         CHECK(st == BERTH_ERR_INVALID);
         CHECK_CONTAINS(err.msg, "does not support");
@@ -34,11 +33,11 @@ static berth_weights *upload(const float *data, size_t n, uint32_t k, uint32_t c
     berth_weights *w = NULL;
     berth_error err;
     int taken = 0;
-    CHECK(be->upload_begin(dev, &info, &w, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_begin(cpu.dev, &info, &w, &err) == BERTH_OK);
     berth_weight_desc d = {.name = "w", .id = 0, .dtype = BERTH_DTYPE_F32, .rank = 2, .dims = {k, cols},
                            .bytes = 4 * n};
-    CHECK(be->upload_tensor(w, &d, (void *)data, 0, &taken, &err) == BERTH_OK);
-    CHECK(be->upload_end(w, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_tensor(w, &d, (void *)data, 0, &taken, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_end(w, &err) == BERTH_OK);
     return w;
 }
 
@@ -93,7 +92,7 @@ static void check_product(int64_t batch, int64_t m, int64_t k, int64_t n, int fu
              acts[act], res_on);
     if (st) fprintf(stderr, "  %s: %s\n", what, err.msg);
     else h_close_tol(what, y, ref, rows * (size_t)n, 1e-4, 1e-4 * sqrt((double)k));
-    be->free_weights(w);
+    cpu.be->free_weights(w);
     free(x), free(wt), free(b), free(r), free(y), free(ref);
 }
 
@@ -120,7 +119,7 @@ static void test_shared_packing(void) {
     enum { M = 9, K = 20, N = 24 };
     float *wt = h_randf(K * N), *x = h_randf(M * K), y[M * N];
     berth_weights *w = upload(wt, K * N, K, N);
-    uint64_t before = be->weights_bytes(w);
+    uint64_t before = cpu.be->weights_bytes(w);
     CHECK(before == sizeof(float) * K * N);
     tgraph g = {0};
     uint32_t xi = tg_input(&g, "x", BERTH_DTYPE_F32, 2, DIMS(M, K));
@@ -131,14 +130,14 @@ static void test_shared_packing(void) {
     berth_graph_desc d = tg_desc(&g);
     berth_plan *p1 = NULL, *p2 = NULL;
     berth_error err;
-    CHECK(be->plan(dev, w, &d, &p1, &err) == BERTH_OK);
-    uint64_t after1 = be->weights_bytes(w);
+    CHECK(cpu.be->plan(cpu.dev, w, &d, &p1, &err) == BERTH_OK);
+    uint64_t after1 = cpu.be->weights_bytes(w);
     CHECK(after1 >= before + sizeof(float) * K * N); /* the packed panels, at least k x n floats */
-    CHECK(be->plan(dev, w, &d, &p2, &err) == BERTH_OK);
-    CHECK(be->weights_bytes(w) == after1);
+    CHECK(cpu.be->plan(cpu.dev, w, &d, &p2, &err) == BERTH_OK);
+    CHECK(cpu.be->weights_bytes(w) == after1);
     berth_tensor ti = h_tensor(&g.ops[xi], x), to = h_tensor(&g.ops[yi], y);
     if (p2) {
-        CHECK(be->run(p2, &ti, 1, &to, 1, &err) == BERTH_OK);
+        CHECK(cpu.be->run(p2, &ti, 1, &to, 1, &err) == BERTH_OK);
         double ref[M * N];
         for (int i = 0; i < M; i++)
             for (int j = 0; j < N; j++) {
@@ -148,8 +147,8 @@ static void test_shared_packing(void) {
             }
         h_close("shared packing", y, ref, M * N);
     }
-    be->free_plan(p1), be->free_plan(p2);
-    be->free_weights(w);
+    cpu.be->free_plan(p1), cpu.be->free_plan(p2);
+    cpu.be->free_weights(w);
     free(wt), free(x);
 }
 
@@ -361,16 +360,16 @@ static void test_pool_chain(void) {
     berth_graph_desc d = tg_desc(g);
     berth_plan *p = NULL;
     berth_error err;
-    CHECK(be->plan(dev, NULL, &d, &p, &err) == BERTH_OK);
+    CHECK(cpu.be->plan(cpu.dev, NULL, &d, &p, &err) == BERTH_OK);
     berth_tensor ti = h_tensor(&g->ops[g->ins[0]], x), to = h_tensor(&g->ops[prev], y);
     int same = 1;
     for (int rep = 0; p && rep < 30; rep++) {
         memset(y, 0, sizeof(float) * R * C);
-        CHECK(be->run(p, &ti, 1, &to, 1, &err) == BERTH_OK);
+        CHECK(cpu.be->run(p, &ti, 1, &to, 1, &err) == BERTH_OK);
         same &= memcmp(y, want, sizeof(float) * R * C) == 0;
     }
     CHECK(same);
-    be->free_plan(p);
+    cpu.be->free_plan(p);
     free(g), free(x), free(k), free(y), free(want);
 }
 

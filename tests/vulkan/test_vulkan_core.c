@@ -6,7 +6,7 @@
 #include "vk_harness.h"
 
 /* Uploads tensors through `m`; in place wherever upload_dest offers memory. */
-static berth_weights *upload(hmod *m, uint32_t n, float *const *data, const size_t *count) {
+static berth_weights *upload(mh_module *m, uint32_t n, float *const *data, const size_t *count) {
     uint64_t total = 0, largest = 0;
     for (uint32_t i = 0; i < n; i++) {
         total += count[i] * 4;
@@ -76,7 +76,7 @@ static void test_first_graph(void) {
 
     float got[B * 3];
     berth_error err = {{0}};
-    berth_status st = h_run_on(&vk, &g, vw, (void *const[]){x}, (void *const[]){got}, &err);
+    berth_status st = mh_run(&vk, &g, vw, (void *const[]){x}, (void *const[]){got}, &err);
     CHECK(st == BERTH_OK);
     if (st) fprintf(stderr, "  first graph: %s\n", err.msg);
     double hid[B * 8], ref[B * 3];
@@ -108,7 +108,7 @@ static void test_first_graph(void) {
     tg_output(&g5, w5);
     int32_t got_shape[3] = {0};
     float got_r[B * 4], got_w[8];
-    st = h_run_on(&vk, &g5, vw, (void *const[]){x}, (void *const[]){got_shape, got_r, got_w}, &err);
+    st = mh_run(&vk, &g5, vw, (void *const[]){x}, (void *const[]){got_shape, got_r, got_w}, &err);
     CHECK(st == BERTH_OK);
     if (st) fprintf(stderr, "  constant outputs: %s\n", err.msg);
     CHECK(memcmp(got_shape, shape, sizeof shape) == 0);
@@ -262,7 +262,7 @@ static void test_refusals(void) {
     tg_node(&g, "conv3d", 1, IDX(x), 1, IDX(y), 0, NULL);
     tg_output(&g, y);
     float in[4] = {0}, out[4];
-    CHECK(h_run_on(&vk, &g, NULL, (void *const[]){in}, (void *const[]){out}, &err) == BERTH_ERR_UNSUPPORTED);
+    CHECK(mh_run(&vk, &g, NULL, (void *const[]){in}, (void *const[]){out}, &err) == BERTH_ERR_UNSUPPORTED);
     CHECK_CONTAINS(err.msg, "mystery_out");
 
     tgraph g2 = {0};
@@ -271,7 +271,7 @@ static void test_refusals(void) {
     tg_node(&g2, "matmul", 2, IDX(a, b), 1, IDX(p), 0, NULL);
     tg_output(&g2, p);
     float av[6] = {0}, bv[20] = {0}, pv[10];
-    CHECK(h_run_on(&vk, &g2, NULL, (void *const[]){av, bv}, (void *const[]){pv}, &err) == BERTH_ERR_INVALID);
+    CHECK(mh_run(&vk, &g2, NULL, (void *const[]){av, bv}, (void *const[]){pv}, &err) == BERTH_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "prod");
     CHECK_CONTAINS(err.msg, "inner dims");
 
@@ -282,7 +282,7 @@ static void test_refusals(void) {
     tg_node(&g4, "relu", 1, IDX(later), 1, IDX(early), 0, NULL);
     tg_node(&g4, "relu", 1, IDX(x4), 1, IDX(later), 0, NULL);
     tg_output(&g4, early);
-    CHECK(h_run_on(&vk, &g4, NULL, (void *const[]){in}, (void *const[]){out}, &err) == BERTH_ERR_INVALID);
+    CHECK(mh_run(&vk, &g4, NULL, (void *const[]){in}, (void *const[]){out}, &err) == BERTH_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "node 'early' (relu): input 0");
 
     /* A weight id that was never uploaded. */
@@ -291,7 +291,7 @@ static void test_refusals(void) {
     uint32_t s = tg_value(&g3, "s", BERTH_DTYPE_F32, 1, DIMS(4));
     tg_node(&g3, "add", 2, IDX(xi, wi), 1, IDX(s), 0, NULL);
     tg_output(&g3, s);
-    CHECK(h_run_on(&vk, &g3, NULL, (void *const[]){in}, (void *const[]){out}, &err) == BERTH_ERR_INVALID);
+    CHECK(mh_run(&vk, &g3, NULL, (void *const[]){in}, (void *const[]){out}, &err) == BERTH_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "w_missing");
 }
 

@@ -33,7 +33,7 @@ static void test_arg(void) {
     /* axis is required */
     berth_error err;
     one_op(&g, "argMin", BERTH_DTYPE_F32, 2, DIMS(3, 4), BERTH_DTYPE_I32, 1, DIMS(3), 0, NULL);
-    CHECK(h_run_on(&vk, &g, NULL, (void *const[]){x}, (void *const[]){got32}, &err) == BERTH_ERR_INVALID);
+    CHECK(mh_run(&vk, &g, NULL, (void *const[]){x}, (void *const[]){got32}, &err) == BERTH_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "'axis' is required");
 }
 

@@ -75,7 +75,7 @@ static void test_int64(void) {
     tg_output(&g, yi);
     int64_t out[6];
     berth_error err = {{0}};
-    CHECK(h_run_on(&vk, &g, NULL, (void *const[]){(void *)x, (void *)z}, (void *const[]){out}, &err) ==
+    CHECK(mh_run(&vk, &g, NULL, (void *const[]){(void *)x, (void *)z}, (void *const[]){out}, &err) ==
           BERTH_ERR_UNSUPPORTED);
     CHECK_CONTAINS(err.msg, "quot");
     CHECK_CONTAINS(err.msg, "int64");

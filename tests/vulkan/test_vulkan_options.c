@@ -5,10 +5,10 @@
 #include "vk_harness.h"
 
 static berth_status open_with(const char *k1, const char *v1, berth_device **out, berth_error *err) {
-    h_opt_n = 0;
-    if (k1) h_set_option(k1, v1);
-    berth_status st = vk.be->open(&h_host, out, err);
-    h_opt_n = 0;
+    mh_host_clear_options(&vk_host);
+    if (k1) mh_host_option(&vk_host, k1, v1);
+    berth_status st = vk.be->open(&vk_host.services, out, err);
+    mh_host_clear_options(&vk_host);
     return st;
 }
 
@@ -108,8 +108,8 @@ static void test_chunked_upload(void) {
     float *xv = h_randf(big), *yv = calloc(big, 4);
     double *ref = h_zeros(big);
     for (size_t i = 0; i < big; i++) ref[i] = (double)xv[i] + wb[i] + ws[i % 16];
-    hmod m = {.be = vk.be, .dev = d};
-    berth_status st = h_run_on(&m, &g, w, (void *const[]){xv}, (void *const[]){yv}, &err);
+    mh_module m = {.be = vk.be, .dev = d, .host = &vk_host};
+    berth_status st = mh_run(&m, &g, w, (void *const[]){xv}, (void *const[]){yv}, &err);
     CHECK(st == BERTH_OK);
     if (st) fprintf(stderr, "  chunked: %s\n", err.msg);
     else h_close("chunked upload", yv, ref, big);

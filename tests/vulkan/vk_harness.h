@@ -1,86 +1,35 @@
-/* Shared helpers for the vulkan backend tests: load the vulkan module (and
- * the cpu module, when built, to compare with) through the ABI only, a
- * host-services table with settable options, a builder for hand-made
- * graph descriptions, a seeded random source and array comparison. */
+/* The vulkan backend tests on the common module harness: the vulkan
+ * module under test (and the cpu module, when built, to compare with),
+ * starting them with the rule for a machine without a Vulkan device,
+ * running a graph on vulkan with a failure shown as a failed check, and
+ * comparing vulkan's results with the cpu module's. */
 #ifndef BERTH_TEST_VK_HARNESS_H
 #define BERTH_TEST_VK_HARNESS_H
 
-#include <dlfcn.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "berth/backend.h"
-#include "check.h"
+#include "module_harness.h"
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 
-/* ---- host services ---- */
+/* vk_host carries the options a test sets; the cpu module gets none. */
+static mh_host vk_host, cpu_host;
+static mh_module vk, cpu;
 
-static const char *h_opt_keys[8], *h_opt_vals[8];
-static uint32_t h_opt_n;
-
-static uint32_t h_option_count(void *ctx) { (void)ctx; return h_opt_n; }
-static berth_status h_option_at(void *ctx, uint32_t i, const char **k, const char **v) {
-    (void)ctx;
-    if (i >= h_opt_n) return BERTH_ERR_INVALID;
-    *k = h_opt_keys[i];
-    *v = h_opt_vals[i];
-    return BERTH_OK;
-}
-static void h_log(void *ctx, berth_log_level l, const char *m) { (void)ctx; (void)l; (void)m; }
-static void *h_alloc(void *ctx, size_t bytes, size_t align) {
-    (void)ctx;
-    void *p = NULL;
-    if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, bytes ? bytes : 1)) return NULL;
-    return p;
-}
-static void h_free(void *ctx, void *p) { (void)ctx; free(p); }
-
-static berth_host_services h_host = {
-    .abi_version = 1, .struct_size = sizeof(berth_host_services), .ctx = NULL, .log = h_log,
-    .option_count = h_option_count, .option_at = h_option_at, .alloc = h_alloc, .free = h_free,
-};
-
-static void h_set_option(const char *k, const char *v) {
-    h_opt_keys[h_opt_n] = k;
-    h_opt_vals[h_opt_n] = v;
-    h_opt_n++;
-}
-
-/* ---- modules ---- */
-
-typedef struct hmod {
-    void *so;
-    const berth_backend *be;
-    berth_device *dev;
-} hmod;
-
-static hmod vk, cpu;
-
-static const berth_backend *h_load(const char *path, void **so) {
-    *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!*so) {
-        fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
-        return NULL;
-    }
-    berth_backend_entry_fn entry = (berth_backend_entry_fn)dlsym(*so, BERTH_BACKEND_ENTRY_SYMBOL);
-    berth_error why;
-    return entry ? entry(1, &h_host, &why) : NULL;
-}
-
-/* Loads and opens the vulkan module with the current options. Exits 77
+/* Loads and opens the vulkan module with vk_host's options. Exits 77
  * (skipped) only when the machine has no Vulkan device at all. */
 static void h_start(void) {
-    vk.be = h_load(BERTH_VULKAN_MODULE, &vk.so);
-    if (!vk.be) {
-        fprintf(stderr, "the vulkan module did not load\n");
+    berth_error err;
+    if (!vk_host.services.log) mh_host_init(&vk_host);
+    mh_host_init(&cpu_host);
+    if (mh_load(&vk, BERTH_VULKAN_MODULE, &vk_host, &err) != BERTH_OK) {
+        fprintf(stderr, "the vulkan module did not load: %s\n", err.msg);
         exit(1);
     }
-    berth_error err;
-    berth_status st = vk.be->open(&h_host, &vk.dev, &err);
+    berth_status st = mh_open(&vk, &err);
     if (st == BERTH_ERR_DEVICE &&
         (strstr(err.msg, "no Vulkan device") || strstr(err.msg, "no usable Vulkan driver"))) {
         fprintf(stderr, "SKIP: this machine has no Vulkan device (%s)\n", err.msg);
@@ -91,196 +40,36 @@ static void h_start(void) {
         exit(1);
     }
 #ifdef BERTH_CPU_MODULE
-    uint32_t saved = h_opt_n;
-    h_opt_n = 0;
-    cpu.be = h_load(BERTH_CPU_MODULE, &cpu.so);
-    if (!cpu.be || cpu.be->open(&h_host, &cpu.dev, &err) != BERTH_OK) {
-        fprintf(stderr, "the cpu module did not open\n");
+    if (mh_load(&cpu, BERTH_CPU_MODULE, &cpu_host, &err) != BERTH_OK || mh_open(&cpu, &err) != BERTH_OK) {
+        fprintf(stderr, "the cpu module did not open: %s\n", err.msg);
         exit(1);
     }
-    h_opt_n = saved;
 #endif
 }
 
 static void h_stop(void) {
-    if (vk.dev) vk.be->close(vk.dev);
-    if (cpu.dev) cpu.be->close(cpu.dev);
-    if (vk.so) dlclose(vk.so);
-    if (cpu.so) dlclose(cpu.so);
-    memset(&vk, 0, sizeof vk);
-    memset(&cpu, 0, sizeof cpu);
-}
-
-/* ---- graph builder ---- */
-
-typedef struct tgraph {
-    berth_operand ops[128];
-    uint32_t n_ops;
-    berth_node nodes[64];
-    uint32_t n_nodes;
-    uint32_t ins[16], n_ins, outs[16], n_outs;
-    uint32_t idx[512];
-    uint32_t n_idx;
-    berth_attr attrs[128];
-    uint32_t n_attrs;
-} tgraph;
-
-static uint32_t tg_operand(tgraph *g, const char *name, berth_operand_kind kind, berth_dtype t, uint32_t rank,
-                           const int64_t *dims) {
-    berth_operand *o = &g->ops[g->n_ops];
-    memset(o, 0, sizeof *o);
-    o->name = name;
-    o->kind = kind;
-    o->dtype = t;
-    o->rank = rank;
-    for (uint32_t i = 0; i < rank; i++) o->dims[i] = dims[i];
-    return g->n_ops++;
-}
-static uint32_t tg_input(tgraph *g, const char *name, berth_dtype t, uint32_t rank, const int64_t *dims) {
-    uint32_t i = tg_operand(g, name, BERTH_OPERAND_INPUT, t, rank, dims);
-    g->ins[g->n_ins++] = i;
-    return i;
-}
-static uint32_t tg_value(tgraph *g, const char *name, berth_dtype t, uint32_t rank, const int64_t *dims) {
-    return tg_operand(g, name, BERTH_OPERAND_VALUE, t, rank, dims);
-}
-static uint32_t tg_const(tgraph *g, const char *name, berth_dtype t, uint32_t rank, const int64_t *dims,
-                         const void *data, size_t bytes) {
-    uint32_t i = tg_operand(g, name, BERTH_OPERAND_CONSTANT, t, rank, dims);
-    g->ops[i].data = data;
-    g->ops[i].bytes = bytes;
-    return i;
-}
-static uint32_t tg_weight(tgraph *g, const char *name, uint32_t id, uint32_t rank, const int64_t *dims) {
-    uint32_t i = tg_operand(g, name, BERTH_OPERAND_WEIGHT, BERTH_DTYPE_F32, rank, dims);
-    g->ops[i].weight = id;
-    return i;
-}
-static void tg_output(tgraph *g, uint32_t o) { g->outs[g->n_outs++] = o; }
-
-static void tg_node(tgraph *g, const char *op, uint32_t n_in, const uint32_t *in, uint32_t n_out,
-                    const uint32_t *out, uint32_t n_attrs, const berth_attr *attrs) {
-    berth_node *n = &g->nodes[g->n_nodes++];
-    memset(n, 0, sizeof *n);
-    n->op = op;
-    n->name = g->ops[out[0]].name;
-    n->n_inputs = n_in;
-    n->inputs = g->idx + g->n_idx;
-    memcpy(g->idx + g->n_idx, in, sizeof(uint32_t) * n_in);
-    g->n_idx += n_in;
-    n->n_outputs = n_out;
-    n->outputs = g->idx + g->n_idx;
-    memcpy(g->idx + g->n_idx, out, sizeof(uint32_t) * n_out);
-    g->n_idx += n_out;
-    n->n_attrs = n_attrs;
-    n->attrs = g->attrs + g->n_attrs;
-    if (n_attrs) memcpy(g->attrs + g->n_attrs, attrs, sizeof(berth_attr) * n_attrs);
-    g->n_attrs += n_attrs;
-}
-
-static berth_graph_desc tg_desc(const tgraph *g) {
-    berth_graph_desc d = {.struct_size = sizeof(berth_graph_desc), .n_operands = g->n_ops, .operands = g->ops,
-                          .n_nodes = g->n_nodes, .nodes = g->nodes, .n_inputs = g->n_ins, .inputs = g->ins,
-                          .n_outputs = g->n_outs, .outputs = g->outs};
-    return d;
-}
-
-#define IDX(...) ((const uint32_t[]){__VA_ARGS__})
-#define DIMS(...) ((const int64_t[]){__VA_ARGS__})
-#define A_INT(k, v) ((berth_attr){.key = (k), .type = BERTH_ATTR_INT, .i = (v)})
-#define A_BOOL(k, v) ((berth_attr){.key = (k), .type = BERTH_ATTR_BOOL, .i = (v)})
-#define A_FLOAT(k, v) ((berth_attr){.key = (k), .type = BERTH_ATTR_FLOAT, .f = (v)})
-#define A_STR(k, v) ((berth_attr){.key = (k), .type = BERTH_ATTR_STRING, .s = (v)})
-#define A_OPND(k, v) ((berth_attr){.key = (k), .type = BERTH_ATTR_OPERAND, .i = (v)})
-#define A_INTS(k, n, ...) \
-    ((berth_attr){.key = (k), .type = BERTH_ATTR_INTS, .count = (n), .ints = (const int64_t[]){__VA_ARGS__}})
-
-static size_t h_numel(const berth_operand *o) {
-    size_t n = 1;
-    for (uint32_t i = 0; i < o->rank; i++) n *= (size_t)o->dims[i];
-    return n;
-}
-static size_t h_esize(berth_dtype t) {
-    return t == BERTH_DTYPE_I64 || t == BERTH_DTYPE_U64 ? 8
-         : t == BERTH_DTYPE_U8 || t == BERTH_DTYPE_I8 ? 1
-         : t == BERTH_DTYPE_F16 ? 2
-                                : 4;
-}
-static berth_tensor h_tensor(const berth_operand *o, void *data) {
-    berth_tensor t = {.dtype = o->dtype, .rank = o->rank, .data = data};
-    memcpy(t.dims, o->dims, sizeof t.dims);
-    t.bytes = h_numel(o) * h_esize(o->dtype);
-    return t;
-}
-
-/* Plans g on m, runs it once on in[] (graph input order), writes out[]
- * (graph output order), frees the plan. */
-static berth_status h_run_on(hmod *m, tgraph *g, berth_weights *w, void *const *in, void *const *out,
-                             berth_error *err) {
-    berth_graph_desc d = tg_desc(g);
-    berth_plan *p = NULL;
-    berth_status st = m->be->plan(m->dev, w, &d, &p, err);
-    if (st) return st;
-    berth_tensor ti[16], to[16];
-    for (uint32_t i = 0; i < g->n_ins; i++) ti[i] = h_tensor(&g->ops[g->ins[i]], in[i]);
-    for (uint32_t i = 0; i < g->n_outs; i++) to[i] = h_tensor(&g->ops[g->outs[i]], out[i]);
-    st = m->be->run(p, ti, g->n_ins, to, g->n_outs, err);
-    m->be->free_plan(p);
-    return st;
+    mh_unload(&vk);
+    mh_unload(&cpu);
 }
 
 /* Runs on vulkan; a failure is a failed check with the message shown. */
 static int h_ok(tgraph *g, void *const *in, void *const *out) {
     berth_error err = {{0}};
-    berth_status st = h_run_on(&vk, g, NULL, in, out, &err);
+    berth_status st = mh_run(&vk, g, NULL, in, out, &err);
     CHECK(st == BERTH_OK);
     if (st) fprintf(stderr, "  status %d: %s\n", (int)st, err.msg);
     return st == BERTH_OK;
 }
 
-/* ---- data ---- */
-
-static uint64_t h_rng = 0x9e3779b97f4a7c15ull;
-static double h_rand(void) { /* uniform in [-1, 1) */
-    h_rng ^= h_rng << 13;
-    h_rng ^= h_rng >> 7;
-    h_rng ^= h_rng << 17;
-    return (double)(h_rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-}
-static float *h_randf(size_t n) {
-    float *p = malloc(sizeof(float) * (n ? n : 1));
-    for (size_t i = 0; i < n; i++) p[i] = (float)h_rand();
-    return p;
-}
-static double *h_zeros(size_t n) { return calloc(n ? n : 1, sizeof(double)); }
-
-/* got vs reference: |got - ref| <= atol + rtol*|ref|; one CHECK per array. */
-static int h_close_tol(const char *what, const float *got, const double *ref, size_t n, double rtol, double atol) {
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)got[i] - ref[i]);
-        int ok = d <= atol + rtol * fabs(ref[i]) || (isnan(ref[i]) && isnan(got[i])) ||
-                 (isinf(ref[i]) && (double)got[i] == ref[i]);
-        if (!ok && bad++ == 0) first = i;
-    }
-    CHECK(bad == 0);
-    if (bad)
-        fprintf(stderr, "  %s: %zu of %zu differ; first [%zu] got %.9g want %.9g\n", what, bad, n, first,
-                (double)got[first], ref[first]);
-    return bad == 0;
-}
-static int h_close(const char *what, const float *got, const double *ref, size_t n) {
-    return h_close_tol(what, got, ref, n, 1e-4, 1e-4);
-}
-
-/* Runs g on the cpu module too (when built) and compares every f32 output
- * with the vulkan results in vk_out. */
+/* Runs g on the cpu module too (when built) and compares every output
+ * with the vulkan results in vk_out: f32 within tolerance, others
+ * byte for byte. */
 static void h_same_as_cpu(const char *what, tgraph *g, berth_weights *cw, void *const *in, void *const *vk_out) {
 #ifdef BERTH_CPU_MODULE
-    void *co[16];
+    void *co[TG_MAX_IO];
     for (uint32_t i = 0; i < g->n_outs; i++) co[i] = calloc(h_numel(&g->ops[g->outs[i]]) + 1, 8);
     berth_error err = {{0}};
-    berth_status st = h_run_on(&cpu, g, cw, in, co, &err);
+    berth_status st = mh_run(&cpu, g, cw, in, co, &err);
     CHECK(st == BERTH_OK);
     if (st) fprintf(stderr, "  cpu %s: %s\n", what, err.msg);
     for (uint32_t i = 0; i < g->n_outs && !st; i++) {
@@ -292,31 +81,13 @@ static void h_same_as_cpu(const char *what, tgraph *g, berth_weights *cw, void *
             h_close_tol(what, vk_out[i], ref, n, 1e-4, 1e-4);
             free(ref);
         } else {
-            CHECK(memcmp(co[i], vk_out[i], n * h_esize(o->dtype)) == 0);
+            CHECK(memcmp(co[i], vk_out[i], h_bytes(o)) == 0);
         }
     }
     for (uint32_t i = 0; i < g->n_outs; i++) free(co[i]);
 #else
     (void)what, (void)g, (void)cw, (void)in, (void)vk_out;
 #endif
-}
-
-/* Row-major index helpers for references. */
-static void h_unravel(size_t i, uint32_t rank, const int64_t *dims, int64_t *idx) {
-    for (int d = (int)rank - 1; d >= 0; d--) {
-        idx[d] = (int64_t)(i % (size_t)dims[d]);
-        i /= (size_t)dims[d];
-    }
-}
-/* Offset into a tensor of `rank`/`dims` that broadcasts against an output
- * index of rank `orank` (numpy rules: right-aligned, size-1 dims repeat). */
-static size_t h_bcast_off(const int64_t *oidx, uint32_t orank, uint32_t rank, const int64_t *dims) {
-    size_t off = 0;
-    for (uint32_t d = 0; d < rank; d++) {
-        int64_t i = oidx[orank - rank + d];
-        off = off * (size_t)dims[d] + (size_t)(dims[d] == 1 ? 0 : i);
-    }
-    return off;
 }
 
 #endif

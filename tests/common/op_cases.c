@@ -1,0 +1,989 @@
+/* The op cases of op_cases.h. Expected values are written by hand where
+ * they are few, else computed by the plain loops below (double precision,
+ * no backend involved). Tolerance for f32 outputs is the conformance
+ * run's: |found - expected| <= 1e-4 + 1e-3 * |expected|; integer and
+ * boolean outputs must be exact. */
+#include "op_cases.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define F32 BERTH_DTYPE_F32
+#define I32 BERTH_DTYPE_I32
+#define I64 BERTH_DTYPE_I64
+#define U8 BERTH_DTYPE_U8
+#define I8 BERTH_DTYPE_I8
+
+#define OC_RTOL 1e-3
+#define OC_ATOL 1e-4
+
+/* ---- building ---- */
+
+static uint32_t in(oc_case *c, const char *name, berth_dtype t, uint32_t rank, const int64_t *dims,
+                   const void *data) {
+    c->in[c->g.n_ins] = data;
+    return tg_input(&c->g, name, t, rank, dims);
+}
+static uint32_t out_f(oc_case *c, const char *name, uint32_t rank, const int64_t *dims, const double *want) {
+    uint32_t y = tg_value(&c->g, name, F32, rank, dims);
+    c->want_f[c->g.n_outs] = want;
+    tg_output(&c->g, y);
+    return y;
+}
+static uint32_t out_i(oc_case *c, const char *name, berth_dtype t, uint32_t rank, const int64_t *dims,
+                      const int64_t *want) {
+    uint32_t y = tg_value(&c->g, name, t, rank, dims);
+    c->want_i[c->g.n_outs] = want;
+    tg_output(&c->g, y);
+    return y;
+}
+static void node(oc_case *c, const char *op, uint32_t n_in, const uint32_t *ins, uint32_t n_out,
+                 const uint32_t *outs, uint32_t n_attrs, const berth_attr *attrs) {
+    tg_node(&c->g, op, n_in, ins, n_out, outs, n_attrs, attrs);
+}
+#define ATTRS(...) (uint32_t)(sizeof((berth_attr[]){__VA_ARGS__}) / sizeof(berth_attr)), (const berth_attr[]){__VA_ARGS__}
+
+/* Deterministic small values: multiples of 1/4 in [-2, 2.5]. */
+static void fill(float *p, size_t n, unsigned seed) {
+    for (size_t i = 0; i < n; i++) p[i] = (float)((int)((i * 7 + seed * 3) % 19) - 8) * 0.25f;
+}
+
+static size_t numel(uint32_t rank, const int64_t *dims) {
+    size_t n = 1;
+    for (uint32_t i = 0; i < rank; i++) n *= (size_t)dims[i];
+    return n;
+}
+
+/* ---- elementwise binary, broadcasting [2, 3] against [3] or [2, 1] ---- */
+
+static const float A23[6] = {-1.5f, 0.5f, 2, 3, -4, 0.25f};
+static const float APOS23[6] = {1.5f, 0.5f, 2, 3, 4, 0.25f};
+static const float B3[3] = {2, -0.5f, 1};
+static const float B21[2] = {0.5f, -2};
+static const float BEQ3[3] = {0.5f, 0.5f, 3}; /* some equal to A23 */
+
+static double bin_ref(const char *op, double a, double b) {
+    if (!strcmp(op, "add")) return a + b;
+    if (!strcmp(op, "sub")) return a - b;
+    if (!strcmp(op, "mul")) return a * b;
+    if (!strcmp(op, "div")) return a / b;
+    if (!strcmp(op, "pow")) return pow(a, b);
+    if (!strcmp(op, "max")) return a > b ? a : b;
+    if (!strcmp(op, "min")) return a < b ? a : b;
+    if (!strcmp(op, "prelu")) return a >= 0 ? a : a * b;
+    if (!strcmp(op, "equal")) return a == b;
+    if (!strcmp(op, "notEqual")) return a != b;
+    if (!strcmp(op, "greater")) return a > b;
+    if (!strcmp(op, "greaterOrEqual")) return a >= b;
+    if (!strcmp(op, "lesser")) return a < b;
+    if (!strcmp(op, "lesserOrEqual")) return a <= b;
+    if (!strcmp(op, "logicalAnd")) return a != 0 && b != 0;
+    if (!strcmp(op, "logicalOr")) return a != 0 || b != 0;
+    fprintf(stderr, "op_cases: no reference for '%s'\n", op);
+    abort();
+}
+
+/* y[2,3] = op(a[2,3], b[rb]) with numpy broadcasting; `b_col` picks b [2,1]. */
+static void broadcast_ref(const char *op, const double *a, const double *b, int b_col, double *y) {
+    const int64_t dy[2] = {2, 3}, db[2] = {2, 1}, db1[1] = {3};
+    for (size_t i = 0; i < 6; i++) {
+        int64_t idx[2];
+        h_unravel(i, 2, dy, idx);
+        size_t bo = b_col ? h_bcast_off(idx, 2, 2, db) : h_bcast_off(idx, 2, 1, db1);
+        y[i] = bin_ref(op, a[i], b[bo]);
+    }
+}
+
+static void c_binary(oc_case *c, const char *op, int b_col) {
+    static double want[64][6];
+    static int slot;
+    double *w = want[slot++ % 64];
+    const float *a = !strcmp(op, "pow") ? APOS23 : A23, *b = b_col ? B21 : B3;
+    double ad[6], bd[3];
+    for (int i = 0; i < 6; i++) ad[i] = a[i];
+    for (int i = 0; i < (b_col ? 2 : 3); i++) bd[i] = b[i];
+    broadcast_ref(op, ad, bd, b_col, w);
+    uint32_t x = in(c, "a", F32, 2, DIMS(2, 3), a);
+    uint32_t y = b_col ? in(c, "b", F32, 2, DIMS(2, 1), b) : in(c, "b", F32, 1, DIMS(3), b);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 3), w);
+    node(c, op, 2, IDX(x, y), 1, IDX(o), 0, NULL);
+}
+static void c_binary_row(oc_case *c, const char *op) { c_binary(c, op, 0); }
+static void c_binary_col(oc_case *c, const char *op) { c_binary(c, op, 1); }
+
+static void c_compare(oc_case *c, const char *op) {
+    static int64_t want[16][6];
+    static int slot;
+    int64_t *w = want[slot++ % 16];
+    double ad[6], bd[3], yd[6];
+    for (int i = 0; i < 6; i++) ad[i] = A23[i];
+    for (int i = 0; i < 3; i++) bd[i] = BEQ3[i];
+    broadcast_ref(op, ad, bd, 0, yd);
+    for (int i = 0; i < 6; i++) w[i] = (int64_t)yd[i];
+    uint32_t x = in(c, "a", F32, 2, DIMS(2, 3), A23), y = in(c, "b", F32, 1, DIMS(3), BEQ3);
+    uint32_t o = out_i(c, "y", U8, 2, DIMS(2, 3), w);
+    node(c, op, 2, IDX(x, y), 1, IDX(o), 0, NULL);
+}
+
+static const uint8_t L23[6] = {0, 1, 2, 0, 0, 7};
+static const uint8_t L3[3] = {1, 0, 1};
+
+static void c_logical(oc_case *c, const char *op) {
+    static int64_t want[4][6];
+    static int slot;
+    int64_t *w = want[slot++ % 4];
+    double ad[6], bd[3], yd[6];
+    for (int i = 0; i < 6; i++) ad[i] = L23[i];
+    for (int i = 0; i < 3; i++) bd[i] = L3[i];
+    broadcast_ref(op, ad, bd, 0, yd);
+    for (int i = 0; i < 6; i++) w[i] = (int64_t)yd[i];
+    uint32_t x = in(c, "a", U8, 2, DIMS(2, 3), L23), y = in(c, "b", U8, 1, DIMS(3), L3);
+    uint32_t o = out_i(c, "y", U8, 2, DIMS(2, 3), w);
+    node(c, op, 2, IDX(x, y), 1, IDX(o), 0, NULL);
+}
+
+static void c_logical_not(oc_case *c, const char *op) {
+    static const int64_t want[6] = {1, 0, 0, 1, 1, 0};
+    uint32_t x = in(c, "a", U8, 2, DIMS(2, 3), L23);
+    uint32_t o = out_i(c, "y", U8, 2, DIMS(2, 3), want);
+    node(c, op, 1, IDX(x), 1, IDX(o), 0, NULL);
+}
+
+static void c_where(oc_case *c, const char *op) {
+    /* condition [2, 3], trueValue [2, 3], falseValue [3] broadcast */
+    static const double want[6] = {2, 0.5, 2, 2, -0.5, 0.25};
+    uint32_t k = in(c, "cond", U8, 2, DIMS(2, 3), L23);
+    uint32_t t = in(c, "t", F32, 2, DIMS(2, 3), A23), f = in(c, "f", F32, 1, DIMS(3), B3);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 3), want);
+    node(c, op, 3, IDX(k, t, f), 1, IDX(o), 0, NULL);
+}
+
+static void c_int_binary(oc_case *c, const char *op) {
+    /* int32 arithmetic: div truncates toward zero */
+    static const int32_t a[4] = {7, -7, 9, -9}, b[4] = {2, 2, -4, -4};
+    static int64_t want[8][4];
+    static int slot;
+    int64_t *w = want[slot++ % 8];
+    for (int i = 0; i < 4; i++)
+        w[i] = !strcmp(op, "add") ? a[i] + b[i] : !strcmp(op, "sub") ? a[i] - b[i]
+             : !strcmp(op, "mul") ? a[i] * b[i] : !strcmp(op, "div") ? a[i] / b[i]
+             : !strcmp(op, "max") ? (a[i] > b[i] ? a[i] : b[i]) : (a[i] < b[i] ? a[i] : b[i]);
+    uint32_t x = in(c, "a", I32, 1, DIMS(4), a), y = in(c, "b", I32, 1, DIMS(4), b);
+    uint32_t o = out_i(c, "y", I32, 1, DIMS(4), w);
+    node(c, op, 2, IDX(x, y), 1, IDX(o), 0, NULL);
+}
+
+/* ---- elementwise unary ---- */
+
+static const float UX[8] = {-2.5f, -1, -0.25f, 0, 0.25f, 0.75f, 1.5f, 3};
+static const float UPOS[8] = {0.125f, 0.25f, 0.5f, 1, 1.5f, 2, 4, 9};
+
+static int unary_positive(const char *op) {
+    return !strcmp(op, "sqrt") || !strcmp(op, "log") || !strcmp(op, "reciprocal");
+}
+
+static double unary_ref(const char *op, double x) {
+    if (!strcmp(op, "identity")) return x;
+    if (!strcmp(op, "relu")) return x > 0 ? x : 0;
+    if (!strcmp(op, "abs")) return fabs(x);
+    if (!strcmp(op, "neg")) return -x;
+    if (!strcmp(op, "sign")) return x > 0 ? 1 : x < 0 ? -1 : 0;
+    if (!strcmp(op, "clamp")) return x < -1 ? -1 : x > 1 ? 1 : x; /* minValue -1, maxValue 1 */
+    if (!strcmp(op, "leakyRelu")) return x >= 0 ? x : 0.1 * x;  /* alpha 0.1 */
+    if (!strcmp(op, "elu")) return x >= 0 ? x : 0.5 * (exp(x) - 1); /* alpha 0.5 */
+    if (!strcmp(op, "sigmoid")) return 1 / (1 + exp(-x));
+    if (!strcmp(op, "hardSigmoid")) { /* alpha 0.5, beta 0.25 */
+        double v = 0.5 * x + 0.25;
+        return v < 0 ? 0 : v > 1 ? 1 : v;
+    }
+    if (!strcmp(op, "hardSwish")) {
+        double v = x + 3;
+        return x * (v < 0 ? 0 : v > 6 ? 6 : v) / 6;
+    }
+    if (!strcmp(op, "softplus")) return log(1 + exp(x));
+    if (!strcmp(op, "softsign")) return x / (1 + fabs(x));
+    if (!strcmp(op, "tanh")) return tanh(x);
+    if (!strcmp(op, "gelu")) return x * 0.5 * (1 + erf(x / sqrt(2.0)));
+    if (!strcmp(op, "erf")) return erf(x);
+    if (!strcmp(op, "sqrt")) return sqrt(x);
+    if (!strcmp(op, "exp")) return exp(x);
+    if (!strcmp(op, "log")) return log(x);
+    if (!strcmp(op, "ceil")) return ceil(x);
+    if (!strcmp(op, "floor")) return floor(x);
+    if (!strcmp(op, "reciprocal")) return 1 / x;
+    if (!strcmp(op, "sin")) return sin(x);
+    if (!strcmp(op, "cos")) return cos(x);
+    fprintf(stderr, "op_cases: no reference for '%s'\n", op);
+    abort();
+}
+
+static void c_unary(oc_case *c, const char *op) {
+    static double want[64][8];
+    static int slot;
+    double *w = want[slot++ % 64];
+    const float *x = unary_positive(op) ? UPOS : UX;
+    for (int i = 0; i < 8; i++) w[i] = unary_ref(op, x[i]);
+    uint32_t a = in(c, "x", F32, 2, DIMS(2, 4), x);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 4), w);
+    if (!strcmp(op, "clamp"))
+        node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_FLOAT("minValue", -1), A_FLOAT("maxValue", 1)));
+    else if (!strcmp(op, "leakyRelu"))
+        node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_FLOAT("alpha", 0.1)));
+    else if (!strcmp(op, "elu"))
+        node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_FLOAT("alpha", 0.5)));
+    else if (!strcmp(op, "hardSigmoid"))
+        node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_FLOAT("alpha", 0.5), A_FLOAT("beta", 0.25)));
+    else
+        node(c, op, 1, IDX(a), 1, IDX(o), 0, NULL);
+}
+
+static void c_cast_f32_i32(oc_case *c, const char *op) {
+    static const float x[6] = {-2.75f, -1, -0.5f, 0.5f, 3.9f, 100};
+    static const int64_t want[6] = {-2, -1, 0, 0, 3, 100}; /* truncated toward zero */
+    uint32_t a = in(c, "x", F32, 1, DIMS(6), x);
+    uint32_t o = out_i(c, "y", I32, 1, DIMS(6), want);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_STR("type", "int32")));
+}
+
+static void c_cast_i32_f32(oc_case *c, const char *op) {
+    static const int32_t x[4] = {-7, 0, 3, 1 << 20};
+    static const double want[4] = {-7, 0, 3, 1 << 20};
+    uint32_t a = in(c, "x", I32, 1, DIMS(4), x);
+    uint32_t o = out_f(c, "y", 1, DIMS(4), want);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_STR("type", "float32")));
+}
+
+/* ---- matrix products ---- */
+
+/* y = a * b over the last two dims; leading dims broadcast. */
+static void matmul_ref(const float *a, uint32_t ra, const int64_t *da, const float *b, uint32_t rb,
+                       const int64_t *db, double *y, uint32_t ry, const int64_t *dy) {
+    int64_t M = dy[ry - 2], N = dy[ry - 1], K = da[ra - 1];
+    size_t lead = numel(ry - 2, dy);
+    for (size_t l = 0; l < lead; l++) {
+        int64_t idx[BERTH_MAX_RANK];
+        h_unravel(l, ry - 2, dy, idx);
+        size_t ao = h_bcast_off(idx, ry - 2, ra - 2, da) * (size_t)(M * K);
+        size_t bo = h_bcast_off(idx, ry - 2, rb - 2, db) * (size_t)(K * N);
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) {
+                double s = 0;
+                for (int64_t k = 0; k < K; k++) s += (double)a[ao + m * K + k] * b[bo + k * N + n];
+                y[l * (size_t)(M * N) + m * N + n] = s;
+            }
+    }
+}
+
+static void c_matmul_2d(oc_case *c, const char *op) {
+    static const float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, -1, 2, 0.5f, -1};
+    /* [1 2 3; 4 5 6] * [1 0; -1 2; 0.5 -1] */
+    static const double want[4] = {0.5, 1, 2, 4};
+    uint32_t x = in(c, "a", F32, 2, DIMS(2, 3), a), y = in(c, "b", F32, 2, DIMS(3, 2), b);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 2), want);
+    node(c, op, 2, IDX(x, y), 1, IDX(o), 0, NULL);
+}
+
+static void c_matmul_batched(oc_case *c, const char *op) {
+    static float a[12], b[12];
+    static double want[8];
+    fill(a, 12, 1), fill(b, 12, 2);
+    matmul_ref(a, 3, DIMS(2, 2, 3), b, 3, DIMS(2, 3, 2), want, 3, DIMS(2, 2, 2));
+    uint32_t x = in(c, "a", F32, 3, DIMS(2, 2, 3), a), y = in(c, "b", F32, 3, DIMS(2, 3, 2), b);
+    uint32_t o = out_f(c, "y", 3, DIMS(2, 2, 2), want);
+    node(c, op, 2, IDX(x, y), 1, IDX(o), 0, NULL);
+}
+
+static void c_matmul_broadcast(oc_case *c, const char *op) {
+    /* [2, 1, 2, 3] * [3, 3, 2] -> [2, 3, 2, 2] */
+    static float a[12], b[18];
+    static double want[24];
+    fill(a, 12, 3), fill(b, 18, 4);
+    matmul_ref(a, 4, DIMS(2, 1, 2, 3), b, 3, DIMS(3, 3, 2), want, 4, DIMS(2, 3, 2, 2));
+    uint32_t x = in(c, "a", F32, 4, DIMS(2, 1, 2, 3), a), y = in(c, "b", F32, 3, DIMS(3, 3, 2), b);
+    uint32_t o = out_f(c, "y", 4, DIMS(2, 3, 2, 2), want);
+    node(c, op, 2, IDX(x, y), 1, IDX(o), 0, NULL);
+}
+
+static void c_gemm(oc_case *c, const char *op) {
+    /* alpha * a * b' + beta * c, a [2, 3], b [2, 3] (bTranspose), c [2, 2] */
+    static const float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, -1, 0.5f, 0.5f, 0.5f}, cc[4] = {1, 2, 3, 4};
+    /* a * b' = [-2 3; -2 7.5]; * 2 + 0.5 * c */
+    static const double want[4] = {-3.5, 7, -2.5, 17};
+    uint32_t x = in(c, "a", F32, 2, DIMS(2, 3), a), y = in(c, "b", F32, 2, DIMS(2, 3), b);
+    uint32_t z = in(c, "c", F32, 2, DIMS(2, 2), cc);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 2), want);
+    node(c, op, 2, IDX(x, y), 1, IDX(o),
+         ATTRS(A_OPND("c", z), A_FLOAT("alpha", 2), A_FLOAT("beta", 0.5), A_BOOL("bTranspose", 1)));
+}
+
+static void c_matmul_epilogue(oc_case *c, const char *op) {
+    /* relu(a * b + bias) + residual */
+    static const float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, -1, 2, 0.5f, -1};
+    static const float bias[2] = {-1, -2}, res[4] = {10, 20, 30, 40};
+    /* a * b = [0.5 1; 2 4]; + bias = [-0.5 -1; 1 2]; relu; + residual */
+    static const double want[4] = {10, 20, 31, 42};
+    uint32_t x = in(c, "a", F32, 2, DIMS(2, 3), a), y = in(c, "b", F32, 2, DIMS(3, 2), b);
+    uint32_t bi = tg_const(&c->g, "bias", F32, 1, DIMS(2), bias, sizeof bias);
+    uint32_t r = in(c, "res", F32, 2, DIMS(2, 2), res);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 2), want);
+    node(c, op, 2, IDX(x, y), 1, IDX(o), ATTRS(A_OPND("bias", bi), A_STR("activation", "relu"), A_OPND("residual", r)));
+}
+
+static void c_attention(oc_case *c, const char *op) {
+    /* softmax(q * k' * scale + mask) * v; q [1, 2, 2], k and v [1, 3, 2], mask [2, 3] */
+    static const float q[4] = {1, 0, 0.5f, -1}, k[6] = {1, 1, 0, 2, -1, 0.5f}, v[6] = {1, 2, 3, 4, 5, 6};
+    static const float mask[6] = {0, 0, -1e9f, 0, -0.5f, 0};
+    static double want[4];
+    for (int i = 0; i < 2; i++) {
+        double s[3], mx = -INFINITY, sum = 0;
+        for (int j = 0; j < 3; j++) {
+            s[j] = 0.5 * ((double)q[i * 2] * k[j * 2] + (double)q[i * 2 + 1] * k[j * 2 + 1]) + mask[i * 3 + j];
+            if (s[j] > mx) mx = s[j];
+        }
+        for (int j = 0; j < 3; j++) sum += s[j] = exp(s[j] - mx);
+        for (int d = 0; d < 2; d++) {
+            double acc = 0;
+            for (int j = 0; j < 3; j++) acc += s[j] / sum * v[j * 2 + d];
+            want[i * 2 + d] = acc;
+        }
+    }
+    uint32_t a = in(c, "q", F32, 3, DIMS(1, 2, 2), q), b = in(c, "k", F32, 3, DIMS(1, 3, 2), k);
+    uint32_t d = in(c, "v", F32, 3, DIMS(1, 3, 2), v), m = in(c, "mask", F32, 2, DIMS(2, 3), mask);
+    uint32_t o = out_f(c, "y", 3, DIMS(1, 2, 2), want);
+    node(c, op, 3, IDX(a, b, d), 1, IDX(o), ATTRS(A_FLOAT("scale", 0.5), A_OPND("mask", m)));
+}
+
+/* ---- convolution, pooling, resampling (nchw; filters oihw, transposed iohw) ---- */
+
+static void conv_ref(const float *x, const int64_t *dx, const float *w, const int64_t *dw, const float *bias,
+                     int64_t groups, const int64_t *pad, const int64_t *stride, double *y, const int64_t *dy) {
+    int64_t cin_g = dw[1], cout_g = dy[1] / groups;
+    for (int64_t n = 0; n < dy[0]; n++)
+        for (int64_t o = 0; o < dy[1]; o++)
+            for (int64_t i = 0; i < dy[2]; i++)
+                for (int64_t j = 0; j < dy[3]; j++) {
+                    double s = bias ? bias[o] : 0;
+                    int64_t g = o / cout_g;
+                    for (int64_t ci = 0; ci < cin_g; ci++)
+                        for (int64_t kh = 0; kh < dw[2]; kh++)
+                            for (int64_t kw = 0; kw < dw[3]; kw++) {
+                                int64_t h = i * stride[0] - pad[0] + kh, v = j * stride[1] - pad[2] + kw;
+                                if (h < 0 || h >= dx[2] || v < 0 || v >= dx[3]) continue;
+                                int64_t cx = g * cin_g + ci;
+                                s += (double)x[((n * dx[1] + cx) * dx[2] + h) * dx[3] + v] *
+                                     w[((o * dw[1] + ci) * dw[2] + kh) * dw[3] + kw];
+                            }
+                    y[((n * dy[1] + o) * dy[2] + i) * dy[3] + j] = s;
+                }
+}
+
+static void c_conv2d_pad_stride(oc_case *c, const char *op) {
+    /* x [1, 1, 5, 5], w [2, 1, 3, 3], padding 1, strides 2, bias -> [1, 2, 3, 3] */
+    static float x[25], w[18];
+    static const float bias[2] = {0.5f, -1};
+    static double want[18];
+    fill(x, 25, 5), fill(w, 18, 6);
+    conv_ref(x, DIMS(1, 1, 5, 5), w, DIMS(2, 1, 3, 3), bias, 1, DIMS(1, 1, 1, 1), DIMS(2, 2), want,
+             DIMS(1, 2, 3, 3));
+    uint32_t a = in(c, "x", F32, 4, DIMS(1, 1, 5, 5), x), f = in(c, "w", F32, 4, DIMS(2, 1, 3, 3), w);
+    uint32_t b = tg_const(&c->g, "bias", F32, 1, DIMS(2), bias, sizeof bias);
+    uint32_t o = out_f(c, "y", 4, DIMS(1, 2, 3, 3), want);
+    node(c, op, 2, IDX(a, f), 1, IDX(o),
+         ATTRS(A_INTS("padding", 4, 1, 1, 1, 1), A_INTS("strides", 2, 2, 2), A_OPND("bias", b)));
+}
+
+static void c_conv2d_groups(oc_case *c, const char *op) {
+    /* x [1, 4, 3, 3], w [4, 2, 2, 2], groups 2 -> [1, 4, 2, 2] */
+    static float x[36], w[32];
+    static double want[16];
+    fill(x, 36, 7), fill(w, 32, 8);
+    conv_ref(x, DIMS(1, 4, 3, 3), w, DIMS(4, 2, 2, 2), NULL, 2, DIMS(0, 0, 0, 0), DIMS(1, 1), want,
+             DIMS(1, 4, 2, 2));
+    uint32_t a = in(c, "x", F32, 4, DIMS(1, 4, 3, 3), x), f = in(c, "w", F32, 4, DIMS(4, 2, 2, 2), w);
+    uint32_t o = out_f(c, "y", 4, DIMS(1, 4, 2, 2), want);
+    node(c, op, 2, IDX(a, f), 1, IDX(o), ATTRS(A_INT("groups", 2)));
+}
+
+static void c_conv_transpose2d(oc_case *c, const char *op) {
+    /* x [1, 2, 2, 2], w [2, 1, 3, 3] (iohw), strides 2, padding 1 -> [1, 1, 3, 3]:
+     * y[(i*2 - 1 + kh), (j*2 - 1 + kw)] += x[ci, i, j] * w[ci, 0, kh, kw] */
+    static float x[8], w[18];
+    static double want[9];
+    fill(x, 8, 9), fill(w, 18, 10);
+    memset(want, 0, sizeof want);
+    for (int ci = 0; ci < 2; ci++)
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++)
+                for (int kh = 0; kh < 3; kh++)
+                    for (int kw = 0; kw < 3; kw++) {
+                        int h = i * 2 - 1 + kh, v = j * 2 - 1 + kw;
+                        if (h < 0 || h >= 3 || v < 0 || v >= 3) continue;
+                        want[h * 3 + v] += (double)x[(ci * 2 + i) * 2 + j] * w[ci * 9 + kh * 3 + kw];
+                    }
+    uint32_t a = in(c, "x", F32, 4, DIMS(1, 2, 2, 2), x), f = in(c, "w", F32, 4, DIMS(2, 1, 3, 3), w);
+    uint32_t o = out_f(c, "y", 4, DIMS(1, 1, 3, 3), want);
+    node(c, op, 2, IDX(a, f), 1, IDX(o), ATTRS(A_INTS("padding", 4, 1, 1, 1, 1), A_INTS("strides", 2, 2, 2)));
+}
+
+static const float P16[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+
+static void c_pool(oc_case *c, const char *op) {
+    /* 1..16 as [1, 1, 4, 4], windows 2x2, strides 2 */
+    static double want[3][4];
+    static int slot;
+    double *w = want[slot++ % 3];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            double s = 0, m = -INFINITY, q = 0;
+            for (int a = 0; a < 2; a++)
+                for (int b = 0; b < 2; b++) {
+                    double v = P16[(i * 2 + a) * 4 + j * 2 + b];
+                    s += v, q += v * v, m = v > m ? v : m;
+                }
+            w[i * 2 + j] = !strcmp(op, "averagePool2d") ? s / 4 : !strcmp(op, "maxPool2d") ? m : sqrt(q);
+        }
+    uint32_t a = in(c, "x", F32, 4, DIMS(1, 1, 4, 4), P16);
+    uint32_t o = out_f(c, "y", 4, DIMS(1, 1, 2, 2), w);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_INTS("windowDimensions", 2, 2, 2), A_INTS("strides", 2, 2, 2)));
+}
+
+static void c_resample_nearest(oc_case *c, const char *op) {
+    static const float x[4] = {1, 2, 3, 4};
+    static const double want[16] = {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
+    uint32_t a = in(c, "x", F32, 4, DIMS(1, 1, 2, 2), x);
+    uint32_t o = out_f(c, "y", 4, DIMS(1, 1, 4, 4), want);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_STR("mode", "nearest-neighbor"), A_FLOATS("scales", 2, 2.0, 2.0)));
+}
+
+static void c_resample_linear(oc_case *c, const char *op) {
+    /* half-pixel centres, 2 -> 4: source coordinates -0.25 0.25 0.75 1.25,
+     * clamped to 0 0.25 0.75 1 */
+    static const float x[4] = {1, 2, 3, 4};
+    static double want[16];
+    const double t[4] = {0, 0.25, 0.75, 1};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            double top = 1 + t[j], bottom = 3 + t[j];
+            want[i * 4 + j] = top + (bottom - top) * t[i];
+        }
+    uint32_t a = in(c, "x", F32, 4, DIMS(1, 1, 2, 2), x);
+    uint32_t o = out_f(c, "y", 4, DIMS(1, 1, 4, 4), want);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_STR("mode", "linear"), A_INTS("sizes", 2, 4, 4)));
+}
+
+/* ---- normalization ---- */
+
+static void c_batch_norm(oc_case *c, const char *op) {
+    static const float x[4] = {1, 2, 3, 4}, mean[2] = {1.5f, 3.5f}, var[2] = {0.25f, 1}, sc[2] = {2, 1},
+                       bi[2] = {0, 1};
+    static double want[4];
+    for (int i = 0; i < 4; i++) {
+        int ch = i / 2;
+        want[i] = ((double)x[i] - mean[ch]) / sqrt((double)var[ch] + 1e-5) * sc[ch] + bi[ch];
+    }
+    uint32_t a = in(c, "x", F32, 4, DIMS(1, 2, 1, 2), x), m = in(c, "mean", F32, 1, DIMS(2), mean);
+    uint32_t v = in(c, "var", F32, 1, DIMS(2), var);
+    uint32_t s = tg_const(&c->g, "scale", F32, 1, DIMS(2), sc, sizeof sc);
+    uint32_t b = tg_const(&c->g, "bias", F32, 1, DIMS(2), bi, sizeof bi);
+    uint32_t o = out_f(c, "y", 4, DIMS(1, 2, 1, 2), want);
+    node(c, op, 3, IDX(a, m, v), 1, IDX(o), ATTRS(A_OPND("scale", s), A_OPND("bias", b), A_FLOAT("epsilon", 1e-5)));
+}
+
+/* Normalizes groups of `len` consecutive values of x; scale/bias by group
+ * (per_group) or by position. */
+static void norm_ref(const float *x, size_t groups, size_t len, const float *sc, const float *bi, int per_group,
+                     double *y) {
+    for (size_t g = 0; g < groups; g++) {
+        double mean = 0, var = 0;
+        for (size_t i = 0; i < len; i++) mean += x[g * len + i];
+        mean /= (double)len;
+        for (size_t i = 0; i < len; i++) var += (x[g * len + i] - mean) * (x[g * len + i] - mean);
+        var /= (double)len;
+        for (size_t i = 0; i < len; i++) {
+            size_t p = per_group ? g : i;
+            y[g * len + i] = (x[g * len + i] - mean) / sqrt(var + 1e-5) * sc[p] + bi[p];
+        }
+    }
+}
+
+static void c_instance_norm(oc_case *c, const char *op) {
+    static const float x[6] = {1, 2, 4, -1, 0, 3}, sc[2] = {2, 0.5f}, bi[2] = {1, -1};
+    static double want[6];
+    norm_ref(x, 2, 3, sc, bi, 1, want);
+    uint32_t a = in(c, "x", F32, 4, DIMS(1, 2, 1, 3), x);
+    uint32_t s = in(c, "scale", F32, 1, DIMS(2), sc), b = in(c, "bias", F32, 1, DIMS(2), bi);
+    uint32_t o = out_f(c, "y", 4, DIMS(1, 2, 1, 3), want);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_OPND("scale", s), A_OPND("bias", b), A_FLOAT("epsilon", 1e-5)));
+}
+
+static void c_layer_norm(oc_case *c, const char *op) {
+    static const float x[6] = {1, 2, 4, -1, 0, 3}, sc[3] = {2, 0.5f, 1}, bi[3] = {1, -1, 0};
+    static double want[6];
+    norm_ref(x, 2, 3, sc, bi, 0, want);
+    uint32_t a = in(c, "x", F32, 2, DIMS(2, 3), x);
+    uint32_t s = in(c, "scale", F32, 1, DIMS(3), sc), b = in(c, "bias", F32, 1, DIMS(3), bi);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 3), want);
+    node(c, op, 1, IDX(a), 1, IDX(o),
+         ATTRS(A_INTS("axes", 1, 1), A_OPND("scale", s), A_OPND("bias", b), A_FLOAT("epsilon", 1e-5)));
+}
+
+/* ---- reductions, arg, softmax, cumulative sum ---- */
+
+static const float R23[6] = {1, -2, 3, 0.5f, 1.5f, 4};
+
+static double reduce_ref(const char *op, const double *v, int n) {
+    double s = 0, m = v[0], p = 1, l1 = 0, sq = 0, mx = v[0], se = 0;
+    for (int i = 0; i < n; i++) {
+        s += v[i], p *= v[i], l1 += fabs(v[i]), sq += v[i] * v[i];
+        if (v[i] < m) m = v[i];
+        if (v[i] > mx) mx = v[i];
+    }
+    for (int i = 0; i < n; i++) se += exp(v[i]);
+    if (!strcmp(op, "reduceMean")) return s / n;
+    if (!strcmp(op, "reduceSum")) return s;
+    if (!strcmp(op, "reduceMax")) return mx;
+    if (!strcmp(op, "reduceMin")) return m;
+    if (!strcmp(op, "reduceProduct")) return p;
+    if (!strcmp(op, "reduceL1")) return l1;
+    if (!strcmp(op, "reduceL2")) return sqrt(sq);
+    if (!strcmp(op, "reduceLogSum")) return log(s);
+    if (!strcmp(op, "reduceLogSumExp")) return log(se);
+    if (!strcmp(op, "reduceSumSquare")) return sq;
+    fprintf(stderr, "op_cases: no reference for '%s'\n", op);
+    abort();
+}
+
+static void c_reduce_rows(oc_case *c, const char *op) {
+    /* [2, 3] over axis 1 -> [2] */
+    static double want[16][2];
+    static int slot;
+    double *w = want[slot++ % 16];
+    for (int r = 0; r < 2; r++) {
+        double v[3] = {R23[r * 3], R23[r * 3 + 1], R23[r * 3 + 2]};
+        w[r] = reduce_ref(op, v, 3);
+    }
+    uint32_t a = in(c, "x", F32, 2, DIMS(2, 3), R23);
+    uint32_t o = out_f(c, "y", 1, DIMS(2), w);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_INTS("axes", 1, 1), A_BOOL("keepDimensions", 0)));
+}
+
+static void c_reduce_cols_keep(oc_case *c, const char *op) {
+    /* [2, 3] over axis 0, keepDimensions -> [1, 3] */
+    static double want[16][3];
+    static int slot;
+    double *w = want[slot++ % 16];
+    for (int k = 0; k < 3; k++) {
+        double v[2] = {R23[k], R23[3 + k]};
+        w[k] = reduce_ref(op, v, 2);
+    }
+    uint32_t a = in(c, "x", F32, 2, DIMS(2, 3), R23);
+    uint32_t o = out_f(c, "y", 2, DIMS(1, 3), w);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_INTS("axes", 1, 0), A_BOOL("keepDimensions", 1)));
+}
+
+static void c_argmax(oc_case *c, const char *op) {
+    static const float x[6] = {1, 5, 3, 4, -2, 4};
+    static const int64_t want_max[2] = {1, 0}, want_min[2] = {0, 1}; /* ties: the first */
+    uint32_t a = in(c, "x", F32, 2, DIMS(2, 3), x);
+    uint32_t o = out_i(c, "y", I64, 1, DIMS(2), !strcmp(op, "argMax") ? want_max : want_min);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_INT("axis", 1), A_BOOL("keepDimensions", 0)));
+}
+
+static void c_softmax(oc_case *c, const char *op) {
+    static double want[6];
+    for (int r = 0; r < 2; r++) {
+        double mx = -INFINITY, s = 0;
+        for (int k = 0; k < 3; k++) mx = R23[r * 3 + k] > mx ? R23[r * 3 + k] : mx;
+        for (int k = 0; k < 3; k++) s += exp(R23[r * 3 + k] - mx);
+        for (int k = 0; k < 3; k++) want[r * 3 + k] = exp(R23[r * 3 + k] - mx) / s;
+    }
+    uint32_t a = in(c, "x", F32, 2, DIMS(2, 3), R23);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 3), want);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_INT("axis", 1)));
+}
+
+static void c_cumsum(oc_case *c, const char *op) {
+    static const double want[6] = {1, -1, 2, 0.5, 2, 6};
+    uint32_t a = in(c, "x", F32, 2, DIMS(2, 3), R23);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 3), want);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_INT("axis", 1)));
+}
+
+static void c_cumsum_exclusive_reversed(oc_case *c, const char *op) {
+    /* along axis 0, from the end, not counting the element itself */
+    static const double want[6] = {0.5, 1.5, 4, 0, 0, 0};
+    uint32_t a = in(c, "x", F32, 2, DIMS(2, 3), R23);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 3), want);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_INT("axis", 0), A_BOOL("exclusive", 1), A_BOOL("reversed", 1)));
+}
+
+/* ---- shape and data movement; 0..11 as the input ---- */
+
+static const float S12[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+
+static void c_reshape(oc_case *c, const char *op) {
+    static const double want[6] = {0, 1, 2, 3, 4, 5};
+    uint32_t a = in(c, "x", F32, 2, DIMS(2, 3), S12);
+    uint32_t o = out_f(c, "y", 3, DIMS(3, 1, 2), want);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_INTS("newShape", 3, 3, 1, 2)));
+}
+
+static void c_transpose(oc_case *c, const char *op) {
+    /* [2, 3, 2] permuted (2, 0, 1) -> [2, 2, 3]: y[k][i][j] = x[i][j][k] */
+    static double want[12];
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 3; j++) want[(k * 2 + i) * 3 + j] = S12[(i * 3 + j) * 2 + k];
+    uint32_t a = in(c, "x", F32, 3, DIMS(2, 3, 2), S12);
+    uint32_t o = out_f(c, "y", 3, DIMS(2, 2, 3), want);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_INTS("permutation", 3, 2, 0, 1)));
+}
+
+static void c_concat(oc_case *c, const char *op) {
+    static const float p[2] = {-1, -2}, q[4] = {1, 2, 3, 4};
+    static const double want[6] = {-1, 1, 2, -2, 3, 4};
+    uint32_t a = in(c, "a", F32, 2, DIMS(2, 1), p), b = in(c, "b", F32, 2, DIMS(2, 2), q);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 3), want);
+    node(c, op, 2, IDX(a, b), 1, IDX(o), ATTRS(A_INT("axis", 1)));
+}
+
+static void c_split(oc_case *c, const char *op) {
+    static const double w0[2] = {0, 3}, w1[4] = {1, 2, 4, 5};
+    uint32_t a = in(c, "x", F32, 2, DIMS(2, 3), S12);
+    uint32_t o0 = out_f(c, "y0", 2, DIMS(2, 1), w0), o1 = out_f(c, "y1", 2, DIMS(2, 2), w1);
+    node(c, op, 1, IDX(a), 2, IDX(o0, o1), ATTRS(A_INT("axis", 1)));
+}
+
+static void c_slice(oc_case *c, const char *op) {
+    /* [3, 4]: rows 0 and 2, columns 1 and 3 (windows of 3, strides 2) */
+    static const double want[4] = {1, 3, 9, 11};
+    uint32_t a = in(c, "x", F32, 2, DIMS(3, 4), S12);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 2), want);
+    node(c, op, 1, IDX(a), 1, IDX(o),
+         ATTRS(A_INTS("starts", 2, 0, 1), A_INTS("sizes", 2, 3, 3), A_INTS("strides", 2, 2, 2)));
+}
+
+static void c_gather(oc_case *c, const char *op) {
+    /* rows 2, 0, 2 of [3, 2] */
+    static const int32_t idx[3] = {2, 0, 2};
+    static const double want[6] = {4, 5, 0, 1, 4, 5};
+    uint32_t a = in(c, "x", F32, 2, DIMS(3, 2), S12), i = in(c, "i", I32, 1, DIMS(3), idx);
+    uint32_t o = out_f(c, "y", 2, DIMS(3, 2), want);
+    node(c, op, 2, IDX(a, i), 1, IDX(o), ATTRS(A_INT("axis", 0)));
+}
+
+static void c_gather_elements(oc_case *c, const char *op) {
+    /* y[r][k] = x[r][idx[r][k]] on [2, 3] */
+    static const int32_t idx[4] = {2, 0, 1, 1};
+    static const double want[4] = {2, 0, 4, 4};
+    uint32_t a = in(c, "x", F32, 2, DIMS(2, 3), S12), i = in(c, "i", I32, 2, DIMS(2, 2), idx);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 2), want);
+    node(c, op, 2, IDX(a, i), 1, IDX(o), ATTRS(A_INT("axis", 1)));
+}
+
+static void c_scatter_elements(oc_case *c, const char *op) {
+    /* y = x; y[r][idx[r][k]] = u[r][k] on [2, 3] */
+    static const int32_t idx[4] = {2, 0, 1, 2};
+    static const float u[4] = {-1, -2, -3, -4};
+    static const double want[6] = {-2, 1, -1, 3, -3, -4};
+    uint32_t a = in(c, "x", F32, 2, DIMS(2, 3), S12), i = in(c, "i", I32, 2, DIMS(2, 2), idx);
+    uint32_t v = in(c, "u", F32, 2, DIMS(2, 2), u);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 3), want);
+    node(c, op, 3, IDX(a, i, v), 1, IDX(o), ATTRS(A_INT("axis", 1)));
+}
+
+static void c_expand(oc_case *c, const char *op) {
+    /* [3, 1] -> [2, 3, 2] */
+    static const double want[12] = {0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2};
+    uint32_t a = in(c, "x", F32, 2, DIMS(3, 1), S12);
+    uint32_t o = out_f(c, "y", 3, DIMS(2, 3, 2), want);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_INTS("newShape", 3, 2, 3, 2)));
+}
+
+static void c_squeeze(oc_case *c, const char *op) {
+    static const double want[3] = {0, 1, 2};
+    uint32_t a = in(c, "x", F32, 3, DIMS(1, 3, 1), S12);
+    uint32_t o = out_f(c, "y", 1, DIMS(3), want);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_INTS("axes", 2, 0, 2)));
+}
+
+static void c_unsqueeze(oc_case *c, const char *op) {
+    static const double want[3] = {0, 1, 2};
+    uint32_t a = in(c, "x", F32, 1, DIMS(3), S12);
+    uint32_t o = out_f(c, "y", 3, DIMS(1, 3, 1), want);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_INTS("axes", 2, 0, 2)));
+}
+
+static void c_pad_constant(oc_case *c, const char *op) {
+    /* [2, 2] padded 1 row before, 2 columns after, with 9 */
+    static const double want[12] = {9, 9, 9, 9, 0, 1, 9, 9, 2, 3, 9, 9};
+    uint32_t a = in(c, "x", F32, 2, DIMS(2, 2), S12);
+    uint32_t o = out_f(c, "y", 2, DIMS(3, 4), want);
+    node(c, op, 1, IDX(a), 1, IDX(o),
+         ATTRS(A_INTS("beginningPadding", 2, 1, 0), A_INTS("endingPadding", 2, 0, 2), A_STR("mode", "constant"),
+               A_FLOAT("value", 9)));
+}
+
+static void c_pad_reflect(oc_case *c, const char *op) {
+    /* [0 1 2] reflected 2 before, 1 after: 2 1 | 0 1 2 | 1 */
+    static const double want[6] = {2, 1, 0, 1, 2, 1};
+    uint32_t a = in(c, "x", F32, 1, DIMS(3), S12);
+    uint32_t o = out_f(c, "y", 1, DIMS(6), want);
+    node(c, op, 1, IDX(a), 1, IDX(o),
+         ATTRS(A_INTS("beginningPadding", 1, 2), A_INTS("endingPadding", 1, 1), A_STR("mode", "reflection")));
+}
+
+static void c_pad_edge(oc_case *c, const char *op) {
+    static const double want[6] = {0, 0, 0, 1, 2, 2};
+    uint32_t a = in(c, "x", F32, 1, DIMS(3), S12);
+    uint32_t o = out_f(c, "y", 1, DIMS(6), want);
+    node(c, op, 1, IDX(a), 1, IDX(o),
+         ATTRS(A_INTS("beginningPadding", 1, 2), A_INTS("endingPadding", 1, 1), A_STR("mode", "edge")));
+}
+
+static void c_tile(oc_case *c, const char *op) {
+    /* [2, 2] repeated (2, 3) -> [4, 6] */
+    static double want[24];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 6; j++) want[i * 6 + j] = S12[(i % 2) * 2 + j % 2];
+    uint32_t a = in(c, "x", F32, 2, DIMS(2, 2), S12);
+    uint32_t o = out_f(c, "y", 2, DIMS(4, 6), want);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_INTS("repetitions", 2, 2, 3)));
+}
+
+static void c_triangular_upper(oc_case *c, const char *op) {
+    /* [3, 3], upper triangle from the diagonal up */
+    static const double want[9] = {0, 1, 2, 0, 4, 5, 0, 0, 8};
+    uint32_t a = in(c, "x", F32, 2, DIMS(3, 3), S12);
+    uint32_t o = out_f(c, "y", 2, DIMS(3, 3), want);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_BOOL("upper", 1), A_INT("diagonal", 0)));
+}
+
+static void c_triangular_lower(oc_case *c, const char *op) {
+    /* [3, 3], lower triangle below the first superdiagonal: j <= i + 1 */
+    static const double want[9] = {0, 1, 0, 3, 4, 5, 6, 7, 8};
+    uint32_t a = in(c, "x", F32, 2, DIMS(3, 3), S12);
+    uint32_t o = out_f(c, "y", 2, DIMS(3, 3), want);
+    node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_BOOL("upper", 0), A_INT("diagonal", 1)));
+}
+
+/* ---- quantization ---- */
+
+static void c_quantize_u8(oc_case *c, const char *op) {
+    /* round(x / 0.5) half to even, + 10, saturated to uint8 */
+    static const float x[5] = {-1, 0.25f, 0.75f, 2.5f, 300}, sc[1] = {0.5f};
+    static const uint8_t zp[1] = {10};
+    static const int64_t want[5] = {8, 10, 12, 15, 255};
+    uint32_t a = in(c, "x", F32, 1, DIMS(5), x), s = in(c, "scale", F32, 1, DIMS(1), sc);
+    uint32_t z = in(c, "zp", U8, 1, DIMS(1), zp);
+    uint32_t o = out_i(c, "y", U8, 1, DIMS(5), want);
+    node(c, op, 3, IDX(a, s, z), 1, IDX(o), 0, NULL);
+}
+
+static void c_dequantize_blockwise(oc_case *c, const char *op) {
+    /* int8 [2, 4] with scale and zero point [2, 2]: blocks of 1 x 2 */
+    static const int8_t x[8] = {-128, 0, 5, 7, 127, -1, 2, 3};
+    static const float sc[4] = {0.5f, 2, 1, 0.25f};
+    static const int8_t zp[4] = {0, 1, -1, 3};
+    static const double want[8] = {-64, 0, 8, 12, 128, 0, -0.25, 0};
+    uint32_t a = in(c, "x", I8, 2, DIMS(2, 4), x), s = in(c, "scale", F32, 2, DIMS(2, 2), sc);
+    uint32_t z = in(c, "zp", I8, 2, DIMS(2, 2), zp);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 4), want);
+    node(c, op, 3, IDX(a, s, z), 1, IDX(o), 0, NULL);
+}
+
+/* ---- the table ---- */
+
+const oc_entry oc_table[] = {
+    {"add broadcast row", c_binary_row, "add"},
+    {"add broadcast column", c_binary_col, "add"},
+    {"sub broadcast row", c_binary_row, "sub"},
+    {"mul broadcast column", c_binary_col, "mul"},
+    {"div broadcast row", c_binary_row, "div"},
+    {"pow broadcast row", c_binary_row, "pow"},
+    {"max broadcast column", c_binary_col, "max"},
+    {"min broadcast row", c_binary_row, "min"},
+    {"prelu broadcast row", c_binary_row, "prelu"},
+    {"add int32", c_int_binary, "add"},
+    {"mul int32", c_int_binary, "mul"},
+    {"div int32 truncates", c_int_binary, "div"},
+    {"equal", c_compare, "equal"},
+    {"notEqual", c_compare, "notEqual"},
+    {"greater", c_compare, "greater"},
+    {"greaterOrEqual", c_compare, "greaterOrEqual"},
+    {"lesser", c_compare, "lesser"},
+    {"lesserOrEqual", c_compare, "lesserOrEqual"},
+    {"logicalAnd", c_logical, "logicalAnd"},
+    {"logicalOr", c_logical, "logicalOr"},
+    {"logicalNot", c_logical_not, "logicalNot"},
+    {"where broadcast", c_where, "where"},
+    {"identity", c_unary, "identity"},
+    {"relu", c_unary, "relu"},
+    {"abs", c_unary, "abs"},
+    {"neg", c_unary, "neg"},
+    {"sign", c_unary, "sign"},
+    {"clamp", c_unary, "clamp"},
+    {"leakyRelu", c_unary, "leakyRelu"},
+    {"elu", c_unary, "elu"},
+    {"sigmoid", c_unary, "sigmoid"},
+    {"hardSigmoid", c_unary, "hardSigmoid"},
+    {"hardSwish", c_unary, "hardSwish"},
+    {"softplus", c_unary, "softplus"},
+    {"softsign", c_unary, "softsign"},
+    {"tanh", c_unary, "tanh"},
+    {"gelu", c_unary, "gelu"},
+    {"erf", c_unary, "erf"},
+    {"sqrt", c_unary, "sqrt"},
+    {"exp", c_unary, "exp"},
+    {"log", c_unary, "log"},
+    {"ceil", c_unary, "ceil"},
+    {"floor", c_unary, "floor"},
+    {"reciprocal", c_unary, "reciprocal"},
+    {"sin", c_unary, "sin"},
+    {"cos", c_unary, "cos"},
+    {"cast float32 to int32", c_cast_f32_i32, "cast"},
+    {"cast int32 to float32", c_cast_i32_f32, "cast"},
+    {"matmul 2-D", c_matmul_2d, "matmul"},
+    {"matmul batched", c_matmul_batched, "matmul"},
+    {"matmul broadcast batch", c_matmul_broadcast, "matmul"},
+    {"gemm alpha beta c bTranspose", c_gemm, "gemm"},
+    {"conv2d padding strides bias", c_conv2d_pad_stride, "conv2d"},
+    {"conv2d groups", c_conv2d_groups, "conv2d"},
+    {"convTranspose2d strides padding", c_conv_transpose2d, "convTranspose2d"},
+    {"averagePool2d", c_pool, "averagePool2d"},
+    {"maxPool2d", c_pool, "maxPool2d"},
+    {"l2Pool2d", c_pool, "l2Pool2d"},
+    {"resample2d nearest scales", c_resample_nearest, "resample2d"},
+    {"resample2d linear sizes", c_resample_linear, "resample2d"},
+    {"batchNormalization", c_batch_norm, "batchNormalization"},
+    {"instanceNormalization", c_instance_norm, "instanceNormalization"},
+    {"layerNormalization", c_layer_norm, "layerNormalization"},
+    {"reduceMean", c_reduce_rows, "reduceMean"},
+    {"reduceSum", c_reduce_rows, "reduceSum"},
+    {"reduceMax", c_reduce_rows, "reduceMax"},
+    {"reduceMin", c_reduce_rows, "reduceMin"},
+    {"reduceProduct", c_reduce_rows, "reduceProduct"},
+    {"reduceL1", c_reduce_rows, "reduceL1"},
+    {"reduceL2", c_reduce_rows, "reduceL2"},
+    {"reduceLogSum", c_reduce_rows, "reduceLogSum"},
+    {"reduceLogSumExp", c_reduce_rows, "reduceLogSumExp"},
+    {"reduceSumSquare", c_reduce_rows, "reduceSumSquare"},
+    {"reduceSum axis 0 keepDimensions", c_reduce_cols_keep, "reduceSum"},
+    {"reduceMax axis 0 keepDimensions", c_reduce_cols_keep, "reduceMax"},
+    {"argMax", c_argmax, "argMax"},
+    {"argMin", c_argmax, "argMin"},
+    {"softmax", c_softmax, "softmax"},
+    {"cumulativeSum", c_cumsum, "cumulativeSum"},
+    {"cumulativeSum exclusive reversed", c_cumsum_exclusive_reversed, "cumulativeSum"},
+    {"reshape", c_reshape, "reshape"},
+    {"transpose", c_transpose, "transpose"},
+    {"concat", c_concat, "concat"},
+    {"split", c_split, "split"},
+    {"slice strided", c_slice, "slice"},
+    {"gather", c_gather, "gather"},
+    {"gatherElements", c_gather_elements, "gatherElements"},
+    {"scatterElements", c_scatter_elements, "scatterElements"},
+    {"expand", c_expand, "expand"},
+    {"squeeze", c_squeeze, "squeeze"},
+    {"unsqueeze", c_unsqueeze, "unsqueeze"},
+    {"pad constant", c_pad_constant, "pad"},
+    {"pad reflection", c_pad_reflect, "pad"},
+    {"pad edge", c_pad_edge, "pad"},
+    {"tile", c_tile, "tile"},
+    {"triangular upper", c_triangular_upper, "triangular"},
+    {"triangular lower diagonal 1", c_triangular_lower, "triangular"},
+    {"quantizeLinear uint8", c_quantize_u8, "quantizeLinear"},
+    {"dequantizeLinear int8 blockwise", c_dequantize_blockwise, "dequantizeLinear"},
+    {"berth.matmulEpilogue", c_matmul_epilogue, "berth.matmulEpilogue"},
+    {"berth.attention", c_attention, "berth.attention"},
+};
+const size_t oc_count = sizeof oc_table / sizeof oc_table[0];
+
+/* ---- running ---- */
+
+static oc_result run_case(const mh_module *m, const oc_entry *e, char *why, size_t why_cap) {
+    oc_case *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(why, why_cap, "out of memory");
+        return OC_FAILED;
+    }
+    tg_init(&c->g);
+    e->build(c, e->arg);
+    oc_result r = OC_PASSED;
+    berth_graph_desc d = tg_desc(&c->g);
+    berth_error err = {{0}};
+    for (uint32_t i = 0; i < d.n_nodes && r == OC_PASSED; i++) {
+        berth_status st = mh_supports(m, &d, i, &err);
+        if (st == BERTH_ERR_UNSUPPORTED) {
+            snprintf(why, why_cap, "%s: %s", d.nodes[i].op, err.msg);
+            r = OC_UNSUPPORTED;
+        } else if (st != BERTH_OK) {
+            snprintf(why, why_cap, "%s answered status %d: %s",
+                     mh_has_supports_node(m->be) ? "supports_node" : "supports_op", (int)st, err.msg);
+            r = OC_FAILED;
+        }
+    }
+    void *outs[TG_MAX_IO] = {0};
+    if (r == OC_PASSED) {
+        for (uint32_t i = 0; i < c->g.n_outs; i++) {
+            const berth_operand *o = &c->g.ops[c->g.outs[i]];
+            outs[i] = malloc(h_bytes(o) + 8);
+            memset(outs[i], 0xff, h_bytes(o) + 8); /* NaN or -1: an output never written shows */
+        }
+        berth_status st = mh_run(m, &c->g, NULL, (void *const *)c->in, outs, &err);
+        if (st != BERTH_OK) {
+            snprintf(why, why_cap, "plan or run: status %d: %s", (int)st, err.msg);
+            r = OC_FAILED;
+        }
+    }
+    for (uint32_t i = 0; i < c->g.n_outs && r == OC_PASSED; i++) {
+        const berth_operand *o = &c->g.ops[c->g.outs[i]];
+        size_t bad = c->want_f[i] ? mh_compare_f32(e->name, o->name, outs[i], c->want_f[i], h_numel(o), OC_RTOL, OC_ATOL)
+                                  : mh_compare_int(e->name, o->name, o->dtype, outs[i], c->want_i[i], h_numel(o));
+        if (bad) {
+            snprintf(why, why_cap, "output '%s': %zu wrong values (first shown above)", o->name, bad);
+            r = OC_FAILED;
+        }
+    }
+    for (uint32_t i = 0; i < c->g.n_outs; i++) free(outs[i]);
+    free(c);
+    return r;
+}
+
+size_t oc_run_all(const mh_module *m, oc_result *results) {
+    size_t n[3] = {0, 0, 0};
+    for (size_t i = 0; i < oc_count; i++) {
+        char why[BERTH_ERROR_CAP + 64] = "";
+        results[i] = run_case(m, &oc_table[i], why, sizeof why);
+        n[results[i]]++;
+        if (results[i] == OC_UNSUPPORTED) fprintf(stderr, "unsupported: %s (%s)\n", oc_table[i].name, why);
+        if (results[i] == OC_FAILED) fprintf(stderr, "FAILED: %s: %s\n", oc_table[i].name, why);
+    }
+    fprintf(stderr, "module %s: %zu passed, %zu unsupported, %zu failed of %zu cases\n", m->be->name, n[OC_PASSED],
+           n[OC_UNSUPPORTED], n[OC_FAILED], oc_count);
+    return n[OC_FAILED];
+}
+
+size_t oc_missing(const oc_result *results, const char *const *minimum, size_t n_minimum) {
+    size_t missing = 0;
+    int all = n_minimum == 1 && !strcmp(minimum[0], "*");
+    for (size_t i = 0; all && i < oc_count; i++)
+        if (results[i] != OC_PASSED) {
+            fprintf(stderr, "below the minimum: '%s' must pass on this module\n", oc_table[i].name);
+            missing++;
+        }
+    for (size_t k = 0; !all && k < n_minimum; k++) {
+        size_t i = 0;
+        while (i < oc_count && strcmp(oc_table[i].name, minimum[k])) i++;
+        if (i == oc_count) {
+            fprintf(stderr, "below the minimum: '%s' is no case of the table\n", minimum[k]);
+            missing++;
+        } else if (results[i] != OC_PASSED) {
+            fprintf(stderr, "below the minimum: '%s' must pass on this module\n", minimum[k]);
+            missing++;
+        }
+    }
+    return missing;
+}

@@ -1,0 +1,44 @@
+/* One table of small op cases, run against every backend module the
+ * build produces (tests/<module>/test_module_cases_<module>.c). Each
+ * case is a graph with its inputs and the outputs it must give, derived
+ * by hand or by a plain reference loop in op_cases.c, never by a
+ * backend.
+ *
+ * A case is unsupported when the module refuses one of its nodes with
+ * BERTH_ERR_UNSUPPORTED (supports_node for an ABI 1.1 table, supports_op
+ * for a 1.0 one); any other refusal, a failed plan or run, or a wrong
+ * value fails it. */
+#ifndef BERTH_TEST_OP_CASES_H
+#define BERTH_TEST_OP_CASES_H
+
+#include "module_harness.h"
+
+typedef struct oc_case {
+    tgraph g;
+    const void *in[TG_MAX_IO];        /* by graph input                     */
+    const double *want_f[TG_MAX_IO];  /* by graph output: an f32 output     */
+    const int64_t *want_i[TG_MAX_IO]; /*   or an integer one, exactly       */
+} oc_case;
+
+typedef struct oc_entry {
+    const char *name;
+    void (*build)(oc_case *c, const char *arg);
+    const char *arg; /* the op, for builders shared by a family */
+} oc_entry;
+
+extern const oc_entry oc_table[];
+extern const size_t oc_count;
+
+typedef enum oc_result { OC_PASSED, OC_UNSUPPORTED, OC_FAILED } oc_result;
+
+/* Runs every case on m (loaded and opened) into results[oc_count];
+ * prints each case not passed with the reason and one summary line,
+ * "module NAME: P passed, U unsupported, F failed of N cases". Returns
+ * the number failed. */
+size_t oc_run_all(const mh_module *m, oc_result *results);
+
+/* The cases of `minimum` (names; one entry "*" means every case) that
+ * did not pass, each printed; an unknown name counts as missing too. */
+size_t oc_missing(const oc_result *results, const char *const *minimum, size_t n_minimum);
+
+#endif
