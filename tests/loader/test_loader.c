@@ -74,7 +74,7 @@ static void test_no_common_version(void) {
     berth_error err;
     CHECK(load("fx-future", FIXTURE_DIR, &err) != BERTH_OK);
     CHECK_CONTAINS(err.msg, "no ABI version both sides speak");
-    CHECK_CONTAINS(err.msg, "offers version 2, this engine speaks versions 1 to 1");
+    CHECK_CONTAINS(err.msg, "offers version 3, this engine speaks versions 1 to 2");
 }
 
 static void test_refused(void) {
