@@ -288,6 +288,7 @@ overflow:
     goto fail;
 nomem:
     berth_errorf(err, "out of memory preparing a plan of %s", g->path);
+    st = BERTH_ERR_NOMEM; /* st held the last check's BERTH_OK */
 fail:
     berth_slot_free(ex, s, ni, no);
     return st;
