@@ -273,7 +273,8 @@ berth_status berth_archive_stream(berth_archive *a, const berth_weight_request *
     }
     item *items = plan_items(a, req, n, err);
     if (!items) return BERTH_ERR_INVALID;
-    berth_upload_info info = {.struct_size = sizeof info, .n_tensors = n, .weight_desc_size = sizeof(berth_weight_desc)};
+    berth_upload_info info = {.struct_size = sizeof info, .n_tensors = n,
+                             .weight_desc_size = (uint32_t)BERTH_WEIGHT_DESC_V1_SIZE};
     for (uint32_t i = 0; i < n; i++) {
         info.total_bytes += items[i].bytes;
         if (items[i].bytes > info.largest_bytes) info.largest_bytes = items[i].bytes;

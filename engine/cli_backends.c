@@ -16,7 +16,24 @@ static const char *backends_usage =
     "\n"
     "Lists the backend modules (libberth-NAME.so) found in the --path\n"
     "directories, $BERTH_BACKEND_PATH, the install directory and the build\n"
-    "tree, in that order, with the ABI version each speaks and its device.\n";
+    "tree, in that order, with the ABI version each speaks, its device and,\n"
+    "for an ABI 1.1 module, the options [backend.NAME] may set (key, type,\n"
+    "default, allowed values, help).\n";
+
+/* A 1.1 module's declared options, one per line:
+ *     option threads: int, default 4, an integer in [1, 64]: worker threads */
+static void print_options(const berth_backend *be) {
+    uint32_t n = berth_backend_option_count(be);
+    if (be->abi_version >= BERTH_BACKEND_ABI_V1_1 && n == 0) printf("      options: none declared\n");
+    for (uint32_t i = 0; i < n; i++) {
+        const berth_option_decl *d = berth_backend_option(be, i);
+        char want[128];
+        berth_option_expected(d, want, sizeof want);
+        printf("      option %s: %s, default %s, %s%s%s\n", d->key, berth_option_type_name(d->type),
+               d->default_value ? d->default_value : "(none)", want, d->help ? ": " : "",
+               d->help ? d->help : "");
+    }
+}
 
 static void describe(const char *path, const berth_logger *log) {
     berth_host host;
@@ -48,6 +65,7 @@ static void describe(const char *path, const berth_logger *log) {
                    caps.device_name ? caps.device_name : "?");
         m.be->close(dev);
     }
+    print_options(m.be);
     berth_module_unload(&m);
 }
 

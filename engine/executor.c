@@ -66,9 +66,14 @@ static berth_status open_backend(berth_executor *ex, const char *use_override, b
             const char *name = strchr(items[i], '/') ? ex->mod.be->name : items[i];
             ex->host.opts = berth_config_backend(c, name);
             snprintf(ex->host.backend_name, sizeof ex->host.backend_name, "%s", ex->mod.be->name);
-            berth_backend_msg_reset(&e);
-            st = ex->mod.be->open(&ex->host.services, &ex->dev, &e);
-            st = berth_backend_result(st, ex->mod.be->name, "open", &e, &e);
+            /* A 1.1 module's declared options are checked here, before
+             * open(); a bad one stops like open() returning INVALID. */
+            st = berth_host_check_options(ex->mod.be, ex->host.opts, c->path, &e);
+            if (st == BERTH_OK) {
+                berth_backend_msg_reset(&e);
+                st = ex->mod.be->open(&ex->host.services, &ex->dev, &e);
+                st = berth_backend_result(st, ex->mod.be->name, "open", &e, &e);
+            }
             if (st == BERTH_OK) {
                 berth_caps caps;
                 memset(&caps, 0, sizeof caps);
@@ -104,24 +109,15 @@ static berth_status open_backend(berth_executor *ex, const char *use_override, b
 }
 
 /* Specialize lane 0 at its first bucket and ask the backend about every
- * op, so a graph the device cannot run is refused before any upload. */
+ * node (unfused: fusion happens per bucket at plan time), so a graph the
+ * device cannot run is refused before any upload. */
 static berth_status check_graph(berth_executor *ex, berth_error *err) {
     const lane *ln = &ex->lanes[0];
     berth_spec *s = berth_lane_specialize(ln, 0, err);
     if (!s) return BERTH_ERR_INVALID;
     berth_status st = BERTH_OK;
-    for (uint32_t i = 0; i < s->desc.n_nodes && st == BERTH_OK; i++) {
-        const berth_node *nd = &s->desc.nodes[i];
-        berth_dtype t = nd->n_inputs ? s->desc.operands[nd->inputs[0]].dtype
-                                     : s->desc.operands[nd->outputs[0]].dtype;
-        berth_error e;
-        berth_backend_msg_reset(&e);
-        st = ex->mod.be->supports_op(ex->dev, nd->op, t, &e);
-        st = berth_backend_result(st, ex->mod.be->name, "supports_op", &e, &e);
-        if (st != BERTH_OK)
-            berth_errorf(err, "%s: node '%s' (op %s on %s): %s", ln->g->path, nd->name, nd->op,
-                         berth_dtype_name(t), e.msg);
-    }
+    for (uint32_t i = 0; i < s->desc.n_nodes && st == BERTH_OK; i++)
+        st = berth_node_check(ex, ln->g->path, &s->desc, i, err);
     berth_spec_free(s);
     return st;
 }
@@ -288,6 +284,9 @@ berth_status berth_executor_add_graph(berth_executor *ex, const char *name, cons
 
 const char *berth_executor_backend(const berth_executor *ex) { return ex->mod.be->name; }
 const char *berth_executor_backend_path(const berth_executor *ex) { return ex->mod.path; }
+void *berth_executor_backend_proc(berth_executor *ex, const char *name) {
+    return ex ? berth_backend_proc(ex->mod.be, name) : NULL;
+}
 const char *berth_executor_device(const berth_executor *ex) { return ex->device_name; }
 uint32_t berth_executor_lane_count(const berth_executor *ex) { return ex->n_lanes; }
 

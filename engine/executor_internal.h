@@ -113,6 +113,14 @@ berth_status berth_limit_check_built(const berth_executor *ex, const lane *ln, u
                                      berth_error *err);
 
 /* plan_slot.c */
+/* Ask the backend whether it runs node i of d: supports_node for a 1.1
+ * module, supports_op(op, first input's dtype) for a 1.0 one. A refusal
+ * comes back with the backend's status and a message naming the graph
+ * file, the node, its op, the backend's reason, and what was asked: for
+ * a 1.1 module every operand's name, dtype and shape, for a 1.0 module
+ * the dtype supports_op was asked about. */
+berth_status berth_node_check(berth_executor *ex, const char *graph_path, const berth_graph_desc *d,
+                              uint32_t i, berth_error *err);
 berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_error *err);
 void berth_slot_free(berth_executor *ex, plan_slot *s, uint32_t n_inputs, uint32_t n_outputs);
 

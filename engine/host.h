@@ -4,6 +4,7 @@
 
 #include "berth/backend.h"
 #include "config.h"
+#include <stddef.h>
 
 typedef struct berth_logger {
     void (*fn)(void *ctx, berth_log_level level, const char *msg);
@@ -23,5 +24,22 @@ typedef struct berth_host {
 } berth_host;
 
 void berth_host_init(berth_host *h, const berth_logger *log);
+
+/* For a 1.1 module that declares its options: check every key of
+ * [backend.NAME] (`opts`, may be NULL) against the declarations, before
+ * open(). An unknown key, or a value that does not parse as its type, is
+ * outside [min, max] or not one of `choices`, is BERTH_ERR_INVALID with
+ * "FILE:LINE: [backend.NAME] ..." naming the key, what was expected and
+ * what was found (for an unknown key, the declared keys). A 1.0 module's
+ * options are its own to check: BERTH_OK. */
+berth_status berth_host_check_options(const berth_backend *be, const bc_backend_opts *opts,
+                                      const char *cfg_path, berth_error *err);
+
+/* "int", "string", ...: a declared option's type as `berth backends`
+ * and messages write it. */
+const char *berth_option_type_name(berth_option_type t);
+/* What a value of declaration d must be, e.g. "an integer in [1, 64]",
+ * "one of fast|exact". */
+void berth_option_expected(const berth_option_decl *d, char *buf, size_t cap);
 
 #endif

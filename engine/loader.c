@@ -110,6 +110,95 @@ static int check_slots(const berth_backend *be, const char *name_or_path, const 
     return 1;
 }
 
+static const char *abi_name(uint32_t v) { return v == BERTH_BACKEND_ABI_V1_0 ? "1.0" : "1.1"; }
+
+/* The version and size of a table, then what ABI 1.1 adds. A table of
+ * version 1 is read only up to BERTH_BACKEND_V1_MIN_SIZE whatever its
+ * struct_size says: a 1.0 module built against a later header declares a
+ * larger struct_size, but its 1.1 slots were never meant to be read. */
+static int check_table(const berth_backend *be, const char *name_or_path, const char *path,
+                       berth_error *err) {
+    if (be->abi_version == 0 || be->abi_version > BERTH_BACKEND_ABI_VERSION) {
+        berth_errorf(err,
+                     "backend '%s' (%s): no ABI version both sides speak: the backend offers "
+                     "version %u, this engine speaks versions 1 to %u",
+                     name_or_path, path, be->abi_version, BERTH_BACKEND_ABI_VERSION);
+        return 0;
+    }
+    size_t least = be->abi_version == BERTH_BACKEND_ABI_V1_0 ? (size_t)BERTH_BACKEND_V1_MIN_SIZE
+                                                             : (size_t)BERTH_BACKEND_V1_1_MIN_SIZE;
+    if (be->struct_size < least) {
+        berth_errorf(err,
+                     "backend '%s' (%s): function table for ABI version %u is %u bytes, "
+                     "at least %zu expected for ABI %s",
+                     name_or_path, path, be->abi_version, be->struct_size, least,
+                     abi_name(be->abi_version));
+        return 0;
+    }
+    if (be->abi_version < BERTH_BACKEND_ABI_V1_1) return 1;
+    if (!be->supports_node) {
+        berth_errorf(err,
+                     "backend '%s' (%s): function table slot 'supports_node' is NULL; a table of "
+                     "ABI version 2 (ABI 1.1) must fill it (only get_proc may be NULL among the "
+                     "1.1 slots)",
+                     name_or_path, path);
+        return 0;
+    }
+    if (be->n_options == 0) return 1;
+    if (!be->options) {
+        berth_errorf(err,
+                     "backend '%s' (%s): function table field 'options' is NULL with 'n_options' %u; "
+                     "expected an array of %u option declarations",
+                     name_or_path, path, be->n_options, be->n_options);
+        return 0;
+    }
+    if (be->option_decl_size < BERTH_OPTION_DECL_V1_SIZE) {
+        berth_errorf(err,
+                     "backend '%s' (%s): function table field 'option_decl_size' is %u with "
+                     "'n_options' %u; at least %zu expected",
+                     name_or_path, path, be->option_decl_size, be->n_options,
+                     (size_t)BERTH_OPTION_DECL_V1_SIZE);
+        return 0;
+    }
+    for (uint32_t i = 0; i < be->n_options; i++) {
+        const berth_option_decl *d = berth_backend_option(be, i);
+        if (!d->key || !d->key[0]) {
+            berth_errorf(err, "backend '%s' (%s): declared option %u has %s key", name_or_path, path,
+                         i, d->key ? "an empty" : "a NULL");
+            return 0;
+        }
+        if (d->type < BERTH_OPTION_BOOL || d->type > BERTH_OPTION_PATH) {
+            berth_errorf(err,
+                         "backend '%s' (%s): declared option '%s' has type %d; expected 1 (BOOL), "
+                         "2 (INT), 3 (FLOAT), 4 (STRING) or 5 (PATH)",
+                         name_or_path, path, d->key, (int)d->type);
+            return 0;
+        }
+        for (uint32_t k = 0; k < i; k++)
+            if (!strcmp(berth_backend_option(be, k)->key, d->key)) {
+                berth_errorf(err, "backend '%s' (%s): option '%s' is declared twice (options %u and %u)",
+                             name_or_path, path, d->key, k, i);
+                return 0;
+            }
+    }
+    return 1;
+}
+
+const berth_option_decl *berth_backend_option(const berth_backend *be, uint32_t i) {
+    if (be->abi_version < BERTH_BACKEND_ABI_V1_1 || i >= be->n_options) return NULL;
+    return (const berth_option_decl *)(const void *)((const char *)be->options +
+                                                     (size_t)i * be->option_decl_size);
+}
+
+uint32_t berth_backend_option_count(const berth_backend *be) {
+    return be->abi_version >= BERTH_BACKEND_ABI_V1_1 ? be->n_options : 0;
+}
+
+void *berth_backend_proc(const berth_backend *be, const char *name) {
+    if (be->abi_version < BERTH_BACKEND_ABI_V1_1 || !be->get_proc || !name) return NULL;
+    return be->get_proc(name);
+}
+
 berth_status berth_module_load(const char *name_or_path, const char *const *dirs, uint32_t n_dirs,
                                const berth_host_services *host, berth_module *out,
                                berth_error *err) {
@@ -155,21 +244,7 @@ berth_status berth_module_load(const char *name_or_path, const char *const *dirs
                      why.msg[0] ? why.msg : "no reason given");
         goto fail;
     }
-    if (be->abi_version == 0 || be->abi_version > BERTH_BACKEND_ABI_VERSION) {
-        berth_errorf(err,
-                     "backend '%s' (%s): no ABI version both sides speak: the backend offers "
-                     "version %u, this engine speaks versions 1 to %u",
-                     name_or_path, path, be->abi_version, BERTH_BACKEND_ABI_VERSION);
-        goto fail;
-    }
-    if (be->struct_size < BERTH_BACKEND_V1_MIN_SIZE) {
-        berth_errorf(err,
-                     "backend '%s' (%s): function table for ABI version %u is %u bytes, "
-                     "at least %zu expected",
-                     name_or_path, path, be->abi_version, be->struct_size,
-                     (size_t)BERTH_BACKEND_V1_MIN_SIZE);
-        goto fail;
-    }
+    if (!check_table(be, name_or_path, path, err)) goto fail;
     if (!check_slots(be, name_or_path, path, err)) goto fail;
     out->handle = h;
     out->be = be;

@@ -32,4 +32,31 @@ berth_status berth_module_load(const char *name_or_path, const char *const *dirs
                                berth_error *err);
 void berth_module_unload(berth_module *m);
 
+/* What a loaded table offers beyond ABI 1.0. Each reads a 1.1 slot only
+ * when the table's abi_version is 2 or more (the loader has then checked
+ * its struct_size), never because struct_size happens to be large: a 1.0
+ * module built against a later header declares the larger size too.
+ *
+ * Declared options, indexed by the table's option_decl_size (NULL past
+ * the end or for a 1.0 table). */
+uint32_t berth_backend_option_count(const berth_backend *be);
+const berth_option_decl *berth_backend_option(const berth_backend *be, uint32_t i);
+/* get_proc(name), or NULL for a 1.0 table or a NULL slot. */
+void *berth_backend_proc(const berth_backend *be, const char *name);
+static inline int berth_backend_has_supports_node(const berth_backend *be) {
+    return be->abi_version >= BERTH_BACKEND_ABI_V1_1 && be->supports_node;
+}
+
+/* Arrays the host hands a module (operands, nodes, attrs, tensors, weight
+ * descs) are laid out today with the ABI 1.0 element sizes, which equal
+ * sizeof of the structs in this header, and every graph desc and upload
+ * info says so in its *_size fields. When a release appends a field to
+ * one of those structs, the host keeps one layout per module version:
+ * for a table of abi_version 1 or 2 it still builds arrays with the old
+ * stride (BERTH_*_V1_SIZE, copying each element's first V1_SIZE bytes),
+ * and only for a table of the new version the longer stride with the new
+ * field filled, setting *_size to match. A module indexes by the declared
+ * size, so it never reads past what the host wrote, and the host never
+ * hands a module a field it was not built to know. */
+
 #endif

@@ -2,6 +2,7 @@
  * bucket's dims, fuse what the backend supports, let the backend plan it,
  * and allocate the host buffers a run needs, so a warm run allocates
  * nothing. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,13 +11,137 @@
 #include "executor_internal.h"
 #include "util.h"
 
+/* The host builds its arrays as plain C arrays and declares their element
+ * sizes as the ABI 1.0 sizes (specialize.c, archive_stream.c): the two
+ * must agree, or a module indexing by the declared size reads garbage. */
+_Static_assert(sizeof(berth_operand) == BERTH_OPERAND_V1_SIZE, "operand stride");
+_Static_assert(sizeof(berth_node) == BERTH_NODE_V1_SIZE, "node stride");
+_Static_assert(sizeof(berth_attr) == BERTH_ATTR_V1_SIZE, "attr stride");
+_Static_assert(sizeof(berth_tensor) == BERTH_TENSOR_V1_SIZE, "tensor stride");
+_Static_assert(sizeof(berth_weight_desc) == BERTH_WEIGHT_DESC_V1_SIZE, "weight desc stride");
+
+/* The ops fusion may create, each of which can be turned off when the
+ * backend refuses a node it made. */
+static const char *const fused_ops[] = {"berth.matmulEpilogue", "berth.attention",
+                                        "layerNormalization"};
+#define N_FUSED_OPS (sizeof fused_ops / sizeof fused_ops[0])
+
+typedef struct fuse_ctx {
+    berth_executor *ex;
+    unsigned disabled; /* bit k: fused_ops[k] is not to be made */
+} fuse_ctx;
+
+/* Fusion's cheap pre-filter: supports_op on (op, dtype). The fused nodes
+ * are then asked supports_node like every other (berth_node_check). */
 static int backend_supports(void *ctx, const char *op, berth_dtype dtype) {
-    berth_executor *ex = ctx;
+    fuse_ctx *fc = ctx;
+    berth_executor *ex = fc->ex;
+    for (unsigned k = 0; k < N_FUSED_OPS; k++)
+        if ((fc->disabled & (1u << k)) && !strcmp(op, fused_ops[k])) return 0;
     berth_error e;
     berth_backend_msg_reset(&e);
     berth_status st = ex->mod.be->supports_op(ex->dev, op, dtype, &e);
     /* Only the answer matters to fusion; the message is dropped. */
     return berth_backend_result(st, ex->mod.be->name, "supports_op", &e, &e) == BERTH_OK;
+}
+
+static size_t describe_operand(char *buf, size_t cap, const berth_operand *o) {
+    size_t off = (size_t)snprintf(buf, cap, "%s %s[", o->name ? o->name : "?", berth_dtype_name(o->dtype));
+    for (uint32_t d = 0; d < o->rank && off < cap; d++)
+        off += (size_t)snprintf(buf + off, cap - off, "%s%lld", d ? ", " : "", (long long)o->dims[d]);
+    if (off < cap) off += (size_t)snprintf(buf + off, cap - off, "]");
+    return off;
+}
+
+/* "inputs x f32[1, 4], w1 f32[4, 8]; bias b1 f32[8]; outputs h0 f32[1, 8]":
+ * positional inputs, operands given as options, outputs. */
+static void describe_operands(char *buf, size_t cap, const berth_graph_desc *d, const berth_node *nd) {
+    size_t off = 0;
+    buf[0] = 0;
+    off += (size_t)snprintf(buf, cap, "inputs ");
+    for (uint32_t k = 0; k < nd->n_inputs && off < cap; k++) {
+        if (k) off += (size_t)snprintf(buf + off, cap - off, ", ");
+        if (off < cap) off += describe_operand(buf + off, cap - off, &d->operands[nd->inputs[k]]);
+    }
+    for (uint32_t k = 0; k < nd->n_attrs && off < cap; k++) {
+        const berth_attr *a = &nd->attrs[k];
+        if (a->type == BERTH_ATTR_OPERAND) {
+            off += (size_t)snprintf(buf + off, cap - off, "; %s ", a->key);
+            if (off < cap) off += describe_operand(buf + off, cap - off, &d->operands[a->i]);
+        } else if (a->type == BERTH_ATTR_OPERANDS) {
+            off += (size_t)snprintf(buf + off, cap - off, "; %s", a->key);
+            for (size_t j = 0; j < a->count && off < cap; j++) {
+                off += (size_t)snprintf(buf + off, cap - off, "%s", j ? ", " : " ");
+                if (off < cap) off += describe_operand(buf + off, cap - off, &d->operands[a->ints[j]]);
+            }
+        }
+    }
+    if (off < cap) off += (size_t)snprintf(buf + off, cap - off, "; outputs ");
+    for (uint32_t k = 0; k < nd->n_outputs && off < cap; k++) {
+        if (k) off += (size_t)snprintf(buf + off, cap - off, ", ");
+        if (off < cap) off += describe_operand(buf + off, cap - off, &d->operands[nd->outputs[k]]);
+    }
+}
+
+berth_status berth_node_check(berth_executor *ex, const char *graph_path, const berth_graph_desc *d,
+                              uint32_t i, berth_error *err) {
+    const berth_backend *be = ex->mod.be;
+    const berth_node *nd = &d->nodes[i];
+    berth_dtype t = nd->n_inputs ? d->operands[nd->inputs[0]].dtype : d->operands[nd->outputs[0]].dtype;
+    berth_error e;
+    berth_backend_msg_reset(&e);
+    berth_status st;
+    const char *verb;
+    if (berth_backend_has_supports_node(be)) {
+        verb = "supports_node";
+        st = be->supports_node(ex->dev, d, i, &e);
+    } else {
+        verb = "supports_op";
+        st = be->supports_op(ex->dev, nd->op, t, &e);
+    }
+    st = berth_backend_result(st, be->name, verb, &e, &e);
+    if (st == BERTH_OK) return BERTH_OK;
+    if (!berth_backend_has_supports_node(be)) {
+        /* A 1.0 module was asked about the op and one dtype: name those. */
+        berth_errorf(err, "%s: node '%s' (op %s on %s): %s", graph_path, nd->name, nd->op,
+                     berth_dtype_name(t), e.msg);
+        return st;
+    }
+    char ops[BERTH_ERROR_CAP];
+    describe_operands(ops, sizeof ops, d, nd);
+    berth_errorf(err, "%s: node '%s' (op %s; %s): %s", graph_path, nd->name, nd->op, ops, e.msg);
+    return st;
+}
+
+/* Specialize (ln, b), fuse, and ask the backend about every node. A
+ * fused node the backend refuses does not fail the bucket: the bucket is
+ * specialized again with that fusion turned off. A node of the graph
+ * itself that is refused stops here, before plan() is called. */
+static berth_spec *specialize_checked(berth_executor *ex, const lane *ln, uint32_t b, berth_status *st,
+                                      berth_error *err) {
+    fuse_ctx fc = {ex, 0};
+    for (;;) {
+        berth_spec *spec = berth_lane_specialize(ln, b, err);
+        if (!spec) {
+            *st = BERTH_ERR_INVALID;
+            return NULL;
+        }
+        berth_fuse(spec, backend_supports, &fc);
+        uint32_t i;
+        *st = BERTH_OK;
+        for (i = 0; i < spec->desc.n_nodes; i++)
+            if ((*st = berth_node_check(ex, ln->g->path, &spec->desc, i, err)) != BERTH_OK) break;
+        if (*st == BERTH_OK) return spec;
+        unsigned k = 0;
+        while (k < N_FUSED_OPS && strcmp(spec->desc.nodes[i].op, fused_ops[k])) k++;
+        if (k == N_FUSED_OPS || (fc.disabled & (1u << k))) {
+            berth_spec_free(spec);
+            return NULL;
+        }
+        berth_logf(&ex->log, BERTH_LOG_INFO, "%s: not fusing to %s: %s", ln->g->path, fused_ops[k], err->msg);
+        fc.disabled |= 1u << k;
+        berth_spec_free(spec);
+    }
 }
 
 static size_t tensor_bytes(const berth_operand *o, int *ok) {
@@ -104,9 +229,8 @@ berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_er
     if (s->plan) return BERTH_OK;
     berth_status st = BERTH_ERR_NOMEM;
     uint32_t ni = g->n_inputs, no = g->n_outputs;
-    s->spec = berth_lane_specialize(ln, b, err);
-    if (!s->spec) return BERTH_ERR_INVALID;
-    berth_fuse(s->spec, backend_supports, ex);
+    s->spec = specialize_checked(ex, ln, b, &st, err);
+    if (!s->spec) return st;
     /* Before any buffer of the plan exists, so a bucket too large for the
      * limit costs nothing but its specialization. */
     if ((st = berth_limit_check_plan(ex, ln, b, s->spec, err)) != BERTH_OK) goto fail;
@@ -164,6 +288,7 @@ overflow:
     goto fail;
 nomem:
     berth_errorf(err, "out of memory preparing a plan of %s", g->path);
+    st = BERTH_ERR_NOMEM; /* st held the last check's BERTH_OK */
 fail:
     berth_slot_free(ex, s, ni, no);
     return st;

@@ -1,6 +1,7 @@
 /* Running a batch: check the inputs, pick the bucket, pad, run, trim.
  * Once the bucket's plan exists and the caller's outputs have grown, this
  * path allocates nothing: every buffer it touches lives in the plan slot. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,21 @@
 #include "dtype.h"
 #include "executor_internal.h"
 #include "util.h"
+
+/* The backend ABI promises a backend that every tensor's data is aligned
+ * to its element size (a static input is handed over as given), so a
+ * caller's buffer that is not is refused, naming it and its address's
+ * alignment. Packed 4-bit types need only byte alignment. */
+static int aligned(const berth_tensor *t, berth_error *err, const char *what, const char *name) {
+    size_t esz = berth_dtype_bits(t->dtype) / 8;
+    if (!t->data || esz <= 1 || (uintptr_t)t->data % esz == 0) return 1;
+    uintptr_t a = (uintptr_t)t->data;
+    size_t align = 1;
+    while (!(a & align)) align <<= 1;
+    berth_errorf(err, "%s '%s': data at %p is aligned to %zu byte%s; %s elements need %zu", what,
+                 name, t->data, align, align == 1 ? "" : "s", berth_dtype_name(t->dtype), esz);
+    return 0;
+}
 
 /* Inputs are checked here, before the backend sees them, with messages
  * that name the input and the dim. */
@@ -62,6 +78,7 @@ static berth_status check_inputs(const lane *ln, const berth_tensor *in, uint32_
                          need);
             return BERTH_ERR_INVALID;
         }
+        if (!aligned(t, err, "input", v->name)) return BERTH_ERR_INVALID;
     }
     return BERTH_OK;
 }
@@ -126,6 +143,10 @@ static berth_status run(berth_executor *ex, uint32_t l, const berth_tensor *inpu
     }
     berth_status st = check_inputs(ln, inputs, n_inputs, err);
     if (st != BERTH_OK) return st;
+    /* An output buffer the caller brings (the engine grows it with
+     * realloc, which keeps any alignment) must be aligned as an input is. */
+    for (uint32_t o = 0; o < n_outputs; o++)
+        if (!aligned(&outputs[o], err, "output", g->values[g->outputs[o]].name)) return BERTH_ERR_INVALID;
     int32_t b = berth_bucket_choose(ln->bucket_vals, ln->n_buckets, g->n_syms, ln->asked, g->n_inputs,
                                     ln->in_rank, ln->in_dims, ln->in_sym);
     if (b < 0) {

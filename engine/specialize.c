@@ -471,6 +471,13 @@ static int build_desc(spec_build *b) {
     s->desc.inputs = ins;
     s->desc.n_outputs = g->n_outputs;
     s->desc.outputs = outs;
+    /* Element sizes of the arrays above: the ABI 1.0 sizes, which every
+     * module version reads today (loader.h says how an append would
+     * differ per module version). */
+    s->desc.operand_size = (uint32_t)BERTH_OPERAND_V1_SIZE;
+    s->desc.node_size = (uint32_t)BERTH_NODE_V1_SIZE;
+    s->desc.attr_size = (uint32_t)BERTH_ATTR_V1_SIZE;
+    s->desc.tensor_size = (uint32_t)BERTH_TENSOR_V1_SIZE;
     return 0;
 }
 

@@ -71,6 +71,15 @@ void berth_executor_close(berth_executor *ex);
 const char *berth_executor_backend(const berth_executor *ex);
 const char *berth_executor_backend_path(const berth_executor *ex);
 const char *berth_executor_device(const berth_executor *ex);
+/* A vendor-specific entry point of the backend in use, looked up by name
+ * through its get_proc (ABI 1.1), e.g. "acme_set_clock"; NULL when the
+ * backend is an ABI 1.0 module, leaves get_proc NULL, or does not know
+ * the name. The caller converts the pointer to the function type the
+ * backend documents. It stays valid until berth_executor_close; berth
+ * never calls it, and whatever it does to the device is between the
+ * caller and the backend (call it only while no other call on this
+ * executor runs). */
+void *berth_executor_backend_proc(berth_executor *ex, const char *name);
 
 /* ---- lanes: graphs on the uploaded weights (lane 0 is [model]) ---- */
 

@@ -69,8 +69,10 @@ static void fix_free_weights(berth_weights *w) { (void)w; }
 static uint64_t fix_wbytes(const berth_weights *w) { (void)w; return 0; }
 static uint64_t fix_pbytes(const berth_plan *p) { (void)p; return 0; }
 
+/* An ABI 1.0 table (no supports_node): these fixtures test the loader's
+ * checks common to every version. */
 static berth_backend table __attribute__((unused)) = {
-    .abi_version = BERTH_BACKEND_ABI_VERSION,
+    .abi_version = BERTH_BACKEND_ABI_V1_0,
     .struct_size = sizeof(berth_backend),
     .name = "fixture",
     .version = "0",
