@@ -231,6 +231,21 @@ void tg_node(tgraph *g, const char *op, uint32_t n_in, const uint32_t *in, uint3
     n->n_attrs = n_attrs;
     n->attrs = g->attrs + g->n_attrs;
     if (n_attrs) memcpy(g->attrs + g->n_attrs, attrs, sizeof(berth_attr) * n_attrs);
+    for (uint32_t k = 0; k < n_attrs; k++) {
+        berth_attr *a = &g->attrs[g->n_attrs + k];
+        if (a->ints && a->count) {
+            if (g->n_ints + a->count > sizeof g->ints / sizeof g->ints[0]) tg_full("integer attribute value");
+            memcpy(g->ints + g->n_ints, a->ints, sizeof(int64_t) * a->count);
+            a->ints = g->ints + g->n_ints;
+            g->n_ints += (uint32_t)a->count;
+        }
+        if (a->floats && a->count) {
+            if (g->n_floats + a->count > sizeof g->floats / sizeof g->floats[0]) tg_full("float attribute value");
+            memcpy(g->floats + g->n_floats, a->floats, sizeof(double) * a->count);
+            a->floats = g->floats + g->n_floats;
+            g->n_floats += (uint32_t)a->count;
+        }
+    }
     g->n_attrs += n_attrs;
 }
 

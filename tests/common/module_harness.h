@@ -98,6 +98,9 @@ typedef struct tgraph {
     uint32_t n_idx;
     berth_attr attrs[512];
     uint32_t n_attrs;
+    int64_t ints[2048]; /* attrs' INTS/OPERANDS and FLOATS, copied: the */
+    double floats[512]; /* caller's compound literals die with its block */
+    uint32_t n_ints, n_floats;
 } tgraph;
 
 void tg_init(tgraph *g);
@@ -113,7 +116,8 @@ uint32_t tg_const(tgraph *g, const char *name, berth_dtype t, uint32_t rank, con
 uint32_t tg_weight(tgraph *g, const char *name, uint32_t id, uint32_t rank, const int64_t *dims);
 /* A graph output, in run()'s output order. */
 void tg_output(tgraph *g, uint32_t operand);
-/* A node; its name is its first output's. Indices and attrs are copied. */
+/* A node; its name is its first output's. Indices and attrs (with their
+ * arrays) are copied. */
 void tg_node(tgraph *g, const char *op, uint32_t n_in, const uint32_t *in, uint32_t n_out, const uint32_t *out,
              uint32_t n_attrs, const berth_attr *attrs);
 /* The ABI view of g: struct_size and element sizes of this header. */
