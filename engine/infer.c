@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bk_attr.h"
 #include "dtype.h"
 #include "specialize.h"
 
@@ -117,93 +118,54 @@ const berth_attr *sp_attr(const sp_node *n, const char *key) {
     return NULL;
 }
 
-static const char *attr_type_name(berth_attr_type t) {
-    static const char *names[] = {"null",  "an integer", "a number",  "a boolean", "a string",
-                                  "an integer array", "a number array", "an operand", "operands"};
-    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
+/* The options of the node being inferred, read by the backend kit's
+ * readers with the engine's rules (exact types) and words. */
+static bk_attrs node_opts(const sp_ctx *c) {
+    bk_attrs a = {c->n->attrs, c->n->n_attrs, sizeof(berth_attr), BK_ATTR_EXACT | BK_ATTR_PROSE};
+    return a;
 }
 
-static int wrong_type(sp_ctx *c, const char *key, const char *want, const berth_attr *a) {
-    return sp_fail(c, "option '%s' expected %s, found %s", key, want, attr_type_name(a->type));
-}
+static int opt_done(sp_ctx *c, berth_status st, const berth_error *e) { return st ? sp_fail(c, "%s", e->msg) : 0; }
 
 int sp_opt_int(sp_ctx *c, const char *key, int64_t def, int64_t *out) {
-    const berth_attr *a = sp_attr(c->n, key);
-    *out = def;
-    if (!a) return 0;
-    if (a->type != BERTH_ATTR_INT) return wrong_type(c, key, "an integer", a);
-    *out = a->i;
-    return 0;
+    berth_error e;
+    return opt_done(c, bk_attr_int(node_opts(c), key, def, out, &e), &e);
 }
 
 int sp_opt_float(sp_ctx *c, const char *key, double def, double *out) {
-    const berth_attr *a = sp_attr(c->n, key);
-    *out = def;
-    if (!a) return 0;
-    if (a->type == BERTH_ATTR_INT) *out = (double)a->i;
-    else if (a->type == BERTH_ATTR_FLOAT) *out = a->f;
-    else return wrong_type(c, key, "a number", a);
-    return 0;
+    berth_error e;
+    return opt_done(c, bk_attr_float(node_opts(c), key, def, out, &e), &e);
 }
 
 int sp_opt_bool(sp_ctx *c, const char *key, int def, int *out) {
-    const berth_attr *a = sp_attr(c->n, key);
-    *out = def;
-    if (!a) return 0;
-    if (a->type != BERTH_ATTR_BOOL) return wrong_type(c, key, "a boolean", a);
-    *out = a->i != 0;
-    return 0;
+    berth_error e;
+    return opt_done(c, bk_attr_bool(node_opts(c), key, def, out, &e), &e);
 }
 
 int sp_opt_str(sp_ctx *c, const char *key, const char *def, const char **out) {
-    const berth_attr *a = sp_attr(c->n, key);
-    *out = def;
-    if (!a) return 0;
-    if (a->type != BERTH_ATTR_STRING) return wrong_type(c, key, "a string", a);
-    *out = a->s;
-    return 0;
+    berth_error e;
+    return opt_done(c, bk_attr_string(node_opts(c), key, def, out, &e), &e);
 }
 
 int sp_opt_ints(sp_ctx *c, const char *key, int64_t *out, size_t cap, int *count) {
-    const berth_attr *a = sp_attr(c->n, key);
-    *count = -1;
-    if (!a) return 0;
-    if (a->type == BERTH_ATTR_INT) { /* a lone integer reads as a one-item list */
-        if (cap < 1) return sp_fail(c, "option '%s' expected at most 0 items, found 1", key);
-        out[0] = a->i;
-        *count = 1;
-        return 0;
-    }
-    if (a->type != BERTH_ATTR_INTS) return wrong_type(c, key, "an integer array", a);
-    if (a->count > cap)
-        return sp_fail(c, "option '%s' expected at most %zu items, found %zu", key, cap, a->count);
-    for (size_t i = 0; i < a->count; i++) out[i] = a->ints[i];
-    *count = (int)a->count;
-    return 0;
+    berth_error e;
+    return opt_done(c, bk_attr_ints(node_opts(c), key, out, cap, count, &e), &e);
 }
 
 int sp_opt_floats(sp_ctx *c, const char *key, double *out, size_t cap, int *count) {
-    const berth_attr *a = sp_attr(c->n, key);
-    *count = -1;
-    if (!a) return 0;
-    if (a->type != BERTH_ATTR_INTS && a->type != BERTH_ATTR_FLOATS)
-        return wrong_type(c, key, "a number array", a);
-    if (a->count > cap)
-        return sp_fail(c, "option '%s' expected at most %zu items, found %zu", key, cap, a->count);
-    for (size_t i = 0; i < a->count; i++)
-        out[i] = a->type == BERTH_ATTR_INTS ? (double)a->ints[i] : a->floats[i];
-    *count = (int)a->count;
-    return 0;
+    berth_error e;
+    return opt_done(c, bk_attr_floats(node_opts(c), key, out, cap, count, &e), &e);
 }
 
 int sp_opt_operand(sp_ctx *c, const char *key, sp_val **v, const char **name) {
-    const berth_attr *a = sp_attr(c->n, key);
+    berth_error e;
+    uint32_t idx;
     *v = NULL;
     if (name) *name = NULL;
-    if (!a) return 0;
-    if (a->type != BERTH_ATTR_OPERAND) return wrong_type(c, key, "an operand", a);
-    *v = &c->vals[a->i];
-    if (name) *name = c->g->values[a->i].name;
+    if (opt_done(c, bk_attr_operand(node_opts(c), key, c->g->n_values, &idx, &e), &e)) return -1;
+    if (idx == UINT32_MAX) return 0;
+    *v = &c->vals[idx];
+    if (name) *name = c->g->values[idx].name;
     return 0;
 }
 

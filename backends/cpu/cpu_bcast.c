@@ -20,16 +20,16 @@ berth_status cpu_bcast_init(cpu_prep *c, uint32_t n, const cpu_opnd *const *in, 
             if (x == 1) continue;
             if (v != 1 && v != x) {
                 char s0[128], s1[128];
-                cpu_dims_str(in[0]->dims, in[0]->rank, s0, sizeof s0);
-                cpu_dims_str(in[k]->dims, in[k]->rank, s1, sizeof s1);
-                return cpu_fail(c, "shapes %s and %s do not broadcast (dim %u: %lld vs %lld)", s0, s1,
+                bk_dims_str(in[0]->dims, in[0]->rank, s0, sizeof s0);
+                bk_dims_str(in[k]->dims, in[k]->rank, s1, sizeof s1);
+                return bk_fail(&c->bk, "shapes %s and %s do not broadcast (dim %u: %lld vs %lld)", s0, s1,
                                 d, (long long)v, (long long)x);
             }
             v = x;
         }
         want[d] = v;
     }
-    berth_status st = cpu_check_out_dims(c, 0, rank, want);
+    berth_status st = bk_check_out_dims(&c->bk, 0, rank, want);
     if (st) return st;
 
     /* Full-rank strides, 0 where an input broadcasts. */

@@ -9,10 +9,11 @@
 #include <stdint.h>
 
 #include "berth/backend.h"
+#include "bk.h"
 #include "cpu_gemm.h"
 
 #define CPU_ALIGN 64
-#define CPU_NONE UINT32_MAX
+#define CPU_NONE BK_NONE
 
 /* A hot loop built twice on x86-64: for AVX2 and for
  * the baseline; the loader's ifunc resolver picks one from CPUID before
@@ -23,11 +24,6 @@
 #define CPU_CLONES
 #endif
 
-/* ---- errors ---- */
-void cpu_errf(berth_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-size_t cpu_dtype_size(berth_dtype t); /* bytes per element, 0 for packed/invalid */
-const char *cpu_dtype_name(berth_dtype t);
-#define CPU_BIT(t) (1u << (unsigned)(t))
 
 /* ---- worker pool ---- */
 typedef struct cpu_pool cpu_pool;
@@ -52,14 +48,14 @@ struct berth_device {
 };
 
 typedef struct cpu_weight {
-    void *data;
+    void *data; /* NULL until uploaded */
     size_t bytes;
     int given; /* released with host->free, else with free() */
-    int present;
 } cpu_weight;
 
 struct berth_weights {
     berth_device *dev;
+    bk_upload up;
     uint32_t n;
     cpu_weight *t;
     uint64_t total; /* uploaded bytes plus packed copies */
@@ -115,6 +111,7 @@ struct berth_plan {
     void *consts; /* one block holding every CONSTANT operand */
     size_t packed_bytes; /* constants and params */
     uint64_t *ns;
+    size_t tensor_size; /* element size of run()'s tensor arrays */
 };
 
 static inline void *cpu_ptr(const berth_plan *p, uint32_t idx) { return p->ops[idx].ptr; }
@@ -122,27 +119,31 @@ static inline uint8_t *cpu_scratch(const berth_plan *p, const cpu_node *n) {
     return p->arena + n->scratch_off;
 }
 
-/* ---- plan-time contract for ops ---- */
+/* ---- plan-time contract for ops ----
+ * The kit's node context (graph, node, error) is the first member, so op
+ * code reads c->g, c->node, c->err and hands &c->bk to the kit. */
 typedef struct cpu_prep {
-    const berth_graph_desc *g;
-    const berth_node *node;
+    union {
+        bk_node_ctx bk;
+        struct {
+            const berth_graph_desc *g;
+            const berth_node *node;
+            berth_error *err;
+        };
+    };
     berth_plan *plan;
     cpu_node *cn;
-    berth_error *err;
 } cpu_prep;
 
 typedef berth_status (*cpu_prep_fn)(cpu_prep *c);
-typedef struct cpu_op_info {
-    const char *name;
+/* An entry of the op table (cpu_ops.c), indexed by berth_op_id. */
+typedef struct cpu_op {
     cpu_prep_fn prep;
-    uint32_t dtypes; /* CPU_BIT mask of operand dtypes accepted */
-} cpu_op_info;
+    bk_op_caps caps;
+} cpu_op;
+extern const bk_op_set cpu_op_set;
+const cpu_op *cpu_op_at(berth_op_id id);
 
-const cpu_op_info *cpu_find_op(const char *name);
-
-/* Writes "node 'NAME' (OP): ..." and returns BERTH_ERR_INVALID. */
-berth_status cpu_fail(cpu_prep *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-berth_status cpu_check_counts(cpu_prep *c, uint32_t in_min, uint32_t in_max, uint32_t n_out);
 /* Allocates zeroed params owned by the node; NULL (and err set) on failure. */
 void *cpu_params(cpu_prep *c, size_t bytes);
 static inline const cpu_opnd *cpu_in(const cpu_prep *c, uint32_t i) {
@@ -151,24 +152,6 @@ static inline const cpu_opnd *cpu_in(const cpu_prep *c, uint32_t i) {
 static inline const cpu_opnd *cpu_out(const cpu_prep *c, uint32_t i) {
     return &c->plan->ops[c->node->outputs[i]];
 }
-const berth_attr *cpu_attr(const cpu_prep *c, const char *key);
-berth_status cpu_attr_int(cpu_prep *c, const char *key, int64_t def, int64_t *out);
-berth_status cpu_attr_float(cpu_prep *c, const char *key, double def, double *out);
-berth_status cpu_attr_bool(cpu_prep *c, const char *key, int def, int *out);
-/* *out NULL when absent (and def NULL). */
-berth_status cpu_attr_string(cpu_prep *c, const char *key, const char *def, const char **out);
-/* ints list: *n = -1 when absent. */
-berth_status cpu_attr_ints(cpu_prep *c, const char *key, int64_t *vals, int cap, int *n);
-berth_status cpu_attr_floats(cpu_prep *c, const char *key, double *vals, int cap, int *n);
-/* Operand attribute: CPU_NONE when absent. */
-berth_status cpu_attr_operand(cpu_prep *c, const char *key, uint32_t *idx);
-/* Fails unless every operand of the node has dtype in mask and they all agree
- * (inputs [0, n_same) and output 0). */
-berth_status cpu_check_same_dtype(cpu_prep *c, uint32_t n_same, uint32_t mask);
-berth_status cpu_check_out_dims(cpu_prep *c, uint32_t out, uint32_t rank, const int64_t *dims);
-void cpu_dims_str(const int64_t *dims, uint32_t rank, char *buf, size_t cap);
-/* Normalizes axis in [-rank, rank) into *axis. */
-berth_status cpu_axis(cpu_prep *c, int64_t a, uint32_t rank, const char *what, uint32_t *axis);
 
 /* ---- per-op prepare functions ---- */
 #define CPU_OPS(X)                                                                              \

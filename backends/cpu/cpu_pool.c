@@ -102,7 +102,7 @@ berth_status cpu_pool_create(int threads, cpu_pool **out, berth_error *err) {
     *out = NULL;
     cpu_pool *p = calloc(1, sizeof *p);
     if (!p) {
-        cpu_errf(err, "cpu: out of memory creating the worker pool");
+        bk_errf(err, "cpu: out of memory creating the worker pool");
         return BERTH_ERR_NOMEM;
     }
     p->threads = threads;
@@ -130,7 +130,7 @@ berth_status cpu_pool_create(int threads, cpu_pool **out, berth_error *err) {
     return BERTH_OK;
 fail_threads:
     cpu_pool_destroy(p);
-    cpu_errf(err, "cpu: could not start %d worker threads", threads - 1);
+    bk_errf(err, "cpu: could not start %d worker threads", threads - 1);
     return BERTH_ERR_DEVICE;
 fail_done:
     pthread_cond_destroy(&p->start);
@@ -138,7 +138,7 @@ fail_start:
     pthread_mutex_destroy(&p->mu);
 fail_mu:
     free(p);
-    cpu_errf(err, "cpu: could not initialise the worker pool's locks");
+    bk_errf(err, "cpu: could not initialise the worker pool's locks");
     return BERTH_ERR_DEVICE;
 }
 

@@ -161,31 +161,31 @@ berth_status cpu_prep_binary(cpu_prep *c) {
     int op = -1;
     for (size_t i = 0; i < sizeof bin_names / sizeof bin_names[0]; i++)
         if (strcmp(c->node->op, bin_names[i].name) == 0) op = bin_names[i].op;
-    berth_status st = cpu_check_counts(c, 2, 2, 1);
+    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
     if (st) return st;
     berth_dtype t = cpu_in(c, 0)->dtype;
-    uint32_t mask = op == B_POW || op == B_PRELU ? CPU_BIT(BERTH_DTYPE_F32)
-                    : op >= B_AND ? CPU_BIT(BERTH_DTYPE_U8)
-                    : op >= B_EQ ? CPU_BIT(BERTH_DTYPE_F32) | CPU_BIT(BERTH_DTYPE_I32) |
-                                       CPU_BIT(BERTH_DTYPE_I64) | CPU_BIT(BERTH_DTYPE_U8)
-                                 : CPU_BIT(BERTH_DTYPE_F32) | CPU_BIT(BERTH_DTYPE_I32) | CPU_BIT(BERTH_DTYPE_I64);
-    if (!(mask & CPU_BIT(t))) return cpu_fail(c, "input dtype %s is not supported", cpu_dtype_name(t));
+    uint32_t mask = op == B_POW || op == B_PRELU ? BK_BIT(BERTH_DTYPE_F32)
+                    : op >= B_AND ? BK_BIT(BERTH_DTYPE_U8)
+                    : op >= B_EQ ? BK_BIT(BERTH_DTYPE_F32) | BK_BIT(BERTH_DTYPE_I32) |
+                                       BK_BIT(BERTH_DTYPE_I64) | BK_BIT(BERTH_DTYPE_U8)
+                                 : BK_BIT(BERTH_DTYPE_F32) | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_I64);
+    if (!(mask & BK_BIT(t))) return bk_fail(&c->bk, "input dtype %s is not supported", bk_dtype_name(t));
     if (cpu_in(c, 1)->dtype != t)
-        return cpu_fail(c, "input 1: expected dtype %s, found %s", cpu_dtype_name(t),
-                        cpu_dtype_name(cpu_in(c, 1)->dtype));
+        return bk_fail(&c->bk, "input 1: expected dtype %s, found %s", bk_dtype_name(t),
+                        bk_dtype_name(cpu_in(c, 1)->dtype));
     berth_dtype want_out = op >= B_EQ ? BERTH_DTYPE_U8 : t;
     if (cpu_out(c, 0)->dtype != want_out)
-        return cpu_fail(c, "output: expected dtype %s, found %s", cpu_dtype_name(want_out),
-                        cpu_dtype_name(cpu_out(c, 0)->dtype));
+        return bk_fail(&c->bk, "output: expected dtype %s, found %s", bk_dtype_name(want_out),
+                        bk_dtype_name(cpu_out(c, 0)->dtype));
     bin_params *bp = cpu_params(c, sizeof *bp);
     if (!bp) return BERTH_ERR_NOMEM;
     bp->op = op;
     bp->dtype = t;
-    bp->in_es = cpu_dtype_size(t);
-    bp->out_es = cpu_dtype_size(want_out);
+    bp->in_es = bk_dtype_size(t);
+    bp->out_es = bk_dtype_size(want_out);
     const cpu_opnd *in[2] = {cpu_in(c, 0), cpu_in(c, 1)};
     if (op == B_PRELU && in[1]->rank > in[0]->rank)
-        return cpu_fail(c, "slope of rank %u does not broadcast to the input's rank %u", in[1]->rank, in[0]->rank);
+        return bk_fail(&c->bk, "slope of rank %u does not broadcast to the input's rank %u", in[1]->rank, in[0]->rank);
     st = cpu_bcast_init(c, 2, in, cpu_out(c, 0), &bp->b);
     if (st) return st;
     c->cn->exec = bin_exec;
@@ -229,19 +229,19 @@ static void where_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_where(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 3, 3, 1);
+    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
     if (st) return st;
     if (cpu_in(c, 0)->dtype != BERTH_DTYPE_U8)
-        return cpu_fail(c, "condition: expected dtype uint8, found %s", cpu_dtype_name(cpu_in(c, 0)->dtype));
+        return bk_fail(&c->bk, "condition: expected dtype uint8, found %s", bk_dtype_name(cpu_in(c, 0)->dtype));
     berth_dtype t = cpu_out(c, 0)->dtype;
     for (uint32_t i = 1; i < 3; i++)
         if (cpu_in(c, i)->dtype != t)
-            return cpu_fail(c, "input %u: expected dtype %s, found %s", i, cpu_dtype_name(t),
-                            cpu_dtype_name(cpu_in(c, i)->dtype));
-    if (!cpu_dtype_size(t)) return cpu_fail(c, "dtype %s is not supported", cpu_dtype_name(t));
+            return bk_fail(&c->bk, "input %u: expected dtype %s, found %s", i, bk_dtype_name(t),
+                            bk_dtype_name(cpu_in(c, i)->dtype));
+    if (!bk_dtype_size(t)) return bk_fail(&c->bk, "dtype %s is not supported", bk_dtype_name(t));
     bin_params *bp = cpu_params(c, sizeof *bp);
     if (!bp) return BERTH_ERR_NOMEM;
-    bp->out_es = cpu_dtype_size(t);
+    bp->out_es = bk_dtype_size(t);
     const cpu_opnd *in[3] = {cpu_in(c, 0), cpu_in(c, 1), cpu_in(c, 2)};
     st = cpu_bcast_init(c, 3, in, cpu_out(c, 0), &bp->b);
     if (st) return st;

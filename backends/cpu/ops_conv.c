@@ -38,45 +38,45 @@ typedef struct conv_params {
 static berth_status conv_attrs(cpu_prep *c, conv_params *cp) {
     int64_t v[4];
     int n;
-    berth_status st = cpu_attr_ints(c, "padding", v, 4, &n);
+    berth_status st = bk_opt_ints(&c->bk, "padding", v, 4, &n);
     if (st) return st;
-    if (n >= 0 && n != 4) return cpu_fail(c, "padding: expected 4 values, found %d", n);
+    if (n >= 0 && n != 4) return bk_fail(&c->bk, "padding: expected 4 values, found %d", n);
     for (int i = 0; i < 4; i++) cp->pad[i] = n < 0 ? 0 : v[i];
-    st = cpu_attr_ints(c, "strides", v, 2, &n);
+    st = bk_opt_ints(&c->bk, "strides", v, 2, &n);
     if (st) return st;
-    if (n >= 0 && n != 2) return cpu_fail(c, "strides: expected 2 values, found %d", n);
+    if (n >= 0 && n != 2) return bk_fail(&c->bk, "strides: expected 2 values, found %d", n);
     for (int i = 0; i < 2; i++) cp->stride[i] = n < 0 ? 1 : v[i];
-    st = cpu_attr_ints(c, "dilations", v, 2, &n);
+    st = bk_opt_ints(&c->bk, "dilations", v, 2, &n);
     if (st) return st;
-    if (n >= 0 && n != 2) return cpu_fail(c, "dilations: expected 2 values, found %d", n);
+    if (n >= 0 && n != 2) return bk_fail(&c->bk, "dilations: expected 2 values, found %d", n);
     for (int i = 0; i < 2; i++) cp->dil[i] = n < 0 ? 1 : v[i];
-    st = cpu_attr_int(c, "groups", 1, &cp->groups);
-    if (!st) st = cpu_attr_operand(c, "bias", &cp->bias);
+    st = bk_opt_int(&c->bk, "groups", 1, &cp->groups);
+    if (!st) st = bk_opt_operand(&c->bk, "bias", &cp->bias);
     if (st) return st;
     for (int i = 0; i < 4; i++)
-        if (cp->pad[i] < 0) return cpu_fail(c, "padding[%d] is negative", i);
+        if (cp->pad[i] < 0) return bk_fail(&c->bk, "padding[%d] is negative", i);
     for (int i = 0; i < 2; i++)
         if (cp->stride[i] < 1 || cp->dil[i] < 1)
-            return cpu_fail(c, "strides and dilations must be >= 1, found %lld and %lld", (long long)cp->stride[i],
+            return bk_fail(&c->bk, "strides and dilations must be >= 1, found %lld and %lld", (long long)cp->stride[i],
                             (long long)cp->dil[i]);
-    if (cp->groups < 1) return cpu_fail(c, "groups: expected >= 1, found %lld", (long long)cp->groups);
+    if (cp->groups < 1) return bk_fail(&c->bk, "groups: expected >= 1, found %lld", (long long)cp->groups);
     const char *layout;
-    st = cpu_attr_string(c, "inputLayout", "nchw", &layout);
+    st = bk_opt_string(&c->bk, "inputLayout", "nchw", &layout);
     if (st) return st;
     cp->nhwc = strcmp(layout, "nhwc") == 0;
     if (!cp->nhwc && strcmp(layout, "nchw") != 0)
-        return cpu_fail(c, "inputLayout: expected nchw or nhwc, found '%s'", layout);
+        return bk_fail(&c->bk, "inputLayout: expected nchw or nhwc, found '%s'", layout);
     return BERTH_OK;
 }
 
 /* Maps the filterLayout attribute onto the canonical letter order. */
 static berth_status filter_layout(cpu_prep *c, conv_params *cp, const char *canonical, const char *const *allowed) {
     const char *fl;
-    berth_status st = cpu_attr_string(c, "filterLayout", canonical, &fl);
+    berth_status st = bk_opt_string(&c->bk, "filterLayout", canonical, &fl);
     if (st) return st;
     int ok = 0;
     for (int i = 0; allowed[i]; i++) ok |= strcmp(fl, allowed[i]) == 0;
-    if (!ok) return cpu_fail(c, "filterLayout '%s' is not supported (%s, %s, %s%s%s)", fl, allowed[0], allowed[1],
+    if (!ok) return bk_fail(&c->bk, "filterLayout '%s' is not supported (%s, %s, %s%s%s)", fl, allowed[0], allowed[1],
                              allowed[2], allowed[3] ? ", " : "", allowed[3] ? allowed[3] : "");
     for (int d = 0; d < 4; d++) cp->fperm[d] = (int)(strchr(fl, canonical[d]) - fl);
     cp->fmoved = strcmp(fl, canonical) != 0;
@@ -142,8 +142,8 @@ static berth_status conv_bias(cpu_prep *c, conv_params *cp) {
     if (cp->bias == CPU_NONE) return BERTH_OK;
     const cpu_opnd *b = &c->plan->ops[cp->bias];
     if (b->dtype != BERTH_DTYPE_F32 || b->rank != 1 || b->dims[0] != cp->o)
-        return cpu_fail(c, "bias: expected float32 [%lld], found %s of %zu elements", (long long)cp->o,
-                        cpu_dtype_name(b->dtype), b->numel);
+        return bk_fail(&c->bk, "bias: expected float32 [%lld], found %s of %zu elements", (long long)cp->o,
+                        bk_dtype_name(b->dtype), b->numel);
     return BERTH_OK;
 }
 
@@ -297,7 +297,7 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
 
 static berth_status conv_shapes(cpu_prep *c, conv_params *cp, int transposed) {
     const cpu_opnd *x = cpu_in(c, 0), *fo = cpu_in(c, 1);
-    if (x->rank != 4 || fo->rank != 4) return cpu_fail(c, "input and filter must be 4-D, found rank %u and %u", x->rank, fo->rank);
+    if (x->rank != 4 || fo->rank != 4) return bk_fail(&c->bk, "input and filter must be 4-D, found rank %u and %u", x->rank, fo->rank);
     if (cp->nhwc)
         cp->n = x->dims[0], cp->h = x->dims[1], cp->w = x->dims[2], cp->c = x->dims[3];
     else
@@ -305,17 +305,17 @@ static berth_status conv_shapes(cpu_prep *c, conv_params *cp, int transposed) {
     int64_t fd[4]; /* the filter's dims in canonical order (oihw or iohw) */
     for (int d = 0; d < 4; d++) fd[d] = fo->dims[cp->fperm[d]];
     cp->kh = fd[2], cp->kw = fd[3];
-    if (cp->c % cp->groups) return cpu_fail(c, "input channels %lld are not divisible by groups %lld", (long long)cp->c, (long long)cp->groups);
+    if (cp->c % cp->groups) return bk_fail(&c->bk, "input channels %lld are not divisible by groups %lld", (long long)cp->c, (long long)cp->groups);
     cp->cg = cp->c / cp->groups;
     if (!transposed) {
         cp->o = fd[0];
         if (fd[1] != cp->cg || cp->o % cp->groups)
-            return cpu_fail(c, "filter [%lld, %lld, ...]: expected %lld input channels per group and outputs divisible by %lld groups",
+            return bk_fail(&c->bk, "filter [%lld, %lld, ...]: expected %lld input channels per group and outputs divisible by %lld groups",
                             (long long)fd[0], (long long)fd[1], (long long)cp->cg, (long long)cp->groups);
         cp->og = cp->o / cp->groups;
     } else {
         if (fd[0] != cp->c)
-            return cpu_fail(c, "filter: expected %lld input channels (iohw), found %lld", (long long)cp->c, (long long)fd[0]);
+            return bk_fail(&c->bk, "filter: expected %lld input channels (iohw), found %lld", (long long)cp->c, (long long)fd[0]);
         cp->og = fd[1];
         cp->o = cp->og * cp->groups;
     }
@@ -323,8 +323,8 @@ static berth_status conv_shapes(cpu_prep *c, conv_params *cp, int transposed) {
 }
 
 berth_status cpu_prep_conv2d(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 2, 2, 1);
-    if (!st) st = cpu_check_same_dtype(c, 2, CPU_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     conv_params *cp = cpu_params(c, sizeof *cp);
     if (!cp) return BERTH_ERR_NOMEM;
@@ -333,11 +333,11 @@ berth_status cpu_prep_conv2d(cpu_prep *c) {
     if ((st = conv_shapes(c, cp, 0)) || (st = conv_bias(c, cp))) return st;
     int64_t eh = cp->dil[0] * (cp->kh - 1) + 1, ew = cp->dil[1] * (cp->kw - 1) + 1;
     int64_t ph = cp->h + cp->pad[0] + cp->pad[1], pw = cp->w + cp->pad[2] + cp->pad[3];
-    if (ph < eh || pw < ew) return cpu_fail(c, "the padded input is smaller than the dilated filter");
+    if (ph < eh || pw < ew) return bk_fail(&c->bk, "the padded input is smaller than the dilated filter");
     cp->oh = (ph - eh) / cp->stride[0] + 1;
     cp->ow = (pw - ew) / cp->stride[1] + 1;
     int64_t od[4] = {cp->n, cp->o, cp->oh, cp->ow}, od_nhwc[4] = {cp->n, cp->oh, cp->ow, cp->o};
-    if ((st = cpu_check_out_dims(c, 0, 4, cp->nhwc ? od_nhwc : od))) return st;
+    if ((st = bk_check_out_dims(&c->bk, 0, 4, cp->nhwc ? od_nhwc : od))) return st;
     size_t kernel_bytes = 0;
     if (cp->cg == 1 && cp->og == 1) {
         cp->kernel = K_DEPTHWISE;
@@ -399,8 +399,8 @@ static void convt_exec(const cpu_node *nd, berth_plan *p) {
 }
 
 berth_status cpu_prep_conv_transpose2d(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 2, 2, 1);
-    if (!st) st = cpu_check_same_dtype(c, 2, CPU_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     conv_params *cp = cpu_params(c, sizeof *cp);
     if (!cp) return BERTH_ERR_NOMEM;
@@ -409,24 +409,24 @@ berth_status cpu_prep_conv_transpose2d(cpu_prep *c) {
     if ((st = conv_shapes(c, cp, 1)) || (st = conv_bias(c, cp))) return st;
     int64_t op[2] = {0, 0}, sizes[2];
     int n_op, n_sz;
-    if ((st = cpu_attr_ints(c, "outputPadding", op, 2, &n_op)) || (st = cpu_attr_ints(c, "outputSizes", sizes, 2, &n_sz)))
+    if ((st = bk_opt_ints(&c->bk, "outputPadding", op, 2, &n_op)) || (st = bk_opt_ints(&c->bk, "outputSizes", sizes, 2, &n_sz)))
         return st;
-    if (n_op >= 0 && n_op != 2) return cpu_fail(c, "outputPadding: expected 2 values, found %d", n_op);
+    if (n_op >= 0 && n_op != 2) return bk_fail(&c->bk, "outputPadding: expected 2 values, found %d", n_op);
     if (n_op < 0) op[0] = op[1] = 0;
     int64_t base_h = (cp->h - 1) * cp->stride[0] + cp->dil[0] * (cp->kh - 1) + 1 - cp->pad[0] - cp->pad[1];
     int64_t base_w = (cp->w - 1) * cp->stride[1] + cp->dil[1] * (cp->kw - 1) + 1 - cp->pad[2] - cp->pad[3];
     if (n_sz == 2) {
         if (sizes[0] < base_h || sizes[0] >= base_h + cp->stride[0] || sizes[1] < base_w || sizes[1] >= base_w + cp->stride[1])
-            return cpu_fail(c, "outputSizes [%lld, %lld] are not reachable from [%lld, %lld] with strides [%lld, %lld]",
+            return bk_fail(&c->bk, "outputSizes [%lld, %lld] are not reachable from [%lld, %lld] with strides [%lld, %lld]",
                             (long long)sizes[0], (long long)sizes[1], (long long)base_h, (long long)base_w,
                             (long long)cp->stride[0], (long long)cp->stride[1]);
         cp->oh = sizes[0], cp->ow = sizes[1];
     } else {
         cp->oh = base_h + op[0], cp->ow = base_w + op[1];
     }
-    if (cp->oh < 1 || cp->ow < 1) return cpu_fail(c, "output spatial size [%lld, %lld] is empty", (long long)cp->oh, (long long)cp->ow);
+    if (cp->oh < 1 || cp->ow < 1) return bk_fail(&c->bk, "output spatial size [%lld, %lld] is empty", (long long)cp->oh, (long long)cp->ow);
     int64_t od[4] = {cp->n, cp->o, cp->oh, cp->ow}, od_nhwc[4] = {cp->n, cp->oh, cp->ow, cp->o};
-    if ((st = cpu_check_out_dims(c, 0, 4, cp->nhwc ? od_nhwc : od))) return st;
+    if ((st = bk_check_out_dims(&c->bk, 0, 4, cp->nhwc ? od_nhwc : od))) return st;
     conv_scratch(c, cp, sizeof(float) * (size_t)(cp->og * cp->kh * cp->kw * cp->h * cp->w));
     c->cn->exec = convt_exec;
     return BERTH_OK;

@@ -21,9 +21,9 @@ static void contiguous(const int64_t *dims, uint32_t rank, int64_t *stride) {
 
 static berth_status same_dtype_io(cpu_prep *c) {
     const cpu_opnd *x = cpu_in(c, 0);
-    if (cpu_out(c, 0)->dtype != x->dtype || !cpu_dtype_size(x->dtype))
-        return cpu_fail(c, "output: expected dtype %s, found %s", cpu_dtype_name(x->dtype),
-                        cpu_dtype_name(cpu_out(c, 0)->dtype));
+    if (cpu_out(c, 0)->dtype != x->dtype || !bk_dtype_size(x->dtype))
+        return bk_fail(&c->bk, "output: expected dtype %s, found %s", bk_dtype_name(x->dtype),
+                        bk_dtype_name(cpu_out(c, 0)->dtype));
     return BERTH_OK;
 }
 
@@ -46,26 +46,26 @@ static void tile_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_tile(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 1, 1, 1);
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
     if (!st) st = same_dtype_io(c);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
     int64_t reps[BERTH_MAX_RANK], od[BERTH_MAX_RANK];
     int n;
-    if ((st = cpu_attr_ints(c, "repetitions", reps, BERTH_MAX_RANK, &n))) return st;
-    if (n != (int)x->rank) return cpu_fail(c, "repetitions: expected %u values, found %d", x->rank, n);
+    if ((st = bk_opt_ints(&c->bk, "repetitions", reps, BERTH_MAX_RANK, &n))) return st;
+    if (n != (int)x->rank) return bk_fail(&c->bk, "repetitions: expected %u values, found %d", x->rank, n);
     for (uint32_t d = 0; d < x->rank; d++) {
-        if (reps[d] < 1) return cpu_fail(c, "repetitions[%u]: expected >= 1, found %lld", d, (long long)reps[d]);
+        if (reps[d] < 1) return bk_fail(&c->bk, "repetitions[%u]: expected >= 1, found %lld", d, (long long)reps[d]);
         od[d] = x->dims[d] * reps[d];
     }
-    if ((st = cpu_check_out_dims(c, 0, x->rank, od))) return st;
+    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, od))) return st;
     idx_params *T = cpu_params(c, sizeof *T);
     if (!T) return BERTH_ERR_NOMEM;
     T->rank = x->rank;
     memcpy(T->xdims, x->dims, sizeof T->xdims);
     memcpy(T->ydims, od, sizeof(int64_t) * x->rank);
     contiguous(x->dims, x->rank, T->xstride);
-    T->es = cpu_dtype_size(x->dtype);
+    T->es = bk_dtype_size(x->dtype);
     T->n = cpu_out(c, 0)->numel;
     c->cn->exec = tile_exec;
     return BERTH_OK;
@@ -90,18 +90,18 @@ static void tri_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_triangular(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 1, 1, 1);
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
     if (!st) st = same_dtype_io(c);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
-    if (x->rank < 2) return cpu_fail(c, "input must have rank >= 2, found %u", x->rank);
-    if ((st = cpu_check_out_dims(c, 0, x->rank, x->dims))) return st;
+    if (x->rank < 2) return bk_fail(&c->bk, "input must have rank >= 2, found %u", x->rank);
+    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
     idx_params *T = cpu_params(c, sizeof *T);
     if (!T) return BERTH_ERR_NOMEM;
-    if ((st = cpu_attr_bool(c, "upper", 1, &T->upper)) || (st = cpu_attr_int(c, "diagonal", 0, &T->diagonal))) return st;
+    if ((st = bk_opt_bool(&c->bk, "upper", 1, &T->upper)) || (st = bk_opt_int(&c->bk, "diagonal", 0, &T->diagonal))) return st;
     T->rank = x->rank;
     memcpy(T->xdims, x->dims, sizeof T->xdims);
-    T->es = cpu_dtype_size(x->dtype);
+    T->es = bk_dtype_size(x->dtype);
     T->n = x->numel;
     c->cn->exec = tri_exec;
     return BERTH_OK;
@@ -131,25 +131,25 @@ static void ge_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_gather_elements(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 2, 2, 1);
+    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
     if (!st) st = same_dtype_io(c);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0), *ix = cpu_in(c, 1);
     if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
-        return cpu_fail(c, "indices: expected int32 or int64, found %s", cpu_dtype_name(ix->dtype));
+        return bk_fail(&c->bk, "indices: expected int32 or int64, found %s", bk_dtype_name(ix->dtype));
     int64_t a;
     uint32_t axis;
-    if ((st = cpu_attr_int(c, "axis", 0, &a)) || (st = cpu_axis(c, a, x->rank, "axis", &axis))) return st;
+    if ((st = bk_opt_int(&c->bk, "axis", 0, &a)) || (st = bk_axis(&c->bk, a, x->rank, "axis", &axis))) return st;
     int ok = ix->rank == x->rank;
     for (uint32_t d = 0; ok && d < x->rank; d++) ok = d == axis || ix->dims[d] == x->dims[d];
     if (!ok) {
         char sx[128], si[128];
-        cpu_dims_str(x->dims, x->rank, sx, sizeof sx);
-        cpu_dims_str(ix->dims, ix->rank, si, sizeof si);
-        return cpu_fail(c, "indices %s: expected the input's dims %s except along axis %u", si, sx, axis);
+        bk_dims_str(x->dims, x->rank, sx, sizeof sx);
+        bk_dims_str(ix->dims, ix->rank, si, sizeof si);
+        return bk_fail(&c->bk, "indices %s: expected the input's dims %s except along axis %u", si, sx, axis);
     }
-    if (x->dims[axis] == 0 && ix->numel) return cpu_fail(c, "gathering from an empty axis %u", axis);
-    if ((st = cpu_check_out_dims(c, 0, ix->rank, ix->dims))) return st;
+    if (x->dims[axis] == 0 && ix->numel) return bk_fail(&c->bk, "gathering from an empty axis %u", axis);
+    if ((st = bk_check_out_dims(&c->bk, 0, ix->rank, ix->dims))) return st;
     idx_params *G = cpu_params(c, sizeof *G);
     if (!G) return BERTH_ERR_NOMEM;
     G->rank = x->rank;
@@ -157,7 +157,7 @@ berth_status cpu_prep_gather_elements(cpu_prep *c) {
     memcpy(G->xdims, x->dims, sizeof G->xdims);
     memcpy(G->ydims, ix->dims, sizeof G->ydims);
     contiguous(x->dims, x->rank, G->xstride);
-    G->es = cpu_dtype_size(x->dtype);
+    G->es = bk_dtype_size(x->dtype);
     G->n = ix->numel;
     G->wide = ix->dtype == BERTH_DTYPE_I64;
     c->cn->exec = ge_exec;
@@ -192,27 +192,27 @@ static void se_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_scatter_elements(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 3, 3, 1);
+    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
     if (!st) st = same_dtype_io(c);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0), *ix = cpu_in(c, 1), *up = cpu_in(c, 2);
     if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
-        return cpu_fail(c, "indices: expected int32 or int64, found %s", cpu_dtype_name(ix->dtype));
+        return bk_fail(&c->bk, "indices: expected int32 or int64, found %s", bk_dtype_name(ix->dtype));
     int64_t a;
     uint32_t axis;
-    if ((st = cpu_attr_int(c, "axis", 0, &a)) || (st = cpu_axis(c, a, x->rank, "axis", &axis))) return st;
+    if ((st = bk_opt_int(&c->bk, "axis", 0, &a)) || (st = bk_axis(&c->bk, a, x->rank, "axis", &axis))) return st;
     int ok = ix->rank == x->rank && up->rank == ix->rank && up->dtype == x->dtype;
     for (uint32_t d = 0; ok && d < x->rank; d++) ok = (d == axis || ix->dims[d] == x->dims[d]) && up->dims[d] == ix->dims[d];
     if (!ok) {
         char sx[128], si[128], su[128];
-        cpu_dims_str(x->dims, x->rank, sx, sizeof sx);
-        cpu_dims_str(ix->dims, ix->rank, si, sizeof si);
-        cpu_dims_str(up->dims, up->rank, su, sizeof su);
-        return cpu_fail(c, "input %s, indices %s and updates %s (%s) do not agree along axis %u", sx, si, su,
-                        cpu_dtype_name(up->dtype), axis);
+        bk_dims_str(x->dims, x->rank, sx, sizeof sx);
+        bk_dims_str(ix->dims, ix->rank, si, sizeof si);
+        bk_dims_str(up->dims, up->rank, su, sizeof su);
+        return bk_fail(&c->bk, "input %s, indices %s and updates %s (%s) do not agree along axis %u", sx, si, su,
+                        bk_dtype_name(up->dtype), axis);
     }
-    if (x->dims[axis] == 0 && ix->numel) return cpu_fail(c, "scattering into an empty axis %u", axis);
-    if ((st = cpu_check_out_dims(c, 0, x->rank, x->dims))) return st;
+    if (x->dims[axis] == 0 && ix->numel) return bk_fail(&c->bk, "scattering into an empty axis %u", axis);
+    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
     idx_params *G = cpu_params(c, sizeof *G);
     if (!G) return BERTH_ERR_NOMEM;
     G->rank = x->rank;
@@ -220,7 +220,7 @@ berth_status cpu_prep_scatter_elements(cpu_prep *c) {
     memcpy(G->xdims, x->dims, sizeof G->xdims);
     memcpy(G->ydims, ix->dims, sizeof G->ydims);
     contiguous(x->dims, x->rank, G->xstride);
-    G->es = cpu_dtype_size(x->dtype);
+    G->es = bk_dtype_size(x->dtype);
     G->n = ix->numel;
     G->wide = ix->dtype == BERTH_DTYPE_I64;
     c->cn->exec = se_exec;

@@ -152,10 +152,10 @@ static berth_status mm_pack(cpu_prep *c, mm_params *mp) {
 
 /* Shapes, 1-D rules and batch broadcasting shared by matmul and the epilogue. */
 static berth_status mm_prepare(cpu_prep *c, mm_params **out) {
-    berth_status st = cpu_check_same_dtype(c, 2, CPU_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const cpu_opnd *a = cpu_in(c, 0), *b = cpu_in(c, 1);
-    if (a->rank == 0 || b->rank == 0) return cpu_fail(c, "inputs must have rank >= 1, found %u and %u", a->rank, b->rank);
+    if (a->rank == 0 || b->rank == 0) return bk_fail(&c->bk, "inputs must have rank >= 1, found %u and %u", a->rank, b->rank);
     int64_t ad[BERTH_MAX_RANK + 1], bd[BERTH_MAX_RANK + 1];
     uint32_t ar = a->rank, br = b->rank;
     memcpy(ad, a->dims, sizeof a->dims);
@@ -164,7 +164,7 @@ static berth_status mm_prepare(cpu_prep *c, mm_params **out) {
     if (br == 1) { bd[1] = 1; br = 2; }
     int64_t m = ad[ar - 2], k = ad[ar - 1], n = bd[br - 1];
     if (bd[br - 2] != k)
-        return cpu_fail(c, "inner dims differ: a has %lld columns, b has %lld rows", (long long)k,
+        return bk_fail(&c->bk, "inner dims differ: a has %lld columns, b has %lld rows", (long long)k,
                         (long long)bd[br - 2]);
     uint32_t ba = ar - 2, bb = br - 2, rb = ba > bb ? ba : bb;
     int64_t od[BERTH_MAX_RANK + 2];
@@ -173,15 +173,15 @@ static berth_status mm_prepare(cpu_prep *c, mm_params **out) {
         int64_t x = (int64_t)d - (int64_t)(rb - ba) >= 0 ? ad[d - (rb - ba)] : 1;
         int64_t y = (int64_t)d - (int64_t)(rb - bb) >= 0 ? bd[d - (rb - bb)] : 1;
         if (x != y && x != 1 && y != 1)
-            return cpu_fail(c, "batch dim %u does not broadcast: %lld vs %lld", d, (long long)x, (long long)y);
+            return bk_fail(&c->bk, "batch dim %u does not broadcast: %lld vs %lld", d, (long long)x, (long long)y);
         od[d] = x == 1 ? y : x;
         batch *= (size_t)od[d];
     }
     uint32_t orank = rb;
     if (a->rank > 1) od[orank++] = m;
     if (b->rank > 1) od[orank++] = n;
-    if (orank > BERTH_MAX_RANK) return cpu_fail(c, "output rank %u exceeds %d", orank, BERTH_MAX_RANK);
-    st = cpu_check_out_dims(c, 0, orank, od);
+    if (orank > BERTH_MAX_RANK) return bk_fail(&c->bk, "output rank %u exceeds %d", orank, BERTH_MAX_RANK);
+    st = bk_check_out_dims(&c->bk, 0, orank, od);
     if (st) return st;
     mm_params *mp = cpu_params(c, sizeof *mp + 2 * sizeof(size_t) * (batch ? batch : 1));
     if (!mp) return BERTH_ERR_NOMEM;
@@ -212,7 +212,7 @@ static berth_status mm_prepare(cpu_prep *c, mm_params **out) {
 }
 
 berth_status cpu_prep_matmul(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 2, 2, 1);
+    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
     mm_params *mp;
     if (!st) st = mm_prepare(c, &mp);
     if (!st) st = mm_pack(c, mp);
@@ -232,12 +232,12 @@ static void epi_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_matmul_epilogue(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 2, 2, 1);
+    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
     mm_params *mp;
     if (!st) st = mm_prepare(c, &mp);
     if (st) return st;
     const char *act;
-    st = cpu_attr_string(c, "activation", "none", &act);
+    st = bk_opt_string(&c->bk, "activation", "none", &act);
     if (st) return st;
     /* in CPU_ACT_* order */
     static const char *const acts[] = {"none", "relu", "gelu", "sigmoid", "tanh"};
@@ -245,16 +245,16 @@ berth_status cpu_prep_matmul_epilogue(cpu_prep *c) {
     for (int i = 0; i < 5; i++)
         if (strcmp(act, acts[i]) == 0) mp->act = i;
     if (mp->act < 0)
-        return cpu_fail(c, "activation: expected none, relu, gelu, sigmoid or tanh, found '%s'", act);
-    st = cpu_attr_operand(c, "bias", &mp->bias);
-    if (!st) st = cpu_attr_operand(c, "residual", &mp->residual);
+        return bk_fail(&c->bk, "activation: expected none, relu, gelu, sigmoid or tanh, found '%s'", act);
+    st = bk_opt_operand(&c->bk, "bias", &mp->bias);
+    if (!st) st = bk_opt_operand(&c->bk, "residual", &mp->residual);
     if (st) return st;
     const cpu_opnd *o = cpu_out(c, 0);
     if (mp->bias != CPU_NONE) {
         const cpu_opnd *bo = &c->plan->ops[mp->bias];
         if (bo->dtype != BERTH_DTYPE_F32 || bo->numel != (size_t)mp->n || (bo->rank && bo->dims[bo->rank - 1] != mp->n))
-            return cpu_fail(c, "bias: expected float32 with %lld elements along the last dim, found %s with %zu",
-                            (long long)mp->n, cpu_dtype_name(bo->dtype), bo->numel);
+            return bk_fail(&c->bk, "bias: expected float32 with %lld elements along the last dim, found %s with %zu",
+                            (long long)mp->n, bk_dtype_name(bo->dtype), bo->numel);
     }
     if (mp->residual != CPU_NONE) {
         const cpu_opnd *r = &c->plan->ops[mp->residual];
@@ -262,9 +262,9 @@ berth_status cpu_prep_matmul_epilogue(cpu_prep *c) {
         for (uint32_t d = 0; same && d < o->rank; d++) same = r->dims[d] == o->dims[d];
         if (!same) {
             char want[128], got[128];
-            cpu_dims_str(o->dims, o->rank, want, sizeof want);
-            cpu_dims_str(r->dims, r->rank, got, sizeof got);
-            return cpu_fail(c, "residual: expected float32 %s, found %s %s", want, cpu_dtype_name(r->dtype), got);
+            bk_dims_str(o->dims, o->rank, want, sizeof want);
+            bk_dims_str(r->dims, r->rank, got, sizeof got);
+            return bk_fail(&c->bk, "residual: expected float32 %s, found %s %s", want, bk_dtype_name(r->dtype), got);
         }
     }
     st = mm_pack(c, mp);
@@ -300,38 +300,38 @@ static void gemm_exec(const cpu_node *nd, berth_plan *p) {
 }
 
 berth_status cpu_prep_gemm(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 2, 2, 1);
-    if (!st) st = cpu_check_same_dtype(c, 2, CPU_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     gemm_params *g = cpu_params(c, sizeof *g);
     if (!g) return BERTH_ERR_NOMEM;
     double alpha, beta;
-    st = cpu_attr_bool(c, "aTranspose", 0, &g->ta);
-    if (!st) st = cpu_attr_bool(c, "bTranspose", 0, &g->tb);
-    if (!st) st = cpu_attr_float(c, "alpha", 1.0, &alpha);
-    if (!st) st = cpu_attr_float(c, "beta", 1.0, &beta);
-    if (!st) st = cpu_attr_operand(c, "c", &g->c);
+    st = bk_opt_bool(&c->bk, "aTranspose", 0, &g->ta);
+    if (!st) st = bk_opt_bool(&c->bk, "bTranspose", 0, &g->tb);
+    if (!st) st = bk_opt_float(&c->bk, "alpha", 1.0, &alpha);
+    if (!st) st = bk_opt_float(&c->bk, "beta", 1.0, &beta);
+    if (!st) st = bk_opt_operand(&c->bk, "c", &g->c);
     if (st) return st;
     g->alpha = (float)alpha;
     g->beta = (float)beta;
     const cpu_opnd *a = cpu_in(c, 0), *b = cpu_in(c, 1);
-    if (a->rank != 2 || b->rank != 2) return cpu_fail(c, "inputs must be 2-D, found rank %u and %u", a->rank, b->rank);
+    if (a->rank != 2 || b->rank != 2) return bk_fail(&c->bk, "inputs must be 2-D, found rank %u and %u", a->rank, b->rank);
     g->m = g->ta ? a->dims[1] : a->dims[0];
     g->k = g->ta ? a->dims[0] : a->dims[1];
     int64_t kb = g->tb ? b->dims[1] : b->dims[0];
     g->n = g->tb ? b->dims[0] : b->dims[1];
-    if (kb != g->k) return cpu_fail(c, "inner dims differ: a gives %lld, b gives %lld", (long long)g->k, (long long)kb);
+    if (kb != g->k) return bk_fail(&c->bk, "inner dims differ: a gives %lld, b gives %lld", (long long)g->k, (long long)kb);
     int64_t od[2] = {g->m, g->n};
-    st = cpu_check_out_dims(c, 0, 2, od);
+    st = bk_check_out_dims(&c->bk, 0, 2, od);
     if (st) return st;
     if (g->c != CPU_NONE) {
         const cpu_opnd *cv = &c->plan->ops[g->c];
         if (cv->dtype != BERTH_DTYPE_F32 || cv->rank > 2)
-            return cpu_fail(c, "c: expected float32 of rank <= 2, found %s rank %u", cpu_dtype_name(cv->dtype), cv->rank);
+            return bk_fail(&c->bk, "c: expected float32 of rank <= 2, found %s rank %u", bk_dtype_name(cv->dtype), cv->rank);
         g->cm = cv->rank == 2 ? cv->dims[0] : 1;
         g->cn = cv->rank >= 1 ? cv->dims[cv->rank - 1] : 1;
         if ((g->cm != 1 && g->cm != g->m) || (g->cn != 1 && g->cn != g->n))
-            return cpu_fail(c, "c: shape does not broadcast to [%lld, %lld]", (long long)g->m, (long long)g->n);
+            return bk_fail(&c->bk, "c: shape does not broadcast to [%lld, %lld]", (long long)g->m, (long long)g->n);
     }
     c->cn->exec = gemm_exec;
     return BERTH_OK;

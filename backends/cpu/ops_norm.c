@@ -104,27 +104,27 @@ static berth_status check_param(cpu_prep *c, const char *what, uint32_t o, uint3
     for (uint32_t d = 0; same && d < rank; d++) same = t->dims[d] == dims[d];
     if (same) return BERTH_OK;
     char want[128], got[128];
-    cpu_dims_str(dims, rank, want, sizeof want);
-    cpu_dims_str(t->dims, t->rank, got, sizeof got);
-    return cpu_fail(c, "%s: expected float32 %s, found %s %s", what, want, cpu_dtype_name(t->dtype), got);
+    bk_dims_str(dims, rank, want, sizeof want);
+    bk_dims_str(t->dims, t->rank, got, sizeof got);
+    return bk_fail(&c->bk, "%s: expected float32 %s, found %s %s", what, want, bk_dtype_name(t->dtype), got);
 }
 
 berth_status cpu_prep_layer_norm(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 1, 1, 1);
-    if (!st) st = cpu_check_same_dtype(c, 1, CPU_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
-    st = cpu_check_out_dims(c, 0, x->rank, x->dims);
+    st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims);
     if (st) return st;
     ln_params *L = cpu_params(c, sizeof *L);
     if (!L) return BERTH_ERR_NOMEM;
     int64_t axes[BERTH_MAX_RANK];
     int n_axes;
     double eps;
-    st = cpu_attr_ints(c, "axes", axes, BERTH_MAX_RANK, &n_axes);
-    if (!st) st = cpu_attr_float(c, "epsilon", 1e-5, &eps);
-    if (!st) st = cpu_attr_operand(c, "scale", &L->scale);
-    if (!st) st = cpu_attr_operand(c, "bias", &L->bias);
+    st = bk_opt_ints(&c->bk, "axes", axes, BERTH_MAX_RANK, &n_axes);
+    if (!st) st = bk_opt_float(&c->bk, "epsilon", 1e-5, &eps);
+    if (!st) st = bk_opt_operand(&c->bk, "scale", &L->scale);
+    if (!st) st = bk_opt_operand(&c->bk, "bias", &L->bias);
     if (st) return st;
     if (n_axes < 0) {
         n_axes = x->rank > 1 ? (int)x->rank - 1 : 0;
@@ -133,9 +133,9 @@ berth_status cpu_prep_layer_norm(cpu_prep *c) {
     uint32_t ax[BERTH_MAX_RANK], mask = 0;
     int64_t pdims[BERTH_MAX_RANK], pstride[BERTH_MAX_RANK];
     for (int i = 0; i < n_axes; i++) {
-        st = cpu_axis(c, axes[i], x->rank, "axes value", &ax[i]);
+        st = bk_axis(&c->bk, axes[i], x->rank, "axes value", &ax[i]);
         if (st) return st;
-        if (mask & (1u << ax[i])) return cpu_fail(c, "axes: axis %u appears twice", ax[i]);
+        if (mask & (1u << ax[i])) return bk_fail(&c->bk, "axes: axis %u appears twice", ax[i]);
         mask |= 1u << ax[i];
         pdims[i] = x->dims[ax[i]];
     }
@@ -194,22 +194,22 @@ static void bn_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_batch_norm(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 3, 3, 1);
-    if (!st) st = cpu_check_same_dtype(c, 1, CPU_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
-    st = cpu_check_out_dims(c, 0, x->rank, x->dims);
+    st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims);
     if (st) return st;
     bn_params *B = cpu_params(c, sizeof *B);
     if (!B) return BERTH_ERR_NOMEM;
     int64_t a;
     uint32_t axis;
     double eps;
-    st = cpu_attr_int(c, "axis", 1, &a);
-    if (!st) st = cpu_axis(c, a, x->rank, "axis", &axis);
-    if (!st) st = cpu_attr_float(c, "epsilon", 1e-5, &eps);
-    if (!st) st = cpu_attr_operand(c, "scale", &B->scale);
-    if (!st) st = cpu_attr_operand(c, "bias", &B->bias);
+    st = bk_opt_int(&c->bk, "axis", 1, &a);
+    if (!st) st = bk_axis(&c->bk, a, x->rank, "axis", &axis);
+    if (!st) st = bk_opt_float(&c->bk, "epsilon", 1e-5, &eps);
+    if (!st) st = bk_opt_operand(&c->bk, "scale", &B->scale);
+    if (!st) st = bk_opt_operand(&c->bk, "bias", &B->bias);
     if (st) return st;
     int64_t cdim[1] = {x->dims[axis]};
     if ((st = check_param(c, "mean", c->node->inputs[1], 1, cdim))) return st;
@@ -258,21 +258,21 @@ static void in_exec(const cpu_node *nd, berth_plan *p) {
 }
 
 berth_status cpu_prep_instance_norm(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 1, 1, 1);
-    if (!st) st = cpu_check_same_dtype(c, 1, CPU_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
-    if (x->rank != 4) return cpu_fail(c, "input must be 4-D, found rank %u", x->rank);
-    if ((st = cpu_check_out_dims(c, 0, x->rank, x->dims))) return st;
+    if (x->rank != 4) return bk_fail(&c->bk, "input must be 4-D, found rank %u", x->rank);
+    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
     in_params *I = cpu_params(c, sizeof *I);
     if (!I) return BERTH_ERR_NOMEM;
     const char *layout;
     double eps;
-    if ((st = cpu_attr_string(c, "layout", "nchw", &layout)) || (st = cpu_attr_float(c, "epsilon", 1e-5, &eps)) ||
-        (st = cpu_attr_operand(c, "scale", &I->scale)) || (st = cpu_attr_operand(c, "bias", &I->bias)))
+    if ((st = bk_opt_string(&c->bk, "layout", "nchw", &layout)) || (st = bk_opt_float(&c->bk, "epsilon", 1e-5, &eps)) ||
+        (st = bk_opt_operand(&c->bk, "scale", &I->scale)) || (st = bk_opt_operand(&c->bk, "bias", &I->bias)))
         return st;
     int nhwc = strcmp(layout, "nhwc") == 0;
-    if (!nhwc && strcmp(layout, "nchw") != 0) return cpu_fail(c, "layout: expected nchw or nhwc, found '%s'", layout);
+    if (!nhwc && strcmp(layout, "nchw") != 0) return bk_fail(&c->bk, "layout: expected nchw or nhwc, found '%s'", layout);
     I->n = x->dims[0];
     I->c = nhwc ? x->dims[3] : x->dims[1];
     I->plane = nhwc ? x->dims[1] * x->dims[2] : x->dims[2] * x->dims[3];

@@ -68,21 +68,21 @@ static void pool_exec(const cpu_node *n, berth_plan *p) {
 
 static berth_status ints_n(cpu_prep *c, const char *key, int want, int64_t def, int64_t *out) {
     int n;
-    berth_status st = cpu_attr_ints(c, key, out, want, &n);
+    berth_status st = bk_opt_ints(&c->bk, key, out, want, &n);
     if (st) return st;
     if (n < 0)
         for (int i = 0; i < want; i++) out[i] = def;
     else if (n != want)
-        return cpu_fail(c, "%s: expected %d values, found %d", key, want, n);
+        return bk_fail(&c->bk, "%s: expected %d values, found %d", key, want, n);
     return BERTH_OK;
 }
 
 berth_status cpu_prep_pool2d(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 1, 1, 1);
-    if (!st) st = cpu_check_same_dtype(c, 1, CPU_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
-    if (x->rank != 4) return cpu_fail(c, "input must be 4-D, found rank %u", x->rank);
+    if (x->rank != 4) return bk_fail(&c->bk, "input must be 4-D, found rank %u", x->rank);
     pool_params *P = cpu_params(c, sizeof *P);
     if (!P) return BERTH_ERR_NOMEM;
     P->is_max = strcmp(c->node->op, "maxPool2d") == 0;
@@ -91,10 +91,10 @@ berth_status cpu_prep_pool2d(cpu_prep *c) {
     const char *layout, *rounding;
     if ((st = ints_n(c, "windowDimensions", 2, -1, win)) || (st = ints_n(c, "padding", 4, 0, P->pad)) ||
         (st = ints_n(c, "strides", 2, 1, P->stride)) || (st = ints_n(c, "dilations", 2, 1, P->dil)) ||
-        (st = cpu_attr_string(c, "layout", "nchw", &layout)) || (st = cpu_attr_string(c, "roundingType", "floor", &rounding)))
+        (st = bk_opt_string(&c->bk, "layout", "nchw", &layout)) || (st = bk_opt_string(&c->bk, "roundingType", "floor", &rounding)))
         return st;
     P->nhwc = strcmp(layout, "nhwc") == 0;
-    if (!P->nhwc && strcmp(layout, "nchw") != 0) return cpu_fail(c, "layout: expected nchw or nhwc, found '%s'", layout);
+    if (!P->nhwc && strcmp(layout, "nchw") != 0) return bk_fail(&c->bk, "layout: expected nchw or nhwc, found '%s'", layout);
     if (P->nhwc)
         P->n = x->dims[0], P->h = x->dims[1], P->w = x->dims[2], P->c = x->dims[3];
     else
@@ -102,24 +102,24 @@ berth_status cpu_prep_pool2d(cpu_prep *c) {
     P->planes = P->n * P->c;
     int ceil_mode = strcmp(rounding, "ceil") == 0;
     if (!ceil_mode && strcmp(rounding, "floor") != 0)
-        return cpu_fail(c, "roundingType: expected floor or ceil, found '%s'", rounding);
+        return bk_fail(&c->bk, "roundingType: expected floor or ceil, found '%s'", rounding);
     P->kh = win[0] < 0 ? P->h : win[0];
     P->kw = win[1] < 0 ? P->w : win[1];
     for (int i = 0; i < 4; i++)
-        if (P->pad[i] < 0) return cpu_fail(c, "padding[%d] is negative", i);
+        if (P->pad[i] < 0) return bk_fail(&c->bk, "padding[%d] is negative", i);
     if (P->kh < 1 || P->kw < 1 || P->stride[0] < 1 || P->stride[1] < 1 || P->dil[0] < 1 || P->dil[1] < 1)
-        return cpu_fail(c, "windowDimensions, strides and dilations must be >= 1");
+        return bk_fail(&c->bk, "windowDimensions, strides and dilations must be >= 1");
     int64_t eh = P->dil[0] * (P->kh - 1) + 1, ew = P->dil[1] * (P->kw - 1) + 1;
     int64_t sh = P->h + P->pad[0] + P->pad[1] - eh, sw = P->w + P->pad[2] + P->pad[3] - ew;
-    if (sh < 0 || sw < 0) return cpu_fail(c, "the window is larger than the padded input");
+    if (sh < 0 || sw < 0) return bk_fail(&c->bk, "the window is larger than the padded input");
     P->oh = (ceil_mode ? (sh + P->stride[0] - 1) / P->stride[0] : sh / P->stride[0]) + 1;
     P->ow = (ceil_mode ? (sw + P->stride[1] - 1) / P->stride[1] : sw / P->stride[1]) + 1;
     int64_t sizes[2];
     int n_sz;
-    if ((st = cpu_attr_ints(c, "outputSizes", sizes, 2, &n_sz))) return st;
+    if ((st = bk_opt_ints(&c->bk, "outputSizes", sizes, 2, &n_sz))) return st;
     if (n_sz == 2) P->oh = sizes[0], P->ow = sizes[1];
     int64_t od[4] = {P->n, P->c, P->oh, P->ow}, od_nhwc[4] = {P->n, P->oh, P->ow, P->c};
-    if ((st = cpu_check_out_dims(c, 0, 4, P->nhwc ? od_nhwc : od))) return st;
+    if ((st = bk_check_out_dims(&c->bk, 0, 4, P->nhwc ? od_nhwc : od))) return st;
     if (P->nhwc) {
         P->off_y = (x->bytes + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
         c->cn->scratch_bytes = P->off_y + cpu_out(c, 0)->bytes;
@@ -175,32 +175,32 @@ static void rs_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_resample2d(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 1, 1, 1);
-    if (!st) st = cpu_check_same_dtype(c, 1, CPU_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0), *y = cpu_out(c, 0);
     const char *mode;
     int64_t axes[2];
     double scales[2];
     int n_sc;
-    if ((st = cpu_attr_string(c, "mode", "nearest-neighbor", &mode)) || (st = ints_n(c, "axes", 2, 0, axes)) ||
-        (st = cpu_attr_floats(c, "scales", scales, 2, &n_sc)))
+    if ((st = bk_opt_string(&c->bk, "mode", "nearest-neighbor", &mode)) || (st = ints_n(c, "axes", 2, 0, axes)) ||
+        (st = bk_opt_floats(&c->bk, "scales", scales, 2, &n_sc)))
         return st;
-    if (cpu_attr(c, "axes") == NULL) axes[0] = 2, axes[1] = 3;
+    if (bk_opt_find(&c->bk, "axes") == NULL) axes[0] = 2, axes[1] = 3;
     int linear = strcmp(mode, "linear") == 0;
     if (!linear && strcmp(mode, "nearest-neighbor") != 0)
-        return cpu_fail(c, "mode: expected nearest-neighbor or linear, found '%s'", mode);
+        return bk_fail(&c->bk, "mode: expected nearest-neighbor or linear, found '%s'", mode);
     uint32_t a0, a1;
-    if ((st = cpu_axis(c, axes[0], x->rank, "axes value", &a0)) || (st = cpu_axis(c, axes[1], x->rank, "axes value", &a1)))
+    if ((st = bk_axis(&c->bk, axes[0], x->rank, "axes value", &a0)) || (st = bk_axis(&c->bk, axes[1], x->rank, "axes value", &a1)))
         return st;
-    if (a0 >= a1) return cpu_fail(c, "axes: expected two increasing axes, found [%lld, %lld]", (long long)axes[0], (long long)axes[1]);
-    if (y->rank != x->rank) return cpu_fail(c, "output rank %u differs from input rank %u", y->rank, x->rank);
+    if (a0 >= a1) return bk_fail(&c->bk, "axes: expected two increasing axes, found [%lld, %lld]", (long long)axes[0], (long long)axes[1]);
+    if (y->rank != x->rank) return bk_fail(&c->bk, "output rank %u differs from input rank %u", y->rank, x->rank);
     for (uint32_t d = 0; d < x->rank; d++)
         if (d != a0 && d != a1 && y->dims[d] != x->dims[d])
-            return cpu_fail(c, "output dim %u is %lld, expected %lld (only the resampled axes change)", d,
+            return bk_fail(&c->bk, "output dim %u is %lld, expected %lld (only the resampled axes change)", d,
                             (long long)y->dims[d], (long long)x->dims[d]);
-    if (x->dims[a0] == 0 || x->dims[a1] == 0) return cpu_fail(c, "cannot resample an empty axis");
-    if (n_sc >= 0 && n_sc != 2) return cpu_fail(c, "scales: expected 2 values, found %d", n_sc);
+    if (x->dims[a0] == 0 || x->dims[a1] == 0) return bk_fail(&c->bk, "cannot resample an empty axis");
+    if (n_sc >= 0 && n_sc != 2) return bk_fail(&c->bk, "scales: expected 2 values, found %d", n_sc);
     rs_params *R = cpu_params(c, sizeof *R);
     if (!R) return BERTH_ERR_NOMEM;
     R->linear = linear;
@@ -210,10 +210,10 @@ berth_status cpu_prep_resample2d(cpu_prep *c) {
     for (uint32_t d = a1 + 1; d < x->rank; d++) R->inner *= x->dims[d];
     R->h = x->dims[a0], R->w = x->dims[a1], R->oh = y->dims[a0], R->ow = y->dims[a1];
     /* scales when given and sizes are not; otherwise the output's own ratio */
-    int use_scales = n_sc == 2 && cpu_attr(c, "sizes") == NULL;
+    int use_scales = n_sc == 2 && bk_opt_find(&c->bk, "sizes") == NULL;
     R->sh = use_scales ? scales[0] : (double)R->oh / (double)R->h;
     R->sw = use_scales ? scales[1] : (double)R->ow / (double)R->w;
-    if (!(R->sh > 0) || !(R->sw > 0)) return cpu_fail(c, "scales must be positive");
+    if (!(R->sh > 0) || !(R->sw > 0)) return bk_fail(&c->bk, "scales must be positive");
     c->cn->exec = rs_exec;
     return BERTH_OK;
 }

@@ -74,15 +74,15 @@ static void strided_exec(const cpu_node *n, berth_plan *p) {
 }
 
 static berth_status strided_begin(cpu_prep *c, strided **out) {
-    berth_status st = cpu_check_counts(c, 1, 1, 1);
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
-    if (cpu_out(c, 0)->dtype != x->dtype || !cpu_dtype_size(x->dtype))
-        return cpu_fail(c, "output: expected dtype %s, found %s", cpu_dtype_name(x->dtype),
-                        cpu_dtype_name(cpu_out(c, 0)->dtype));
+    if (cpu_out(c, 0)->dtype != x->dtype || !bk_dtype_size(x->dtype))
+        return bk_fail(&c->bk, "output: expected dtype %s, found %s", bk_dtype_name(x->dtype),
+                        bk_dtype_name(cpu_out(c, 0)->dtype));
     strided *s = cpu_params(c, sizeof *s);
     if (!s) return BERTH_ERR_NOMEM;
-    s->es = cpu_dtype_size(x->dtype);
+    s->es = bk_dtype_size(x->dtype);
     *out = s;
     return BERTH_OK;
 }
@@ -102,17 +102,17 @@ berth_status cpu_prep_transpose(cpu_prep *c) {
     const cpu_opnd *x = cpu_in(c, 0);
     int64_t perm[BERTH_MAX_RANK], xs[BERTH_MAX_RANK], od[BERTH_MAX_RANK];
     int n;
-    st = cpu_attr_ints(c, "permutation", perm, BERTH_MAX_RANK, &n);
+    st = bk_opt_ints(&c->bk, "permutation", perm, BERTH_MAX_RANK, &n);
     if (st) return st;
     if (n < 0) {
         n = (int)x->rank;
         for (int i = 0; i < n; i++) perm[i] = n - 1 - i;
     }
-    if ((uint32_t)n != x->rank) return cpu_fail(c, "permutation: expected %u values, found %d", x->rank, n);
+    if ((uint32_t)n != x->rank) return bk_fail(&c->bk, "permutation: expected %u values, found %d", x->rank, n);
     uint32_t seen = 0;
     for (int i = 0; i < n; i++) {
         if (perm[i] < 0 || perm[i] >= n || (seen & (1u << perm[i])))
-            return cpu_fail(c, "permutation: value %lld at %d is out of range or repeated", (long long)perm[i], i);
+            return bk_fail(&c->bk, "permutation: value %lld at %d is out of range or repeated", (long long)perm[i], i);
         seen |= 1u << perm[i];
     }
     contiguous_strides(x, xs);
@@ -122,7 +122,7 @@ berth_status cpu_prep_transpose(cpu_prep *c) {
         s->stride[i] = xs[perm[i]];
     }
     s->rank = (uint32_t)n;
-    st = cpu_check_out_dims(c, 0, (uint32_t)n, od);
+    st = bk_check_out_dims(&c->bk, 0, (uint32_t)n, od);
     if (st) return st;
     strided_finish(s);
     c->cn->exec = strided_exec;
@@ -136,25 +136,25 @@ berth_status cpu_prep_slice(cpu_prep *c) {
     const cpu_opnd *x = cpu_in(c, 0);
     int64_t starts[BERTH_MAX_RANK], sizes[BERTH_MAX_RANK], steps[BERTH_MAX_RANK], xs[BERTH_MAX_RANK];
     int ns, nz, nt;
-    st = cpu_attr_ints(c, "starts", starts, BERTH_MAX_RANK, &ns);
-    if (!st) st = cpu_attr_ints(c, "sizes", sizes, BERTH_MAX_RANK, &nz);
-    if (!st) st = cpu_attr_ints(c, "strides", steps, BERTH_MAX_RANK, &nt);
+    st = bk_opt_ints(&c->bk, "starts", starts, BERTH_MAX_RANK, &ns);
+    if (!st) st = bk_opt_ints(&c->bk, "sizes", sizes, BERTH_MAX_RANK, &nz);
+    if (!st) st = bk_opt_ints(&c->bk, "strides", steps, BERTH_MAX_RANK, &nt);
     if (st) return st;
     if (ns != (int)x->rank || nz != (int)x->rank)
-        return cpu_fail(c, "starts and sizes: expected %u values each, found %d and %d", x->rank, ns, nz);
+        return bk_fail(&c->bk, "starts and sizes: expected %u values each, found %d and %d", x->rank, ns, nz);
     if (nt < 0)
         for (uint32_t d = 0; d < x->rank; d++) steps[d] = 1;
     else if (nt != (int)x->rank)
-        return cpu_fail(c, "strides: expected %u values, found %d", x->rank, nt);
+        return bk_fail(&c->bk, "strides: expected %u values, found %d", x->rank, nt);
     contiguous_strides(x, xs);
     /* sizes[d] is the window [start, start + size) the slice reads, as in
      * WebNN and the engine's shape rule; the output keeps every stride-th
      * element of it, ceil(size / stride) of them. */
     int64_t out[BERTH_MAX_RANK];
     for (uint32_t d = 0; d < x->rank; d++) {
-        if (steps[d] < 1) return cpu_fail(c, "strides[%u]: expected >= 1, found %lld", d, (long long)steps[d]);
+        if (steps[d] < 1) return bk_fail(&c->bk, "strides[%u]: expected >= 1, found %lld", d, (long long)steps[d]);
         if (starts[d] < 0 || sizes[d] < 0 || starts[d] > x->dims[d] || sizes[d] > x->dims[d] - starts[d])
-            return cpu_fail(c, "dim %u: start %lld and size %lld exceed the input extent %lld", d,
+            return bk_fail(&c->bk, "dim %u: start %lld and size %lld exceed the input extent %lld", d,
                             (long long)starts[d], (long long)sizes[d], (long long)x->dims[d]);
         out[d] = (sizes[d] + steps[d] - 1) / steps[d];
         s->dims[d] = out[d];
@@ -162,7 +162,7 @@ berth_status cpu_prep_slice(cpu_prep *c) {
         s->base += starts[d] * xs[d];
     }
     s->rank = x->rank;
-    st = cpu_check_out_dims(c, 0, x->rank, out);
+    st = bk_check_out_dims(&c->bk, 0, x->rank, out);
     if (st) return st;
     strided_finish(s);
     c->cn->exec = strided_exec;
@@ -174,7 +174,7 @@ berth_status cpu_prep_expand(cpu_prep *c) {
     berth_status st = strided_begin(c, &s);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0), *y = cpu_out(c, 0);
-    if (y->rank < x->rank) return cpu_fail(c, "output rank %u is below the input rank %u", y->rank, x->rank);
+    if (y->rank < x->rank) return bk_fail(&c->bk, "output rank %u is below the input rank %u", y->rank, x->rank);
     int64_t xs[BERTH_MAX_RANK];
     contiguous_strides(x, xs);
     uint32_t lead = y->rank - x->rank;
@@ -183,7 +183,7 @@ berth_status cpu_prep_expand(cpu_prep *c) {
         if (d < lead) continue;
         int64_t xd = x->dims[d - lead];
         if (xd != 1 && xd != y->dims[d])
-            return cpu_fail(c, "dim %u: input extent %lld does not expand to %lld", d, (long long)xd,
+            return bk_fail(&c->bk, "dim %u: input extent %lld does not expand to %lld", d, (long long)xd,
                             (long long)y->dims[d]);
         s->stride[d] = xd == 1 ? 0 : xs[d - lead];
     }
@@ -229,39 +229,39 @@ static void split_exec(const cpu_node *n, berth_plan *p) {
  * extents add up. */
 static berth_status cat_common(cpu_prep *c, const cpu_opnd *whole, uint32_t n_parts, int parts_are_inputs) {
     int64_t axis_attr;
-    berth_status st = cpu_attr_int(c, "axis", 0, &axis_attr);
+    berth_status st = bk_opt_int(&c->bk, "axis", 0, &axis_attr);
     if (st) return st;
     uint32_t axis;
-    st = cpu_axis(c, axis_attr, whole->rank, "axis", &axis);
+    st = bk_axis(&c->bk, axis_attr, whole->rank, "axis", &axis);
     if (st) return st;
     int64_t sum = 0;
     for (uint32_t k = 0; k < n_parts; k++) {
         const cpu_opnd *o = parts_are_inputs ? cpu_in(c, k) : cpu_out(c, k);
         if (o->dtype != whole->dtype || o->rank != whole->rank)
-            return cpu_fail(c, "%s %u: expected %s of rank %u, found %s of rank %u", parts_are_inputs ? "input" : "output",
-                            k, cpu_dtype_name(whole->dtype), whole->rank, cpu_dtype_name(o->dtype), o->rank);
+            return bk_fail(&c->bk, "%s %u: expected %s of rank %u, found %s of rank %u", parts_are_inputs ? "input" : "output",
+                            k, bk_dtype_name(whole->dtype), whole->rank, bk_dtype_name(o->dtype), o->rank);
         for (uint32_t d = 0; d < whole->rank; d++)
             if (d != axis && o->dims[d] != whole->dims[d])
-                return cpu_fail(c, "%s %u: dim %u is %lld, expected %lld", parts_are_inputs ? "input" : "output", k, d,
+                return bk_fail(&c->bk, "%s %u: dim %u is %lld, expected %lld", parts_are_inputs ? "input" : "output", k, d,
                                 (long long)o->dims[d], (long long)whole->dims[d]);
         sum += o->dims[axis];
     }
     if (sum != whole->dims[axis])
-        return cpu_fail(c, "extents along axis %u add up to %lld, expected %lld", axis, (long long)sum,
+        return bk_fail(&c->bk, "extents along axis %u add up to %lld, expected %lld", axis, (long long)sum,
                         (long long)whole->dims[axis]);
-    if (!cpu_dtype_size(whole->dtype)) return cpu_fail(c, "dtype %s is not supported", cpu_dtype_name(whole->dtype));
+    if (!bk_dtype_size(whole->dtype)) return bk_fail(&c->bk, "dtype %s is not supported", bk_dtype_name(whole->dtype));
     cat_params *cp = cpu_params(c, sizeof *cp);
     if (!cp) return BERTH_ERR_NOMEM;
     cp->outer = 1, cp->inner = 1;
     for (uint32_t d = 0; d < axis; d++) cp->outer *= (size_t)whole->dims[d];
     for (uint32_t d = axis + 1; d < whole->rank; d++) cp->inner *= (size_t)whole->dims[d];
-    cp->es = cpu_dtype_size(whole->dtype);
+    cp->es = bk_dtype_size(whole->dtype);
     cp->total = (size_t)whole->dims[axis];
     return BERTH_OK;
 }
 
 berth_status cpu_prep_concat(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 1, UINT32_MAX, 1);
+    berth_status st = bk_check_counts(&c->bk, 1, UINT32_MAX, 1);
     if (!st) st = cat_common(c, cpu_out(c, 0), c->node->n_inputs, 1);
     if (st) return st;
     c->cn->exec = concat_exec;
@@ -269,8 +269,8 @@ berth_status cpu_prep_concat(cpu_prep *c) {
 }
 
 berth_status cpu_prep_split(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 1, 1, CPU_NONE);
-    if (!st && c->node->n_outputs < 1) return cpu_fail(c, "expected at least 1 output, found 0");
+    berth_status st = bk_check_counts(&c->bk, 1, 1, CPU_NONE);
+    if (!st && c->node->n_outputs < 1) return bk_fail(&c->bk, "expected at least 1 output, found 0");
     if (!st) st = cat_common(c, cpu_in(c, 0), c->node->n_outputs, 0);
     if (st) return st;
     c->cn->exec = split_exec;
@@ -302,28 +302,28 @@ static void gather_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_gather(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 2, 2, 1);
+    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0), *ix = cpu_in(c, 1);
     if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
-        return cpu_fail(c, "indices: expected int32 or int64, found %s", cpu_dtype_name(ix->dtype));
-    if (cpu_out(c, 0)->dtype != x->dtype || !cpu_dtype_size(x->dtype))
-        return cpu_fail(c, "output: expected dtype %s, found %s", cpu_dtype_name(x->dtype),
-                        cpu_dtype_name(cpu_out(c, 0)->dtype));
+        return bk_fail(&c->bk, "indices: expected int32 or int64, found %s", bk_dtype_name(ix->dtype));
+    if (cpu_out(c, 0)->dtype != x->dtype || !bk_dtype_size(x->dtype))
+        return bk_fail(&c->bk, "output: expected dtype %s, found %s", bk_dtype_name(x->dtype),
+                        bk_dtype_name(cpu_out(c, 0)->dtype));
     int64_t a;
     uint32_t axis;
-    st = cpu_attr_int(c, "axis", 0, &a);
-    if (!st) st = cpu_axis(c, a, x->rank, "axis", &axis);
+    st = bk_opt_int(&c->bk, "axis", 0, &a);
+    if (!st) st = bk_axis(&c->bk, a, x->rank, "axis", &axis);
     if (st) return st;
     int64_t od[BERTH_MAX_RANK * 2];
     uint32_t r = 0;
     for (uint32_t d = 0; d < axis; d++) od[r++] = x->dims[d];
     for (uint32_t d = 0; d < ix->rank; d++) od[r++] = ix->dims[d];
     for (uint32_t d = axis + 1; d < x->rank; d++) od[r++] = x->dims[d];
-    if (r > BERTH_MAX_RANK) return cpu_fail(c, "output rank %u exceeds %d", r, BERTH_MAX_RANK);
-    st = cpu_check_out_dims(c, 0, r, od);
+    if (r > BERTH_MAX_RANK) return bk_fail(&c->bk, "output rank %u exceeds %d", r, BERTH_MAX_RANK);
+    st = bk_check_out_dims(&c->bk, 0, r, od);
     if (st) return st;
-    if (x->dims[axis] == 0 && ix->numel > 0) return cpu_fail(c, "gathering from an empty axis %u", axis);
+    if (x->dims[axis] == 0 && ix->numel > 0) return bk_fail(&c->bk, "gathering from an empty axis %u", axis);
     gather_params *gp = cpu_params(c, sizeof *gp);
     if (!gp) return BERTH_ERR_NOMEM;
     gp->outer = 1, gp->inner = 1;
@@ -331,7 +331,7 @@ berth_status cpu_prep_gather(cpu_prep *c) {
     for (uint32_t d = axis + 1; d < x->rank; d++) gp->inner *= (size_t)x->dims[d];
     gp->n_idx = ix->numel;
     gp->extent = x->dims[axis];
-    gp->es = cpu_dtype_size(x->dtype);
+    gp->es = bk_dtype_size(x->dtype);
     gp->wide = ix->dtype == BERTH_DTYPE_I64;
     c->cn->exec = gather_exec;
     return BERTH_OK;
@@ -383,38 +383,38 @@ static void pad_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_pad(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 1, 1, 1);
-    if (!st) st = cpu_check_same_dtype(c, 1, CPU_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
     int64_t b[BERTH_MAX_RANK], e[BERTH_MAX_RANK], od[BERTH_MAX_RANK];
     int nb, ne;
-    st = cpu_attr_ints(c, "beginningPadding", b, BERTH_MAX_RANK, &nb);
-    if (!st) st = cpu_attr_ints(c, "endingPadding", e, BERTH_MAX_RANK, &ne);
+    st = bk_opt_ints(&c->bk, "beginningPadding", b, BERTH_MAX_RANK, &nb);
+    if (!st) st = bk_opt_ints(&c->bk, "endingPadding", e, BERTH_MAX_RANK, &ne);
     if (st) return st;
     if (nb != (int)x->rank || ne != (int)x->rank)
-        return cpu_fail(c, "beginningPadding and endingPadding: expected %u values each, found %d and %d", x->rank, nb, ne);
+        return bk_fail(&c->bk, "beginningPadding and endingPadding: expected %u values each, found %d and %d", x->rank, nb, ne);
     const char *mode;
     double value;
-    st = cpu_attr_string(c, "mode", "constant", &mode);
-    if (!st) st = cpu_attr_float(c, "value", 0.0, &value);
+    st = bk_opt_string(&c->bk, "mode", "constant", &mode);
+    if (!st) st = bk_opt_float(&c->bk, "value", 0.0, &value);
     if (st) return st;
     pad_params *pp = cpu_params(c, sizeof *pp);
     if (!pp) return BERTH_ERR_NOMEM;
     if (!strcmp(mode, "constant")) pp->mode = PAD_CONSTANT;
     else if (!strcmp(mode, "edge")) pp->mode = PAD_EDGE;
     else if (!strcmp(mode, "reflection")) pp->mode = PAD_REFLECTION;
-    else return cpu_fail(c, "mode: expected constant, edge or reflection, found '%s'", mode);
+    else return bk_fail(&c->bk, "mode: expected constant, edge or reflection, found '%s'", mode);
     for (uint32_t d = 0; d < x->rank; d++) {
-        if (b[d] < 0 || e[d] < 0) return cpu_fail(c, "dim %u: negative padding", d);
+        if (b[d] < 0 || e[d] < 0) return bk_fail(&c->bk, "dim %u: negative padding", d);
         if (pp->mode == PAD_REFLECTION && (b[d] >= x->dims[d] || e[d] >= x->dims[d]) && (b[d] || e[d]))
-            return cpu_fail(c, "dim %u: reflection padding %lld/%lld needs an extent above it, found %lld", d,
+            return bk_fail(&c->bk, "dim %u: reflection padding %lld/%lld needs an extent above it, found %lld", d,
                             (long long)b[d], (long long)e[d], (long long)x->dims[d]);
         if (pp->mode == PAD_EDGE && x->dims[d] == 0 && (b[d] || e[d]))
-            return cpu_fail(c, "dim %u: edge padding of an empty dim", d);
+            return bk_fail(&c->bk, "dim %u: edge padding of an empty dim", d);
         od[d] = x->dims[d] + b[d] + e[d];
     }
-    st = cpu_check_out_dims(c, 0, x->rank, od);
+    st = bk_check_out_dims(&c->bk, 0, x->rank, od);
     if (st) return st;
     pp->rank = x->rank;
     pp->value = (float)value;

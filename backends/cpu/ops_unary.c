@@ -82,30 +82,30 @@ static void un_exec(const cpu_node *n, berth_plan *p) {
 }
 
 static berth_status same_shape(cpu_prep *c) {
-    return cpu_check_out_dims(c, 0, cpu_in(c, 0)->rank, cpu_in(c, 0)->dims);
+    return bk_check_out_dims(&c->bk, 0, cpu_in(c, 0)->rank, cpu_in(c, 0)->dims);
 }
 
 berth_status cpu_prep_unary(cpu_prep *c) {
     int op = -1;
     for (size_t i = 0; i < sizeof un_names / sizeof un_names[0]; i++)
         if (strcmp(c->node->op, un_names[i].name) == 0) op = un_names[i].op;
-    berth_status st = cpu_check_counts(c, 1, 1, 1);
-    if (!st) st = cpu_check_same_dtype(c, 1, CPU_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (!st) st = same_shape(c);
     if (st) return st;
     double alpha = 0, beta = 0;
     switch (op) {
     case U_HARDSIGMOID:
-        st = cpu_attr_float(c, "alpha", 0.2, &alpha);
-        if (!st) st = cpu_attr_float(c, "beta", 0.5, &beta);
+        st = bk_opt_float(&c->bk, "alpha", 0.2, &alpha);
+        if (!st) st = bk_opt_float(&c->bk, "beta", 0.5, &beta);
         break;
     case U_CLAMP:
-        st = cpu_attr_float(c, "minValue", -INFINITY, &alpha);
-        if (!st) st = cpu_attr_float(c, "maxValue", INFINITY, &beta);
-        if (!st && alpha > beta) return cpu_fail(c, "minValue %g is greater than maxValue %g", alpha, beta);
+        st = bk_opt_float(&c->bk, "minValue", -INFINITY, &alpha);
+        if (!st) st = bk_opt_float(&c->bk, "maxValue", INFINITY, &beta);
+        if (!st && alpha > beta) return bk_fail(&c->bk, "minValue %g is greater than maxValue %g", alpha, beta);
         break;
-    case U_LEAKYRELU: st = cpu_attr_float(c, "alpha", 0.01, &alpha); break;
-    case U_ELU: st = cpu_attr_float(c, "alpha", 1.0, &alpha); break;
+    case U_LEAKYRELU: st = bk_opt_float(&c->bk, "alpha", 0.01, &alpha); break;
+    case U_ELU: st = bk_opt_float(&c->bk, "alpha", 1.0, &alpha); break;
     default: break;
     }
     if (st) return st;
@@ -120,8 +120,8 @@ berth_status cpu_prep_unary(cpu_prep *c) {
 }
 
 berth_status cpu_prep_logical_not(cpu_prep *c) {
-    berth_status st = cpu_check_counts(c, 1, 1, 1);
-    if (!st) st = cpu_check_same_dtype(c, 1, CPU_BIT(BERTH_DTYPE_U8));
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_U8));
     if (!st) st = same_shape(c);
     if (st) return st;
     un_params *u = cpu_params(c, sizeof *u);
@@ -220,7 +220,7 @@ static void cast_exec(const cpu_node *n, berth_plan *p) {
     void *y = cpu_ptr(p, n->out[0]);
     berth_dtype to = cp->to;
     if (cp->from == to) {
-        memcpy(y, x, cp->n * cpu_dtype_size(to));
+        memcpy(y, x, cp->n * bk_dtype_size(to));
         return;
     }
     if (to == BERTH_DTYPE_F32) {
@@ -252,23 +252,23 @@ static void cast_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_cast(cpu_prep *c) {
-    const uint32_t ok = CPU_BIT(BERTH_DTYPE_F32) | CPU_BIT(BERTH_DTYPE_I32) | CPU_BIT(BERTH_DTYPE_I64) |
-                        CPU_BIT(BERTH_DTYPE_U8) | CPU_BIT(BERTH_DTYPE_I8) | CPU_BIT(BERTH_DTYPE_U32) |
-                        CPU_BIT(BERTH_DTYPE_F16);
-    berth_status st = cpu_check_counts(c, 1, 1, 1);
+    const uint32_t ok = BK_BIT(BERTH_DTYPE_F32) | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_I64) |
+                        BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_U32) |
+                        BK_BIT(BERTH_DTYPE_F16);
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
     if (!st) st = same_shape(c);
     if (st) return st;
     berth_dtype from = cpu_in(c, 0)->dtype, to = cpu_out(c, 0)->dtype;
-    if (!(ok & CPU_BIT(from)) || !(ok & CPU_BIT(to)))
-        return cpu_fail(c, "cast from %s to %s is not supported (float32, float16, int32, int64, uint8, int8, uint32)",
-                        cpu_dtype_name(from), cpu_dtype_name(to));
+    if (!(ok & BK_BIT(from)) || !(ok & BK_BIT(to)))
+        return bk_fail(&c->bk, "cast from %s to %s is not supported (float32, float16, int32, int64, uint8, int8, uint32)",
+                        bk_dtype_name(from), bk_dtype_name(to));
     const char *type;
-    if ((st = cpu_attr_string(c, "type", NULL, &type))) return st;
+    if ((st = bk_opt_string(&c->bk, "type", NULL, &type))) return st;
     static const char *const short_names[] = {[BERTH_DTYPE_F32] = "f32", [BERTH_DTYPE_F16] = "f16",
                                               [BERTH_DTYPE_I32] = "i32", [BERTH_DTYPE_U32] = "u32",
                                               [BERTH_DTYPE_I64] = "i64", [BERTH_DTYPE_I8] = "i8", [BERTH_DTYPE_U8] = "u8"};
-    if (type && strcmp(type, cpu_dtype_name(to)) != 0 && strcmp(type, short_names[to]) != 0)
-        return cpu_fail(c, "type '%s' disagrees with the output dtype %s", type, cpu_dtype_name(to));
+    if (type && strcmp(type, bk_dtype_name(to)) != 0 && strcmp(type, short_names[to]) != 0)
+        return bk_fail(&c->bk, "type '%s' disagrees with the output dtype %s", type, bk_dtype_name(to));
     cast_params *cp = cpu_params(c, sizeof *cp);
     if (!cp) return BERTH_ERR_NOMEM;
     cp->from = from;

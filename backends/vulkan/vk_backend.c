@@ -8,7 +8,6 @@
 
 #include "vk_internal.h"
 
-#define VK_HOST_MIN_SIZE (offsetof(berth_host_services, free) + sizeof(void *))
 /* Weights share blocks of at most this size, so a model with thousands
  * of tensors needs only a few device allocations. */
 #define VK_BLOCK_MAX ((VkDeviceSize)256 << 20)
@@ -20,32 +19,17 @@ static berth_status vk_open(const berth_host_services *host, berth_device **out,
 static void vk_close(berth_device *dev) { vk_device_close(dev); }
 
 static berth_status vk_caps(berth_device *dev, berth_caps *caps, berth_error *err) {
-    if (!caps) {
-        vk_errf(err, "vulkan: caps called with no caps struct");
-        return BERTH_ERR_INVALID;
-    }
-#define FITS(field) (caps->struct_size >= offsetof(berth_caps, field) + sizeof caps->field)
-    if (FITS(device_name)) caps->device_name = dev->name;
-    if (FITS(memory_bytes)) caps->memory_bytes = dev->memory_bytes;
-    if (FITS(unified_memory)) caps->unified_memory = dev->unified;
-    if (FITS(dtype_mask))
-        caps->dtype_mask = VK_BIT(BERTH_DTYPE_F32) | VK_BIT(BERTH_DTYPE_I32) | VK_BIT(BERTH_DTYPE_U32) |
-                           VK_BIT(BERTH_DTYPE_I64) | VK_BIT(BERTH_DTYPE_U64) | VK_BIT(BERTH_DTYPE_U8);
-#undef FITS
-    return BERTH_OK;
+    uint32_t mask = BK_BIT(BERTH_DTYPE_F32) | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32) |
+                    BK_BIT(BERTH_DTYPE_I64) | BK_BIT(BERTH_DTYPE_U64) | BK_BIT(BERTH_DTYPE_U8);
+    return bk_caps_fill(caps, dev->name, dev->memory_bytes, dev->unified, mask, err);
 }
 
 static berth_status vk_supports_op(berth_device *dev, const char *op, berth_dtype dtype, berth_error *err) {
-    const vk_op_info *info = op ? vk_find_op(op) : NULL;
-    if (!info) {
-        vk_errf(err, "vulkan: op '%s' is not implemented", op ? op : "(null)");
-        return BERTH_ERR_UNSUPPORTED;
-    }
-    if (!(info->dtypes & VK_BIT(dtype))) {
-        vk_errf(err, "vulkan: op '%s' does not support dtype %s", op, vk_dtype_name(dtype));
-        return BERTH_ERR_UNSUPPORTED;
-    }
-    return BERTH_OK;
+    return bk_supports_op(&vk_op_set, op, dtype, err);
+}
+
+static berth_status vk_supports_node(berth_device *dev, const berth_graph_desc *g, uint32_t k, berth_error *err) {
+    return bk_supports_node(&vk_op_set, g, k, err);
 }
 
 /* ---- weights ---- */
@@ -55,22 +39,25 @@ static void vk_free_weights(berth_weights *w) {
     for (uint32_t i = 0; i < w->n_blocks; i++) vk_buffer_destroy(w->dev, &w->blocks[i]);
     free(w->blocks);
     free(w->t);
+    bk_upload_free(&w->up);
     free(w);
 }
 
 static berth_status vk_upload_begin(berth_device *dev, const berth_upload_info *info, berth_weights **out,
                                     berth_error *err) {
     *out = NULL;
-    if (!info || info->struct_size < offsetof(berth_upload_info, largest_bytes) + sizeof(uint64_t)) {
-        vk_errf(err, "vulkan: upload_begin: upload info missing or smaller than ABI v1's");
-        return BERTH_ERR_INVALID;
-    }
     berth_weights *w = calloc(1, sizeof *w);
-    if (w) w->t = calloc(info->n_tensors ? info->n_tensors : 1, sizeof *w->t);
-    if (w) w->blocks = calloc(info->n_tensors ? info->n_tensors : 1, sizeof *w->blocks);
-    if (!w || !w->t || !w->blocks) {
+    berth_status st = w ? bk_upload_begin(&w->up, info, "vulkan", err) : BERTH_ERR_NOMEM;
+    if (st) {
+        free(w);
+        if (st == BERTH_ERR_NOMEM) bk_errf(err, "vulkan: out of memory starting an upload");
+        return st;
+    }
+    w->t = calloc(info->n_tensors ? info->n_tensors : 1, sizeof *w->t);
+    w->blocks = calloc(info->n_tensors ? info->n_tensors : 1, sizeof *w->blocks);
+    if (!w->t || !w->blocks) {
         vk_free_weights(w);
-        vk_errf(err, "vulkan: out of memory for a table of %u weights", info->n_tensors);
+        bk_errf(err, "vulkan: out of memory for a table of %u weights", info->n_tensors);
         return BERTH_ERR_NOMEM;
     }
     w->dev = dev;
@@ -81,18 +68,11 @@ static berth_status vk_upload_begin(berth_device *dev, const berth_upload_info *
     return BERTH_OK;
 }
 
-static berth_status check_desc(berth_weights *w, const berth_weight_desc *desc, berth_error *err) {
-    if (!desc || desc->id >= w->n) {
-        vk_errf(err, "vulkan: weight '%s': id %u out of range (%u announced)", desc && desc->name ? desc->name : "?",
-                desc ? desc->id : 0u, w->n);
-        return BERTH_ERR_INVALID;
-    }
-    if (w->t[desc->id].present) {
-        vk_errf(err, "vulkan: weight '%s': id %u uploaded twice", desc->name ? desc->name : "?", desc->id);
-        return BERTH_ERR_INVALID;
-    }
+static berth_status check_desc(berth_weights *w, const berth_weight_desc *desc, const void *data, berth_error *err) {
+    berth_status st = bk_upload_check(&w->up, desc, data, "vulkan", err);
+    if (st) return st;
     if (desc->bytes > w->dev->max_range) {
-        vk_errf(err, "vulkan: weight '%s' is %zu bytes, above the device's maxStorageBufferRange of %llu bytes",
+        bk_errf(err, "vulkan: weight '%s' is %zu bytes, above the device's maxStorageBufferRange of %llu bytes",
                 desc->name ? desc->name : "?", desc->bytes, (unsigned long long)w->dev->max_range);
         return BERTH_ERR_UNSUPPORTED;
     }
@@ -102,7 +82,7 @@ static berth_status check_desc(berth_weights *w, const berth_weight_desc *desc, 
 static berth_status vk_upload_dest(berth_weights *w, const berth_weight_desc *desc, void **dest, berth_error *err) {
     *dest = NULL;
     w->offered = 0;
-    berth_status st = check_desc(w, desc, err);
+    berth_status st = check_desc(w, desc, desc, err);
     if (st) return st;
     st = vk_staging_ensure(w->dev, err);
     if (st) return st;
@@ -135,14 +115,10 @@ static berth_status vk_upload_tensor(berth_weights *w, const berth_weight_desc *
     if (taken) *taken = 0; /* copied to the device; the host keeps its buffer */
     int in_place = (flags & BERTH_UPLOAD_IN_PLACE) && w->offered;
     w->offered = 0;
-    berth_status st = check_desc(w, desc, err);
+    berth_status st = check_desc(w, desc, data, err);
     if (st) return st;
-    if (!data && desc->bytes) {
-        vk_errf(err, "vulkan: weight '%s': no data for %zu bytes", desc->name ? desc->name : "?", desc->bytes);
-        return BERTH_ERR_INVALID;
-    }
     if (in_place && data != w->dev->staging.map) {
-        vk_errf(err, "vulkan: weight '%s': marked in place but not at the offered memory", desc->name ? desc->name : "?");
+        bk_errf(err, "vulkan: weight '%s': marked in place but not at the offered memory", desc->name ? desc->name : "?");
         return BERTH_ERR_INVALID;
     }
     vk_weight t;
@@ -152,20 +128,13 @@ static berth_status vk_upload_tensor(berth_weights *w, const berth_weight_desc *
     st = in_place ? vk_flush_staging(w->dev, dst, t.off, desc->bytes, err)
                   : vk_write_buffer(w->dev, dst, t.off, data, desc->bytes, err);
     if (st) return st;
-    t.present = 1;
     w->t[desc->id] = t;
+    bk_upload_mark(&w->up, desc);
     w->total += desc->bytes;
     return BERTH_OK;
 }
 
-static berth_status vk_upload_end(berth_weights *w, berth_error *err) {
-    for (uint32_t i = 0; i < w->n; i++)
-        if (!w->t[i].present) {
-            vk_errf(err, "vulkan: upload_end: weight id %u of %u was never uploaded", i, w->n);
-            return BERTH_ERR_INVALID;
-        }
-    return BERTH_OK;
-}
+static berth_status vk_upload_end(berth_weights *w, berth_error *err) { return bk_upload_end(&w->up, "vulkan", err); }
 
 static uint64_t vk_weights_bytes(const berth_weights *w) {
     uint64_t n = 0;
@@ -177,38 +146,9 @@ static uint64_t vk_plan_bytes(const berth_plan *p) { return p ? p->bytes : 0; }
 
 static void vk_free_plan(berth_plan *p) { vk_plan_free(p); }
 
-static const berth_backend vk_table = {
-    .abi_version = 1,
-    .struct_size = sizeof(berth_backend),
-    .name = "vulkan",
-    .version = "0.1.0",
-    .open = vk_open,
-    .close = vk_close,
-    .caps = vk_caps,
-    .supports_op = vk_supports_op,
-    .upload_begin = vk_upload_begin,
-    .upload_dest = vk_upload_dest,
-    .upload_tensor = vk_upload_tensor,
-    .upload_end = vk_upload_end,
-    .plan = vk_plan_create,
-    .run = vk_run,
-    .free_plan = vk_free_plan,
-    .free_weights = vk_free_weights,
-    .weights_bytes = vk_weights_bytes,
-    .plan_bytes = vk_plan_bytes,
-    .plan_profile = vk_plan_profile,
-};
-
-BERTH_BACKEND_EXPORT const berth_backend *berth_backend_entry(uint32_t host_abi_version,
-                                                              const berth_host_services *host, berth_error *why) {
-    if (host_abi_version < 1) {
-        vk_errf(why, "vulkan backend speaks ABI version 1; the host offers version %u", host_abi_version);
-        return NULL;
-    }
-    if (!host || host->struct_size < VK_HOST_MIN_SIZE) {
-        vk_errf(why, "vulkan backend needs host services of at least %zu bytes, found %u", (size_t)VK_HOST_MIN_SIZE,
-                host ? host->struct_size : 0u);
-        return NULL;
-    }
-    return &vk_table;
-}
+BK_BACKEND(.name = "vulkan", .version = "0.2.0", .open = vk_open, .close = vk_close, .caps = vk_caps,
+           .supports_op = vk_supports_op, .upload_begin = vk_upload_begin, .upload_dest = vk_upload_dest,
+           .upload_tensor = vk_upload_tensor, .upload_end = vk_upload_end, .plan = vk_plan_create, .run = vk_run,
+           .free_plan = vk_free_plan, .free_weights = vk_free_weights, .weights_bytes = vk_weights_bytes,
+           .plan_bytes = vk_plan_bytes, .plan_profile = vk_plan_profile, .supports_node = vk_supports_node,
+           .options = vk_options_decl, .n_options = VK_OPTION_COUNT, .option_decl_size = sizeof(berth_option_decl))

@@ -11,7 +11,7 @@
 #include "vk_internal.h"
 #include "vk_spirv.h"
 
-#define VK_HOST_MIN_SIZE (offsetof(berth_host_services, free) + sizeof(void *))
+#define VK_HOST_MIN_SIZE BERTH_HOST_SERVICES_V1_MIN_SIZE
 #define VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
 
 typedef struct vk_options {
@@ -20,47 +20,26 @@ typedef struct vk_options {
     int validation;
 } vk_options;
 
+const berth_option_decl vk_options_decl[VK_OPTION_COUNT] = {
+    [VK_OPT_DEVICE] = {"device", BERTH_OPTION_STRING, NULL, NULL, 0, 0,
+                       "the device: an index, or a piece of its name (default: a discrete gpu first)"},
+    [VK_OPT_STAGING_MB] = {"staging_mb", BERTH_OPTION_INT, "64", NULL, 1, 4096,
+                           "size of the host-visible staging buffer, in MiB"},
+    [VK_OPT_VALIDATION] = {"validation", BERTH_OPTION_BOOL, "false", NULL, 0, 0,
+                           "enable the Khronos validation layer"},
+};
+
 static berth_status parse_options(const berth_host_services *host, vk_options *o, berth_error *err) {
-    o->device = NULL;
-    o->staging_bytes = (size_t)64 << 20;
-    o->validation = 0;
-    uint32_t n = host->option_count ? host->option_count(host->ctx) : 0;
-    for (uint32_t i = 0; i < n; i++) {
-        const char *key = NULL, *value = NULL;
-        if (host->option_at(host->ctx, i, &key, &value) != BERTH_OK || !key || !value) {
-            vk_errf(err, "vulkan: option %u of [backend.vulkan] could not be read", i);
-            return BERTH_ERR_INVALID;
-        }
-        if (strcmp(key, "device") == 0) {
-            if (!*value) {
-                vk_errf(err, "option 'device' in [backend.vulkan]: expected an index or a name, found ''");
-                return BERTH_ERR_INVALID;
-            }
-            o->device = value;
-        } else if (strcmp(key, "staging_mb") == 0) {
-            char *end = NULL;
-            errno = 0;
-            long v = strtol(value, &end, 10);
-            if (end == value || *end || errno || v < 1 || v > 4096) {
-                vk_errf(err, "option 'staging_mb' in [backend.vulkan]: expected an integer 1..4096, found '%s'",
-                        value);
-                return BERTH_ERR_INVALID;
-            }
-            o->staging_bytes = (size_t)v << 20;
-        } else if (strcmp(key, "validation") == 0) {
-            if (strcmp(value, "1") == 0 || strcmp(value, "true") == 0 || strcmp(value, "on") == 0)
-                o->validation = 1;
-            else if (strcmp(value, "0") == 0 || strcmp(value, "false") == 0 || strcmp(value, "off") == 0)
-                o->validation = 0;
-            else {
-                vk_errf(err, "option 'validation' in [backend.vulkan]: expected true or false, found '%s'", value);
-                return BERTH_ERR_INVALID;
-            }
-        } else {
-            vk_errf(err, "unknown option '%s' in [backend.vulkan] (known: device, staging_mb, validation)", key);
-            return BERTH_ERR_INVALID;
-        }
+    bk_option_value v[VK_OPTION_COUNT];
+    berth_status st = bk_options_read(host, "vulkan", vk_options_decl, VK_OPTION_COUNT, v, err);
+    if (st) return st;
+    if (v[VK_OPT_DEVICE].set && !*v[VK_OPT_DEVICE].s) {
+        bk_errf(err, "option 'device' in [backend.vulkan]: expected an index or a name, found ''");
+        return BERTH_ERR_INVALID;
     }
+    o->device = v[VK_OPT_DEVICE].set ? v[VK_OPT_DEVICE].s : NULL;
+    o->staging_bytes = (size_t)v[VK_OPT_STAGING_MB].i << 20;
+    o->validation = v[VK_OPT_VALIDATION].b;
     return BERTH_OK;
 }
 
@@ -78,7 +57,7 @@ static int has_layer(const char *name) {
 
 static berth_status make_instance(berth_device *d, const vk_options *o, berth_error *err) {
     if (o->validation && !has_layer(VALIDATION_LAYER)) {
-        vk_errf(err, "option 'validation' in [backend.vulkan]: layer %s is not installed", VALIDATION_LAYER);
+        bk_errf(err, "option 'validation' in [backend.vulkan]: layer %s is not installed", VALIDATION_LAYER);
         return BERTH_ERR_INVALID;
     }
     const char *layers[] = {VALIDATION_LAYER};
@@ -89,7 +68,7 @@ static berth_status make_instance(berth_device *d, const vk_options *o, berth_er
     VkResult r = vkCreateInstance(&ci, NULL, &d->inst);
     if (r != VK_SUCCESS) {
         d->inst = VK_NULL_HANDLE;
-        vk_errf(err, "vulkan: no usable Vulkan driver (vkCreateInstance: %s)", vk_result_str(r));
+        bk_errf(err, "vulkan: no usable Vulkan driver (vkCreateInstance: %s)", vk_result_str(r));
         return BERTH_ERR_DEVICE;
     }
     return BERTH_OK;
@@ -154,7 +133,7 @@ static berth_status choose_device(berth_device *d, const vk_options *o, berth_er
     uint32_t n = 0;
     VkResult r = vkEnumeratePhysicalDevices(d->inst, &n, NULL);
     if (r != VK_SUCCESS || n == 0) {
-        vk_errf(err, "vulkan: no Vulkan device found");
+        bk_errf(err, "vulkan: no Vulkan device found");
         return BERTH_ERR_DEVICE;
     }
     if (n > 16) n = 16;
@@ -162,7 +141,7 @@ static berth_status choose_device(berth_device *d, const vk_options *o, berth_er
     VkPhysicalDeviceProperties props[16];
     r = vkEnumeratePhysicalDevices(d->inst, &n, pd);
     if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
-        vk_errf(err, "vulkan: listing devices failed: %s", vk_result_str(r));
+        bk_errf(err, "vulkan: listing devices failed: %s", vk_result_str(r));
         return BERTH_ERR_DEVICE;
     }
     for (uint32_t i = 0; i < n; i++) vkGetPhysicalDeviceProperties(pd[i], &props[i]);
@@ -172,7 +151,7 @@ static berth_status choose_device(berth_device *d, const vk_options *o, berth_er
     if (o->device && all_digits(o->device)) {
         unsigned long idx = strtoul(o->device, NULL, 10);
         if (idx >= n) {
-            vk_errf(err, "option 'device' in [backend.vulkan]: index %s is out of range, %u device%s (%s)",
+            bk_errf(err, "option 'device' in [backend.vulkan]: index %s is out of range, %u device%s (%s)",
                     o->device, n, n == 1 ? "" : "s", names);
             return BERTH_ERR_DEVICE;
         }
@@ -181,7 +160,7 @@ static berth_status choose_device(berth_device *d, const vk_options *o, berth_er
         for (uint32_t i = 0; i < n && pick == VK_NONE; i++)
             if (contains_nocase(props[i].deviceName, o->device)) pick = i;
         if (pick == VK_NONE) {
-            vk_errf(err, "option 'device' in [backend.vulkan]: no device name contains '%s' (%s)", o->device,
+            bk_errf(err, "option 'device' in [backend.vulkan]: no device name contains '%s' (%s)", o->device,
                     names);
             return BERTH_ERR_DEVICE;
         }
@@ -191,13 +170,13 @@ static berth_status choose_device(berth_device *d, const vk_options *o, berth_er
                 (pick == VK_NONE || type_rank(props[i].deviceType) > type_rank(props[pick].deviceType)))
                 pick = i;
         if (pick == VK_NONE) {
-            vk_errf(err, "vulkan: no device has a compute queue (%s)", names);
+            bk_errf(err, "vulkan: no device has a compute queue (%s)", names);
             return BERTH_ERR_DEVICE;
         }
     }
     d->qfam = compute_family(pd[pick]);
     if (d->qfam == VK_NONE) {
-        vk_errf(err, "vulkan: device %u (%s) has no compute queue", pick, props[pick].deviceName);
+        bk_errf(err, "vulkan: device %u (%s) has no compute queue", pick, props[pick].deviceName);
         return BERTH_ERR_DEVICE;
     }
     d->phys = pd[pick];
@@ -230,7 +209,7 @@ static berth_status make_device(berth_device *d, berth_error *err) {
     VkResult r = vkCreateDevice(d->phys, &ci, NULL, &d->dev);
     if (r != VK_SUCCESS) {
         d->dev = VK_NULL_HANDLE;
-        vk_errf(err, "vulkan: creating a device on %s failed: %s", d->props.deviceName, vk_result_str(r));
+        bk_errf(err, "vulkan: creating a device on %s failed: %s", d->props.deviceName, vk_result_str(r));
         return BERTH_ERR_DEVICE;
     }
     vkGetDeviceQueue(d->dev, d->qfam, 0, &d->queue);
@@ -259,7 +238,7 @@ static berth_status make_device(berth_device *d, berth_error *err) {
     if ((r = vkCreateFence(d->dev, &fci, NULL, &d->xfer_fence)) != VK_SUCCESS) goto fail;
     return vk_buffer_create(d, 256, 0, &d->dummy, "the placeholder binding", err);
 fail:
-    vk_errf(err, "vulkan: setting up %s failed: %s", d->props.deviceName, vk_result_str(r));
+    bk_errf(err, "vulkan: setting up %s failed: %s", d->props.deviceName, vk_result_str(r));
     return r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? BERTH_ERR_NOMEM
                                                                                   : BERTH_ERR_DEVICE;
 }
@@ -267,7 +246,7 @@ fail:
 berth_status vk_device_open(const berth_host_services *host, berth_device **out, berth_error *err) {
     *out = NULL;
     if (!host || host->struct_size < VK_HOST_MIN_SIZE) {
-        vk_errf(err, "vulkan: host services table is %u bytes, expected at least %zu", host ? host->struct_size : 0u,
+        bk_errf(err, "vulkan: host services table is %u bytes, expected at least %zu", host ? host->struct_size : 0u,
                 (size_t)VK_HOST_MIN_SIZE);
         return BERTH_ERR_INVALID;
     }
@@ -279,7 +258,7 @@ berth_status vk_device_open(const berth_host_services *host, berth_device **out,
     if (!d || !pipes || pthread_mutex_init(&d->lock, NULL) != 0) {
         free(d);
         free(pipes);
-        vk_errf(err, "vulkan: out of memory opening the device");
+        bk_errf(err, "vulkan: out of memory opening the device");
         return BERTH_ERR_NOMEM;
     }
     d->host = host;
@@ -354,7 +333,7 @@ static VkResult build_pipeline(berth_device *d, uint32_t shader, uint32_t n, con
 berth_status vk_pipeline(berth_device *d, uint32_t shader, uint32_t n_spec, const uint32_t *spec, VkPipeline *out,
                          berth_error *err) {
     if (shader >= VK_SPIRV_COUNT || n_spec > VK_MAX_SPEC) {
-        vk_errf(err, "vulkan: shader %u with %u constants does not exist", shader, n_spec);
+        bk_errf(err, "vulkan: shader %u with %u constants does not exist", shader, n_spec);
         return BERTH_ERR_INTERNAL;
     }
     pthread_mutex_lock(&d->lock);
@@ -374,7 +353,7 @@ berth_status vk_pipeline(berth_device *d, uint32_t shader, uint32_t n_spec, cons
             vk_spec_pipe *grown = realloc(d->specs, sizeof *grown * cap);
             if (!grown) {
                 pthread_mutex_unlock(&d->lock);
-                vk_errf(err, "vulkan: out of memory for %u specialized pipelines", cap);
+                bk_errf(err, "vulkan: out of memory for %u specialized pipelines", cap);
                 return BERTH_ERR_NOMEM;
             }
             d->specs = grown;
@@ -395,7 +374,7 @@ berth_status vk_pipeline(berth_device *d, uint32_t shader, uint32_t n_spec, cons
         *out = sp ? sp->pipe : VK_NULL_HANDLE;
     }
     if (r != VK_SUCCESS) {
-        vk_errf(err, "vulkan: building the '%s' pipeline failed: %s", vk_spirv_table[shader].name, vk_result_str(r));
+        bk_errf(err, "vulkan: building the '%s' pipeline failed: %s", vk_spirv_table[shader].name, vk_result_str(r));
         st = BERTH_ERR_DEVICE;
     }
     pthread_mutex_unlock(&d->lock);
@@ -410,7 +389,7 @@ berth_status vk_submit_wait(berth_device *d, VkCommandBuffer cmd, VkFence fence,
     if (r == VK_SUCCESS) r = vkWaitForFences(d->dev, 1, &fence, VK_TRUE, UINT64_MAX);
     if (r == VK_SUCCESS) r = vkResetFences(d->dev, 1, &fence);
     if (r != VK_SUCCESS) {
-        vk_errf(err, "vulkan: running a command buffer failed: %s", vk_result_str(r));
+        bk_errf(err, "vulkan: running a command buffer failed: %s", vk_result_str(r));
         return BERTH_ERR_DEVICE;
     }
     return BERTH_OK;

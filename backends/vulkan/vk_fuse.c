@@ -138,7 +138,7 @@ berth_status vk_fuse_elementwise(berth_plan *p, const berth_graph_desc *g, berth
     if (f.unary4 == VK_NONE || f.binary4 == VK_NONE || fused == VK_NONE || p->n_disp < 2) return BERTH_OK;
     uint32_t *uses = count_uses(g);
     if (!uses) {
-        vk_errf(err, "vulkan: out of memory fusing elementwise ops");
+        bk_errf(err, "vulkan: out of memory fusing elementwise ops");
         return BERTH_ERR_NOMEM;
     }
     f.uses = uses;

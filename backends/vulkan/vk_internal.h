@@ -17,20 +17,16 @@
 #include <vulkan/vulkan.h>
 
 #include "berth/backend.h"
+#include "bk.h"
 
-#define VK_NONE UINT32_MAX
+#define VK_NONE BK_NONE
 #define VK_PC_WORDS 32 /* 128 bytes: the push-constant size every device offers */
 #define VK_MAX_BIND 8
 #define VK_MAX_SPEC 12 /* specialization constants a dispatch may set */
 #define VK_MAX_GROUPS 65535u /* the group count every device offers per axis */
-#define VK_BIT(t) (1u << (unsigned)(t))
 
 /* ---- errors and small helpers ---- */
-void vk_errf(berth_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *vk_result_str(VkResult r);
-size_t vk_dtype_size(berth_dtype t); /* 0 for packed or invalid dtypes */
-const char *vk_dtype_name(berth_dtype t);
-void vk_dims_str(const int64_t *dims, uint32_t rank, char *buf, size_t cap);
 static inline uint32_t vk_f2u(float f) {
     union { float f; uint32_t u; } v = {.f = f};
     return v.u;
@@ -99,6 +95,8 @@ struct berth_device {
 };
 
 /* Options and device choice (vk_device.c). */
+enum { VK_OPT_DEVICE, VK_OPT_STAGING_MB, VK_OPT_VALIDATION, VK_OPTION_COUNT };
+extern const berth_option_decl vk_options_decl[VK_OPTION_COUNT];
 berth_status vk_device_open(const berth_host_services *host, berth_device **out, berth_error *err);
 void vk_device_close(berth_device *d);
 /* Index into the embedded shader table, VK_NONE if absent. */
@@ -114,11 +112,11 @@ berth_status vk_submit_wait(berth_device *d, VkCommandBuffer cmd, VkFence fence,
 typedef struct vk_weight {
     uint32_t block;
     VkDeviceSize off, bytes;
-    int present;
 } vk_weight;
 
 struct berth_weights {
     berth_device *dev;
+    bk_upload up;
     uint32_t n;
     vk_weight *t;
     vk_buffer *blocks;
@@ -171,42 +169,38 @@ typedef struct berth_plan {
     uint64_t *stamps;   /* 2 * n_nodes results, read back after each run */
     uint64_t *node_ns;  /* n_nodes, the last run's time per node */
     uint64_t bytes;
+    size_t tensor_size; /* element size of run()'s tensor arrays */
 } berth_plan;
 
 /* ---- plan-time contract for ops ---- */
+/* The kit's node context (graph, node, error) is the first member, so op
+ * code reads c->g, c->node, c->err and hands &c->bk to the kit. */
+/* The kit's node context (graph, node, error) is the first member, so op
+ * code reads c->g, c->node, c->err and hands &c->bk to the kit. */
 typedef struct vk_prep {
-    const berth_graph_desc *g;
-    const berth_node *node;
+    union {
+        bk_node_ctx bk;
+        struct {
+            const berth_graph_desc *g;
+            const berth_node *node;
+            berth_error *err;
+        };
+    };
     uint32_t k; /* node index */
     berth_plan *plan;
-    berth_error *err;
 } vk_prep;
 
 typedef berth_status (*vk_prep_fn)(vk_prep *c);
-typedef struct vk_op_info {
-    const char *name;
+/* An entry of the op table (vk_ops.c), indexed by berth_op_id. */
+typedef struct vk_op {
     vk_prep_fn prep;
-    uint32_t dtypes; /* VK_BIT mask of first-input dtypes accepted */
-} vk_op_info;
-const vk_op_info *vk_find_op(const char *name);
+    bk_op_caps caps;
+} vk_op;
+extern const bk_op_set vk_op_set;
+const vk_op *vk_op_at(berth_op_id id);
 
-/* Writes "node 'NAME' (OP): ..." and returns BERTH_ERR_INVALID. */
-berth_status vk_fail(vk_prep *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-berth_status vk_unsupported(vk_prep *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-berth_status vk_check_counts(vk_prep *c, uint32_t in_min, uint32_t in_max, uint32_t n_out);
 static inline const vk_opnd *vk_in(const vk_prep *c, uint32_t i) { return &c->plan->ops[c->node->inputs[i]]; }
 static inline const vk_opnd *vk_out(const vk_prep *c, uint32_t i) { return &c->plan->ops[c->node->outputs[i]]; }
-const berth_attr *vk_attr(const vk_prep *c, const char *key);
-berth_status vk_attr_int(vk_prep *c, const char *key, int64_t def, int64_t *out);
-berth_status vk_attr_float(vk_prep *c, const char *key, double def, double *out);
-berth_status vk_attr_bool(vk_prep *c, const char *key, int def, int *out);
-berth_status vk_attr_string(vk_prep *c, const char *key, const char *def, const char **out);
-berth_status vk_attr_ints(vk_prep *c, const char *key, int64_t *vals, int cap, int *n); /* *n = -1: absent */
-berth_status vk_attr_operand(vk_prep *c, const char *key, uint32_t *idx);            /* VK_NONE: absent */
-/* Every input in [0, n_same) and output 0 has dtype in mask, all alike. */
-berth_status vk_check_same_dtype(vk_prep *c, uint32_t n_same, uint32_t mask);
-berth_status vk_check_out_dims(vk_prep *c, uint32_t out, uint32_t rank, const int64_t *dims);
-berth_status vk_axis(vk_prep *c, int64_t a, uint32_t rank, const char *what, uint32_t *axis);
 
 /* A zeroed dispatch of `shader` for the current node, or NULL (err set).
  * The pointer is valid until the next vk_emit. */

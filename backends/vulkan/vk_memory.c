@@ -30,7 +30,7 @@ berth_status vk_buffer_create(berth_device *d, VkDeviceSize size, int host_visib
     VkResult r = vkCreateBuffer(d->dev, &bi, NULL, &out->buf);
     if (r != VK_SUCCESS) {
         out->buf = VK_NULL_HANDLE;
-        vk_errf(err, "vulkan: creating a %llu-byte buffer for %s failed: %s", (unsigned long long)size, what,
+        bk_errf(err, "vulkan: creating a %llu-byte buffer for %s failed: %s", (unsigned long long)size, what,
                 vk_result_str(r));
         return r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY ? BERTH_ERR_NOMEM
                                                                                       : BERTH_ERR_DEVICE;
@@ -43,7 +43,7 @@ berth_status vk_buffer_create(berth_device *d, VkDeviceSize size, int host_visib
                         : memory_type(d, req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     if (type == VK_NONE) {
         vk_buffer_destroy(d, out);
-        vk_errf(err, "vulkan: no %s memory type for %s", host_visible ? "host-visible coherent" : "usable", what);
+        bk_errf(err, "vulkan: no %s memory type for %s", host_visible ? "host-visible coherent" : "usable", what);
         return BERTH_ERR_DEVICE;
     }
     VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
@@ -53,7 +53,7 @@ berth_status vk_buffer_create(berth_device *d, VkDeviceSize size, int host_visib
     if (r == VK_SUCCESS && host_visible) r = vkMapMemory(d->dev, out->mem, 0, VK_WHOLE_SIZE, 0, &out->map);
     if (r != VK_SUCCESS) {
         vk_buffer_destroy(d, out);
-        vk_errf(err, "vulkan: allocating %llu bytes of %s memory for %s failed: %s",
+        bk_errf(err, "vulkan: allocating %llu bytes of %s memory for %s failed: %s",
                 (unsigned long long)req.size, host_visible ? "host-visible" : "device", what, vk_result_str(r));
         return r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY ? BERTH_ERR_NOMEM
                                                                                       : BERTH_ERR_DEVICE;
@@ -99,7 +99,7 @@ static berth_status copy_locked(berth_device *d, vk_buffer *dst, VkDeviceSize of
     if (r == VK_SUCCESS) r = vkWaitForFences(d->dev, 1, &d->xfer_fence, VK_TRUE, UINT64_MAX);
     if (r == VK_SUCCESS) r = vkResetFences(d->dev, 1, &d->xfer_fence);
     if (r != VK_SUCCESS) {
-        vk_errf(err, "vulkan: copying %zu bytes to the device failed: %s", bytes, vk_result_str(r));
+        bk_errf(err, "vulkan: copying %zu bytes to the device failed: %s", bytes, vk_result_str(r));
         return BERTH_ERR_DEVICE;
     }
     return BERTH_OK;
@@ -108,7 +108,7 @@ static berth_status copy_locked(berth_device *d, vk_buffer *dst, VkDeviceSize of
 berth_status vk_flush_staging(berth_device *d, vk_buffer *dst, VkDeviceSize off, size_t bytes, berth_error *err) {
     if (bytes == 0) return BERTH_OK;
     if (bytes > d->staging.size || off + bytes > dst->size) {
-        vk_errf(err, "vulkan: a %zu-byte staging copy does not fit (staging %llu, destination %llu at %llu)", bytes,
+        bk_errf(err, "vulkan: a %zu-byte staging copy does not fit (staging %llu, destination %llu at %llu)", bytes,
                 (unsigned long long)d->staging.size, (unsigned long long)dst->size, (unsigned long long)off);
         return BERTH_ERR_INTERNAL;
     }
@@ -122,7 +122,7 @@ berth_status vk_write_buffer(berth_device *d, vk_buffer *dst, VkDeviceSize off, 
                              berth_error *err) {
     if (bytes == 0) return BERTH_OK;
     if (off + bytes > dst->size) {
-        vk_errf(err, "vulkan: writing %zu bytes at %llu overruns a %llu-byte buffer", bytes, (unsigned long long)off,
+        bk_errf(err, "vulkan: writing %zu bytes at %llu overruns a %llu-byte buffer", bytes, (unsigned long long)off,
                 (unsigned long long)dst->size);
         return BERTH_ERR_INTERNAL;
     }

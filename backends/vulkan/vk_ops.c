@@ -7,115 +7,111 @@
 
 #include "vk_internal.h"
 
-#define F32 VK_BIT(BERTH_DTYPE_F32)
+#define F32 BK_BIT(BERTH_DTYPE_F32)
 /* Data movement works on 4- and 8-byte elements as 32-bit words. */
-#define WORDS (F32 | VK_BIT(BERTH_DTYPE_I32) | VK_BIT(BERTH_DTYPE_U32) | VK_BIT(BERTH_DTYPE_I64) | \
-               VK_BIT(BERTH_DTYPE_U64))
-#define CASTS (F32 | VK_BIT(BERTH_DTYPE_I32) | VK_BIT(BERTH_DTYPE_U32) | VK_BIT(BERTH_DTYPE_I64) | \
-               VK_BIT(BERTH_DTYPE_U8) | VK_BIT(BERTH_DTYPE_I8) | VK_BIT(BERTH_DTYPE_F16))
+#define WORDS (F32 | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32) | BK_BIT(BERTH_DTYPE_I64) | \
+               BK_BIT(BERTH_DTYPE_U64))
+#define CASTS (F32 | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32) | BK_BIT(BERTH_DTYPE_I64) | \
+               BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_F16))
 /* Comparisons read float32, int32, uint32, uint8 and int64. */
-#define COMPARES (F32 | VK_BIT(BERTH_DTYPE_I32) | VK_BIT(BERTH_DTYPE_U32) | VK_BIT(BERTH_DTYPE_U8) | \
-                  VK_BIT(BERTH_DTYPE_I64))
+#define COMPARES (F32 | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32) | BK_BIT(BERTH_DTYPE_U8) | \
+                  BK_BIT(BERTH_DTYPE_I64))
 /* Integer arithmetic: int32 and int64 (not pow or prelu: refused at plan). */
-#define ARITH (F32 | VK_BIT(BERTH_DTYPE_I32) | VK_BIT(BERTH_DTYPE_I64))
-#define VIEWS (WORDS | VK_BIT(BERTH_DTYPE_U8) | VK_BIT(BERTH_DTYPE_I8) | VK_BIT(BERTH_DTYPE_F16))
+#define ARITH (F32 | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_I64))
+#define VIEWS (WORDS | BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_F16))
 
-static const vk_op_info ops[] = {
-    {"matmul", vk_prep_matmul, F32},
-    {"gemm", vk_prep_gemm, F32},
-    {"berth.matmulEpilogue", vk_prep_matmul_epilogue, F32},
-    {"add", vk_prep_binary, ARITH},
-    {"sub", vk_prep_binary, ARITH},
-    {"mul", vk_prep_binary, ARITH},
-    {"div", vk_prep_binary, ARITH},
-    {"max", vk_prep_binary, ARITH},
-    {"min", vk_prep_binary, ARITH},
-    {"pow", vk_prep_binary, F32},
-    {"prelu", vk_prep_binary, F32},
-    {"logicalAnd", vk_prep_logical, VK_BIT(BERTH_DTYPE_U8)},
-    {"logicalOr", vk_prep_logical, VK_BIT(BERTH_DTYPE_U8)},
-    {"logicalXor", vk_prep_logical, VK_BIT(BERTH_DTYPE_U8)},
-    {"equal", vk_prep_compare, COMPARES},
-    {"greater", vk_prep_compare, COMPARES},
-    {"greaterOrEqual", vk_prep_compare, COMPARES},
-    {"lesser", vk_prep_compare, COMPARES},
-    {"lesserOrEqual", vk_prep_compare, COMPARES},
-    {"notEqual", vk_prep_compare, COMPARES},
-    {"relu", vk_prep_unary, F32},
-    {"sigmoid", vk_prep_unary, F32},
-    {"tanh", vk_prep_unary, F32},
-    {"exp", vk_prep_unary, F32},
-    {"log", vk_prep_unary, F32},
-    {"sqrt", vk_prep_unary, F32},
-    {"abs", vk_prep_unary, F32},
-    {"neg", vk_prep_unary, F32},
-    {"erf", vk_prep_unary, F32},
-    {"gelu", vk_prep_unary, F32},
-    {"hardSigmoid", vk_prep_unary, F32},
-    {"hardSwish", vk_prep_unary, F32},
-    {"clamp", vk_prep_unary, F32},
-    {"leakyRelu", vk_prep_unary, F32},
-    {"elu", vk_prep_unary, F32},
-    {"softplus", vk_prep_unary, F32},
-    {"reciprocal", vk_prep_unary, F32},
-    {"floor", vk_prep_unary, F32},
-    {"ceil", vk_prep_unary, F32},
-    {"sin", vk_prep_unary, F32},
-    {"cos", vk_prep_unary, F32},
-    {"sign", vk_prep_unary, F32},
-    {"softsign", vk_prep_unary, F32},
-    {"cast", vk_prep_cast, CASTS},
-    {"identity", vk_prep_view, VIEWS},
-    {"reshape", vk_prep_view, VIEWS},
-    {"squeeze", vk_prep_view, VIEWS},
-    {"unsqueeze", vk_prep_view, VIEWS},
-    {"transpose", vk_prep_transpose, WORDS},
-    {"slice", vk_prep_slice, WORDS},
-    {"expand", vk_prep_expand, WORDS},
-    {"tile", vk_prep_tile, WORDS},
-    {"concat", vk_prep_concat, WORDS},
-    {"split", vk_prep_split, WORDS},
-    {"gather", vk_prep_gather, WORDS},
-    {"gatherElements", vk_prep_gather_elements, WORDS},
-    {"triangular", vk_prep_triangular, WORDS},
-    {"argMax", vk_prep_arg, F32},
-    {"argMin", vk_prep_arg, F32},
-    {"cumulativeSum", vk_prep_cumsum, F32},
-    {"where", vk_prep_where, VK_BIT(BERTH_DTYPE_U8)},
-    {"logicalNot", vk_prep_logical_not, VK_BIT(BERTH_DTYPE_U8)},
-    {"pad", vk_prep_pad, F32},
-    {"softmax", vk_prep_softmax, F32},
-    {"reduceMean", vk_prep_reduce, F32},
-    {"reduceSum", vk_prep_reduce, F32},
-    {"reduceMax", vk_prep_reduce, F32},
-    {"reduceMin", vk_prep_reduce, F32},
-    {"reduceProduct", vk_prep_reduce, F32},
-    {"reduceL2", vk_prep_reduce, F32},
-    {"reduceSumSquare", vk_prep_reduce, F32},
-    {"reduceL1", vk_prep_reduce, F32},
-    {"reduceLogSum", vk_prep_reduce, F32},
-    {"reduceLogSumExp", vk_prep_reduce, F32},
-    {"conv2d", vk_prep_conv2d, F32},
-    {"convTranspose2d", vk_prep_conv_transpose2d, F32},
-    {"averagePool2d", vk_prep_pool2d, F32},
-    {"maxPool2d", vk_prep_pool2d, F32},
-    {"l2Pool2d", vk_prep_pool2d, F32},
-    {"resample2d", vk_prep_resample2d, F32},
-    {"layerNormalization", vk_prep_layer_norm, F32},
-    {"instanceNormalization", vk_prep_instance_norm, F32},
-    {"batchNormalization", vk_prep_batch_norm, F32},
-    {"berth.attention", vk_prep_attention, F32},
-    {"scatterElements", vk_prep_scatter_elements, WORDS},
-    {"quantizeLinear", vk_prep_quantize, F32},
-    {"dequantizeLinear", vk_prep_dequantize,
-     VK_BIT(BERTH_DTYPE_I8) | VK_BIT(BERTH_DTYPE_U8) | VK_BIT(BERTH_DTYPE_I32) | VK_BIT(BERTH_DTYPE_U32)},
+static const vk_op ops[BERTH_OP_COUNT] = {
+    [BERTH_OP_MATMUL] = {vk_prep_matmul, {F32}},
+    [BERTH_OP_GEMM] = {vk_prep_gemm, {F32}},
+    [BERTH_OP_MATMUL_EPILOGUE] = {vk_prep_matmul_epilogue, {F32}},
+    [BERTH_OP_ADD] = {vk_prep_binary, {ARITH}},
+    [BERTH_OP_SUB] = {vk_prep_binary, {ARITH}},
+    [BERTH_OP_MUL] = {vk_prep_binary, {ARITH}},
+    [BERTH_OP_DIV] = {vk_prep_binary, {ARITH}},
+    [BERTH_OP_MAX] = {vk_prep_binary, {ARITH}},
+    [BERTH_OP_MIN] = {vk_prep_binary, {ARITH}},
+    [BERTH_OP_POW] = {vk_prep_binary, {F32}},
+    [BERTH_OP_PRELU] = {vk_prep_binary, {F32}},
+    [BERTH_OP_LOGICAL_AND] = {vk_prep_logical, {BK_BIT(BERTH_DTYPE_U8)}},
+    [BERTH_OP_LOGICAL_OR] = {vk_prep_logical, {BK_BIT(BERTH_DTYPE_U8)}},
+    [BERTH_OP_EQUAL] = {vk_prep_compare, {COMPARES}},
+    [BERTH_OP_GREATER] = {vk_prep_compare, {COMPARES}},
+    [BERTH_OP_GREATER_OR_EQUAL] = {vk_prep_compare, {COMPARES}},
+    [BERTH_OP_LESSER] = {vk_prep_compare, {COMPARES}},
+    [BERTH_OP_LESSER_OR_EQUAL] = {vk_prep_compare, {COMPARES}},
+    [BERTH_OP_NOT_EQUAL] = {vk_prep_compare, {COMPARES}},
+    [BERTH_OP_RELU] = {vk_prep_unary, {F32}},
+    [BERTH_OP_SIGMOID] = {vk_prep_unary, {F32}},
+    [BERTH_OP_TANH] = {vk_prep_unary, {F32}},
+    [BERTH_OP_EXP] = {vk_prep_unary, {F32}},
+    [BERTH_OP_LOG] = {vk_prep_unary, {F32}},
+    [BERTH_OP_SQRT] = {vk_prep_unary, {F32}},
+    [BERTH_OP_ABS] = {vk_prep_unary, {F32}},
+    [BERTH_OP_NEG] = {vk_prep_unary, {F32}},
+    [BERTH_OP_ERF] = {vk_prep_unary, {F32}},
+    [BERTH_OP_GELU] = {vk_prep_unary, {F32}},
+    [BERTH_OP_HARD_SIGMOID] = {vk_prep_unary, {F32}},
+    [BERTH_OP_HARD_SWISH] = {vk_prep_unary, {F32}},
+    [BERTH_OP_CLAMP] = {vk_prep_unary, {F32}},
+    [BERTH_OP_LEAKY_RELU] = {vk_prep_unary, {F32}},
+    [BERTH_OP_ELU] = {vk_prep_unary, {F32}},
+    [BERTH_OP_SOFTPLUS] = {vk_prep_unary, {F32}},
+    [BERTH_OP_RECIPROCAL] = {vk_prep_unary, {F32}},
+    [BERTH_OP_FLOOR] = {vk_prep_unary, {F32}},
+    [BERTH_OP_CEIL] = {vk_prep_unary, {F32}},
+    [BERTH_OP_SIN] = {vk_prep_unary, {F32}},
+    [BERTH_OP_COS] = {vk_prep_unary, {F32}},
+    [BERTH_OP_SIGN] = {vk_prep_unary, {F32}},
+    [BERTH_OP_SOFTSIGN] = {vk_prep_unary, {F32}},
+    [BERTH_OP_CAST] = {vk_prep_cast, {CASTS}},
+    [BERTH_OP_IDENTITY] = {vk_prep_view, {VIEWS}},
+    [BERTH_OP_RESHAPE] = {vk_prep_view, {VIEWS}},
+    [BERTH_OP_SQUEEZE] = {vk_prep_view, {VIEWS}},
+    [BERTH_OP_UNSQUEEZE] = {vk_prep_view, {VIEWS}},
+    [BERTH_OP_TRANSPOSE] = {vk_prep_transpose, {WORDS}},
+    [BERTH_OP_SLICE] = {vk_prep_slice, {WORDS}},
+    [BERTH_OP_EXPAND] = {vk_prep_expand, {WORDS}},
+    [BERTH_OP_TILE] = {vk_prep_tile, {WORDS}},
+    [BERTH_OP_CONCAT] = {vk_prep_concat, {WORDS}},
+    [BERTH_OP_SPLIT] = {vk_prep_split, {WORDS}},
+    [BERTH_OP_GATHER] = {vk_prep_gather, {WORDS}},
+    [BERTH_OP_GATHER_ELEMENTS] = {vk_prep_gather_elements, {WORDS}},
+    [BERTH_OP_TRIANGULAR] = {vk_prep_triangular, {WORDS}},
+    [BERTH_OP_ARG_MAX] = {vk_prep_arg, {F32}},
+    [BERTH_OP_ARG_MIN] = {vk_prep_arg, {F32}},
+    [BERTH_OP_CUMULATIVE_SUM] = {vk_prep_cumsum, {F32}},
+    [BERTH_OP_WHERE] = {vk_prep_where, {BK_BIT(BERTH_DTYPE_U8)}},
+    [BERTH_OP_LOGICAL_NOT] = {vk_prep_logical_not, {BK_BIT(BERTH_DTYPE_U8)}},
+    [BERTH_OP_PAD] = {vk_prep_pad, {F32}},
+    [BERTH_OP_SOFTMAX] = {vk_prep_softmax, {F32}},
+    [BERTH_OP_REDUCE_MEAN] = {vk_prep_reduce, {F32}},
+    [BERTH_OP_REDUCE_SUM] = {vk_prep_reduce, {F32}},
+    [BERTH_OP_REDUCE_MAX] = {vk_prep_reduce, {F32}},
+    [BERTH_OP_REDUCE_MIN] = {vk_prep_reduce, {F32}},
+    [BERTH_OP_REDUCE_PRODUCT] = {vk_prep_reduce, {F32}},
+    [BERTH_OP_REDUCE_L2] = {vk_prep_reduce, {F32}},
+    [BERTH_OP_REDUCE_SUM_SQUARE] = {vk_prep_reduce, {F32}},
+    [BERTH_OP_REDUCE_L1] = {vk_prep_reduce, {F32}},
+    [BERTH_OP_REDUCE_LOG_SUM] = {vk_prep_reduce, {F32}},
+    [BERTH_OP_REDUCE_LOG_SUM_EXP] = {vk_prep_reduce, {F32}},
+    [BERTH_OP_CONV2D] = {vk_prep_conv2d, {F32}},
+    [BERTH_OP_CONV_TRANSPOSE2D] = {vk_prep_conv_transpose2d, {F32}},
+    [BERTH_OP_AVERAGE_POOL2D] = {vk_prep_pool2d, {F32}},
+    [BERTH_OP_MAX_POOL2D] = {vk_prep_pool2d, {F32}},
+    [BERTH_OP_L2_POOL2D] = {vk_prep_pool2d, {F32}},
+    [BERTH_OP_RESAMPLE2D] = {vk_prep_resample2d, {F32}},
+    [BERTH_OP_LAYER_NORMALIZATION] = {vk_prep_layer_norm, {F32}},
+    [BERTH_OP_INSTANCE_NORMALIZATION] = {vk_prep_instance_norm, {F32}},
+    [BERTH_OP_BATCH_NORMALIZATION] = {vk_prep_batch_norm, {F32}},
+    [BERTH_OP_ATTENTION] = {vk_prep_attention, {F32}},
+    [BERTH_OP_SCATTER_ELEMENTS] = {vk_prep_scatter_elements, {WORDS}},
+    [BERTH_OP_QUANTIZE_LINEAR] = {vk_prep_quantize, {F32}},
+    [BERTH_OP_DEQUANTIZE_LINEAR] = {vk_prep_dequantize, {BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32)}},
 };
 
-const vk_op_info *vk_find_op(const char *name) {
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (strcmp(ops[i].name, name) == 0) return &ops[i];
-    return NULL;
-}
+const bk_op_set vk_op_set = BK_OP_SET("vulkan", ops, vk_op);
+
+const vk_op *vk_op_at(berth_op_id id) { return &ops[id]; }
 
 berth_status vk_bcast_init(vk_prep *c, uint32_t n, const vk_opnd *const *in, const vk_opnd *out, vk_bcast *b) {
     uint32_t rank = 0;
@@ -130,16 +126,16 @@ berth_status vk_bcast_init(vk_prep *c, uint32_t n, const vk_opnd *const *in, con
             if (x == 1) continue;
             if (v != 1 && v != x) {
                 char s0[128], s1[128];
-                vk_dims_str(in[0]->dims, in[0]->rank, s0, sizeof s0);
-                vk_dims_str(in[k]->dims, in[k]->rank, s1, sizeof s1);
-                return vk_fail(c, "shapes %s and %s do not broadcast (dim %u: %lld vs %lld)", s0, s1, d,
+                bk_dims_str(in[0]->dims, in[0]->rank, s0, sizeof s0);
+                bk_dims_str(in[k]->dims, in[k]->rank, s1, sizeof s1);
+                return bk_fail(&c->bk, "shapes %s and %s do not broadcast (dim %u: %lld vs %lld)", s0, s1, d,
                                (long long)v, (long long)x);
             }
             v = x;
         }
         want[d] = v;
     }
-    berth_status st = vk_check_out_dims(c, 0, rank, want);
+    berth_status st = bk_check_out_dims(&c->bk, 0, rank, want);
     if (st) return st;
     /* Full-rank strides (0 where an input repeats), then drop size-1 dims
      * and merge neighbours contiguous for every input, so the shader's
@@ -178,7 +174,7 @@ berth_status vk_bcast_init(vk_prep *c, uint32_t n, const vk_opnd *const *in, con
     for (uint32_t d = 0; d < r; d++)
         for (uint32_t k = 0; k < n; k++)
             if (b->dims[d] > UINT32_MAX || b->strides[k][d] > UINT32_MAX)
-                return vk_unsupported(c, "a dim of %lld elements exceeds the shaders' 32-bit indexing",
+                return bk_refuse(&c->bk, "a dim of %lld elements exceeds the shaders' 32-bit indexing",
                                       (long long)b->dims[d]);
     return BERTH_OK;
 }

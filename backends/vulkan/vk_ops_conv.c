@@ -19,19 +19,19 @@ typedef struct conv {
 static berth_status ints_n(vk_prep *c, const char *key, int want, int64_t def, int64_t *out) {
     int64_t v[4];
     int n;
-    berth_status st = vk_attr_ints(c, key, v, 4, &n);
+    berth_status st = bk_opt_ints(&c->bk, key, v, 4, &n);
     if (st) return st;
-    if (n >= 0 && n != want) return vk_fail(c, "%s: expected %d values, found %d", key, want, n);
+    if (n >= 0 && n != want) return bk_fail(&c->bk, "%s: expected %d values, found %d", key, want, n);
     for (int i = 0; i < want; i++) out[i] = n < 0 ? def : v[i];
     return BERTH_OK;
 }
 
 static berth_status layout_attr(vk_prep *c, const char *key, int *nhwc) {
     const char *l;
-    berth_status st = vk_attr_string(c, key, "nchw", &l);
+    berth_status st = bk_opt_string(&c->bk, key, "nchw", &l);
     if (st) return st;
     *nhwc = strcmp(l, "nhwc") == 0;
-    if (!*nhwc && strcmp(l, "nchw") != 0) return vk_fail(c, "%s: expected nchw or nhwc, found '%s'", key, l);
+    if (!*nhwc && strcmp(l, "nchw") != 0) return bk_fail(&c->bk, "%s: expected nchw or nhwc, found '%s'", key, l);
     return BERTH_OK;
 }
 
@@ -47,34 +47,34 @@ static void image(const int64_t *dims, int nhwc, int64_t *nchw, int64_t *strides
 }
 
 static berth_status conv_common(vk_prep *c, conv *cv, int transposed) {
-    berth_status st = vk_check_counts(c, 2, 2, 1);
-    if (!st) st = vk_check_same_dtype(c, 2, VK_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32));
     if (!st) st = ints_n(c, "padding", 4, 0, cv->pad);
     if (!st) st = ints_n(c, "strides", 2, 1, cv->stride);
     if (!st) st = ints_n(c, "dilations", 2, 1, cv->dil);
-    if (!st) st = vk_attr_int(c, "groups", 1, &cv->groups);
-    if (!st) st = vk_attr_operand(c, "bias", &cv->bias);
+    if (!st) st = bk_opt_int(&c->bk, "groups", 1, &cv->groups);
+    if (!st) st = bk_opt_operand(&c->bk, "bias", &cv->bias);
     if (!st) st = layout_attr(c, "inputLayout", &cv->nhwc);
     if (st) return st;
     for (int i = 0; i < 4; i++)
-        if (cv->pad[i] < 0) return vk_fail(c, "padding[%d] is negative", i);
+        if (cv->pad[i] < 0) return bk_fail(&c->bk, "padding[%d] is negative", i);
     for (int i = 0; i < 2; i++)
         if (cv->stride[i] < 1 || cv->dil[i] < 1)
-            return vk_fail(c, "strides and dilations must be >= 1, found %lld and %lld", (long long)cv->stride[i],
+            return bk_fail(&c->bk, "strides and dilations must be >= 1, found %lld and %lld", (long long)cv->stride[i],
                            (long long)cv->dil[i]);
-    if (cv->groups < 1) return vk_fail(c, "groups: expected >= 1, found %lld", (long long)cv->groups);
+    if (cv->groups < 1) return bk_fail(&c->bk, "groups: expected >= 1, found %lld", (long long)cv->groups);
     const vk_opnd *x = vk_in(c, 0), *f = vk_in(c, 1);
     if (x->rank != 4 || f->rank != 4)
-        return vk_fail(c, "input and filter must be 4-D, found rank %u and %u", x->rank, f->rank);
+        return bk_fail(&c->bk, "input and filter must be 4-D, found rank %u and %u", x->rank, f->rank);
     const char *canonical = transposed ? "iohw" : "oihw", *fl;
     static const char *const conv_layouts[] = {"oihw", "hwio", "ohwi", "ihwo", NULL};
     static const char *const convt_layouts[] = {"iohw", "hwoi", "ohwi", NULL};
     const char *const *allowed = transposed ? convt_layouts : conv_layouts;
-    st = vk_attr_string(c, "filterLayout", canonical, &fl);
+    st = bk_opt_string(&c->bk, "filterLayout", canonical, &fl);
     if (st) return st;
     int ok = 0;
     for (int i = 0; allowed[i]; i++) ok |= strcmp(fl, allowed[i]) == 0;
-    if (!ok) return vk_fail(c, "filterLayout '%s' is not supported", fl);
+    if (!ok) return bk_fail(&c->bk, "filterLayout '%s' is not supported", fl);
     int64_t fst[4], s = 1, cdims[4];
     for (int d = 3; d >= 0; d--) {
         fst[d] = s;
@@ -88,25 +88,25 @@ static berth_status conv_common(vk_prep *c, conv *cv, int transposed) {
     cv->n = xd[0], cv->c = xd[1], cv->h = xd[2], cv->w = xd[3];
     cv->kh = cdims[2], cv->kw = cdims[3];
     if (cv->c % cv->groups)
-        return vk_fail(c, "input channels %lld are not divisible by groups %lld", (long long)cv->c, (long long)cv->groups);
+        return bk_fail(&c->bk, "input channels %lld are not divisible by groups %lld", (long long)cv->c, (long long)cv->groups);
     cv->cg = cv->c / cv->groups;
     if (!transposed) {
         cv->o = cdims[0];
         if (cdims[1] != cv->cg || cv->o % cv->groups)
-            return vk_fail(c, "filter [%lld, %lld, ...]: expected %lld input channels per group and outputs divisible by %lld groups",
+            return bk_fail(&c->bk, "filter [%lld, %lld, ...]: expected %lld input channels per group and outputs divisible by %lld groups",
                            (long long)cdims[0], (long long)cdims[1], (long long)cv->cg, (long long)cv->groups);
         cv->og = cv->o / cv->groups;
     } else {
         if (cdims[0] != cv->c)
-            return vk_fail(c, "filter: expected %lld input channels (iohw), found %lld", (long long)cv->c, (long long)cdims[0]);
+            return bk_fail(&c->bk, "filter: expected %lld input channels (iohw), found %lld", (long long)cv->c, (long long)cdims[0]);
         cv->og = cdims[1];
         cv->o = cv->og * cv->groups;
     }
     if (cv->bias != VK_NONE) {
         const vk_opnd *b = &c->plan->ops[cv->bias];
         if (b->dtype != BERTH_DTYPE_F32 || b->rank != 1 || b->dims[0] != cv->o)
-            return vk_fail(c, "bias: expected float32 [%lld], found %s of %zu elements", (long long)cv->o,
-                           vk_dtype_name(b->dtype), b->numel);
+            return bk_fail(&c->bk, "bias: expected float32 [%lld], found %s of %zu elements", (long long)cv->o,
+                           bk_dtype_name(b->dtype), b->numel);
     }
     return BERTH_OK;
 }
@@ -208,12 +208,12 @@ static berth_status emit_pointwise(vk_prep *c, const conv *cv, const int64_t *xs
 
 static berth_status conv_emit(vk_prep *c, conv *cv, int transposed) {
     int64_t od[4] = {cv->n, cv->o, cv->oh, cv->ow}, od_nhwc[4] = {cv->n, cv->oh, cv->ow, cv->o};
-    berth_status st = vk_check_out_dims(c, 0, 4, cv->nhwc ? od_nhwc : od);
+    berth_status st = bk_check_out_dims(&c->bk, 0, 4, cv->nhwc ? od_nhwc : od);
     if (st) return st;
     const vk_opnd *y = vk_out(c, 0);
     if (y->numel == 0) return BERTH_OK;
     if (y->numel > UINT32_MAX || vk_in(c, 0)->numel > UINT32_MAX || vk_in(c, 1)->numel > UINT32_MAX)
-        return vk_unsupported(c, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
+        return bk_refuse(&c->bk, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
     int64_t xd[4], xs[4], yd[4], ys[4];
     image(vk_in(c, 0)->dims, cv->nhwc, xd, xs);
     image(y->dims, cv->nhwc, yd, ys);
@@ -230,7 +230,7 @@ berth_status vk_prep_conv2d(vk_prep *c) {
     if (st) return st;
     int64_t eh = cv.dil[0] * (cv.kh - 1) + 1, ew = cv.dil[1] * (cv.kw - 1) + 1;
     int64_t ph = cv.h + cv.pad[0] + cv.pad[1], pw = cv.w + cv.pad[2] + cv.pad[3];
-    if (ph < eh || pw < ew) return vk_fail(c, "the padded input is smaller than the dilated filter");
+    if (ph < eh || pw < ew) return bk_fail(&c->bk, "the padded input is smaller than the dilated filter");
     cv.oh = (ph - eh) / cv.stride[0] + 1;
     cv.ow = (pw - ew) / cv.stride[1] + 1;
     return conv_emit(c, &cv, 0);
@@ -244,13 +244,13 @@ berth_status vk_prep_conv_transpose2d(vk_prep *c) {
     int64_t op[2] = {0, 0}, sizes[2] = {0, 0};
     int n_sz;
     st = ints_n(c, "outputPadding", 2, 0, op);
-    if (!st) st = vk_attr_ints(c, "outputSizes", sizes, 2, &n_sz);
+    if (!st) st = bk_opt_ints(&c->bk, "outputSizes", sizes, 2, &n_sz);
     if (st) return st;
     int64_t base_h = (cv.h - 1) * cv.stride[0] + cv.dil[0] * (cv.kh - 1) + 1 - cv.pad[0] - cv.pad[1];
     int64_t base_w = (cv.w - 1) * cv.stride[1] + cv.dil[1] * (cv.kw - 1) + 1 - cv.pad[2] - cv.pad[3];
     if (n_sz == 2) {
         if (sizes[0] < base_h || sizes[0] >= base_h + cv.stride[0] || sizes[1] < base_w || sizes[1] >= base_w + cv.stride[1])
-            return vk_fail(c, "outputSizes [%lld, %lld] are not reachable from [%lld, %lld] with strides [%lld, %lld]",
+            return bk_fail(&c->bk, "outputSizes [%lld, %lld] are not reachable from [%lld, %lld] with strides [%lld, %lld]",
                            (long long)sizes[0], (long long)sizes[1], (long long)base_h, (long long)base_w,
                            (long long)cv.stride[0], (long long)cv.stride[1]);
         cv.oh = sizes[0], cv.ow = sizes[1];
@@ -258,46 +258,46 @@ berth_status vk_prep_conv_transpose2d(vk_prep *c) {
         cv.oh = base_h + op[0], cv.ow = base_w + op[1];
     }
     if (cv.oh < 1 || cv.ow < 1)
-        return vk_fail(c, "output spatial size [%lld, %lld] is empty", (long long)cv.oh, (long long)cv.ow);
+        return bk_fail(&c->bk, "output spatial size [%lld, %lld] is empty", (long long)cv.oh, (long long)cv.ow);
     return conv_emit(c, &cv, 1);
 }
 
 berth_status vk_prep_pool2d(vk_prep *c) {
-    berth_status st = vk_check_counts(c, 1, 1, 1);
-    if (!st) st = vk_check_same_dtype(c, 1, VK_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0);
-    if (x->rank != 4) return vk_fail(c, "input must be 4-D, found rank %u", x->rank);
+    if (x->rank != 4) return bk_fail(&c->bk, "input must be 4-D, found rank %u", x->rank);
     uint32_t kind = strcmp(c->node->op, "maxPool2d") == 0 ? 1 : strcmp(c->node->op, "l2Pool2d") == 0 ? 2 : 0;
     int64_t win[2] = {0}, pad[4] = {0}, stride[2] = {1, 1}, dil[2] = {1, 1}, sizes[2] = {0};
     const char *rounding;
     int nhwc, n_sz;
     if ((st = ints_n(c, "windowDimensions", 2, -1, win)) || (st = ints_n(c, "padding", 4, 0, pad)) ||
         (st = ints_n(c, "strides", 2, 1, stride)) || (st = ints_n(c, "dilations", 2, 1, dil)) ||
-        (st = layout_attr(c, "layout", &nhwc)) || (st = vk_attr_string(c, "roundingType", "floor", &rounding)) ||
-        (st = vk_attr_ints(c, "outputSizes", sizes, 2, &n_sz)))
+        (st = layout_attr(c, "layout", &nhwc)) || (st = bk_opt_string(&c->bk, "roundingType", "floor", &rounding)) ||
+        (st = bk_opt_ints(&c->bk, "outputSizes", sizes, 2, &n_sz)))
         return st;
     int ceil_mode = strcmp(rounding, "ceil") == 0;
     if (!ceil_mode && strcmp(rounding, "floor") != 0)
-        return vk_fail(c, "roundingType: expected floor or ceil, found '%s'", rounding);
+        return bk_fail(&c->bk, "roundingType: expected floor or ceil, found '%s'", rounding);
     int64_t xd[4], xs[4];
     image(x->dims, nhwc, xd, xs);
     int64_t kh = win[0] < 0 ? xd[2] : win[0], kw = win[1] < 0 ? xd[3] : win[1];
     for (int i = 0; i < 4; i++)
-        if (pad[i] < 0) return vk_fail(c, "padding[%d] is negative", i);
+        if (pad[i] < 0) return bk_fail(&c->bk, "padding[%d] is negative", i);
     if (kh < 1 || kw < 1 || stride[0] < 1 || stride[1] < 1 || dil[0] < 1 || dil[1] < 1)
-        return vk_fail(c, "windowDimensions, strides and dilations must be >= 1");
+        return bk_fail(&c->bk, "windowDimensions, strides and dilations must be >= 1");
     int64_t sh = xd[2] + pad[0] + pad[1] - (dil[0] * (kh - 1) + 1), sw = xd[3] + pad[2] + pad[3] - (dil[1] * (kw - 1) + 1);
-    if (sh < 0 || sw < 0) return vk_fail(c, "the window is larger than the padded input");
+    if (sh < 0 || sw < 0) return bk_fail(&c->bk, "the window is larger than the padded input");
     int64_t oh = (ceil_mode ? (sh + stride[0] - 1) / stride[0] : sh / stride[0]) + 1;
     int64_t ow = (ceil_mode ? (sw + stride[1] - 1) / stride[1] : sw / stride[1]) + 1;
     if (n_sz == 2) oh = sizes[0], ow = sizes[1];
     int64_t od[4] = {xd[0], xd[1], oh, ow}, od_nhwc[4] = {xd[0], oh, ow, xd[1]};
-    if ((st = vk_check_out_dims(c, 0, 4, nhwc ? od_nhwc : od))) return st;
+    if ((st = bk_check_out_dims(&c->bk, 0, 4, nhwc ? od_nhwc : od))) return st;
     const vk_opnd *y = vk_out(c, 0);
     if (y->numel == 0) return BERTH_OK;
     if (x->numel > UINT32_MAX || y->numel > UINT32_MAX)
-        return vk_unsupported(c, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
+        return bk_refuse(&c->bk, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
     int64_t yd[4], ys[4];
     image(y->dims, nhwc, yd, ys);
     vk_dispatch *d = vk_emit(c, "pool2d");
@@ -313,47 +313,47 @@ berth_status vk_prep_pool2d(vk_prep *c) {
 }
 
 berth_status vk_prep_resample2d(vk_prep *c) {
-    berth_status st = vk_check_counts(c, 1, 1, 1);
-    if (!st) st = vk_check_same_dtype(c, 1, VK_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
     const char *mode;
     int64_t axes[2] = {2, 3};
     int n_sc = -1;
     double scales[2] = {1, 1};
-    if ((st = vk_attr_string(c, "mode", "nearest-neighbor", &mode)) || (st = ints_n(c, "axes", 2, 0, axes))) return st;
-    const berth_attr *sc = vk_attr(c, "scales");
+    if ((st = bk_opt_string(&c->bk, "mode", "nearest-neighbor", &mode)) || (st = ints_n(c, "axes", 2, 0, axes))) return st;
+    const berth_attr *sc = bk_opt_find(&c->bk, "scales");
     if (sc && sc->type == BERTH_ATTR_FLOATS && sc->count == 2 && sc->floats) {
         scales[0] = sc->floats[0], scales[1] = sc->floats[1], n_sc = 2;
     } else if (sc && sc->type == BERTH_ATTR_INTS && sc->count == 2 && sc->ints) {
         scales[0] = (double)sc->ints[0], scales[1] = (double)sc->ints[1], n_sc = 2;
     } else if (sc && sc->type != BERTH_ATTR_NULL) {
-        return vk_fail(c, "scales: expected 2 numbers");
+        return bk_fail(&c->bk, "scales: expected 2 numbers");
     }
     int linear = strcmp(mode, "linear") == 0;
     if (!linear && strcmp(mode, "nearest-neighbor") != 0)
-        return vk_fail(c, "mode: expected nearest-neighbor or linear, found '%s'", mode);
-    if (vk_attr(c, "axes") == NULL) axes[0] = 2, axes[1] = 3; /* WebNN's default */
+        return bk_fail(&c->bk, "mode: expected nearest-neighbor or linear, found '%s'", mode);
+    if (bk_opt_find(&c->bk, "axes") == NULL) axes[0] = 2, axes[1] = 3; /* WebNN's default */
     uint32_t a0, a1;
-    if ((st = vk_axis(c, axes[0], x->rank, "axes value", &a0)) || (st = vk_axis(c, axes[1], x->rank, "axes value", &a1)))
+    if ((st = bk_axis(&c->bk, axes[0], x->rank, "axes value", &a0)) || (st = bk_axis(&c->bk, axes[1], x->rank, "axes value", &a1)))
         return st;
-    if (a0 >= a1) return vk_fail(c, "axes: expected two increasing axes, found [%lld, %lld]", (long long)axes[0], (long long)axes[1]);
-    if (y->rank != x->rank) return vk_fail(c, "output rank %u differs from input rank %u", y->rank, x->rank);
+    if (a0 >= a1) return bk_fail(&c->bk, "axes: expected two increasing axes, found [%lld, %lld]", (long long)axes[0], (long long)axes[1]);
+    if (y->rank != x->rank) return bk_fail(&c->bk, "output rank %u differs from input rank %u", y->rank, x->rank);
     for (uint32_t d = 0; d < x->rank; d++)
         if (d != a0 && d != a1 && y->dims[d] != x->dims[d])
-            return vk_fail(c, "output dim %u is %lld, expected %lld (only the resampled axes change)", d,
+            return bk_fail(&c->bk, "output dim %u is %lld, expected %lld (only the resampled axes change)", d,
                            (long long)y->dims[d], (long long)x->dims[d]);
-    if (x->dims[a0] == 0 || x->dims[a1] == 0) return vk_fail(c, "cannot resample an empty axis");
+    if (x->dims[a0] == 0 || x->dims[a1] == 0) return bk_fail(&c->bk, "cannot resample an empty axis");
     uint64_t mid = 1, inner = 1;
     for (uint32_t d = a0 + 1; d < a1; d++) mid *= (uint64_t)x->dims[d];
     for (uint32_t d = a1 + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
-    int use_scales = n_sc == 2 && vk_attr(c, "sizes") == NULL;
+    int use_scales = n_sc == 2 && bk_opt_find(&c->bk, "sizes") == NULL;
     double sh = use_scales ? scales[0] : (double)y->dims[a0] / (double)x->dims[a0];
     double sw = use_scales ? scales[1] : (double)y->dims[a1] / (double)x->dims[a1];
-    if (!(sh > 0) || !(sw > 0)) return vk_fail(c, "scales must be positive");
+    if (!(sh > 0) || !(sw > 0)) return bk_fail(&c->bk, "scales must be positive");
     if (y->numel == 0) return BERTH_OK;
     if (x->numel > UINT32_MAX || y->numel > UINT32_MAX)
-        return vk_unsupported(c, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
+        return bk_refuse(&c->bk, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
     vk_dispatch *d = vk_emit(c, "resample2d");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;

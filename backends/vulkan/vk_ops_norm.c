@@ -12,9 +12,9 @@ static berth_status check_param(vk_prep *c, const char *what, uint32_t o, uint32
     for (uint32_t d = 0; same && d < rank; d++) same = t->dims[d] == dims[d];
     if (same) return BERTH_OK;
     char want[128], got[128];
-    vk_dims_str(dims, rank, want, sizeof want);
-    vk_dims_str(t->dims, t->rank, got, sizeof got);
-    return vk_fail(c, "%s: expected float32 %s, found %s %s", what, want, vk_dtype_name(t->dtype), got);
+    bk_dims_str(dims, rank, want, sizeof want);
+    bk_dims_str(t->dims, t->rank, got, sizeof got);
+    return bk_fail(&c->bk, "%s: expected float32 %s, found %s %s", what, want, bk_dtype_name(t->dtype), got);
 }
 
 /* Dims of one kind (kept or reduced), collapsed where contiguous in both x
@@ -43,7 +43,7 @@ static berth_status emit_norm(vk_prep *c, const dimlist *k, const dimlist *r, ui
                               uint32_t scale, uint32_t bias, int by_kept) {
     const vk_opnd *x = vk_in(c, 0);
     if (x->numel == 0) return BERTH_OK;
-    if (x->numel > UINT32_MAX) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", x->numel);
+    if (x->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", x->numel);
     vk_dispatch *d = vk_emit(c, "norm");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 4;
@@ -70,19 +70,19 @@ static berth_status emit_norm(vk_prep *c, const dimlist *k, const dimlist *r, ui
 }
 
 berth_status vk_prep_layer_norm(vk_prep *c) {
-    berth_status st = vk_check_counts(c, 1, 1, 1);
-    if (!st) st = vk_check_same_dtype(c, 1, VK_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0);
-    if ((st = vk_check_out_dims(c, 0, x->rank, x->dims))) return st;
+    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
     int64_t axes[BERTH_MAX_RANK];
     int n_axes;
     double eps;
     uint32_t scale, bias;
-    st = vk_attr_ints(c, "axes", axes, BERTH_MAX_RANK, &n_axes);
-    if (!st) st = vk_attr_float(c, "epsilon", 1e-5, &eps);
-    if (!st) st = vk_attr_operand(c, "scale", &scale);
-    if (!st) st = vk_attr_operand(c, "bias", &bias);
+    st = bk_opt_ints(&c->bk, "axes", axes, BERTH_MAX_RANK, &n_axes);
+    if (!st) st = bk_opt_float(&c->bk, "epsilon", 1e-5, &eps);
+    if (!st) st = bk_opt_operand(&c->bk, "scale", &scale);
+    if (!st) st = bk_opt_operand(&c->bk, "bias", &bias);
     if (st) return st;
     if (n_axes < 0) { /* WebNN's default: every dim but the first */
         n_axes = x->rank > 1 ? (int)x->rank - 1 : 0;
@@ -91,8 +91,8 @@ berth_status vk_prep_layer_norm(vk_prep *c) {
     uint32_t ax[BERTH_MAX_RANK], mask = 0;
     int64_t pdims[BERTH_MAX_RANK], pstride[BERTH_MAX_RANK], xs[BERTH_MAX_RANK];
     for (int i = 0; i < n_axes; i++) {
-        if ((st = vk_axis(c, axes[i], x->rank, "axes value", &ax[i]))) return st;
-        if (mask & (1u << ax[i])) return vk_fail(c, "axes: axis %u appears twice", ax[i]);
+        if ((st = bk_axis(&c->bk, axes[i], x->rank, "axes value", &ax[i]))) return st;
+        if (mask & (1u << ax[i])) return bk_fail(&c->bk, "axes: axis %u appears twice", ax[i]);
         mask |= 1u << ax[i];
         pdims[i] = x->dims[ax[i]];
     }
@@ -118,26 +118,26 @@ berth_status vk_prep_layer_norm(vk_prep *c) {
             ok = push(&k, x->dims[d], xs[d], 0, &kadj);
             if (x->dims[d] != 1) radj = 0;
         }
-        if (!ok) return vk_unsupported(c, "more than 4 separate groups of %s dims", (mask >> d) & 1u ? "normalized" : "kept");
+        if (!ok) return bk_refuse(&c->bk, "more than 4 separate groups of %s dims", (mask >> d) & 1u ? "normalized" : "kept");
     }
     return emit_norm(c, &k, &r, groups, count, eps, scale, bias, 0);
 }
 
 berth_status vk_prep_instance_norm(vk_prep *c) {
-    berth_status st = vk_check_counts(c, 1, 1, 1);
-    if (!st) st = vk_check_same_dtype(c, 1, VK_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0);
-    if (x->rank != 4) return vk_fail(c, "input must be 4-D, found rank %u", x->rank);
-    if ((st = vk_check_out_dims(c, 0, x->rank, x->dims))) return st;
+    if (x->rank != 4) return bk_fail(&c->bk, "input must be 4-D, found rank %u", x->rank);
+    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
     const char *layout;
     double eps;
     uint32_t scale, bias;
-    if ((st = vk_attr_string(c, "layout", "nchw", &layout)) || (st = vk_attr_float(c, "epsilon", 1e-5, &eps)) ||
-        (st = vk_attr_operand(c, "scale", &scale)) || (st = vk_attr_operand(c, "bias", &bias)))
+    if ((st = bk_opt_string(&c->bk, "layout", "nchw", &layout)) || (st = bk_opt_float(&c->bk, "epsilon", 1e-5, &eps)) ||
+        (st = bk_opt_operand(&c->bk, "scale", &scale)) || (st = bk_opt_operand(&c->bk, "bias", &bias)))
         return st;
     int nhwc = strcmp(layout, "nhwc") == 0;
-    if (!nhwc && strcmp(layout, "nchw") != 0) return vk_fail(c, "layout: expected nchw or nhwc, found '%s'", layout);
+    if (!nhwc && strcmp(layout, "nchw") != 0) return bk_fail(&c->bk, "layout: expected nchw or nhwc, found '%s'", layout);
     int64_t n = x->dims[0], ch = nhwc ? x->dims[3] : x->dims[1];
     int64_t plane = nhwc ? x->dims[1] * x->dims[2] : x->dims[2] * x->dims[3];
     int64_t cdim[1] = {ch};
@@ -150,19 +150,19 @@ berth_status vk_prep_instance_norm(vk_prep *c) {
 }
 
 berth_status vk_prep_batch_norm(vk_prep *c) {
-    berth_status st = vk_check_counts(c, 3, 3, 1);
-    if (!st) st = vk_check_same_dtype(c, 1, VK_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0);
-    if ((st = vk_check_out_dims(c, 0, x->rank, x->dims))) return st;
+    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
     int64_t a;
     uint32_t axis, scale, bias;
     double eps;
-    st = vk_attr_int(c, "axis", 1, &a);
-    if (!st) st = vk_axis(c, a, x->rank, "axis", &axis);
-    if (!st) st = vk_attr_float(c, "epsilon", 1e-5, &eps);
-    if (!st) st = vk_attr_operand(c, "scale", &scale);
-    if (!st) st = vk_attr_operand(c, "bias", &bias);
+    st = bk_opt_int(&c->bk, "axis", 1, &a);
+    if (!st) st = bk_axis(&c->bk, a, x->rank, "axis", &axis);
+    if (!st) st = bk_opt_float(&c->bk, "epsilon", 1e-5, &eps);
+    if (!st) st = bk_opt_operand(&c->bk, "scale", &scale);
+    if (!st) st = bk_opt_operand(&c->bk, "bias", &bias);
     if (st) return st;
     int64_t cdim[1] = {x->dims[axis]};
     if ((st = check_param(c, "mean", c->node->inputs[1], 1, cdim))) return st;
@@ -172,7 +172,7 @@ berth_status vk_prep_batch_norm(vk_prep *c) {
     uint64_t inner = 1;
     for (uint32_t d = axis + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
     if (x->numel == 0) return BERTH_OK;
-    if (x->numel > UINT32_MAX) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", x->numel);
+    if (x->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", x->numel);
     vk_dispatch *d = vk_emit(c, "batchnorm");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 6;

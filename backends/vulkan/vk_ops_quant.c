@@ -8,19 +8,19 @@
 #include "vk_internal.h"
 
 static berth_status quant(vk_prep *c, int quantize) {
-    berth_status st = vk_check_counts(c, 3, 3, 1);
+    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0), *s = vk_in(c, 1), *z = vk_in(c, 2), *y = vk_out(c, 0);
     berth_dtype ft = quantize ? x->dtype : y->dtype, qt = quantize ? y->dtype : x->dtype;
     if (ft != BERTH_DTYPE_F32 || s->dtype != BERTH_DTYPE_F32)
-        return vk_fail(c, "the float side and the scale must be float32, found %s and %s", vk_dtype_name(ft),
-                       vk_dtype_name(s->dtype));
+        return bk_fail(&c->bk, "the float side and the scale must be float32, found %s and %s", bk_dtype_name(ft),
+                       bk_dtype_name(s->dtype));
     int kind = qt == BERTH_DTYPE_I8 ? 0 : qt == BERTH_DTYPE_U8 ? 1 : qt == BERTH_DTYPE_I32 ? 2
              : qt == BERTH_DTYPE_U32 ? 3 : -1;
     if (kind < 0 || z->dtype != qt)
-        return vk_unsupported(c, "the integer side and zeroPoint must share an int8, uint8, int32 or uint32 dtype, "
-                              "found %s and %s", vk_dtype_name(qt), vk_dtype_name(z->dtype));
-    if ((st = vk_check_out_dims(c, 0, x->rank, x->dims))) return st;
+        return bk_refuse(&c->bk, "the integer side and zeroPoint must share an int8, uint8, int32 or uint32 dtype, "
+                              "found %s and %s", bk_dtype_name(qt), bk_dtype_name(z->dtype));
+    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
     int ok = s->rank <= x->rank && z->rank == s->rank;
     for (uint32_t d = 0; ok && d < s->rank; d++) {
         int64_t xd = x->dims[x->rank - s->rank + d], sd = s->dims[d];
@@ -28,12 +28,12 @@ static berth_status quant(vk_prep *c, int quantize) {
     }
     if (!ok) {
         char sx[128], ss[128];
-        vk_dims_str(x->dims, x->rank, sx, sizeof sx);
-        vk_dims_str(s->dims, s->rank, ss, sizeof ss);
-        return vk_fail(c, "scale %s and zeroPoint must share a shape whose dims divide the input's %s", ss, sx);
+        bk_dims_str(x->dims, x->rank, sx, sizeof sx);
+        bk_dims_str(s->dims, s->rank, ss, sizeof ss);
+        return bk_fail(&c->bk, "scale %s and zeroPoint must share a shape whose dims divide the input's %s", ss, sx);
     }
     if (x->numel == 0) return BERTH_OK;
-    if (x->numel > UINT32_MAX / 2) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", x->numel);
+    if (x->numel > UINT32_MAX / 2) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", x->numel);
     vk_dispatch *d = vk_emit(c, "quantize");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 4;

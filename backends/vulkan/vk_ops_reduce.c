@@ -5,22 +5,22 @@
 #include "vk_internal.h"
 
 berth_status vk_prep_softmax(vk_prep *c) {
-    berth_status st = vk_check_counts(c, 1, 1, 1);
-    if (!st) st = vk_check_same_dtype(c, 1, VK_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0);
-    if (x->rank == 0) return vk_fail(c, "input must have rank >= 1");
+    if (x->rank == 0) return bk_fail(&c->bk, "input must have rank >= 1");
     int64_t a;
     uint32_t axis;
-    st = vk_attr_int(c, "axis", (int64_t)x->rank - 1, &a);
-    if (!st) st = vk_axis(c, a, x->rank, "axis", &axis);
-    if (!st) st = vk_check_out_dims(c, 0, x->rank, x->dims);
+    st = bk_opt_int(&c->bk, "axis", (int64_t)x->rank - 1, &a);
+    if (!st) st = bk_axis(&c->bk, a, x->rank, "axis", &axis);
+    if (!st) st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims);
     if (st) return st;
     uint64_t outer = 1, inner = 1;
     for (uint32_t d = 0; d < axis; d++) outer *= (uint64_t)x->dims[d];
     for (uint32_t d = axis + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
     if (x->numel == 0) return BERTH_OK;
-    if (x->numel > UINT32_MAX) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", x->numel);
+    if (x->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", x->numel);
     vk_dispatch *d = vk_emit(c, "softmax");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
@@ -57,23 +57,23 @@ berth_status vk_prep_reduce(vk_prep *c) {
     int op = -1;
     for (int i = 0; i < 10; i++)
         if (strcmp(c->node->op, red_names[i]) == 0) op = i;
-    if (op < 0) return vk_fail(c, "not a reduction");
-    berth_status st = vk_check_counts(c, 1, 1, 1);
-    if (!st) st = vk_check_same_dtype(c, 1, VK_BIT(BERTH_DTYPE_F32));
+    if (op < 0) return bk_fail(&c->bk, "not a reduction");
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
     int64_t axes[BERTH_MAX_RANK];
     int n_axes, keep;
-    st = vk_attr_ints(c, "axes", axes, BERTH_MAX_RANK, &n_axes);
-    if (!st) st = vk_attr_bool(c, "keepDimensions", 0, &keep);
+    st = bk_opt_ints(&c->bk, "axes", axes, BERTH_MAX_RANK, &n_axes);
+    if (!st) st = bk_opt_bool(&c->bk, "keepDimensions", 0, &keep);
     if (st) return st;
     uint32_t reduced = 0;
     if (n_axes < 0) reduced = x->rank ? (uint32_t)((1ull << x->rank) - 1) : 0;
     for (int i = 0; i < n_axes; i++) {
         uint32_t a;
-        st = vk_axis(c, axes[i], x->rank, "axes value", &a);
+        st = bk_axis(&c->bk, axes[i], x->rank, "axes value", &a);
         if (st) return st;
-        if (reduced & (1u << a)) return vk_fail(c, "axes: axis %u appears twice", a);
+        if (reduced & (1u << a)) return bk_fail(&c->bk, "axes: axis %u appears twice", a);
         reduced |= 1u << a;
     }
     int64_t xs[BERTH_MAX_RANK], od[BERTH_MAX_RANK], kd[4] = {0}, ks[4] = {0}, rd[4] = {0}, rs[4] = {0};
@@ -93,15 +93,15 @@ berth_status vk_prep_reduce(vk_prep *c) {
         if (x->dims[d] == 1) continue;
         int ok = is_red ? push_dim(rd, rs, &nr, x->dims[d], xs[d], &lr, 1)
                         : push_dim(kd, ks, &nk, x->dims[d], xs[d], &lk, 0);
-        if (!ok) return vk_unsupported(c, "more than 4 separate %s dim groups", is_red ? "reduced" : "kept");
+        if (!ok) return bk_refuse(&c->bk, "more than 4 separate %s dim groups", is_red ? "reduced" : "kept");
         /* A dim of the other kind in between breaks contiguity. */
         if (is_red) lk = -1;
         else lr = -1;
     }
-    st = vk_check_out_dims(c, 0, orank, od);
+    st = bk_check_out_dims(&c->bk, 0, orank, od);
     if (st) return st;
     if (y->numel == 0) return BERTH_OK;
-    if (x->numel > UINT32_MAX) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", x->numel);
+    if (x->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", x->numel);
     vk_dispatch *d = vk_emit(c, "reduce");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;

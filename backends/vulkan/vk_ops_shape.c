@@ -20,13 +20,13 @@ static void contiguous(const vk_opnd *o, int64_t *s) {
     }
 }
 
-static uint32_t words_of(berth_dtype t) { return (uint32_t)(vk_dtype_size(t) / 4); }
+static uint32_t words_of(berth_dtype t) { return (uint32_t)(bk_dtype_size(t) / 4); }
 
 /* Drops size-1 dims, widens to words, merges neighbours contiguous on
  * both sides, and emits one copy dispatch from operand src to dst. */
 static berth_status emit_copy(vk_prep *c, uint32_t src, uint32_t dst, strided *s) {
     uint32_t w = words_of(c->plan->ops[src].dtype);
-    if (w == 0) return vk_unsupported(c, "dtype %s is not moved by the vulkan backend", vk_dtype_name(c->plan->ops[src].dtype));
+    if (w == 0) return bk_refuse(&c->bk, "dtype %s is not moved by the vulkan backend", bk_dtype_name(c->plan->ops[src].dtype));
     uint64_t n = 1;
     for (uint32_t d = 0; d < s->rank; d++) n *= (uint64_t)s->dims[d];
     if (n == 0) return BERTH_OK;
@@ -46,10 +46,10 @@ static berth_status emit_copy(vk_prep *c, uint32_t src, uint32_t dst, strided *s
         t.out[t.rank] = os;
         t.rank++;
     }
-    if (t.rank > 8) return vk_unsupported(c, "a copy over %u distinct dims exceeds the shader's 8", t.rank);
+    if (t.rank > 8) return bk_refuse(&c->bk, "a copy over %u distinct dims exceeds the shader's 8", t.rank);
     n *= w;
     if (n > UINT32_MAX || (uint64_t)t.in_base > UINT32_MAX || (uint64_t)t.out_base > UINT32_MAX)
-        return vk_unsupported(c, "%llu words exceed the shaders' 32-bit indexing", (unsigned long long)n);
+        return bk_refuse(&c->bk, "%llu words exceed the shaders' 32-bit indexing", (unsigned long long)n);
     vk_dispatch *d = vk_emit(c, "copy");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
@@ -69,11 +69,11 @@ static berth_status emit_copy(vk_prep *c, uint32_t src, uint32_t dst, strided *s
 }
 
 static berth_status same_type(vk_prep *c) {
-    berth_status st = vk_check_counts(c, 1, 1, 1);
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
     if (st) return st;
     if (vk_in(c, 0)->dtype != vk_out(c, 0)->dtype)
-        return vk_fail(c, "output: expected dtype %s, found %s", vk_dtype_name(vk_in(c, 0)->dtype),
-                       vk_dtype_name(vk_out(c, 0)->dtype));
+        return bk_fail(&c->bk, "output: expected dtype %s, found %s", bk_dtype_name(vk_in(c, 0)->dtype),
+                       bk_dtype_name(vk_out(c, 0)->dtype));
     return BERTH_OK;
 }
 
@@ -83,26 +83,26 @@ berth_status vk_prep_transpose(vk_prep *c) {
     const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
     int64_t perm[BERTH_MAX_RANK];
     int n;
-    st = vk_attr_ints(c, "permutation", perm, BERTH_MAX_RANK, &n);
+    st = bk_opt_ints(&c->bk, "permutation", perm, BERTH_MAX_RANK, &n);
     if (st) return st;
     if (n < 0) { /* WebNN's default reverses the dims */
         n = (int)x->rank;
         for (int i = 0; i < n; i++) perm[i] = n - 1 - i;
     }
-    if ((uint32_t)n != x->rank) return vk_fail(c, "permutation: expected %u values, found %d", x->rank, n);
+    if ((uint32_t)n != x->rank) return bk_fail(&c->bk, "permutation: expected %u values, found %d", x->rank, n);
     uint32_t seen = 0;
     strided s = {.rank = x->rank};
     int64_t xs[BERTH_MAX_RANK], od[BERTH_MAX_RANK];
     contiguous(x, xs);
     for (int i = 0; i < n; i++) {
         if (perm[i] < 0 || perm[i] >= n || (seen & (1u << perm[i])))
-            return vk_fail(c, "permutation: value %lld at %d is out of range or repeated", (long long)perm[i], i);
+            return bk_fail(&c->bk, "permutation: value %lld at %d is out of range or repeated", (long long)perm[i], i);
         seen |= 1u << perm[i];
         od[i] = x->dims[perm[i]];
         s.dims[i] = od[i];
         s.in[i] = xs[perm[i]];
     }
-    st = vk_check_out_dims(c, 0, x->rank, od);
+    st = bk_check_out_dims(&c->bk, 0, x->rank, od);
     if (st) return st;
     contiguous(y, s.out);
     return emit_copy(c, c->node->inputs[0], c->node->outputs[0], &s);
@@ -114,13 +114,13 @@ berth_status vk_prep_slice(vk_prep *c) {
     const vk_opnd *x = vk_in(c, 0);
     int64_t starts[BERTH_MAX_RANK], sizes[BERTH_MAX_RANK], steps[BERTH_MAX_RANK], xs[BERTH_MAX_RANK];
     int ns, nz, nt;
-    st = vk_attr_ints(c, "starts", starts, BERTH_MAX_RANK, &ns);
-    if (!st) st = vk_attr_ints(c, "sizes", sizes, BERTH_MAX_RANK, &nz);
-    if (!st) st = vk_attr_ints(c, "strides", steps, BERTH_MAX_RANK, &nt);
+    st = bk_opt_ints(&c->bk, "starts", starts, BERTH_MAX_RANK, &ns);
+    if (!st) st = bk_opt_ints(&c->bk, "sizes", sizes, BERTH_MAX_RANK, &nz);
+    if (!st) st = bk_opt_ints(&c->bk, "strides", steps, BERTH_MAX_RANK, &nt);
     if (st) return st;
     if (ns != (int)x->rank || nz != (int)x->rank)
-        return vk_fail(c, "starts and sizes: expected %u values each, found %d and %d", x->rank, ns, nz);
-    if (nt >= 0 && nt != (int)x->rank) return vk_fail(c, "strides: expected %u values, found %d", x->rank, nt);
+        return bk_fail(&c->bk, "starts and sizes: expected %u values each, found %d and %d", x->rank, ns, nz);
+    if (nt >= 0 && nt != (int)x->rank) return bk_fail(&c->bk, "strides: expected %u values, found %d", x->rank, nt);
     contiguous(x, xs);
     /* sizes[d] is the window [start, start + size) the slice reads, as in
      * WebNN and the engine's shape rule; the output keeps every stride-th
@@ -129,16 +129,16 @@ berth_status vk_prep_slice(vk_prep *c) {
     int64_t out[BERTH_MAX_RANK];
     for (uint32_t d = 0; d < x->rank; d++) {
         int64_t step = nt < 0 ? 1 : steps[d];
-        if (step < 1) return vk_fail(c, "strides[%u]: expected >= 1, found %lld", d, (long long)step);
+        if (step < 1) return bk_fail(&c->bk, "strides[%u]: expected >= 1, found %lld", d, (long long)step);
         if (starts[d] < 0 || sizes[d] < 0 || starts[d] > x->dims[d] || sizes[d] > x->dims[d] - starts[d])
-            return vk_fail(c, "dim %u: start %lld and size %lld exceed the input extent %lld", d,
+            return bk_fail(&c->bk, "dim %u: start %lld and size %lld exceed the input extent %lld", d,
                            (long long)starts[d], (long long)sizes[d], (long long)x->dims[d]);
         out[d] = (sizes[d] + step - 1) / step;
         s.dims[d] = out[d];
         s.in[d] = xs[d] * step;
         s.in_base += starts[d] * xs[d];
     }
-    st = vk_check_out_dims(c, 0, x->rank, out);
+    st = bk_check_out_dims(&c->bk, 0, x->rank, out);
     if (st) return st;
     contiguous(vk_out(c, 0), s.out);
     return emit_copy(c, c->node->inputs[0], c->node->outputs[0], &s);
@@ -148,7 +148,7 @@ berth_status vk_prep_expand(vk_prep *c) {
     berth_status st = same_type(c);
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
-    if (y->rank < x->rank) return vk_fail(c, "output rank %u is below the input rank %u", y->rank, x->rank);
+    if (y->rank < x->rank) return bk_fail(&c->bk, "output rank %u is below the input rank %u", y->rank, x->rank);
     int64_t xs[BERTH_MAX_RANK];
     contiguous(x, xs);
     strided s = {.rank = y->rank};
@@ -158,7 +158,7 @@ berth_status vk_prep_expand(vk_prep *c) {
         if (d < lead) continue;
         int64_t xd = x->dims[d - lead];
         if (xd != 1 && xd != y->dims[d])
-            return vk_fail(c, "dim %u: input extent %lld does not expand to %lld", d, (long long)xd,
+            return bk_fail(&c->bk, "dim %u: input extent %lld does not expand to %lld", d, (long long)xd,
                            (long long)y->dims[d]);
         s.in[d] = xd == 1 ? 0 : xs[d - lead];
     }
@@ -174,23 +174,23 @@ berth_status vk_prep_tile(vk_prep *c) {
     const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
     int64_t reps[BERTH_MAX_RANK], od[BERTH_MAX_RANK], xs[BERTH_MAX_RANK], ys[BERTH_MAX_RANK];
     int n;
-    if ((st = vk_attr_ints(c, "repetitions", reps, BERTH_MAX_RANK, &n))) return st;
-    if (n != (int)x->rank) return vk_fail(c, "repetitions: expected %u values, found %d", x->rank, n);
+    if ((st = bk_opt_ints(&c->bk, "repetitions", reps, BERTH_MAX_RANK, &n))) return st;
+    if (n != (int)x->rank) return bk_fail(&c->bk, "repetitions: expected %u values, found %d", x->rank, n);
     for (uint32_t d = 0; d < x->rank; d++) {
-        if (reps[d] < 1) return vk_fail(c, "repetitions[%u]: expected >= 1, found %lld", d, (long long)reps[d]);
+        if (reps[d] < 1) return bk_fail(&c->bk, "repetitions[%u]: expected >= 1, found %lld", d, (long long)reps[d]);
         od[d] = x->dims[d] * reps[d];
     }
-    if ((st = vk_check_out_dims(c, 0, x->rank, od))) return st;
+    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, od))) return st;
     contiguous(x, xs);
     contiguous(y, ys);
     strided s = {0};
     for (uint32_t d = 0; d < x->rank; d++) {
         if (reps[d] > 1) {
-            if (s.rank == BERTH_MAX_RANK) return vk_unsupported(c, "tiling more than 8 split dims");
+            if (s.rank == BERTH_MAX_RANK) return bk_refuse(&c->bk, "tiling more than 8 split dims");
             s.dims[s.rank] = reps[d], s.in[s.rank] = 0, s.out[s.rank] = ys[d] * x->dims[d];
             s.rank++;
         }
-        if (s.rank == BERTH_MAX_RANK) return vk_unsupported(c, "tiling more than 8 split dims");
+        if (s.rank == BERTH_MAX_RANK) return bk_refuse(&c->bk, "tiling more than 8 split dims");
         s.dims[s.rank] = x->dims[d], s.in[s.rank] = xs[d], s.out[s.rank] = ys[d];
         s.rank++;
     }
@@ -203,24 +203,24 @@ static berth_status cat_split(vk_prep *c, int concat) {
     uint32_t n_parts = concat ? c->node->n_inputs : c->node->n_outputs;
     int64_t a;
     uint32_t axis;
-    berth_status st = vk_attr_int(c, "axis", 0, &a);
-    if (!st) st = vk_axis(c, a, whole->rank, "axis", &axis);
+    berth_status st = bk_opt_int(&c->bk, "axis", 0, &a);
+    if (!st) st = bk_axis(&c->bk, a, whole->rank, "axis", &axis);
     if (st) return st;
     int64_t ws[BERTH_MAX_RANK], sum = 0;
     contiguous(whole, ws);
     for (uint32_t k = 0; k < n_parts; k++) {
         const vk_opnd *o = concat ? vk_in(c, k) : vk_out(c, k);
         if (o->dtype != whole->dtype || o->rank != whole->rank)
-            return vk_fail(c, "%s %u: expected %s of rank %u, found %s of rank %u", concat ? "input" : "output", k,
-                           vk_dtype_name(whole->dtype), whole->rank, vk_dtype_name(o->dtype), o->rank);
+            return bk_fail(&c->bk, "%s %u: expected %s of rank %u, found %s of rank %u", concat ? "input" : "output", k,
+                           bk_dtype_name(whole->dtype), whole->rank, bk_dtype_name(o->dtype), o->rank);
         for (uint32_t d = 0; d < whole->rank; d++)
             if (d != axis && o->dims[d] != whole->dims[d])
-                return vk_fail(c, "%s %u: dim %u is %lld, expected %lld", concat ? "input" : "output", k, d,
+                return bk_fail(&c->bk, "%s %u: dim %u is %lld, expected %lld", concat ? "input" : "output", k, d,
                                (long long)o->dims[d], (long long)whole->dims[d]);
         sum += o->dims[axis];
     }
     if (sum != whole->dims[axis])
-        return vk_fail(c, "extents along axis %u add up to %lld, expected %lld", axis, (long long)sum,
+        return bk_fail(&c->bk, "extents along axis %u add up to %lld, expected %lld", axis, (long long)sum,
                        (long long)whole->dims[axis]);
     int64_t at = 0;
     for (uint32_t k = 0; k < n_parts; k++) {
@@ -242,46 +242,46 @@ static berth_status cat_split(vk_prep *c, int concat) {
 }
 
 berth_status vk_prep_concat(vk_prep *c) {
-    berth_status st = vk_check_counts(c, 1, UINT32_MAX, 1);
+    berth_status st = bk_check_counts(&c->bk, 1, UINT32_MAX, 1);
     return st ? st : cat_split(c, 1);
 }
 
 berth_status vk_prep_split(vk_prep *c) {
-    berth_status st = vk_check_counts(c, 1, 1, VK_NONE);
-    if (!st && c->node->n_outputs < 1) return vk_fail(c, "expected at least 1 output, found 0");
+    berth_status st = bk_check_counts(&c->bk, 1, 1, VK_NONE);
+    if (!st && c->node->n_outputs < 1) return bk_fail(&c->bk, "expected at least 1 output, found 0");
     return st ? st : cat_split(c, 0);
 }
 
 berth_status vk_prep_gather(vk_prep *c) {
-    berth_status st = vk_check_counts(c, 2, 2, 1);
+    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0), *ix = vk_in(c, 1), *y = vk_out(c, 0);
     if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
-        return vk_fail(c, "indices: expected int32 or int64, found %s", vk_dtype_name(ix->dtype));
+        return bk_fail(&c->bk, "indices: expected int32 or int64, found %s", bk_dtype_name(ix->dtype));
     if (y->dtype != x->dtype)
-        return vk_fail(c, "output: expected dtype %s, found %s", vk_dtype_name(x->dtype), vk_dtype_name(y->dtype));
+        return bk_fail(&c->bk, "output: expected dtype %s, found %s", bk_dtype_name(x->dtype), bk_dtype_name(y->dtype));
     uint32_t w = words_of(x->dtype);
-    if (!w) return vk_unsupported(c, "dtype %s is not moved by the vulkan backend", vk_dtype_name(x->dtype));
+    if (!w) return bk_refuse(&c->bk, "dtype %s is not moved by the vulkan backend", bk_dtype_name(x->dtype));
     int64_t a;
     uint32_t axis;
-    st = vk_attr_int(c, "axis", 0, &a);
-    if (!st) st = vk_axis(c, a, x->rank, "axis", &axis);
+    st = bk_opt_int(&c->bk, "axis", 0, &a);
+    if (!st) st = bk_axis(&c->bk, a, x->rank, "axis", &axis);
     if (st) return st;
     int64_t od[BERTH_MAX_RANK * 2];
     uint32_t r = 0;
     for (uint32_t d = 0; d < axis; d++) od[r++] = x->dims[d];
     for (uint32_t d = 0; d < ix->rank; d++) od[r++] = ix->dims[d];
     for (uint32_t d = axis + 1; d < x->rank; d++) od[r++] = x->dims[d];
-    if (r > BERTH_MAX_RANK) return vk_fail(c, "output rank %u exceeds %d", r, BERTH_MAX_RANK);
-    st = vk_check_out_dims(c, 0, r, od);
+    if (r > BERTH_MAX_RANK) return bk_fail(&c->bk, "output rank %u exceeds %d", r, BERTH_MAX_RANK);
+    st = bk_check_out_dims(&c->bk, 0, r, od);
     if (st) return st;
-    if (x->dims[axis] == 0 && ix->numel > 0) return vk_fail(c, "gathering from an empty axis %u", axis);
+    if (x->dims[axis] == 0 && ix->numel > 0) return bk_fail(&c->bk, "gathering from an empty axis %u", axis);
     uint64_t inner = w;
     for (uint32_t d = axis + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
     uint64_t n = (uint64_t)y->numel * w;
     if (n == 0) return BERTH_OK;
     if (n > UINT32_MAX || x->numel * w > UINT32_MAX || x->dims[axis] > INT32_MAX)
-        return vk_unsupported(c, "tensors above 2^32 words exceed the shaders' 32-bit indexing");
+        return bk_refuse(&c->bk, "tensors above 2^32 words exceed the shaders' 32-bit indexing");
     vk_dispatch *d = vk_emit(c, "gather");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 3;
@@ -298,22 +298,22 @@ berth_status vk_prep_gather(vk_prep *c) {
 }
 
 berth_status vk_prep_where(vk_prep *c) {
-    berth_status st = vk_check_counts(c, 3, 3, 1);
+    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
     if (st) return st;
     const vk_opnd *in[3] = {vk_in(c, 0), vk_in(c, 1), vk_in(c, 2)}, *y = vk_out(c, 0);
     if (in[0]->dtype != BERTH_DTYPE_U8)
-        return vk_fail(c, "condition: expected dtype uint8, found %s", vk_dtype_name(in[0]->dtype));
+        return bk_fail(&c->bk, "condition: expected dtype uint8, found %s", bk_dtype_name(in[0]->dtype));
     if (in[1]->dtype != y->dtype || in[2]->dtype != y->dtype)
-        return vk_fail(c, "inputs 1 and 2: expected dtype %s, found %s and %s", vk_dtype_name(y->dtype),
-                       vk_dtype_name(in[1]->dtype), vk_dtype_name(in[2]->dtype));
-    size_t es = vk_dtype_size(y->dtype);
+        return bk_fail(&c->bk, "inputs 1 and 2: expected dtype %s, found %s and %s", bk_dtype_name(y->dtype),
+                       bk_dtype_name(in[1]->dtype), bk_dtype_name(in[2]->dtype));
+    size_t es = bk_dtype_size(y->dtype);
     if (es != 4 && es != 8)
-        return vk_unsupported(c, "dtype %s: where runs on 32- and 64-bit elements", vk_dtype_name(y->dtype));
+        return bk_refuse(&c->bk, "dtype %s: where runs on 32- and 64-bit elements", bk_dtype_name(y->dtype));
     vk_bcast b;
     st = vk_bcast_init(c, 3, in, y, &b);
     if (st) return st;
-    if (b.rank > 6) return vk_unsupported(c, "broadcasting over %u distinct dims exceeds the shader's 6", b.rank);
-    if (y->numel > UINT32_MAX) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", y->numel);
+    if (b.rank > 6) return bk_refuse(&c->bk, "broadcasting over %u distinct dims exceeds the shader's 6", b.rank);
+    if (y->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", y->numel);
     if (y->numel == 0) return BERTH_OK;
     vk_dispatch *d = vk_emit(c, "where");
     if (!d) return BERTH_ERR_NOMEM;
@@ -334,9 +334,9 @@ berth_status vk_prep_where(vk_prep *c) {
 }
 
 berth_status vk_prep_logical_not(vk_prep *c) {
-    berth_status st = vk_check_counts(c, 1, 1, 1);
-    if (!st) st = vk_check_same_dtype(c, 1, VK_BIT(BERTH_DTYPE_U8));
-    if (!st) st = vk_check_out_dims(c, 0, vk_in(c, 0)->rank, vk_in(c, 0)->dims);
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_U8));
+    if (!st) st = bk_check_out_dims(&c->bk, 0, vk_in(c, 0)->rank, vk_in(c, 0)->dims);
     if (st) return st;
     uint64_t words = (vk_out(c, 0)->numel + 3) / 4;
     if (words == 0) return BERTH_OK;
@@ -351,36 +351,36 @@ berth_status vk_prep_logical_not(vk_prep *c) {
 }
 
 berth_status vk_prep_pad(vk_prep *c) {
-    berth_status st = vk_check_counts(c, 1, 1, 1);
-    if (!st) st = vk_check_same_dtype(c, 1, VK_BIT(BERTH_DTYPE_F32));
+    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
     int64_t b[BERTH_MAX_RANK], e[BERTH_MAX_RANK], od[BERTH_MAX_RANK];
     int nb, ne;
     const char *mode;
     double value;
-    st = vk_attr_ints(c, "beginningPadding", b, BERTH_MAX_RANK, &nb);
-    if (!st) st = vk_attr_ints(c, "endingPadding", e, BERTH_MAX_RANK, &ne);
-    if (!st) st = vk_attr_string(c, "mode", "constant", &mode);
-    if (!st) st = vk_attr_float(c, "value", 0.0, &value);
+    st = bk_opt_ints(&c->bk, "beginningPadding", b, BERTH_MAX_RANK, &nb);
+    if (!st) st = bk_opt_ints(&c->bk, "endingPadding", e, BERTH_MAX_RANK, &ne);
+    if (!st) st = bk_opt_string(&c->bk, "mode", "constant", &mode);
+    if (!st) st = bk_opt_float(&c->bk, "value", 0.0, &value);
     if (st) return st;
     if (nb != (int)x->rank || ne != (int)x->rank)
-        return vk_fail(c, "beginningPadding and endingPadding: expected %u values each, found %d and %d", x->rank, nb,
+        return bk_fail(&c->bk, "beginningPadding and endingPadding: expected %u values each, found %d and %d", x->rank, nb,
                        ne);
     uint32_t m = strcmp(mode, "constant") == 0 ? 0 : strcmp(mode, "edge") == 0 ? 1 : strcmp(mode, "reflection") == 0 ? 2 : 9;
-    if (m == 9) return vk_fail(c, "mode: expected constant, edge or reflection, found '%s'", mode);
+    if (m == 9) return bk_fail(&c->bk, "mode: expected constant, edge or reflection, found '%s'", mode);
     for (uint32_t d = 0; d < x->rank; d++) {
-        if (b[d] < 0 || e[d] < 0) return vk_fail(c, "dim %u: negative padding", d);
+        if (b[d] < 0 || e[d] < 0) return bk_fail(&c->bk, "dim %u: negative padding", d);
         if (m == 2 && (b[d] >= x->dims[d] || e[d] >= x->dims[d]))
-            return vk_fail(c, "dim %u: reflection padding %lld/%lld needs an extent above it, found %lld", d,
+            return bk_fail(&c->bk, "dim %u: reflection padding %lld/%lld needs an extent above it, found %lld", d,
                            (long long)b[d], (long long)e[d], (long long)x->dims[d]);
-        if (m == 1 && x->dims[d] == 0 && (b[d] || e[d])) return vk_fail(c, "dim %u: edge padding of an empty dim", d);
+        if (m == 1 && x->dims[d] == 0 && (b[d] || e[d])) return bk_fail(&c->bk, "dim %u: edge padding of an empty dim", d);
         od[d] = x->dims[d] + b[d] + e[d];
     }
-    st = vk_check_out_dims(c, 0, x->rank, od);
+    st = bk_check_out_dims(&c->bk, 0, x->rank, od);
     if (st) return st;
     if (y->numel == 0) return BERTH_OK;
-    if (y->numel > UINT32_MAX) return vk_unsupported(c, "%zu elements exceed 32-bit indexing", y->numel);
+    if (y->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", y->numel);
     vk_dispatch *d = vk_emit(c, "pad");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;

@@ -17,7 +17,7 @@ static berth_status grow_ops(berth_plan *p, uint32_t want, berth_error *err) {
     while (cap < want) cap *= 2;
     vk_opnd *o = realloc(p->ops, sizeof *o * cap);
     if (!o) {
-        vk_errf(err, "vulkan: out of memory for %u operands", cap);
+        bk_errf(err, "vulkan: out of memory for %u operands", cap);
         return BERTH_ERR_NOMEM;
     }
     memset(o + p->cap_ops, 0, sizeof *o * (cap - p->cap_ops));
@@ -30,7 +30,7 @@ vk_dispatch *vk_emit(vk_prep *c, const char *shader) {
     berth_plan *p = c->plan;
     uint32_t s = vk_shader_index(shader);
     if (s == VK_NONE) {
-        vk_errf(c->err, "node '%s' (%s): shader '%s' is not built into the module", c->node->name ? c->node->name : "?",
+        bk_errf(c->err, "node '%s' (%s): shader '%s' is not built into the module", c->node->name ? c->node->name : "?",
                 c->node->op, shader);
         return NULL;
     }
@@ -38,7 +38,7 @@ vk_dispatch *vk_emit(vk_prep *c, const char *shader) {
         uint32_t cap = p->cap_disp ? p->cap_disp * 2 : 16;
         vk_dispatch *d = realloc(p->disp, sizeof *d * cap);
         if (!d) {
-            vk_errf(c->err, "vulkan: out of memory for %u dispatches", cap);
+            bk_errf(c->err, "vulkan: out of memory for %u dispatches", cap);
             return NULL;
         }
         p->disp = d;
@@ -75,114 +75,36 @@ static uint32_t root_of(const berth_plan *p, uint32_t o) {
     return o;
 }
 
+/* The graph view has checked rank, dims and dtype already. */
 static berth_status describe_operand(const berth_operand *o, uint32_t idx, vk_opnd *d, berth_error *err) {
-    const char *name = o->name ? o->name : "?";
-    if (o->rank > BERTH_MAX_RANK) {
-        vk_errf(err, "vulkan: operand %u '%s': rank %u exceeds %d", idx, name, o->rank, BERTH_MAX_RANK);
-        return BERTH_ERR_INVALID;
-    }
-    size_t n = 1;
-    for (uint32_t i = 0; i < o->rank; i++) {
-        if (o->dims[i] < 0 || (o->dims[i] && n > (SIZE_MAX >> 8) / (size_t)o->dims[i])) {
-            vk_errf(err, "vulkan: operand %u '%s': dim %u is %lld, expected a size >= 0 that does not overflow", idx,
-                    name, i, (long long)o->dims[i]);
-            return BERTH_ERR_INVALID;
-        }
-        n *= (size_t)o->dims[i];
-    }
-    size_t es = vk_dtype_size(o->dtype);
+    size_t es = bk_dtype_size(o->dtype);
     if (!es) {
-        vk_errf(err, "vulkan: operand %u '%s': dtype %s is not stored by the vulkan backend", idx, name,
-                vk_dtype_name(o->dtype));
+        bk_errf(err, "vulkan: operand %u '%s': dtype %s is not stored by the vulkan backend", idx,
+                o->name ? o->name : "?", bk_dtype_name(o->dtype));
         return BERTH_ERR_UNSUPPORTED;
     }
     memset(d, 0, sizeof *d);
-    d->name = name;
+    d->name = o->name ? o->name : "?";
     d->kind = o->kind;
     d->dtype = o->dtype;
     d->rank = o->rank;
     memcpy(d->dims, o->dims, sizeof d->dims);
-    d->numel = n;
-    d->bytes = n * es;
+    d->numel = bk_numel(o);
+    d->bytes = d->numel * es;
     d->alias = VK_NONE;
     d->first = INT64_MAX;
     d->last = -2;
     return BERTH_OK;
 }
 
-/* Every operand a node reads (inputs and operand attributes) exists and,
- * if a value, was produced by an earlier node. */
-static int unready(const berth_graph_desc *g, const uint8_t *made, int64_t o) {
-    return o < 0 || o >= (int64_t)g->n_operands || (g->operands[o].kind == BERTH_OPERAND_VALUE && !made[o]);
-}
-
-static berth_status check_reads(const berth_graph_desc *g, const berth_node *n, const uint8_t *made, berth_error *err) {
-    const char *nm = n->name ? n->name : "?", *op = n->op ? n->op : "(null)";
-    for (uint32_t i = 0; i < n->n_inputs; i++)
-        if (unready(g, made, n->inputs[i])) {
-            vk_errf(err, "node '%s' (%s): input %u is out of range or read before any node produces it", nm, op, i);
-            return BERTH_ERR_INVALID;
-        }
-    for (uint32_t a = 0; a < n->n_attrs; a++) {
-        const berth_attr *at = &n->attrs[a];
-        int bad = at->type == BERTH_ATTR_OPERAND && unready(g, made, at->i);
-        for (size_t j = 0; at->type == BERTH_ATTR_OPERANDS && j < at->count && !bad; j++)
-            bad = !at->ints || unready(g, made, at->ints[j]);
-        if (bad) {
-            vk_errf(err, "node '%s' (%s): attribute '%s' names an operand out of range or not yet produced", nm, op,
-                    at->key ? at->key : "?");
-            return BERTH_ERR_INVALID;
-        }
-    }
-    return BERTH_OK;
-}
-
 static berth_status prepare_nodes(berth_plan *p, const berth_graph_desc *g, berth_error *err) {
-    uint8_t *made = calloc(g->n_operands + 1u, 1);
-    if (!made) {
-        vk_errf(err, "vulkan: out of memory planning");
-        return BERTH_ERR_NOMEM;
-    }
-    berth_status st = BERTH_OK;
+    berth_status st = bk_graph_check_order(g, err);
     for (uint32_t k = 0; k < g->n_nodes && !st; k++) {
-        const berth_node *n = &g->nodes[k];
-        const char *nm = n->name ? n->name : "?", *op = n->op ? n->op : "(null)";
-        st = BERTH_ERR_INVALID;
-        if ((n->n_inputs && !n->inputs) || (n->n_outputs && !n->outputs) || (n->n_attrs && !n->attrs)) {
-            vk_errf(err, "node '%s' (%s): operand or attribute list missing", nm, op);
-            break;
-        }
-        uint32_t bad = VK_NONE;
-        if ((st = check_reads(g, n, made, err))) break;
-        st = BERTH_ERR_INVALID;
-        for (uint32_t j = 0; j < n->n_outputs && bad == VK_NONE; j++) {
-            uint32_t o = n->outputs[j];
-            if (o >= g->n_operands || g->operands[o].kind != BERTH_OPERAND_VALUE || made[o]) bad = j;
-            else made[o] = 1;
-        }
-        if (bad != VK_NONE || n->n_outputs == 0) {
-            vk_errf(err, "node '%s' (%s): output %u must be a value operand produced once", nm, op,
-                    bad == VK_NONE ? 0 : bad);
-            break;
-        }
-        const vk_op_info *info = n->op ? vk_find_op(n->op) : NULL;
-        if (!info) {
-            vk_errf(err, "node '%s': op '%s' is not supported by the vulkan backend", nm, op);
-            st = BERTH_ERR_UNSUPPORTED;
-            break;
-        }
-        vk_prep c = {.g = g, .node = n, .k = k, .plan = p, .err = err};
-        st = info->prep(&c);
+        vk_prep c = {.bk = {.g = g, .node = &g->nodes[k], .err = err}, .k = k, .plan = p};
+        berth_op_id id;
+        st = bk_node_op(&vk_op_set, &c.bk, &id);
+        if (!st) st = vk_op_at(id)->prep(&c);
     }
-    for (uint32_t i = 0; i < g->n_outputs && !st; i++)
-        /* Constants and weights may be outputs too (the engine folds shape
-         * arithmetic into constants): run() copies them out like values. */
-        if (g->outputs[i] >= g->n_operands ||
-            (g->operands[g->outputs[i]].kind == BERTH_OPERAND_VALUE && !made[g->outputs[i]])) {
-            vk_errf(err, "vulkan: graph output %u is out of range or a value no node produces", i);
-            st = BERTH_ERR_INVALID;
-        }
-    free(made);
     return st;
 }
 
@@ -206,55 +128,25 @@ static void liveness(berth_plan *p) {
     }
 }
 
-typedef struct slot {
-    VkDeviceSize size, off;
-    int64_t first, last;
-    uint32_t op;
-} slot;
-
-static int by_size_desc(const void *a, const void *b) {
-    const slot *x = a, *y = b;
-    if (x->size != y->size) return x->size < y->size ? 1 : -1;
-    return x->first < y->first ? -1 : x->first > y->first;
-}
-
-/* Greedy by size: each tenant goes at the lowest aligned offset clear of
- * every placed tenant whose lifetime overlaps its own. */
+/* Every root storage that lives in the arena, placed by liveness. */
 static berth_status place_arena(berth_plan *p, berth_error *err) {
     berth_device *dv = p->dev;
-    slot *s = calloc(p->n_ops + 1u, sizeof *s);
+    bk_span *s = calloc(p->n_ops + 1u, sizeof *s);
     if (!s) {
-        vk_errf(err, "vulkan: out of memory laying out the arena");
+        bk_errf(err, "vulkan: out of memory laying out the arena");
         return BERTH_ERR_NOMEM;
     }
     uint32_t n = 0;
     for (uint32_t i = 0; i < p->n_ops; i++) {
         const vk_opnd *o = &p->ops[i];
         if (o->alias != VK_NONE || (o->kind != BERTH_OPERAND_INPUT && o->kind != BERTH_OPERAND_VALUE)) continue;
-        s[n++] = (slot){.size = align_up(o->bytes ? o->bytes : 4, dv->align), .first = o->first, .last = o->last,
-                        .op = i};
+        s[n++] = (bk_span){.size = o->bytes ? o->bytes : 4, .first = o->first, .last = o->last, .id = i};
     }
-    qsort(s, n, sizeof *s, by_size_desc);
-    VkDeviceSize top = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        VkDeviceSize off = 0;
-        for (int moved = 1; moved;) {
-            moved = 0;
-            for (uint32_t j = 0; j < i; j++) {
-                if (s[j].last < s[i].first || s[i].last < s[j].first) continue;
-                if (off < s[j].off + s[j].size && s[j].off < off + s[i].size) {
-                    off = s[j].off + s[j].size;
-                    moved = 1;
-                }
-            }
-        }
-        s[i].off = off;
-        if (off + s[i].size > top) top = off + s[i].size;
-    }
+    VkDeviceSize top = bk_place(s, n, (size_t)dv->align);
     berth_status st = vk_buffer_create(dv, top ? top : dv->align, 0, &p->arena, "the plan's intermediates", err);
     for (uint32_t i = 0; i < n && !st; i++) {
-        p->ops[s[i].op].buf = p->arena.buf;
-        p->ops[s[i].op].off = s[i].off;
+        p->ops[s[i].id].buf = p->arena.buf;
+        p->ops[s[i].id].off = s[i].off;
     }
     free(s);
     return st;
@@ -268,29 +160,26 @@ static berth_status bind_data(berth_plan *p, berth_weights *w, const berth_graph
         vk_opnd *d = &p->ops[i];
         if (o->kind == BERTH_OPERAND_CONSTANT) {
             if (o->bytes != d->bytes || (!o->data && o->bytes)) {
-                vk_errf(err, "vulkan: constant '%s': expected %zu bytes of data, found %zu", d->name, d->bytes,
+                bk_errf(err, "vulkan: constant '%s': expected %zu bytes of data, found %zu", d->name, d->bytes,
                         o->data ? o->bytes : 0);
                 return BERTH_ERR_INVALID;
             }
             d->off = total;
             total += align_up(d->bytes ? d->bytes : 4, dv->align);
         } else if (o->kind == BERTH_OPERAND_WEIGHT) {
-            if (!w || o->weight >= w->n || !w->t[o->weight].present) {
-                vk_errf(err, "vulkan: weight operand '%s': id %u was not uploaded (%u weights)", d->name, o->weight,
+            if (!w || o->weight >= w->n || !w->up.present[o->weight]) {
+                bk_errf(err, "vulkan: weight operand '%s': id %u was not uploaded (%u weights)", d->name, o->weight,
                         w ? w->n : 0u);
                 return BERTH_ERR_INVALID;
             }
             const vk_weight *t = &w->t[o->weight];
             if (t->bytes != d->bytes) {
-                vk_errf(err, "vulkan: weight operand '%s': shape needs %zu bytes, uploaded tensor %u has %llu", d->name,
+                bk_errf(err, "vulkan: weight operand '%s': shape needs %zu bytes, uploaded tensor %u has %llu", d->name,
                         d->bytes, o->weight, (unsigned long long)t->bytes);
                 return BERTH_ERR_INVALID;
             }
             d->buf = w->blocks[t->block].buf;
             d->off = t->off;
-        } else if (o->kind != BERTH_OPERAND_INPUT && o->kind != BERTH_OPERAND_VALUE) {
-            vk_errf(err, "vulkan: operand %u '%s': unknown kind %d", i, d->name, (int)o->kind);
-            return BERTH_ERR_INVALID;
         }
     }
     if (total == 0) return BERTH_OK;
@@ -315,7 +204,7 @@ static berth_status finish_bindings(berth_plan *p, berth_error *err) {
             if (p->disp[i].bind[b] == VK_NONE) continue;
             const vk_opnd *o = &p->ops[p->disp[i].bind[b]];
             if (o->bytes > p->dev->max_range) {
-                vk_errf(err, "vulkan: tensor '%s' is %zu bytes, above the device's maxStorageBufferRange of %llu",
+                bk_errf(err, "vulkan: tensor '%s' is %zu bytes, above the device's maxStorageBufferRange of %llu",
                         o->name, o->bytes, (unsigned long long)p->dev->max_range);
                 return BERTH_ERR_UNSUPPORTED;
             }
@@ -333,24 +222,15 @@ static berth_status make_io(berth_plan *p, berth_error *err) {
     return vk_buffer_create(p->dev, at ? at : 16, 1, &p->io, "the plan's inputs and outputs", err);
 }
 
-berth_status vk_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
-                            berth_error *err) {
-    *out = NULL;
-    if (!g || g->struct_size < offsetof(berth_graph_desc, outputs) + sizeof(void *)) {
-        vk_errf(err, "vulkan: plan: graph description missing or smaller than ABI v1's");
-        return BERTH_ERR_INVALID;
-    }
-    if ((g->n_operands && !g->operands) || (g->n_nodes && !g->nodes) || (g->n_inputs && !g->inputs) ||
-        (g->n_outputs && !g->outputs)) {
-        vk_errf(err, "vulkan: plan: graph description has a count without its array");
-        return BERTH_ERR_INVALID;
-    }
+static berth_status plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
+                               berth_error *err) {
     berth_plan *p = calloc(1, sizeof *p);
     if (!p) {
-        vk_errf(err, "vulkan: out of memory creating a plan");
+        bk_errf(err, "vulkan: out of memory creating a plan");
         return BERTH_ERR_NOMEM;
     }
     p->dev = dev;
+    p->tensor_size = g->tensor_size;
     p->n_nodes = g->n_nodes;
     p->n_inputs = g->n_inputs;
     p->n_outputs = g->n_outputs;
@@ -358,20 +238,14 @@ berth_status vk_plan_create(berth_device *dev, berth_weights *w, const berth_gra
     p->inputs = calloc((size_t)g->n_inputs + g->n_outputs + 1, sizeof *p->inputs);
     p->io_off = calloc((size_t)g->n_inputs + g->n_outputs + 1, sizeof *p->io_off);
     if (!st && (!p->inputs || !p->io_off)) {
-        vk_errf(err, "vulkan: out of memory creating a plan");
+        bk_errf(err, "vulkan: out of memory creating a plan");
         st = BERTH_ERR_NOMEM;
     }
     if (st) goto fail;
     p->outputs = p->inputs + g->n_inputs;
     p->n_ops = g->n_operands;
     for (uint32_t i = 0; i < g->n_operands && !st; i++) st = describe_operand(&g->operands[i], i, &p->ops[i], err);
-    for (uint32_t i = 0; i < g->n_inputs && !st; i++) {
-        if (g->inputs[i] >= g->n_operands || g->operands[g->inputs[i]].kind != BERTH_OPERAND_INPUT) {
-            vk_errf(err, "vulkan: graph input %u must name an input operand", i);
-            st = BERTH_ERR_INVALID;
-        }
-        p->inputs[i] = g->inputs[i];
-    }
+    memcpy(p->inputs, g->inputs, sizeof(uint32_t) * g->n_inputs);
     if (!st) st = prepare_nodes(p, g, err);
     if (!st) st = vk_fuse_elementwise(p, g, err);
     if (st) goto fail;
@@ -389,6 +263,17 @@ berth_status vk_plan_create(berth_device *dev, berth_weights *w, const berth_gra
     return BERTH_OK;
 fail:
     vk_plan_free(p);
+    return st;
+}
+
+berth_status vk_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
+                            berth_error *err) {
+    *out = NULL;
+    bk_graph view;
+    berth_status st = bk_graph_view(g, &view, err);
+    if (st) return st;
+    st = plan_graph(dev, w, &view.g, out, err);
+    bk_graph_release(&view);
     return st;
 }
 

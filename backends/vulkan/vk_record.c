@@ -37,7 +37,7 @@ static berth_status make_sets(berth_plan *p, VkDescriptorSet *sets, berth_error 
         vkUpdateDescriptorSets(d->dev, VK_MAX_BIND, wr, 0, NULL);
     }
     if (r != VK_SUCCESS) {
-        vk_errf(err, "vulkan: allocating %u descriptor sets failed: %s", n, vk_result_str(r));
+        bk_errf(err, "vulkan: allocating %u descriptor sets failed: %s", n, vk_result_str(r));
         return BERTH_ERR_DEVICE;
     }
     return BERTH_OK;
@@ -133,7 +133,7 @@ static berth_status make_timer(berth_plan *p, berth_error *err) {
     if (!d->timestamp_bits || p->n_nodes == 0) return BERTH_OK;
     p->stamps = calloc((size_t)p->n_nodes * 3, sizeof *p->stamps);
     if (!p->stamps) {
-        vk_errf(err, "vulkan: out of memory for %u node timers", p->n_nodes);
+        bk_errf(err, "vulkan: out of memory for %u node timers", p->n_nodes);
         return BERTH_ERR_NOMEM;
     }
     p->node_ns = p->stamps + 2 * (size_t)p->n_nodes;
@@ -159,11 +159,11 @@ static void read_timer(berth_plan *p) {
 
 berth_status vk_plan_profile(const berth_plan *p, uint64_t *ns, uint32_t n, berth_error *err) {
     if (!p || !p->timer) {
-        vk_errf(err, "vulkan: the device's compute queue has no timestamps, so nodes are not timed");
+        bk_errf(err, "vulkan: the device's compute queue has no timestamps, so nodes are not timed");
         return BERTH_ERR_UNSUPPORTED;
     }
     if (!ns && n) {
-        vk_errf(err, "vulkan: plan_profile: no array for %u values", n);
+        bk_errf(err, "vulkan: plan_profile: no array for %u values", n);
         return BERTH_ERR_INVALID;
     }
     for (uint32_t k = 0; k < n; k++) ns[k] = k < p->n_nodes ? p->node_ns[k] : 0;
@@ -196,7 +196,7 @@ berth_status vk_record(berth_plan *p, berth_error *err) {
     span *spans = calloc((size_t)n * VK_MAX_BIND * 2, sizeof *spans);
     berth_status st = BERTH_OK;
     if (!sets || !pipes || !spans) {
-        vk_errf(err, "vulkan: out of memory recording a plan");
+        bk_errf(err, "vulkan: out of memory recording a plan");
         st = BERTH_ERR_NOMEM;
     }
     for (uint32_t i = 0; i < p->n_disp && !st; i++)
@@ -233,7 +233,7 @@ berth_status vk_record(berth_plan *p, berth_error *err) {
         }
         pthread_mutex_unlock(&d->lock);
         if (r != VK_SUCCESS) {
-            vk_errf(err, "vulkan: recording the plan's command buffer failed: %s", vk_result_str(r));
+            bk_errf(err, "vulkan: recording the plan's command buffer failed: %s", vk_result_str(r));
             st = BERTH_ERR_DEVICE;
         }
     }
@@ -246,26 +246,30 @@ berth_status vk_record(berth_plan *p, berth_error *err) {
 berth_status vk_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth_tensor *out, uint32_t n_out,
                     berth_error *err) {
     if (!p || n_in != p->n_inputs || n_out != p->n_outputs || (n_in && !in) || (n_out && !out)) {
-        vk_errf(err, "vulkan: run: expected %u inputs and %u outputs, found %u and %u", p ? p->n_inputs : 0,
+        bk_errf(err, "vulkan: run: expected %u inputs and %u outputs, found %u and %u", p ? p->n_inputs : 0,
                 p ? p->n_outputs : 0, n_in, n_out);
         return BERTH_ERR_INVALID;
     }
     for (uint32_t i = 0; i < n_in + n_out; i++) {
-        const berth_tensor *t = i < n_in ? &in[i] : &out[i - n_in];
+        const berth_tensor *t = i < n_in ? bk_tensor_at(in, i, p->tensor_size) : bk_tensor_at(out, i - n_in, p->tensor_size);
         const vk_opnd *o = &p->ops[i < n_in ? p->inputs[i] : p->outputs[i - n_in]];
         if (t->bytes != o->bytes || t->dtype != o->dtype || (o->bytes && !t->data)) {
-            vk_errf(err, "vulkan: run: %s %u: expected %zu bytes of %s, found %zu bytes of %s",
-                    i < n_in ? "input" : "output", i < n_in ? i : i - n_in, o->bytes, vk_dtype_name(o->dtype),
-                    t->bytes, vk_dtype_name(t->dtype));
+            bk_errf(err, "vulkan: run: %s %u: expected %zu bytes of %s, found %zu bytes of %s",
+                    i < n_in ? "input" : "output", i < n_in ? i : i - n_in, o->bytes, bk_dtype_name(o->dtype),
+                    t->bytes, bk_dtype_name(t->dtype));
             return BERTH_ERR_INVALID;
         }
     }
-    for (uint32_t i = 0; i < n_in; i++)
-        if (in[i].bytes) memcpy((uint8_t *)p->io.map + p->io_off[i], in[i].data, in[i].bytes);
+    for (uint32_t i = 0; i < n_in; i++) {
+        const berth_tensor *t = bk_tensor_at(in, i, p->tensor_size);
+        if (t->bytes) memcpy((uint8_t *)p->io.map + p->io_off[i], t->data, t->bytes);
+    }
     berth_status st = vk_submit_wait(p->dev, p->cmd, p->fence, err);
     if (st) return st;
     read_timer(p);
-    for (uint32_t i = 0; i < n_out; i++)
-        if (out[i].bytes) memcpy(out[i].data, (uint8_t *)p->io.map + p->io_off[n_in + i], out[i].bytes);
+    for (uint32_t i = 0; i < n_out; i++) {
+        const berth_tensor *t = bk_tensor_at(out, i, p->tensor_size);
+        if (t->bytes) memcpy(t->data, (uint8_t *)p->io.map + p->io_off[n_in + i], t->bytes);
+    }
     return BERTH_OK;
 }

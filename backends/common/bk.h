@@ -1,0 +1,201 @@
+/* The backend kit: what every berth backend module needs besides its
+ * kernels. Compiled into each module (backends/common/kit.cmake), so a
+ * module still links nothing from libberth. Pieces, by file:
+ *   bk_dtype.c   dtype names and sizes
+ *   bk_attr.c    attribute readers (also compiled into the engine)
+ *   bk_node.c    messages about a node, arity/dtype/shape checks
+ *   bk_ops.c     per-backend op tables indexed by berth_op_id; supports_op
+ *                and supports_node answered from them
+ *   bk_graph.c   graph desc size checks, native-layout view, topological order
+ *   bk_place.c   liveness-based placement of buffers in one arena
+ *   bk_upload.c  weight upload bookkeeping
+ *   bk_options.c declared options read into typed values
+ *   bk_entry.c   the exported entry, ABI negotiation, caps */
+#ifndef BERTH_BK_H
+#define BERTH_BK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "berth/backend.h"
+#include "berth/ops.h"
+#include "bk_attr.h"
+
+#define BK_NONE UINT32_MAX
+#define BK_BIT(t) (1u << (unsigned)(t))
+
+/* ---- dtypes ---- */
+size_t bk_dtype_size(berth_dtype t); /* bytes per element; 0 for 4-bit and invalid */
+const char *bk_dtype_name(berth_dtype t);
+/* Bytes of n elements (4-bit dtypes packed two per byte); 0 with *ok = 0
+ * for an invalid dtype. */
+size_t bk_dtype_bytes(berth_dtype t, size_t n, int *ok);
+
+/* ---- messages ---- */
+void bk_errf(berth_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void bk_dims_str(const int64_t *dims, uint32_t rank, char *buf, size_t cap);
+
+/* ---- one node of a graph ---- */
+typedef struct bk_node_ctx {
+    const berth_graph_desc *g; /* in native layout (bk_graph_view) */
+    const berth_node *node;
+    berth_error *err;
+} bk_node_ctx;
+
+static inline const berth_operand *bk_in(const bk_node_ctx *c, uint32_t i) {
+    return &c->g->operands[c->node->inputs[i]];
+}
+static inline const berth_operand *bk_out(const bk_node_ctx *c, uint32_t i) {
+    return &c->g->operands[c->node->outputs[i]];
+}
+/* "node 'NAME' (OP): ..."; bk_fail returns BERTH_ERR_INVALID, bk_refuse
+ * BERTH_ERR_UNSUPPORTED (valid, but this backend cannot run it). */
+berth_status bk_fail(const bk_node_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+berth_status bk_refuse(const bk_node_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+berth_status bk_check_counts(const bk_node_ctx *c, uint32_t in_min, uint32_t in_max, uint32_t n_out);
+/* Every input in [0, n_same) and output 0 share one dtype, which is in
+ * mask (else BERTH_ERR_UNSUPPORTED). */
+berth_status bk_check_same_dtype(const bk_node_ctx *c, uint32_t n_same, uint32_t mask);
+berth_status bk_check_out_dims(const bk_node_ctx *c, uint32_t out, uint32_t rank, const int64_t *dims);
+/* axis in [-rank, rank) into [0, rank). */
+berth_status bk_axis(const bk_node_ctx *c, int64_t a, uint32_t rank, const char *what, uint32_t *axis);
+/* Elements of an operand (SIZE_MAX on overflow). */
+size_t bk_numel(const berth_operand *o);
+
+/* The node's options, read with the backends' (lenient) rules. */
+berth_status bk_opt_int(const bk_node_ctx *c, const char *key, int64_t def, int64_t *out);
+berth_status bk_opt_float(const bk_node_ctx *c, const char *key, double def, double *out);
+berth_status bk_opt_bool(const bk_node_ctx *c, const char *key, int def, int *out);
+berth_status bk_opt_string(const bk_node_ctx *c, const char *key, const char *def, const char **out);
+berth_status bk_opt_ints(const bk_node_ctx *c, const char *key, int64_t *vals, int cap, int *n);
+berth_status bk_opt_floats(const bk_node_ctx *c, const char *key, double *vals, int cap, int *n);
+berth_status bk_opt_operand(const bk_node_ctx *c, const char *key, uint32_t *idx); /* BK_NONE: absent */
+const berth_attr *bk_opt_find(const bk_node_ctx *c, const char *key);
+
+/* ---- op tables ---- */
+/* What a backend says of one op: the dtypes of input 0 it takes (0: not
+ * registered) and an optional hook that refuses, with
+ * BERTH_ERR_UNSUPPORTED and the reason, a node its kernels cannot run. */
+typedef berth_status (*bk_check_fn)(const bk_node_ctx *c);
+typedef struct bk_op_caps {
+    uint32_t dtypes;
+    bk_check_fn check;
+} bk_op_caps;
+
+/* A backend's op table: an array of its own entry type, [BERTH_OP_COUNT]
+ * long, filled with designated initializers ([BERTH_OP_ADD] = {...}), each
+ * entry holding a bk_op_caps member named `caps`. */
+typedef struct bk_op_set {
+    const char *backend;
+    const void *table;
+    size_t stride, caps_off;
+} bk_op_set;
+#define BK_OP_SET(name, table, type) {name, table, sizeof(type), offsetof(type, caps)}
+
+/* The caps of op `id`, NULL when the backend does not register it. */
+const bk_op_caps *bk_op_caps_of(const bk_op_set *s, berth_op_id id);
+berth_status bk_supports_op(const bk_op_set *s, const char *op, berth_dtype dtype, berth_error *err);
+/* supports_node for any graph the host hands over (host strides). */
+berth_status bk_supports_node(const bk_op_set *s, const berth_graph_desc *g, uint32_t k, berth_error *err);
+/* At plan time, on a native graph: the node's op id after the same
+ * checks (op registered, dtype, arity and output dtype per ops.def, the
+ * check hook). */
+berth_status bk_node_op(const bk_op_set *s, const bk_node_ctx *c, berth_op_id *id);
+/* Arity and output dtype of a node against the op table (a guard: the
+ * host checks this before a backend sees a node). */
+berth_status bk_check_op_rules(const bk_node_ctx *c, berth_op_id id);
+
+/* ---- graph descs ---- */
+/* A graph desc in this build's layout: element sizes equal to sizeof.
+ * When the host's sizes already are, `g` points at its arrays; otherwise
+ * the kit copies the elements it knows. */
+typedef struct bk_graph {
+    berth_graph_desc g;
+    void *owned;
+} bk_graph;
+/* Checks struct_size >= BERTH_GRAPH_DESC_V1_MIN_SIZE, element sizes >=
+ * the V1 sizes, counts with arrays, every operand index in range and
+ * every operand's rank, dims and dtype; then makes the native view. */
+berth_status bk_graph_view(const berth_graph_desc *in, bk_graph *out, berth_error *err);
+void bk_graph_release(bk_graph *g);
+/* Calls fn for every operand node reads: inputs and operand options. */
+typedef void (*bk_use_fn)(void *ctx, uint32_t operand);
+void bk_node_reads(const berth_node *node, bk_use_fn fn, void *ctx);
+/* Topological order: each node reads only inputs, weights, constants and
+ * values written by an earlier node; each VALUE is written once; graph
+ * inputs are INPUTs and every graph output is available. */
+berth_status bk_graph_check_order(const berth_graph_desc *g, berth_error *err);
+
+/* Tensor i of a run() array laid out with the plan's tensor_size. */
+static inline berth_tensor *bk_tensor_at(const berth_tensor *base, uint32_t i, size_t size) {
+    return (berth_tensor *)(uintptr_t)((const char *)base + (size_t)i * size);
+}
+
+/* ---- arena placement ---- */
+typedef struct bk_span {
+    size_t size;         /* bytes */
+    int64_t first, last; /* steps during which it is live, inclusive */
+    size_t off;          /* out: offset in the arena */
+    uint32_t id;         /* the caller's */
+} bk_span;
+/* Gives every span an offset (a multiple of align, a power of two) such
+ * that spans live at the same step never overlap; reorders s. Returns
+ * the arena's size. */
+size_t bk_place(bk_span *s, size_t n, size_t align);
+
+/* ---- weights ---- */
+typedef struct bk_upload {
+    uint32_t n, count;
+    uint8_t *present;
+    uint64_t bytes;
+} bk_upload;
+/* Checks the info's struct_size and weight_desc_size, then allocates. */
+berth_status bk_upload_begin(bk_upload *u, const berth_upload_info *info, const char *backend, berth_error *err);
+/* The desc's id is in range and not uploaded yet, its bytes match its
+ * dtype and dims, and data is there. */
+berth_status bk_upload_check(const bk_upload *u, const berth_weight_desc *d, const void *data, const char *backend,
+                             berth_error *err);
+void bk_upload_mark(bk_upload *u, const berth_weight_desc *d);
+berth_status bk_upload_end(const bk_upload *u, const char *backend, berth_error *err);
+void bk_upload_free(bk_upload *u);
+
+/* ---- declared options ---- */
+typedef struct bk_option_value {
+    int set; /* given in the INI section, or a default */
+    int b;
+    int64_t i;
+    double f;
+    const char *s;
+} bk_option_value;
+/* Reads [backend.NAME] through host->option_at into vals[0..n) by the
+ * declarations (defaults first). Unknown keys and values that do not
+ * parse fail with BERTH_ERR_INVALID naming key, expected and found. */
+berth_status bk_options_read(const berth_host_services *host, const char *backend, const berth_option_decl *decls,
+                             uint32_t n, bk_option_value *vals, berth_error *err);
+
+/* ---- entry and table ---- */
+/* Negotiation. This kit serves ABI 1.1 to a host offering 2 or more and
+ * ABI 1.0 (the same verbs, the table marked abi_version 1) to a host
+ * offering 1: that is safe because every graph a 1.0 host sends is read
+ * through bk_graph_view with the 1.0 element sizes, and a 1.0 host never
+ * reads the 1.1 slots. Version 0, or host services smaller than 1.0's,
+ * get NULL and the reason. */
+const berth_backend *bk_entry(const berth_backend *v1_1, const berth_backend *v1_0, uint32_t host_abi_version,
+                              const berth_host_services *host, berth_error *why);
+/* Defines the two tables and the exported entry from one list of
+ * designated initializers (.name = ..., .open = ..., ...). */
+#define BK_BACKEND(...)                                                                                         \
+    static const berth_backend bk_table_v1_1 = {.abi_version = BERTH_BACKEND_ABI_V1_1,                      \
+                                                .struct_size = sizeof(berth_backend), __VA_ARGS__};          \
+    static const berth_backend bk_table_v1_0 = {.abi_version = BERTH_BACKEND_ABI_V1_0,                      \
+                                                .struct_size = sizeof(berth_backend), __VA_ARGS__};          \
+    BERTH_BACKEND_EXPORT const berth_backend *berth_backend_entry(uint32_t host_abi_version,                  \
+                                                                  const berth_host_services *host,            \
+                                                                  berth_error *why) {                        \
+        return bk_entry(&bk_table_v1_1, &bk_table_v1_0, host_abi_version, host, why);                         \
+    }
+/* caps: writes the fields that fit the host's struct_size. */
+berth_status bk_caps_fill(berth_caps *caps, const char *device_name, uint64_t memory_bytes, int unified,
+                          uint32_t dtype_mask, berth_error *err);
+
+#endif

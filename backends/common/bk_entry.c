@@ -1,0 +1,32 @@
+/* The exported entry's negotiation (see BK_BACKEND in bk.h) and caps. */
+#include "bk.h"
+
+const berth_backend *bk_entry(const berth_backend *v1_1, const berth_backend *v1_0, uint32_t host_abi_version,
+                              const berth_host_services *host, berth_error *why) {
+    if (host_abi_version < BERTH_BACKEND_ABI_V1_0) {
+        bk_errf(why, "%s backend speaks ABI version 1 (1.0) and version 2 (1.1); the host offers version %u", v1_1->name,
+                host_abi_version);
+        return NULL;
+    }
+    if (!host || host->struct_size < BERTH_HOST_SERVICES_V1_MIN_SIZE) {
+        bk_errf(why, "%s backend needs host services of at least %zu bytes, found %u", v1_1->name,
+                (size_t)BERTH_HOST_SERVICES_V1_MIN_SIZE, host ? host->struct_size : 0u);
+        return NULL;
+    }
+    return host_abi_version >= BERTH_BACKEND_ABI_V1_1 ? v1_1 : v1_0;
+}
+
+berth_status bk_caps_fill(berth_caps *caps, const char *device_name, uint64_t memory_bytes, int unified,
+                          uint32_t dtype_mask, berth_error *err) {
+    if (!caps) {
+        bk_errf(err, "caps called with no caps struct");
+        return BERTH_ERR_INVALID;
+    }
+#define FITS(field) (caps->struct_size >= offsetof(berth_caps, field) + sizeof caps->field)
+    if (FITS(device_name)) caps->device_name = device_name;
+    if (FITS(memory_bytes)) caps->memory_bytes = memory_bytes;
+    if (FITS(unified_memory)) caps->unified_memory = unified;
+    if (FITS(dtype_mask)) caps->dtype_mask = dtype_mask;
+#undef FITS
+    return BERTH_OK;
+}
