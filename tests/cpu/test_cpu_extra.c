@@ -26,9 +26,9 @@ static void test_prelu_logical_softsign(void) {
     }
     free(x), free(slope);
 
-    static const char *const ops[] = {"logicalAnd", "logicalOr", "logicalXor"};
+    static const char *const ops[] = {"logicalAnd", "logicalOr"};
     uint8_t a[4] = {0, 0, 7, 1}, b[2] = {0, 3}; /* b [2, 1] against a [2, 2] -> pairs (a[i], b[i/2]) */
-    for (int o = 0; o < 3; o++) {
+    for (int o = 0; o < 2; o++) {
         tgraph h = {0};
         uint32_t ai = tg_input(&h, "a", BERTH_DTYPE_U8, 2, DIMS(2, 2)), bi = tg_input(&h, "b", BERTH_DTYPE_U8, 2, DIMS(2, 1));
         uint32_t oi = tg_value(&h, "o", BERTH_DTYPE_U8, 2, DIMS(2, 2));
@@ -39,7 +39,7 @@ static void test_prelu_logical_softsign(void) {
         int ok = 1;
         for (int i = 0; i < 4; i++) {
             int p = a[i] != 0, q = b[i / 2] != 0;
-            ok &= out[i] == (o == 0 ? (p && q) : o == 1 ? (p || q) : (p != q));
+            ok &= out[i] == (o == 0 ? (p && q) : (p || q));
         }
         CHECK(ok);
     }

@@ -89,9 +89,9 @@ static void test_prelu_logical(void) {
     if (h_ok(&g, (void *const[]){xv, sv}, (void *const[]){yv})) h_close("prelu", yv, ref, 12);
     free(xv);
 
-    static const char *const ops[] = {"logicalAnd", "logicalOr", "logicalXor"};
+    static const char *const ops[] = {"logicalAnd", "logicalOr"};
     uint8_t a[10] = {0, 1, 2, 0, 1, 0, 7, 0, 1, 1}, b[5] = {1, 0, 1, 0, 3}, got[10];
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 2; k++) {
         tgraph g2 = {0};
         uint32_t ai = tg_input(&g2, "a", BERTH_DTYPE_U8, 2, DIMS(2, 5)), bi = tg_input(&g2, "b", BERTH_DTYPE_U8, 1, DIMS(5));
         uint32_t yi = tg_value(&g2, "y", BERTH_DTYPE_U8, 2, DIMS(2, 5));
@@ -101,7 +101,7 @@ static void test_prelu_logical(void) {
         int same = 1;
         for (int i = 0; i < 10; i++) {
             int p = a[i] != 0, q = b[i % 5] != 0;
-            same &= got[i] == (k == 0 ? (p && q) : k == 1 ? (p || q) : (p != q));
+            same &= got[i] == (k == 0 ? (p && q) : (p || q));
         }
         CHECK(same);
         h_same_as_cpu(ops[k], &g2, NULL, (void *const[]){a, b}, (void *const[]){got});
