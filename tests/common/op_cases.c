@@ -987,3 +987,17 @@ size_t oc_missing(const oc_result *results, const char *const *minimum, size_t n
     }
     return missing;
 }
+
+int oc_test_module(mh_module *m, const char *const *minimum, size_t n_minimum) {
+    oc_result *results = calloc(oc_count, sizeof *results);
+    if (!results) {
+        fprintf(stderr, "out of memory\n");
+        mh_unload(m);
+        return 1;
+    }
+    size_t failed = oc_run_all(m, results);
+    size_t missing = oc_missing(results, minimum, n_minimum);
+    free(results);
+    mh_unload(m);
+    return failed || missing ? 1 : 0;
+}

@@ -40,5 +40,8 @@ size_t oc_run_all(const mh_module *m, oc_result *results);
 /* The cases of `minimum` (names; one entry "*" means every case) that
  * did not pass, each printed; an unknown name counts as missing too. */
 size_t oc_missing(const oc_result *results, const char *const *minimum, size_t n_minimum);
+/* The whole table on an opened module, then the minimum; unloads the
+ * module. Returns the test's exit status: 0, or 1 on a failure. */
+int oc_test_module(mh_module *m, const char *const *minimum, size_t n_minimum);
 
 #endif

@@ -16,10 +16,5 @@ int main(void) {
         fprintf(stderr, "the cpu module did not open: %s\n", err.msg);
         return 1;
     }
-    oc_result *results = calloc(oc_count, sizeof *results);
-    size_t failed = oc_run_all(&m, results);
-    size_t missing = oc_missing(results, minimum, sizeof minimum / sizeof minimum[0]);
-    free(results);
-    mh_unload(&m);
-    return failed || missing ? 1 : 0;
+    return oc_test_module(&m, minimum, sizeof minimum / sizeof minimum[0]);
 }
