@@ -1,7 +1,6 @@
 /* The table of op cases (tests/common/op_cases.c) on the cpu module:
  * the cpu backend is the reference backend, so every case must pass. */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "op_cases.h"
 

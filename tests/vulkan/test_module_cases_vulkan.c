@@ -4,7 +4,6 @@
  * is reported, not failed; once it passes, add it here. Exits 77
  * (skipped) only when the machine has no Vulkan device at all. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "op_cases.h"
