@@ -41,6 +41,17 @@ typedef struct bk_node_ctx {
     const berth_node *node;
     berth_error *err;
 } bk_node_ctx;
+/* The first member of a module's plan-time context: the kit's node
+ * context, also reachable as c->g, c->node and c->err. */
+#define BK_NODE_CTX_HEAD                       \
+    union {                                    \
+        bk_node_ctx bk;                        \
+        struct {                               \
+            const berth_graph_desc *g;         \
+            const berth_node *node;            \
+            berth_error *err;                  \
+        };                                     \
+    }
 
 static inline const berth_operand *bk_in(const bk_node_ctx *c, uint32_t i) {
     return &c->g->operands[c->node->inputs[i]];
@@ -97,6 +108,19 @@ const bk_op_caps *bk_op_caps_of(const bk_op_set *s, berth_op_id id);
 berth_status bk_supports_op(const bk_op_set *s, const char *op, berth_dtype dtype, berth_error *err);
 /* supports_node for any graph the host hands over (host strides). */
 berth_status bk_supports_node(const bk_op_set *s, const berth_graph_desc *g, uint32_t k, berth_error *err);
+/* A module's supports_op and supports_node verbs (static functions
+ * PREFIX_supports_op and PREFIX_supports_node), answered from its set. */
+#define BK_SUPPORTS_VERBS(prefix, set)                                                                        \
+    static berth_status prefix##_supports_op(berth_device *dev, const char *op, berth_dtype dtype,            \
+                                             berth_error *err) {                                            \
+        (void)dev;                                                                                           \
+        return bk_supports_op(&(set), op, dtype, err);                                                       \
+    }                                                                                                        \
+    static berth_status prefix##_supports_node(berth_device *dev, const berth_graph_desc *g, uint32_t k,      \
+                                               berth_error *err) {                                          \
+        (void)dev;                                                                                           \
+        return bk_supports_node(&(set), g, k, err);                                                          \
+    }
 /* At plan time, on a native graph: the node's op id after the same
  * checks (op registered, dtype, arity and output dtype per ops.def, the
  * check hook). */
@@ -118,6 +142,12 @@ typedef struct bk_graph {
  * every operand's rank, dims and dtype; then makes the native view. */
 berth_status bk_graph_view(const berth_graph_desc *in, bk_graph *out, berth_error *err);
 void bk_graph_release(bk_graph *g);
+/* A module's plan verb: fn runs on the native view of g, which is
+ * released afterwards. */
+typedef berth_status (*bk_plan_fn)(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
+                                   berth_error *err);
+berth_status bk_plan_native(bk_plan_fn fn, berth_device *dev, berth_weights *w, const berth_graph_desc *g,
+                            berth_plan **out, berth_error *err);
 /* Calls fn for every operand node reads: inputs and operand options. */
 typedef void (*bk_use_fn)(void *ctx, uint32_t operand);
 void bk_node_reads(const berth_node *node, bk_use_fn fn, void *ctx);

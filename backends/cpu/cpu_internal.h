@@ -123,14 +123,7 @@ static inline uint8_t *cpu_scratch(const berth_plan *p, const cpu_node *n) {
  * The kit's node context (graph, node, error) is the first member, so op
  * code reads c->g, c->node, c->err and hands &c->bk to the kit. */
 typedef struct cpu_prep {
-    union {
-        bk_node_ctx bk;
-        struct {
-            const berth_graph_desc *g;
-            const berth_node *node;
-            berth_error *err;
-        };
-    };
+    BK_NODE_CTX_HEAD;
     berth_plan *plan;
     cpu_node *cn;
 } cpu_prep;

@@ -236,15 +236,9 @@ fail:
     return st;
 }
 
-berth_status cpu_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g,
-                             berth_plan **out, berth_error *err) {
-    *out = NULL;
-    bk_graph view;
-    berth_status st = bk_graph_view(g, &view, err);
-    if (st) return st;
-    st = plan_graph(dev, w, &view.g, out, err);
-    bk_graph_release(&view);
-    return st;
+berth_status cpu_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
+                            berth_error *err) {
+    return bk_plan_native(plan_graph, dev, w, g, out, err);
 }
 
 void cpu_plan_free(berth_plan *p) {

@@ -175,17 +175,8 @@ typedef struct berth_plan {
 /* ---- plan-time contract for ops ---- */
 /* The kit's node context (graph, node, error) is the first member, so op
  * code reads c->g, c->node, c->err and hands &c->bk to the kit. */
-/* The kit's node context (graph, node, error) is the first member, so op
- * code reads c->g, c->node, c->err and hands &c->bk to the kit. */
 typedef struct vk_prep {
-    union {
-        bk_node_ctx bk;
-        struct {
-            const berth_graph_desc *g;
-            const berth_node *node;
-            berth_error *err;
-        };
-    };
+    BK_NODE_CTX_HEAD;
     uint32_t k; /* node index */
     berth_plan *plan;
 } vk_prep;

@@ -268,13 +268,7 @@ fail:
 
 berth_status vk_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
                             berth_error *err) {
-    *out = NULL;
-    bk_graph view;
-    berth_status st = bk_graph_view(g, &view, err);
-    if (st) return st;
-    st = plan_graph(dev, w, &view.g, out, err);
-    bk_graph_release(&view);
-    return st;
+    return bk_plan_native(plan_graph, dev, w, g, out, err);
 }
 
 void vk_plan_free(berth_plan *p) {
