@@ -83,6 +83,40 @@ berth_status bk_opt_floats(const bk_node_ctx *c, const char *key, double *vals, 
 berth_status bk_opt_operand(const bk_node_ctx *c, const char *key, uint32_t *idx); /* BK_NONE: absent */
 const berth_attr *bk_opt_find(const bk_node_ctx *c, const char *key);
 
+/* ---- node parameters both modules decode (bk_params.c) ----
+ * Shapes, dtypes and option types are the host's to check (see
+ * berth_graph_desc); these read what a kernel needs and fail only on what
+ * no rule of the host covers. */
+/* Input 0 split around option "axis" (default def): [outer, extent, inner]. */
+typedef struct bk_axis_geom {
+    uint32_t axis;
+    uint64_t outer, extent, inner;
+} bk_axis_geom;
+berth_status bk_param_axis(const bk_node_ctx *c, int64_t def, bk_axis_geom *g);
+/* gather, gatherElements, scatterElements: the axis geometry of input 0,
+ * failing when indices (input 1) would index an empty axis. */
+berth_status bk_param_index_axis(const bk_node_ctx *c, bk_axis_geom *g);
+/* Check hook part: indices (input 1) are int32 or int64. */
+berth_status bk_check_indices(const bk_node_ctx *c);
+/* Numpy broadcasting of inputs [0, n) into output 0, collapsed: size-1
+ * dims dropped and neighbours contiguous for every input merged, with
+ * per-input element strides (0 where an input repeats); rank >= 1. */
+typedef struct bk_bcast {
+    uint32_t rank;
+    int64_t dims[BERTH_MAX_RANK];
+    int64_t strides[3][BERTH_MAX_RANK];
+} bk_bcast;
+void bk_bcast_of(const bk_node_ctx *c, uint32_t n, bk_bcast *b);
+/* resample2d: mode, the two resampled axes (increasing, else refused)
+ * and the scales, given or from the shapes. */
+typedef struct bk_resample {
+    int linear;
+    uint32_t a0, a1;
+    double sh, sw;
+    uint64_t outer, mid, inner;
+} bk_resample;
+berth_status bk_param_resample(const bk_node_ctx *c, bk_resample *r);
+
 /* ---- op tables ---- */
 /* What a backend says of one op: the dtypes of input 0 it takes (0: not
  * registered) and an optional hook that refuses, with

@@ -175,45 +175,16 @@ static void rs_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_resample2d(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0), *y = cpu_out(c, 0);
-    const char *mode;
-    int64_t axes[2];
-    double scales[2];
-    int n_sc;
-    if ((st = bk_opt_string(&c->bk, "mode", "nearest-neighbor", &mode)) || (st = ints_n(c, "axes", 2, 0, axes)) ||
-        (st = bk_opt_floats(&c->bk, "scales", scales, 2, &n_sc)))
-        return st;
-    if (bk_opt_find(&c->bk, "axes") == NULL) axes[0] = 2, axes[1] = 3;
-    int linear = strcmp(mode, "linear") == 0;
-    if (!linear && strcmp(mode, "nearest-neighbor") != 0)
-        return bk_fail(&c->bk, "mode: expected nearest-neighbor or linear, found '%s'", mode);
-    uint32_t a0, a1;
-    if ((st = bk_axis(&c->bk, axes[0], x->rank, "axes value", &a0)) || (st = bk_axis(&c->bk, axes[1], x->rank, "axes value", &a1)))
-        return st;
-    if (a0 >= a1) return bk_fail(&c->bk, "axes: expected two increasing axes, found [%lld, %lld]", (long long)axes[0], (long long)axes[1]);
-    if (y->rank != x->rank) return bk_fail(&c->bk, "output rank %u differs from input rank %u", y->rank, x->rank);
-    for (uint32_t d = 0; d < x->rank; d++)
-        if (d != a0 && d != a1 && y->dims[d] != x->dims[d])
-            return bk_fail(&c->bk, "output dim %u is %lld, expected %lld (only the resampled axes change)", d,
-                            (long long)y->dims[d], (long long)x->dims[d]);
-    if (x->dims[a0] == 0 || x->dims[a1] == 0) return bk_fail(&c->bk, "cannot resample an empty axis");
-    if (n_sc >= 0 && n_sc != 2) return bk_fail(&c->bk, "scales: expected 2 values, found %d", n_sc);
+    bk_resample r;
+    berth_status st = bk_param_resample(&c->bk, &r);
+    if (st) return st;
     rs_params *R = cpu_params(c, sizeof *R);
     if (!R) return BERTH_ERR_NOMEM;
-    R->linear = linear;
-    R->outer = 1, R->mid = 1, R->inner = 1;
-    for (uint32_t d = 0; d < a0; d++) R->outer *= x->dims[d];
-    for (uint32_t d = a0 + 1; d < a1; d++) R->mid *= x->dims[d];
-    for (uint32_t d = a1 + 1; d < x->rank; d++) R->inner *= x->dims[d];
-    R->h = x->dims[a0], R->w = x->dims[a1], R->oh = y->dims[a0], R->ow = y->dims[a1];
-    /* scales when given and sizes are not; otherwise the output's own ratio */
-    int use_scales = n_sc == 2 && bk_opt_find(&c->bk, "sizes") == NULL;
-    R->sh = use_scales ? scales[0] : (double)R->oh / (double)R->h;
-    R->sw = use_scales ? scales[1] : (double)R->ow / (double)R->w;
-    if (!(R->sh > 0) || !(R->sw > 0)) return bk_fail(&c->bk, "scales must be positive");
+    R->linear = r.linear;
+    R->outer = (int64_t)r.outer, R->mid = (int64_t)r.mid, R->inner = (int64_t)r.inner;
+    R->h = x->dims[r.a0], R->w = x->dims[r.a1], R->oh = y->dims[r.a0], R->ow = y->dims[r.a1];
+    R->sh = r.sh, R->sw = r.sw;
     c->cn->exec = rs_exec;
     return BERTH_OK;
 }

@@ -305,25 +305,9 @@ berth_status cpu_prep_gather(cpu_prep *c) {
     berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0), *ix = cpu_in(c, 1);
-    if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
-        return bk_fail(&c->bk, "indices: expected int32 or int64, found %s", bk_dtype_name(ix->dtype));
-    if (cpu_out(c, 0)->dtype != x->dtype || !bk_dtype_size(x->dtype))
-        return bk_fail(&c->bk, "output: expected dtype %s, found %s", bk_dtype_name(x->dtype),
-                        bk_dtype_name(cpu_out(c, 0)->dtype));
-    int64_t a;
-    uint32_t axis;
-    st = bk_opt_int(&c->bk, "axis", 0, &a);
-    if (!st) st = bk_axis(&c->bk, a, x->rank, "axis", &axis);
-    if (st) return st;
-    int64_t od[BERTH_MAX_RANK * 2];
-    uint32_t r = 0;
-    for (uint32_t d = 0; d < axis; d++) od[r++] = x->dims[d];
-    for (uint32_t d = 0; d < ix->rank; d++) od[r++] = ix->dims[d];
-    for (uint32_t d = axis + 1; d < x->rank; d++) od[r++] = x->dims[d];
-    if (r > BERTH_MAX_RANK) return bk_fail(&c->bk, "output rank %u exceeds %d", r, BERTH_MAX_RANK);
-    st = bk_check_out_dims(&c->bk, 0, r, od);
-    if (st) return st;
-    if (x->dims[axis] == 0 && ix->numel > 0) return bk_fail(&c->bk, "gathering from an empty axis %u", axis);
+    bk_axis_geom ag;
+    if ((st = bk_param_index_axis(&c->bk, &ag))) return st;
+    uint32_t axis = ag.axis;
     gather_params *gp = cpu_params(c, sizeof *gp);
     if (!gp) return BERTH_ERR_NOMEM;
     gp->outer = 1, gp->inner = 1;

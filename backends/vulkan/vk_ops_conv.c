@@ -313,44 +313,11 @@ berth_status vk_prep_pool2d(vk_prep *c) {
 }
 
 berth_status vk_prep_resample2d(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
     const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
-    const char *mode;
-    int64_t axes[2] = {2, 3};
-    int n_sc = -1;
-    double scales[2] = {1, 1};
-    if ((st = bk_opt_string(&c->bk, "mode", "nearest-neighbor", &mode)) || (st = ints_n(c, "axes", 2, 0, axes))) return st;
-    const berth_attr *sc = bk_opt_find(&c->bk, "scales");
-    if (sc && sc->type == BERTH_ATTR_FLOATS && sc->count == 2 && sc->floats) {
-        scales[0] = sc->floats[0], scales[1] = sc->floats[1], n_sc = 2;
-    } else if (sc && sc->type == BERTH_ATTR_INTS && sc->count == 2 && sc->ints) {
-        scales[0] = (double)sc->ints[0], scales[1] = (double)sc->ints[1], n_sc = 2;
-    } else if (sc && sc->type != BERTH_ATTR_NULL) {
-        return bk_fail(&c->bk, "scales: expected 2 numbers");
-    }
-    int linear = strcmp(mode, "linear") == 0;
-    if (!linear && strcmp(mode, "nearest-neighbor") != 0)
-        return bk_fail(&c->bk, "mode: expected nearest-neighbor or linear, found '%s'", mode);
-    if (bk_opt_find(&c->bk, "axes") == NULL) axes[0] = 2, axes[1] = 3; /* WebNN's default */
-    uint32_t a0, a1;
-    if ((st = bk_axis(&c->bk, axes[0], x->rank, "axes value", &a0)) || (st = bk_axis(&c->bk, axes[1], x->rank, "axes value", &a1)))
-        return st;
-    if (a0 >= a1) return bk_fail(&c->bk, "axes: expected two increasing axes, found [%lld, %lld]", (long long)axes[0], (long long)axes[1]);
-    if (y->rank != x->rank) return bk_fail(&c->bk, "output rank %u differs from input rank %u", y->rank, x->rank);
-    for (uint32_t d = 0; d < x->rank; d++)
-        if (d != a0 && d != a1 && y->dims[d] != x->dims[d])
-            return bk_fail(&c->bk, "output dim %u is %lld, expected %lld (only the resampled axes change)", d,
-                           (long long)y->dims[d], (long long)x->dims[d]);
-    if (x->dims[a0] == 0 || x->dims[a1] == 0) return bk_fail(&c->bk, "cannot resample an empty axis");
-    uint64_t mid = 1, inner = 1;
-    for (uint32_t d = a0 + 1; d < a1; d++) mid *= (uint64_t)x->dims[d];
-    for (uint32_t d = a1 + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
-    int use_scales = n_sc == 2 && bk_opt_find(&c->bk, "sizes") == NULL;
-    double sh = use_scales ? scales[0] : (double)y->dims[a0] / (double)x->dims[a0];
-    double sw = use_scales ? scales[1] : (double)y->dims[a1] / (double)x->dims[a1];
-    if (!(sh > 0) || !(sw > 0)) return bk_fail(&c->bk, "scales must be positive");
+    bk_resample r;
+    berth_status st = bk_param_resample(&c->bk, &r);
+    if (st) return st;
+    uint32_t a0 = r.a0, a1 = r.a1;
     if (y->numel == 0) return BERTH_OK;
     if (x->numel > UINT32_MAX || y->numel > UINT32_MAX)
         return bk_refuse(&c->bk, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
@@ -364,11 +331,11 @@ berth_status vk_prep_resample2d(vk_prep *c) {
     d->pc[2] = (uint32_t)x->dims[a1];
     d->pc[3] = (uint32_t)y->dims[a0];
     d->pc[4] = (uint32_t)y->dims[a1];
-    d->pc[5] = (uint32_t)mid;
-    d->pc[6] = (uint32_t)inner;
-    d->pc[7] = vk_f2u((float)sh);
-    d->pc[8] = vk_f2u((float)sw);
-    d->pc[9] = (uint32_t)linear;
+    d->pc[5] = (uint32_t)r.mid;
+    d->pc[6] = (uint32_t)r.inner;
+    d->pc[7] = vk_f2u((float)r.sh);
+    d->pc[8] = vk_f2u((float)r.sw);
+    d->pc[9] = (uint32_t)r.linear;
     d->groups[0] = vk_groups(y->numel, 256);
     return BERTH_OK;
 }

@@ -120,21 +120,9 @@ berth_status vk_prep_gather_elements(vk_prep *c) {
     if (!st) st = word_type(c, &words);
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0), *ix = vk_in(c, 1);
-    if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
-        return bk_fail(&c->bk, "indices: expected int32 or int64, found %s", bk_dtype_name(ix->dtype));
-    int64_t a;
-    uint32_t axis;
-    if ((st = bk_opt_int(&c->bk, "axis", 0, &a)) || (st = bk_axis(&c->bk, a, x->rank, "axis", &axis))) return st;
-    int ok = ix->rank == x->rank;
-    for (uint32_t d = 0; ok && d < x->rank; d++) ok = d == axis || ix->dims[d] == x->dims[d];
-    if (!ok) {
-        char sx[128], si[128];
-        bk_dims_str(x->dims, x->rank, sx, sizeof sx);
-        bk_dims_str(ix->dims, ix->rank, si, sizeof si);
-        return bk_fail(&c->bk, "indices %s: expected the input's dims %s except along axis %u", si, sx, axis);
-    }
-    if (x->dims[axis] == 0 && ix->numel) return bk_fail(&c->bk, "gathering from an empty axis %u", axis);
-    if ((st = bk_check_out_dims(&c->bk, 0, ix->rank, ix->dims))) return st;
+    bk_axis_geom ag;
+    if ((st = bk_param_index_axis(&c->bk, &ag))) return st;
+    uint32_t axis = ag.axis;
     if (ix->numel == 0) return BERTH_OK;
     if (x->numel * words > UINT32_MAX || ix->numel * words > UINT32_MAX || x->dims[axis] > INT32_MAX)
         return bk_refuse(&c->bk, "tensors above 2^32 words exceed the shaders' 32-bit indexing");
@@ -168,24 +156,10 @@ berth_status vk_prep_scatter_elements(vk_prep *c) {
     berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
     if (!st) st = word_type(c, &words);
     if (st) return st;
-    const vk_opnd *x = vk_in(c, 0), *ix = vk_in(c, 1), *up = vk_in(c, 2);
-    if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
-        return bk_fail(&c->bk, "indices: expected int32 or int64, found %s", bk_dtype_name(ix->dtype));
-    int64_t a;
-    uint32_t axis;
-    if ((st = bk_opt_int(&c->bk, "axis", 0, &a)) || (st = bk_axis(&c->bk, a, x->rank, "axis", &axis))) return st;
-    int ok = ix->rank == x->rank && up->rank == ix->rank && up->dtype == x->dtype;
-    for (uint32_t d = 0; ok && d < x->rank; d++) ok = (d == axis || ix->dims[d] == x->dims[d]) && up->dims[d] == ix->dims[d];
-    if (!ok) {
-        char sx[128], si[128], su[128];
-        bk_dims_str(x->dims, x->rank, sx, sizeof sx);
-        bk_dims_str(ix->dims, ix->rank, si, sizeof si);
-        bk_dims_str(up->dims, up->rank, su, sizeof su);
-        return bk_fail(&c->bk, "input %s, indices %s and updates %s (%s) do not agree along axis %u", sx, si, su,
-                       bk_dtype_name(up->dtype), axis);
-    }
-    if (x->dims[axis] == 0 && ix->numel) return bk_fail(&c->bk, "scattering into an empty axis %u", axis);
-    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
+    const vk_opnd *x = vk_in(c, 0), *ix = vk_in(c, 1);
+    bk_axis_geom ag;
+    if ((st = bk_param_index_axis(&c->bk, &ag))) return st;
+    uint32_t axis = ag.axis;
     if (x->numel == 0) return BERTH_OK;
     if (x->numel * words > UINT32_MAX || ix->numel * 2 > UINT32_MAX || x->dims[axis] > INT32_MAX)
         return bk_refuse(&c->bk, "tensors above 2^32 words exceed the shaders' 32-bit indexing");

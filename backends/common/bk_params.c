@@ -1,0 +1,107 @@
+/* Node parameters both modules need, decoded once from the native graph:
+ * axis geometry, broadcasting, resampling. Host-checked rules are not
+ * checked again here. */
+#include <string.h>
+
+#include "bk.h"
+
+static void split_at(const berth_operand *x, uint32_t axis, bk_axis_geom *g) {
+    g->axis = axis;
+    g->outer = g->inner = 1;
+    for (uint32_t d = 0; d < axis; d++) g->outer *= (uint64_t)x->dims[d];
+    for (uint32_t d = axis + 1; d < x->rank; d++) g->inner *= (uint64_t)x->dims[d];
+    g->extent = x->rank ? (uint64_t)x->dims[axis] : 1;
+}
+
+berth_status bk_param_axis(const bk_node_ctx *c, int64_t def, bk_axis_geom *g) {
+    const berth_operand *x = bk_in(c, 0);
+    int64_t a;
+    uint32_t axis;
+    berth_status st = bk_opt_int(c, "axis", def, &a);
+    if (!st) st = bk_axis(c, a, x->rank, "axis", &axis);
+    if (st) return st;
+    split_at(x, axis, g);
+    return BERTH_OK;
+}
+
+berth_status bk_param_index_axis(const bk_node_ctx *c, bk_axis_geom *g) {
+    berth_status st = bk_param_axis(c, 0, g);
+    if (st) return st;
+    if (g->extent == 0 && bk_numel(bk_in(c, 1)))
+        return bk_fail(c, "indexing into an empty axis %u", g->axis);
+    return BERTH_OK;
+}
+
+berth_status bk_check_indices(const bk_node_ctx *c) {
+    berth_dtype t = bk_in(c, 1)->dtype;
+    if (t != BERTH_DTYPE_I32 && t != BERTH_DTYPE_I64)
+        return bk_refuse(c, "indices: expected int32 or int64, found %s", bk_dtype_name(t));
+    return BERTH_OK;
+}
+
+void bk_bcast_of(const bk_node_ctx *c, uint32_t n, bk_bcast *b) {
+    const berth_operand *y = bk_out(c, 0);
+    uint32_t rank = y->rank;
+    int64_t strides[3][BERTH_MAX_RANK];
+    for (uint32_t k = 0; k < n; k++) {
+        const berth_operand *x = bk_in(c, k);
+        int64_t s = 1;
+        for (int d = (int)rank - 1; d >= 0; d--) {
+            int64_t at = d - (int64_t)(rank - x->rank);
+            int64_t e = at < 0 ? 1 : x->dims[at];
+            strides[k][d] = e == 1 ? 0 : s;
+            s *= e;
+        }
+    }
+    memset(b, 0, sizeof *b);
+    uint32_t r = 0;
+    for (uint32_t d = 0; d < rank; d++) {
+        if (y->dims[d] == 1) continue;
+        int merge = r > 0;
+        for (uint32_t k = 0; k < n && merge; k++)
+            if (b->strides[k][r - 1] != strides[k][d] * y->dims[d]) merge = 0;
+        if (merge) {
+            b->dims[r - 1] *= y->dims[d];
+            for (uint32_t k = 0; k < n; k++) b->strides[k][r - 1] = strides[k][d];
+            continue;
+        }
+        b->dims[r] = y->dims[d];
+        for (uint32_t k = 0; k < n; k++) b->strides[k][r] = strides[k][d];
+        r++;
+    }
+    if (r == 0) { /* a scalar, or all ones */
+        b->dims[0] = 1;
+        r = 1;
+    }
+    b->rank = r;
+}
+
+berth_status bk_param_resample(const bk_node_ctx *c, bk_resample *r) {
+    const berth_operand *x = bk_in(c, 0), *y = bk_out(c, 0);
+    const char *mode;
+    int64_t axes[2] = {2, 3}; /* WebNN's default */
+    double scales[2];
+    int n_ax, n_sc;
+    berth_status st = bk_opt_string(c, "mode", "nearest-neighbor", &mode);
+    if (!st) st = bk_opt_ints(c, "axes", axes, 2, &n_ax);
+    if (!st) st = bk_opt_floats(c, "scales", scales, 2, &n_sc);
+    if (st) return st;
+    if (n_ax < 0) axes[0] = 2, axes[1] = 3;
+    memset(r, 0, sizeof *r);
+    r->linear = strcmp(mode, "linear") == 0;
+    if ((st = bk_axis(c, axes[0], x->rank, "axes value", &r->a0)) ||
+        (st = bk_axis(c, axes[1], x->rank, "axes value", &r->a1)))
+        return st;
+    if (r->a0 >= r->a1)
+        return bk_refuse(c, "axes: resamples two increasing axes, found [%lld, %lld]", (long long)axes[0],
+                         (long long)axes[1]);
+    if (x->dims[r->a0] == 0 || x->dims[r->a1] == 0) return bk_fail(c, "cannot resample an empty axis");
+    r->outer = r->mid = r->inner = 1;
+    for (uint32_t d = 0; d < r->a0; d++) r->outer *= (uint64_t)x->dims[d];
+    for (uint32_t d = r->a0 + 1; d < r->a1; d++) r->mid *= (uint64_t)x->dims[d];
+    for (uint32_t d = r->a1 + 1; d < x->rank; d++) r->inner *= (uint64_t)x->dims[d];
+    int use_scales = n_sc == 2 && bk_opt_find(c, "sizes") == NULL;
+    r->sh = use_scales ? scales[0] : (double)y->dims[r->a0] / (double)x->dims[r->a0];
+    r->sw = use_scales ? scales[1] : (double)y->dims[r->a1] / (double)x->dims[r->a1];
+    return BERTH_OK;
+}
