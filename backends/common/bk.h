@@ -116,6 +116,22 @@ typedef struct bk_resample {
     uint64_t outer, mid, inner;
 } bk_resample;
 berth_status bk_param_resample(const bk_node_ctx *c, bk_resample *r);
+/* quantizeLinear / dequantizeLinear: scale and zeroPoint right-aligned
+ * against input 0; element i of dim d reads block i / block[d], the
+ * blocks of dim d stepping by sstride[d] in the scale (0: one block). */
+typedef struct bk_quant {
+    berth_dtype qtype; /* the integer side */
+    uint32_t rank;
+    int64_t dims[BERTH_MAX_RANK], block[BERTH_MAX_RANK], sstride[BERTH_MAX_RANK];
+} bk_quant;
+void bk_param_quant(const bk_node_ctx *c, int quantize, bk_quant *q);
+/* Check hook part: the integer side's dtype is in mask. */
+berth_status bk_check_quant_int(const bk_node_ctx *c, int quantize, uint32_t mask);
+/* Option "axes" of input 0 in the given order, into [0, rank); absent:
+ * every axis from `from` on. mask: their bits. */
+berth_status bk_param_axes(const bk_node_ctx *c, uint32_t from, uint32_t *axes, int *n, uint32_t *mask);
+/* slice: starts and strides (default 1) per dim of input 0. */
+berth_status bk_param_slice(const bk_node_ctx *c, int64_t *starts, int64_t *steps);
 
 /* ---- op tables ---- */
 /* What a backend says of one op: the dtypes of input 0 it takes (0: not

@@ -105,3 +105,55 @@ berth_status bk_param_resample(const bk_node_ctx *c, bk_resample *r) {
     r->sw = use_scales ? scales[1] : (double)y->dims[r->a1] / (double)x->dims[r->a1];
     return BERTH_OK;
 }
+
+void bk_param_quant(const bk_node_ctx *c, int quantize, bk_quant *q) {
+    const berth_operand *x = bk_in(c, 0), *s = bk_in(c, 1);
+    memset(q, 0, sizeof *q);
+    q->qtype = quantize ? bk_out(c, 0)->dtype : x->dtype;
+    q->rank = x->rank;
+    int64_t stride = 1;
+    for (int d = (int)x->rank - 1; d >= 0; d--) {
+        int sd = d - (int)(x->rank - s->rank);
+        int64_t ext = sd < 0 ? 1 : s->dims[sd];
+        q->dims[d] = x->dims[d];
+        q->block[d] = ext > 0 && x->dims[d] > 0 ? x->dims[d] / ext : 1;
+        q->sstride[d] = ext == 1 ? 0 : stride;
+        stride *= ext;
+    }
+}
+
+berth_status bk_check_quant_int(const bk_node_ctx *c, int quantize, uint32_t mask) {
+    berth_dtype t = quantize ? bk_out(c, 0)->dtype : bk_in(c, 0)->dtype;
+    if (!(mask & BK_BIT(t))) return bk_refuse(c, "integer side of dtype %s is not supported", bk_dtype_name(t));
+    return BERTH_OK;
+}
+
+berth_status bk_param_axes(const bk_node_ctx *c, uint32_t from, uint32_t *axes, int *n, uint32_t *mask) {
+    const berth_operand *x = bk_in(c, 0);
+    int64_t raw[BERTH_MAX_RANK];
+    berth_status st = bk_opt_ints(c, "axes", raw, BERTH_MAX_RANK, n);
+    if (st) return st;
+    *mask = 0;
+    if (*n < 0) {
+        *n = 0;
+        for (uint32_t d = from; d < x->rank; d++) raw[(*n)++] = d;
+    }
+    for (int i = 0; i < *n; i++) {
+        if ((st = bk_axis(c, raw[i], x->rank, "axes value", &axes[i]))) return st;
+        *mask |= 1u << axes[i];
+    }
+    return BERTH_OK;
+}
+
+berth_status bk_param_slice(const bk_node_ctx *c, int64_t *starts, int64_t *steps) {
+    uint32_t rank = bk_in(c, 0)->rank;
+    int ns, nt;
+    berth_status st = bk_opt_ints(c, "starts", starts, BERTH_MAX_RANK, &ns);
+    if (!st) st = bk_opt_ints(c, "strides", steps, BERTH_MAX_RANK, &nt);
+    if (st) return st;
+    for (uint32_t d = 0; d < rank; d++) {
+        if (nt < 0) steps[d] = 1;
+        if (ns < 0) starts[d] = 0;
+    }
+    return BERTH_OK;
+}

@@ -50,15 +50,7 @@ berth_status cpu_prep_tile(cpu_prep *c) {
     if (!st) st = same_dtype_io(c);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
-    int64_t reps[BERTH_MAX_RANK], od[BERTH_MAX_RANK];
-    int n;
-    if ((st = bk_opt_ints(&c->bk, "repetitions", reps, BERTH_MAX_RANK, &n))) return st;
-    if (n != (int)x->rank) return bk_fail(&c->bk, "repetitions: expected %u values, found %d", x->rank, n);
-    for (uint32_t d = 0; d < x->rank; d++) {
-        if (reps[d] < 1) return bk_fail(&c->bk, "repetitions[%u]: expected >= 1, found %lld", d, (long long)reps[d]);
-        od[d] = x->dims[d] * reps[d];
-    }
-    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, od))) return st;
+    const int64_t *od = cpu_out(c, 0)->dims;
     idx_params *T = cpu_params(c, sizeof *T);
     if (!T) return BERTH_ERR_NOMEM;
     T->rank = x->rank;

@@ -134,29 +134,12 @@ berth_status cpu_prep_slice(cpu_prep *c) {
     berth_status st = strided_begin(c, &s);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
-    int64_t starts[BERTH_MAX_RANK], sizes[BERTH_MAX_RANK], steps[BERTH_MAX_RANK], xs[BERTH_MAX_RANK];
-    int ns, nz, nt;
-    st = bk_opt_ints(&c->bk, "starts", starts, BERTH_MAX_RANK, &ns);
-    if (!st) st = bk_opt_ints(&c->bk, "sizes", sizes, BERTH_MAX_RANK, &nz);
-    if (!st) st = bk_opt_ints(&c->bk, "strides", steps, BERTH_MAX_RANK, &nt);
-    if (st) return st;
-    if (ns != (int)x->rank || nz != (int)x->rank)
-        return bk_fail(&c->bk, "starts and sizes: expected %u values each, found %d and %d", x->rank, ns, nz);
-    if (nt < 0)
-        for (uint32_t d = 0; d < x->rank; d++) steps[d] = 1;
-    else if (nt != (int)x->rank)
-        return bk_fail(&c->bk, "strides: expected %u values, found %d", x->rank, nt);
+    int64_t starts[BERTH_MAX_RANK], steps[BERTH_MAX_RANK], xs[BERTH_MAX_RANK];
+    if ((st = bk_param_slice(&c->bk, starts, steps))) return st;
     contiguous_strides(x, xs);
-    /* sizes[d] is the window [start, start + size) the slice reads, as in
-     * WebNN and the engine's shape rule; the output keeps every stride-th
-     * element of it, ceil(size / stride) of them. */
     int64_t out[BERTH_MAX_RANK];
     for (uint32_t d = 0; d < x->rank; d++) {
-        if (steps[d] < 1) return bk_fail(&c->bk, "strides[%u]: expected >= 1, found %lld", d, (long long)steps[d]);
-        if (starts[d] < 0 || sizes[d] < 0 || starts[d] > x->dims[d] || sizes[d] > x->dims[d] - starts[d])
-            return bk_fail(&c->bk, "dim %u: start %lld and size %lld exceed the input extent %lld", d,
-                            (long long)starts[d], (long long)sizes[d], (long long)x->dims[d]);
-        out[d] = (sizes[d] + steps[d] - 1) / steps[d];
+        out[d] = cpu_out(c, 0)->dims[d];
         s->dims[d] = out[d];
         s->stride[d] = xs[d] * steps[d];
         s->base += starts[d] * xs[d];

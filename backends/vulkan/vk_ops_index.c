@@ -6,19 +6,10 @@
 #include "vk_internal.h"
 
 static berth_status axis_line(vk_prep *c, uint32_t *axis, uint64_t *lines, uint64_t *inner) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    bk_axis_geom ag;
+    berth_status st = bk_param_axis(&c->bk, 0, &ag);
     if (st) return st;
-    const vk_opnd *x = vk_in(c, 0);
-    if (x->dtype != BERTH_DTYPE_F32) return bk_refuse(&c->bk, "input: expected float32, found %s", bk_dtype_name(x->dtype));
-    if (!bk_opt_find(&c->bk, "axis")) return bk_fail(&c->bk, "attribute 'axis' is required");
-    int64_t a;
-    if ((st = bk_opt_int(&c->bk, "axis", 0, &a)) || (st = bk_axis(&c->bk, a, x->rank, "axis", axis))) return st;
-    uint64_t outer = 1;
-    *inner = 1;
-    for (uint32_t d = 0; d < *axis; d++) outer *= (uint64_t)x->dims[d];
-    for (uint32_t d = *axis + 1; d < x->rank; d++) *inner *= (uint64_t)x->dims[d];
-    *lines = outer * *inner;
-    if (x->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", x->numel);
+    *axis = ag.axis, *inner = ag.inner, *lines = ag.outer * ag.inner;
     return BERTH_OK;
 }
 
@@ -47,18 +38,7 @@ berth_status vk_prep_arg(vk_prep *c) {
     berth_status st = axis_line(c, &axis, &lines, &inner);
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
-    int keep;
-    if ((st = bk_opt_bool(&c->bk, "keepDimensions", 0, &keep))) return st;
-    if (y->dtype != BERTH_DTYPE_I32 && y->dtype != BERTH_DTYPE_I64)
-        return bk_fail(&c->bk, "output: expected int32 or int64, found %s", bk_dtype_name(y->dtype));
     if (x->dims[axis] == 0) return bk_fail(&c->bk, "axis %u is empty", axis);
-    int64_t od[BERTH_MAX_RANK];
-    uint32_t r = 0;
-    for (uint32_t d = 0; d < x->rank; d++) {
-        if (d != axis) od[r++] = x->dims[d];
-        else if (keep) od[r++] = 1;
-    }
-    if ((st = bk_check_out_dims(&c->bk, 0, r, od))) return st;
     return emit_axis(c, axis, lines, inner, strcmp(c->node->op, "argMin") == 0, y->dtype == BERTH_DTYPE_I64, 0, 0);
 }
 
@@ -67,8 +47,6 @@ berth_status vk_prep_cumsum(vk_prep *c) {
     uint64_t lines, inner;
     int exclusive, reversed;
     berth_status st = axis_line(c, &axis, &lines, &inner);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (!st) st = bk_check_out_dims(&c->bk, 0, vk_in(c, 0)->rank, vk_in(c, 0)->dims);
     if (!st) st = bk_opt_bool(&c->bk, "exclusive", 0, &exclusive);
     if (!st) st = bk_opt_bool(&c->bk, "reversed", 0, &reversed);
     if (st) return st;

@@ -5,20 +5,12 @@
 #include "vk_internal.h"
 
 berth_status vk_prep_softmax(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
     const vk_opnd *x = vk_in(c, 0);
-    if (x->rank == 0) return bk_fail(&c->bk, "input must have rank >= 1");
-    int64_t a;
-    uint32_t axis;
-    st = bk_opt_int(&c->bk, "axis", (int64_t)x->rank - 1, &a);
-    if (!st) st = bk_axis(&c->bk, a, x->rank, "axis", &axis);
-    if (!st) st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims);
+    bk_axis_geom ag;
+    berth_status st = bk_param_axis(&c->bk, (int64_t)x->rank - 1, &ag);
     if (st) return st;
-    uint64_t outer = 1, inner = 1;
-    for (uint32_t d = 0; d < axis; d++) outer *= (uint64_t)x->dims[d];
-    for (uint32_t d = axis + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
+    uint32_t axis = ag.axis;
+    uint64_t outer = ag.outer, inner = ag.inner;
     if (x->numel == 0) return BERTH_OK;
     if (x->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", x->numel);
     vk_dispatch *d = vk_emit(c, "softmax");
@@ -58,24 +50,13 @@ berth_status vk_prep_reduce(vk_prep *c) {
     for (int i = 0; i < 10; i++)
         if (strcmp(c->node->op, red_names[i]) == 0) op = i;
     if (op < 0) return bk_fail(&c->bk, "not a reduction");
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
-    int64_t axes[BERTH_MAX_RANK];
+    uint32_t axes[BERTH_MAX_RANK], reduced;
     int n_axes, keep;
-    st = bk_opt_ints(&c->bk, "axes", axes, BERTH_MAX_RANK, &n_axes);
+    st = bk_param_axes(&c->bk, 0, axes, &n_axes, &reduced);
     if (!st) st = bk_opt_bool(&c->bk, "keepDimensions", 0, &keep);
     if (st) return st;
-    uint32_t reduced = 0;
-    if (n_axes < 0) reduced = x->rank ? (uint32_t)((1ull << x->rank) - 1) : 0;
-    for (int i = 0; i < n_axes; i++) {
-        uint32_t a;
-        st = bk_axis(&c->bk, axes[i], x->rank, "axes value", &a);
-        if (st) return st;
-        if (reduced & (1u << a)) return bk_fail(&c->bk, "axes: axis %u appears twice", a);
-        reduced |= 1u << a;
-    }
     int64_t xs[BERTH_MAX_RANK], od[BERTH_MAX_RANK], kd[4] = {0}, ks[4] = {0}, rd[4] = {0}, rs[4] = {0};
     int64_t s = 1;
     for (int d = (int)x->rank - 1; d >= 0; d--) {

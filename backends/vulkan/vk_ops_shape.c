@@ -112,28 +112,14 @@ berth_status vk_prep_slice(vk_prep *c) {
     berth_status st = same_type(c);
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0);
-    int64_t starts[BERTH_MAX_RANK], sizes[BERTH_MAX_RANK], steps[BERTH_MAX_RANK], xs[BERTH_MAX_RANK];
-    int ns, nz, nt;
-    st = bk_opt_ints(&c->bk, "starts", starts, BERTH_MAX_RANK, &ns);
-    if (!st) st = bk_opt_ints(&c->bk, "sizes", sizes, BERTH_MAX_RANK, &nz);
-    if (!st) st = bk_opt_ints(&c->bk, "strides", steps, BERTH_MAX_RANK, &nt);
-    if (st) return st;
-    if (ns != (int)x->rank || nz != (int)x->rank)
-        return bk_fail(&c->bk, "starts and sizes: expected %u values each, found %d and %d", x->rank, ns, nz);
-    if (nt >= 0 && nt != (int)x->rank) return bk_fail(&c->bk, "strides: expected %u values, found %d", x->rank, nt);
+    int64_t starts[BERTH_MAX_RANK], steps[BERTH_MAX_RANK], xs[BERTH_MAX_RANK];
+    if ((st = bk_param_slice(&c->bk, starts, steps))) return st;
     contiguous(x, xs);
-    /* sizes[d] is the window [start, start + size) the slice reads, as in
-     * WebNN and the engine's shape rule; the output keeps every stride-th
-     * element of it, ceil(size / stride) of them. */
     strided s = {.rank = x->rank};
     int64_t out[BERTH_MAX_RANK];
     for (uint32_t d = 0; d < x->rank; d++) {
-        int64_t step = nt < 0 ? 1 : steps[d];
-        if (step < 1) return bk_fail(&c->bk, "strides[%u]: expected >= 1, found %lld", d, (long long)step);
-        if (starts[d] < 0 || sizes[d] < 0 || starts[d] > x->dims[d] || sizes[d] > x->dims[d] - starts[d])
-            return bk_fail(&c->bk, "dim %u: start %lld and size %lld exceed the input extent %lld", d,
-                           (long long)starts[d], (long long)sizes[d], (long long)x->dims[d]);
-        out[d] = (sizes[d] + step - 1) / step;
+        int64_t step = steps[d];
+        out[d] = vk_out(c, 0)->dims[d];
         s.dims[d] = out[d];
         s.in[d] = xs[d] * step;
         s.in_base += starts[d] * xs[d];
@@ -172,22 +158,15 @@ berth_status vk_prep_tile(vk_prep *c) {
     berth_status st = same_type(c);
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
-    int64_t reps[BERTH_MAX_RANK], od[BERTH_MAX_RANK], xs[BERTH_MAX_RANK], ys[BERTH_MAX_RANK];
-    int n;
-    if ((st = bk_opt_ints(&c->bk, "repetitions", reps, BERTH_MAX_RANK, &n))) return st;
-    if (n != (int)x->rank) return bk_fail(&c->bk, "repetitions: expected %u values, found %d", x->rank, n);
-    for (uint32_t d = 0; d < x->rank; d++) {
-        if (reps[d] < 1) return bk_fail(&c->bk, "repetitions[%u]: expected >= 1, found %lld", d, (long long)reps[d]);
-        od[d] = x->dims[d] * reps[d];
-    }
-    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, od))) return st;
+    int64_t xs[BERTH_MAX_RANK], ys[BERTH_MAX_RANK];
     contiguous(x, xs);
     contiguous(y, ys);
     strided s = {0};
     for (uint32_t d = 0; d < x->rank; d++) {
-        if (reps[d] > 1) {
+        int64_t rep = x->dims[d] ? y->dims[d] / x->dims[d] : 1;
+        if (rep > 1) {
             if (s.rank == BERTH_MAX_RANK) return bk_refuse(&c->bk, "tiling more than 8 split dims");
-            s.dims[s.rank] = reps[d], s.in[s.rank] = 0, s.out[s.rank] = ys[d] * x->dims[d];
+            s.dims[s.rank] = rep, s.in[s.rank] = 0, s.out[s.rank] = ys[d] * x->dims[d];
             s.rank++;
         }
         if (s.rank == BERTH_MAX_RANK) return bk_refuse(&c->bk, "tiling more than 8 split dims");
