@@ -158,18 +158,13 @@ CPU_OPS(CPU_DECL_PREP)
 #undef CPU_DECL_PREP
 
 /* ---- shared kernels ---- */
-/* Broadcasting: the iteration shape an op walks, with up to three input
- * strides per dim (0 where the input broadcasts). Dims are collapsed. */
+/* Broadcasting: the kit's collapsed iteration shape and per-input
+ * strides, and the number of rows (product of all dims but the last). */
 typedef struct cpu_bcast {
-    uint32_t rank;
-    int64_t dims[BERTH_MAX_RANK];
-    int64_t strides[3][BERTH_MAX_RANK];
-    size_t rows; /* product of dims[0..rank-1) */
+    bk_bcast k;
+    size_t rows;
 } cpu_bcast;
-/* Computes WebNN/numpy broadcasting of n inputs into out dims; fails
- * naming the node. */
-berth_status cpu_bcast_init(cpu_prep *c, uint32_t n, const cpu_opnd *const *in, const cpu_opnd *out,
-                            cpu_bcast *b);
+void cpu_bcast_init(cpu_prep *c, uint32_t n, cpu_bcast *b);
 /* Offsets of the row's first element for each input. */
 void cpu_bcast_row(const cpu_bcast *b, size_t row, uint32_t n, size_t *off);
 

@@ -202,14 +202,6 @@ uint32_t vk_scratch(vk_prep *c, size_t bytes);
 /* Output `out` shares the storage of operand `in` (a view). */
 void vk_alias(vk_prep *c, uint32_t out, uint32_t in);
 
-/* Broadcasting of up to 3 inputs into an output, collapsed, with
- * per-input element strides (0 where an input repeats). */
-typedef struct vk_bcast {
-    uint32_t rank;
-    int64_t dims[BERTH_MAX_RANK];
-    int64_t strides[3][BERTH_MAX_RANK];
-} vk_bcast;
-berth_status vk_bcast_init(vk_prep *c, uint32_t n, const vk_opnd *const *in, const vk_opnd *out, vk_bcast *b);
 
 /* A batched product on the matmul shaders: y[z] = a[z] b[z] (+ bias)
  * with up to 4 batch dims (per-dim element strides into a and b), element

@@ -2,7 +2,7 @@
  * that validates a node and emits its dispatches, with the first-input
  * dtypes each accepts, which is also what supports_op answers. An op
  * missing here is refused by supports_op, so the engine can refuse the
- * graph before any upload. Also broadcasting, shared by elementwise ops. */
+ * graph before any upload. */
 #include <string.h>
 
 #include "vk_internal.h"
@@ -113,68 +113,3 @@ const bk_op_set vk_op_set = BK_OP_SET("vulkan", ops, vk_op);
 
 const vk_op *vk_op_at(berth_op_id id) { return &ops[id]; }
 
-berth_status vk_bcast_init(vk_prep *c, uint32_t n, const vk_opnd *const *in, const vk_opnd *out, vk_bcast *b) {
-    uint32_t rank = 0;
-    for (uint32_t k = 0; k < n; k++)
-        if (in[k]->rank > rank) rank = in[k]->rank;
-    int64_t want[BERTH_MAX_RANK] = {0};
-    for (uint32_t d = 0; d < rank; d++) {
-        int64_t v = 1;
-        for (uint32_t k = 0; k < n; k++) {
-            int64_t at = (int64_t)d - (int64_t)(rank - in[k]->rank);
-            int64_t x = at < 0 ? 1 : in[k]->dims[at];
-            if (x == 1) continue;
-            if (v != 1 && v != x) {
-                char s0[128], s1[128];
-                bk_dims_str(in[0]->dims, in[0]->rank, s0, sizeof s0);
-                bk_dims_str(in[k]->dims, in[k]->rank, s1, sizeof s1);
-                return bk_fail(&c->bk, "shapes %s and %s do not broadcast (dim %u: %lld vs %lld)", s0, s1, d,
-                               (long long)v, (long long)x);
-            }
-            v = x;
-        }
-        want[d] = v;
-    }
-    berth_status st = bk_check_out_dims(&c->bk, 0, rank, want);
-    if (st) return st;
-    /* Full-rank strides (0 where an input repeats), then drop size-1 dims
-     * and merge neighbours contiguous for every input, so the shader's
-     * index arithmetic runs over as few dims as possible. */
-    int64_t strides[3][BERTH_MAX_RANK];
-    for (uint32_t k = 0; k < n; k++) {
-        int64_t s = 1;
-        for (int d = (int)rank - 1; d >= 0; d--) {
-            int64_t at = d - (int64_t)(rank - in[k]->rank);
-            int64_t x = at < 0 ? 1 : in[k]->dims[at];
-            strides[k][d] = x == 1 ? 0 : s;
-            s *= x;
-        }
-    }
-    memset(b, 0, sizeof *b);
-    uint32_t r = 0;
-    for (uint32_t d = 0; d < rank; d++) {
-        if (want[d] == 1) continue;
-        int merge = r > 0;
-        for (uint32_t k = 0; k < n && merge; k++)
-            if (b->strides[k][r - 1] != strides[k][d] * want[d]) merge = 0;
-        if (merge) {
-            b->dims[r - 1] *= want[d];
-            for (uint32_t k = 0; k < n; k++) b->strides[k][r - 1] = strides[k][d];
-            continue;
-        }
-        b->dims[r] = want[d];
-        for (uint32_t k = 0; k < n; k++) b->strides[k][r] = strides[k][d];
-        r++;
-    }
-    if (r == 0) {
-        b->dims[0] = 1;
-        r = 1;
-    }
-    b->rank = r;
-    for (uint32_t d = 0; d < r; d++)
-        for (uint32_t k = 0; k < n; k++)
-            if (b->dims[d] > UINT32_MAX || b->strides[k][d] > UINT32_MAX)
-                return bk_refuse(&c->bk, "a dim of %lld elements exceeds the shaders' 32-bit indexing",
-                                      (long long)b->dims[d]);
-    return BERTH_OK;
-}

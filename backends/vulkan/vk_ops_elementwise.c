@@ -38,10 +38,8 @@ static berth_status emit_binary4(vk_prep *c, uint32_t code, uint64_t n, int64_t 
 
 /* pc[3] carries `kind` (the compare shader's input dtype; 0 elsewhere). */
 static berth_status emit_bcast(vk_prep *c, const char *shader, uint32_t code, uint32_t kind, uint64_t n) {
-    const vk_opnd *in[2] = {vk_in(c, 0), vk_in(c, 1)};
-    vk_bcast b;
-    berth_status st = vk_bcast_init(c, 2, in, vk_out(c, 0), &b);
-    if (st) return st;
+    bk_bcast b;
+    bk_bcast_of(&c->bk, 2, &b);
     if (n > UINT32_MAX) return bk_refuse(&c->bk, "%llu elements exceed 32-bit indexing", (unsigned long long)n);
     if (n == 0) return BERTH_OK;
     if (strcmp(shader, "binary") == 0 && n % 4 == 0 && b.rank <= 1) {

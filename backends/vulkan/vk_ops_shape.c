@@ -272,9 +272,8 @@ berth_status vk_prep_where(vk_prep *c) {
     size_t es = bk_dtype_size(y->dtype);
     if (es != 4 && es != 8)
         return bk_refuse(&c->bk, "dtype %s: where runs on 32- and 64-bit elements", bk_dtype_name(y->dtype));
-    vk_bcast b;
-    st = vk_bcast_init(c, 3, in, y, &b);
-    if (st) return st;
+    bk_bcast b;
+    bk_bcast_of(&c->bk, 3, &b);
     if (b.rank > 6) return bk_refuse(&c->bk, "broadcasting over %u distinct dims exceeds the shader's 6", b.rank);
     if (y->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", y->numel);
     if (y->numel == 0) return BERTH_OK;
