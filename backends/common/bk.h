@@ -132,6 +132,18 @@ berth_status bk_check_quant_int(const bk_node_ctx *c, int quantize, uint32_t mas
 berth_status bk_param_axes(const bk_node_ctx *c, uint32_t from, uint32_t *axes, int *n, uint32_t *mask);
 /* slice: starts and strides (default 1) per dim of input 0. */
 berth_status bk_param_slice(const bk_node_ctx *c, int64_t *starts, int64_t *steps);
+/* berth.attention: q [..., Sq, D], k [..., Sk, D], v [..., Sk, Dv];
+ * batch is the product of the leading dims; mask (BK_NONE: none) with
+ * its element strides over [..., Sq, Sk], 0 where it broadcasts. */
+typedef struct bk_attention {
+    uint32_t rank;
+    uint64_t batch;
+    int64_t sq, d, sk, dv;
+    double scale;
+    uint32_t mask;
+    int64_t mstride[BERTH_MAX_RANK];
+} bk_attention;
+berth_status bk_param_attention(const bk_node_ctx *c, bk_attention *a);
 
 /* ---- op tables ---- */
 /* What a backend says of one op: the dtypes of input 0 it takes (0: not

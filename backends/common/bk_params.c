@@ -1,6 +1,7 @@
 /* Node parameters both modules need, decoded once from the native graph:
  * axis geometry, broadcasting, resampling. Host-checked rules are not
  * checked again here. */
+#include <math.h>
 #include <string.h>
 
 #include "bk.h"
@@ -154,6 +155,27 @@ berth_status bk_param_slice(const bk_node_ctx *c, int64_t *starts, int64_t *step
     for (uint32_t d = 0; d < rank; d++) {
         if (nt < 0) steps[d] = 1;
         if (ns < 0) starts[d] = 0;
+    }
+    return BERTH_OK;
+}
+
+berth_status bk_param_attention(const bk_node_ctx *c, bk_attention *a) {
+    const berth_operand *q = bk_in(c, 0), *k = bk_in(c, 1), *v = bk_in(c, 2);
+    uint32_t r = q->rank;
+    memset(a, 0, sizeof *a);
+    a->rank = r;
+    a->batch = 1;
+    for (uint32_t d = 0; d + 2 < r; d++) a->batch *= (uint64_t)q->dims[d];
+    a->sq = q->dims[r - 2], a->d = q->dims[r - 1], a->sk = k->dims[r - 2], a->dv = v->dims[r - 1];
+    berth_status st = bk_opt_float(c, "scale", a->d > 0 ? 1.0 / sqrt((double)a->d) : 1.0, &a->scale);
+    if (!st) st = bk_opt_operand(c, "mask", &a->mask);
+    if (st || a->mask == BK_NONE) return st;
+    const berth_operand *m = &c->g->operands[a->mask];
+    int64_t s = 1;
+    for (int d = (int)r - 1; d >= 0; d--) {
+        int64_t at = d - (int64_t)(r - m->rank), ext = at < 0 ? 1 : m->dims[at];
+        a->mstride[d] = ext == 1 ? 0 : s;
+        s *= ext;
     }
     return BERTH_OK;
 }

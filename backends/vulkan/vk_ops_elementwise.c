@@ -164,17 +164,6 @@ berth_status vk_prep_unary(vk_prep *c) {
 
 /* identity, reshape, squeeze, unsqueeze: same elements, new dims. */
 berth_status vk_prep_view(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (st) return st;
-    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
-    if (x->dtype != y->dtype)
-        return bk_fail(&c->bk, "output: expected dtype %s, found %s", bk_dtype_name(x->dtype), bk_dtype_name(y->dtype));
-    if (x->numel != y->numel) {
-        char a[128], b[128];
-        bk_dims_str(x->dims, x->rank, a, sizeof a);
-        bk_dims_str(y->dims, y->rank, b, sizeof b);
-        return bk_fail(&c->bk, "cannot view %s (%zu elements) as %s (%zu elements)", a, x->numel, b, y->numel);
-    }
     vk_alias(c, c->node->outputs[0], c->node->inputs[0]);
     return BERTH_OK;
 }

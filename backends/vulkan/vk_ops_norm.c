@@ -5,18 +5,6 @@
 
 #include "vk_internal.h"
 
-/* `o` must be float32 with exactly `dims`. */
-static berth_status check_param(vk_prep *c, const char *what, uint32_t o, uint32_t rank, const int64_t *dims) {
-    const vk_opnd *t = &c->plan->ops[o];
-    int same = t->dtype == BERTH_DTYPE_F32 && t->rank == rank;
-    for (uint32_t d = 0; same && d < rank; d++) same = t->dims[d] == dims[d];
-    if (same) return BERTH_OK;
-    char want[128], got[128];
-    bk_dims_str(dims, rank, want, sizeof want);
-    bk_dims_str(t->dims, t->rank, got, sizeof got);
-    return bk_fail(&c->bk, "%s: expected float32 %s, found %s %s", what, want, bk_dtype_name(t->dtype), got);
-}
-
 /* Dims of one kind (kept or reduced), collapsed where contiguous in both x
  * and scale; at most 4. */
 typedef struct dimlist {
@@ -75,31 +63,19 @@ berth_status vk_prep_layer_norm(vk_prep *c) {
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0);
     if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
-    int64_t axes[BERTH_MAX_RANK];
+    uint32_t scale, bias;
+    uint32_t ax[BERTH_MAX_RANK], mask;
     int n_axes;
     double eps;
-    uint32_t scale, bias;
-    st = bk_opt_ints(&c->bk, "axes", axes, BERTH_MAX_RANK, &n_axes);
+    st = bk_param_axes(&c->bk, 1, ax, &n_axes, &mask);
     if (!st) st = bk_opt_float(&c->bk, "epsilon", 1e-5, &eps);
     if (!st) st = bk_opt_operand(&c->bk, "scale", &scale);
     if (!st) st = bk_opt_operand(&c->bk, "bias", &bias);
     if (st) return st;
-    if (n_axes < 0) { /* WebNN's default: every dim but the first */
-        n_axes = x->rank > 1 ? (int)x->rank - 1 : 0;
-        for (int i = 0; i < n_axes; i++) axes[i] = i + 1;
-    }
-    uint32_t ax[BERTH_MAX_RANK], mask = 0;
     int64_t pdims[BERTH_MAX_RANK], pstride[BERTH_MAX_RANK], xs[BERTH_MAX_RANK];
-    for (int i = 0; i < n_axes; i++) {
-        if ((st = bk_axis(&c->bk, axes[i], x->rank, "axes value", &ax[i]))) return st;
-        if (mask & (1u << ax[i])) return bk_fail(&c->bk, "axes: axis %u appears twice", ax[i]);
-        mask |= 1u << ax[i];
-        pdims[i] = x->dims[ax[i]];
-    }
+    for (int i = 0; i < n_axes; i++) pdims[i] = x->dims[ax[i]];
     int64_t s = 1;
     for (int i = n_axes - 1; i >= 0; i--) pstride[i] = s, s *= pdims[i];
-    if (scale != VK_NONE && (st = check_param(c, "scale", scale, (uint32_t)n_axes, pdims))) return st;
-    if (bias != VK_NONE && (st = check_param(c, "bias", bias, (uint32_t)n_axes, pdims))) return st;
     s = 1;
     for (int d = (int)x->rank - 1; d >= 0; d--) xs[d] = s, s *= x->dims[d];
     dimlist k = {0}, r = {0};
@@ -140,9 +116,6 @@ berth_status vk_prep_instance_norm(vk_prep *c) {
     if (!nhwc && strcmp(layout, "nchw") != 0) return bk_fail(&c->bk, "layout: expected nchw or nhwc, found '%s'", layout);
     int64_t n = x->dims[0], ch = nhwc ? x->dims[3] : x->dims[1];
     int64_t plane = nhwc ? x->dims[1] * x->dims[2] : x->dims[2] * x->dims[3];
-    int64_t cdim[1] = {ch};
-    if (scale != VK_NONE && (st = check_param(c, "scale", scale, 1, cdim))) return st;
-    if (bias != VK_NONE && (st = check_param(c, "bias", bias, 1, cdim))) return st;
     /* Kept: (n, c); reduced: the plane, one dim of stride 1 (nchw) or c (nhwc). */
     dimlist k = {.n = 2, .dims = {n, ch}, .xs = {plane * ch, nhwc ? 1 : plane}, .ss = {0, 1}};
     dimlist r = {.n = 1, .dims = {plane}, .xs = {nhwc ? ch : 1}, .ss = {0}};
@@ -165,10 +138,6 @@ berth_status vk_prep_batch_norm(vk_prep *c) {
     if (!st) st = bk_opt_operand(&c->bk, "bias", &bias);
     if (st) return st;
     int64_t cdim[1] = {x->dims[axis]};
-    if ((st = check_param(c, "mean", c->node->inputs[1], 1, cdim))) return st;
-    if ((st = check_param(c, "variance", c->node->inputs[2], 1, cdim))) return st;
-    if (scale != VK_NONE && (st = check_param(c, "scale", scale, 1, cdim))) return st;
-    if (bias != VK_NONE && (st = check_param(c, "bias", bias, 1, cdim))) return st;
     uint64_t inner = 1;
     for (uint32_t d = axis + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
     if (x->numel == 0) return BERTH_OK;
