@@ -144,6 +144,9 @@ typedef struct bk_attention {
     int64_t mstride[BERTH_MAX_RANK];
 } bk_attention;
 berth_status bk_param_attention(const bk_node_ctx *c, bk_attention *a);
+/* berth.matmulEpilogue's activation: 0 none, 1 relu, 2 gelu, 3 sigmoid,
+ * 4 tanh. */
+berth_status bk_param_activation(const bk_node_ctx *c, int *code);
 
 /* ---- op tables ---- */
 /* What a backend says of one op: the dtypes of input 0 it takes (0: not
@@ -210,6 +213,12 @@ typedef berth_status (*bk_plan_fn)(berth_device *dev, berth_weights *w, const be
                                    berth_error *err);
 berth_status bk_plan_native(bk_plan_fn fn, berth_device *dev, berth_weights *w, const berth_graph_desc *g,
                             berth_plan **out, berth_error *err);
+/* Defines the static plan verb `name` over bk_plan_native(fn). */
+#define BK_PLAN_VERB(name, fn)                                                                                \
+    static berth_status name(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out, \
+                             berth_error *err) {                                                             \
+        return bk_plan_native(fn, dev, w, g, out, err);                                                       \
+    }
 /* Calls fn for every operand node reads: inputs and operand options. */
 typedef void (*bk_use_fn)(void *ctx, uint32_t operand);
 void bk_node_reads(const berth_node *node, bk_use_fn fn, void *ctx);

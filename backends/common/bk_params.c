@@ -179,3 +179,13 @@ berth_status bk_param_attention(const bk_node_ctx *c, bk_attention *a) {
     }
     return BERTH_OK;
 }
+
+berth_status bk_param_activation(const bk_node_ctx *c, int *code) {
+    static const char *const acts[] = {"none", "relu", "gelu", "sigmoid", "tanh"};
+    const char *act;
+    berth_status st = bk_opt_string(c, "activation", "none", &act);
+    if (st) return st;
+    for (int i = 0; i < 5; i++)
+        if (strcmp(act, acts[i]) == 0) return *code = i, BERTH_OK;
+    return bk_fail(c, "activation: expected none, relu, gelu, sigmoid or tanh, found '%s'", act);
+}

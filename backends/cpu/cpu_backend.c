@@ -94,6 +94,7 @@ static berth_status cpu_caps(berth_device *dev, berth_caps *caps, berth_error *e
 }
 
 BK_SUPPORTS_VERBS(cpu, cpu_op_set)
+BK_PLAN_VERB(cpu_plan_create, cpu_plan_graph)
 
 /* ---- weights ---- */
 

@@ -186,8 +186,9 @@ int cpu_vsoftmax(float *x, size_t n);
 void cpu_permute4(const float *src, const int64_t *sdims, const int *perm, float *dst);
 
 /* ---- verbs implemented outside cpu_backend.c ---- */
-berth_status cpu_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g,
-                             berth_plan **out, berth_error *err);
+/* plan() on a native graph (the verb wraps it with BK_PLAN_VERB). */
+berth_status cpu_plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
+                            berth_error *err);
 berth_status cpu_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth_tensor *out,
                      uint32_t n_out, berth_error *err);
 void cpu_plan_free(berth_plan *p);

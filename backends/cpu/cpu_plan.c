@@ -164,7 +164,7 @@ static berth_status plan_nodes(berth_plan *p, const berth_graph_desc *g, live *l
     return BERTH_OK;
 }
 
-static berth_status plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g,
+berth_status cpu_plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g,
                                berth_plan **out, berth_error *err) {
     berth_status st = bk_graph_check_order(g, err);
     if (st) return st;
@@ -234,11 +234,6 @@ fail:
     free(def), free(root), free(is_out);
     cpu_plan_free(p);
     return st;
-}
-
-berth_status cpu_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
-                            berth_error *err) {
-    return bk_plan_native(plan_graph, dev, w, g, out, err);
 }
 
 void cpu_plan_free(berth_plan *p) {

@@ -309,13 +309,8 @@ static berth_status conv_shapes(cpu_prep *c, conv_params *cp, int transposed) {
     cp->cg = cp->c / cp->groups;
     if (!transposed) {
         cp->o = fd[0];
-        if (fd[1] != cp->cg || cp->o % cp->groups)
-            return bk_fail(&c->bk, "filter [%lld, %lld, ...]: expected %lld input channels per group and outputs divisible by %lld groups",
-                            (long long)fd[0], (long long)fd[1], (long long)cp->cg, (long long)cp->groups);
         cp->og = cp->o / cp->groups;
     } else {
-        if (fd[0] != cp->c)
-            return bk_fail(&c->bk, "filter: expected %lld input channels (iohw), found %lld", (long long)cp->c, (long long)fd[0]);
         cp->og = fd[1];
         cp->o = cp->og * cp->groups;
     }

@@ -236,16 +236,8 @@ berth_status cpu_prep_matmul_epilogue(cpu_prep *c) {
     mm_params *mp;
     if (!st) st = mm_prepare(c, &mp);
     if (st) return st;
-    const char *act;
-    st = bk_opt_string(&c->bk, "activation", "none", &act);
+    st = bk_param_activation(&c->bk, &mp->act); /* in CPU_ACT_* order */
     if (st) return st;
-    /* in CPU_ACT_* order */
-    static const char *const acts[] = {"none", "relu", "gelu", "sigmoid", "tanh"};
-    mp->act = -1;
-    for (int i = 0; i < 5; i++)
-        if (strcmp(act, acts[i]) == 0) mp->act = i;
-    if (mp->act < 0)
-        return bk_fail(&c->bk, "activation: expected none, relu, gelu, sigmoid or tanh, found '%s'", act);
     st = bk_opt_operand(&c->bk, "bias", &mp->bias);
     if (!st) st = bk_opt_operand(&c->bk, "residual", &mp->residual);
     if (st) return st;

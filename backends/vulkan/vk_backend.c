@@ -25,6 +25,7 @@ static berth_status vk_caps(berth_device *dev, berth_caps *caps, berth_error *er
 }
 
 BK_SUPPORTS_VERBS(vk, vk_op_set)
+BK_PLAN_VERB(vk_plan_create, vk_plan_graph)
 
 /* ---- weights ---- */
 

@@ -235,7 +235,8 @@ VK_OPS(VK_DECL_PREP)
 #undef VK_DECL_PREP
 
 /* ---- verbs implemented outside vk_backend.c ---- */
-berth_status vk_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
+/* plan() on a native graph (the verb wraps it with BK_PLAN_VERB). */
+berth_status vk_plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
                             berth_error *err);
 /* Merges runs of vec4 elementwise dispatches into one (vk_fuse.c). */
 berth_status vk_fuse_elementwise(berth_plan *p, const berth_graph_desc *g, berth_error *err);

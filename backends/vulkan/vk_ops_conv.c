@@ -92,13 +92,8 @@ static berth_status conv_common(vk_prep *c, conv *cv, int transposed) {
     cv->cg = cv->c / cv->groups;
     if (!transposed) {
         cv->o = cdims[0];
-        if (cdims[1] != cv->cg || cv->o % cv->groups)
-            return bk_fail(&c->bk, "filter [%lld, %lld, ...]: expected %lld input channels per group and outputs divisible by %lld groups",
-                           (long long)cdims[0], (long long)cdims[1], (long long)cv->cg, (long long)cv->groups);
         cv->og = cv->o / cv->groups;
     } else {
-        if (cdims[0] != cv->c)
-            return bk_fail(&c->bk, "filter: expected %lld input channels (iohw), found %lld", (long long)cv->c, (long long)cdims[0]);
         cv->og = cdims[1];
         cv->o = cv->og * cv->groups;
     }

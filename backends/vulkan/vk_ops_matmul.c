@@ -158,14 +158,8 @@ berth_status vk_prep_matmul_epilogue(vk_prep *c) {
     mm_shape s;
     if (!st) st = mm_shape_of(c, &s);
     if (st) return st;
-    const char *act;
-    st = bk_opt_string(&c->bk, "activation", "none", &act);
-    if (st) return st;
-    static const char *const acts[] = {"none", "relu", "gelu", "sigmoid", "tanh"};
-    int code = -1;
-    for (int i = 0; i < 5; i++)
-        if (strcmp(act, acts[i]) == 0) code = i;
-    if (code < 0) return bk_fail(&c->bk, "activation: expected none, relu, gelu, sigmoid or tanh, found '%s'", act);
+    int code;
+    if ((st = bk_param_activation(&c->bk, &code))) return st;
     uint32_t bias, res;
     st = bk_opt_operand(&c->bk, "bias", &bias);
     if (!st) st = bk_opt_operand(&c->bk, "residual", &res);

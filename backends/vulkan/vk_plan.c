@@ -222,7 +222,7 @@ static berth_status make_io(berth_plan *p, berth_error *err) {
     return vk_buffer_create(p->dev, at ? at : 16, 1, &p->io, "the plan's inputs and outputs", err);
 }
 
-static berth_status plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
+berth_status vk_plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
                                berth_error *err) {
     berth_plan *p = calloc(1, sizeof *p);
     if (!p) {
@@ -264,11 +264,6 @@ static berth_status plan_graph(berth_device *dev, berth_weights *w, const berth_
 fail:
     vk_plan_free(p);
     return st;
-}
-
-berth_status vk_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
-                            berth_error *err) {
-    return bk_plan_native(plan_graph, dev, w, g, out, err);
 }
 
 void vk_plan_free(berth_plan *p) {
