@@ -147,6 +147,18 @@ berth_status bk_param_attention(const bk_node_ctx *c, bk_attention *a);
 /* berth.matmulEpilogue's activation: 0 none, 1 relu, 2 gelu, 3 sigmoid,
  * 4 tanh. */
 berth_status bk_param_activation(const bk_node_ctx *c, int *code);
+/* conv2d / convTranspose2d: padding (top, bottom, left, right), strides,
+ * dilations, groups, the bias operand (BK_NONE: none), inputLayout. */
+typedef struct bk_conv_attrs {
+    int64_t pad[4], stride[2], dil[2], groups;
+    uint32_t bias;
+    int nhwc;
+} bk_conv_attrs;
+berth_status bk_param_conv(const bk_node_ctx *c, bk_conv_attrs *a);
+/* Option key, `want` ints, or `def` in each when absent. */
+berth_status bk_param_ints_n(const bk_node_ctx *c, const char *key, int want, int64_t def, int64_t *out);
+/* Option key, "nchw" (default) or "nhwc". */
+berth_status bk_param_layout(const bk_node_ctx *c, const char *key, int *nhwc);
 
 /* ---- op tables ---- */
 /* What a backend says of one op: the dtypes of input 0 it takes (0: not

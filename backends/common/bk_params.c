@@ -189,3 +189,33 @@ berth_status bk_param_activation(const bk_node_ctx *c, int *code) {
         if (strcmp(act, acts[i]) == 0) return *code = i, BERTH_OK;
     return bk_fail(c, "activation: expected none, relu, gelu, sigmoid or tanh, found '%s'", act);
 }
+
+berth_status bk_param_ints_n(const bk_node_ctx *c, const char *key, int want, int64_t def, int64_t *out) {
+    int n;
+    berth_status st = bk_opt_ints(c, key, out, want, &n);
+    if (st) return st;
+    if (n < 0)
+        for (int i = 0; i < want; i++) out[i] = def;
+    else if (n != want)
+        return bk_fail(c, "%s: expected %d values, found %d", key, want, n);
+    return BERTH_OK;
+}
+
+berth_status bk_param_layout(const bk_node_ctx *c, const char *key, int *nhwc) {
+    const char *l;
+    berth_status st = bk_opt_string(c, key, "nchw", &l);
+    if (st) return st;
+    *nhwc = strcmp(l, "nhwc") == 0;
+    if (!*nhwc && strcmp(l, "nchw") != 0) return bk_fail(c, "%s: expected nchw or nhwc, found '%s'", key, l);
+    return BERTH_OK;
+}
+
+berth_status bk_param_conv(const bk_node_ctx *c, bk_conv_attrs *a) {
+    berth_status st = bk_param_ints_n(c, "padding", 4, 0, a->pad);
+    if (!st) st = bk_param_ints_n(c, "strides", 2, 1, a->stride);
+    if (!st) st = bk_param_ints_n(c, "dilations", 2, 1, a->dil);
+    if (!st) st = bk_opt_int(c, "groups", 1, &a->groups);
+    if (!st) st = bk_opt_operand(c, "bias", &a->bias);
+    if (!st) st = bk_param_layout(c, "inputLayout", &a->nhwc);
+    return st;
+}

@@ -36,36 +36,13 @@ typedef struct conv_params {
 
 /* Reads padding/strides/dilations/groups and the bias operand. */
 static berth_status conv_attrs(cpu_prep *c, conv_params *cp) {
-    int64_t v[4];
-    int n;
-    berth_status st = bk_opt_ints(&c->bk, "padding", v, 4, &n);
+    bk_conv_attrs a;
+    berth_status st = bk_param_conv(&c->bk, &a);
     if (st) return st;
-    if (n >= 0 && n != 4) return bk_fail(&c->bk, "padding: expected 4 values, found %d", n);
-    for (int i = 0; i < 4; i++) cp->pad[i] = n < 0 ? 0 : v[i];
-    st = bk_opt_ints(&c->bk, "strides", v, 2, &n);
-    if (st) return st;
-    if (n >= 0 && n != 2) return bk_fail(&c->bk, "strides: expected 2 values, found %d", n);
-    for (int i = 0; i < 2; i++) cp->stride[i] = n < 0 ? 1 : v[i];
-    st = bk_opt_ints(&c->bk, "dilations", v, 2, &n);
-    if (st) return st;
-    if (n >= 0 && n != 2) return bk_fail(&c->bk, "dilations: expected 2 values, found %d", n);
-    for (int i = 0; i < 2; i++) cp->dil[i] = n < 0 ? 1 : v[i];
-    st = bk_opt_int(&c->bk, "groups", 1, &cp->groups);
-    if (!st) st = bk_opt_operand(&c->bk, "bias", &cp->bias);
-    if (st) return st;
-    for (int i = 0; i < 4; i++)
-        if (cp->pad[i] < 0) return bk_fail(&c->bk, "padding[%d] is negative", i);
-    for (int i = 0; i < 2; i++)
-        if (cp->stride[i] < 1 || cp->dil[i] < 1)
-            return bk_fail(&c->bk, "strides and dilations must be >= 1, found %lld and %lld", (long long)cp->stride[i],
-                            (long long)cp->dil[i]);
-    if (cp->groups < 1) return bk_fail(&c->bk, "groups: expected >= 1, found %lld", (long long)cp->groups);
-    const char *layout;
-    st = bk_opt_string(&c->bk, "inputLayout", "nchw", &layout);
-    if (st) return st;
-    cp->nhwc = strcmp(layout, "nhwc") == 0;
-    if (!cp->nhwc && strcmp(layout, "nchw") != 0)
-        return bk_fail(&c->bk, "inputLayout: expected nchw or nhwc, found '%s'", layout);
+    memcpy(cp->pad, a.pad, sizeof cp->pad);
+    memcpy(cp->stride, a.stride, sizeof cp->stride);
+    memcpy(cp->dil, a.dil, sizeof cp->dil);
+    cp->groups = a.groups, cp->bias = a.bias, cp->nhwc = a.nhwc;
     return BERTH_OK;
 }
 
@@ -297,7 +274,6 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
 
 static berth_status conv_shapes(cpu_prep *c, conv_params *cp, int transposed) {
     const cpu_opnd *x = cpu_in(c, 0), *fo = cpu_in(c, 1);
-    if (x->rank != 4 || fo->rank != 4) return bk_fail(&c->bk, "input and filter must be 4-D, found rank %u and %u", x->rank, fo->rank);
     if (cp->nhwc)
         cp->n = x->dims[0], cp->h = x->dims[1], cp->w = x->dims[2], cp->c = x->dims[3];
     else

@@ -241,24 +241,6 @@ berth_status cpu_prep_matmul_epilogue(cpu_prep *c) {
     st = bk_opt_operand(&c->bk, "bias", &mp->bias);
     if (!st) st = bk_opt_operand(&c->bk, "residual", &mp->residual);
     if (st) return st;
-    const cpu_opnd *o = cpu_out(c, 0);
-    if (mp->bias != CPU_NONE) {
-        const cpu_opnd *bo = &c->plan->ops[mp->bias];
-        if (bo->dtype != BERTH_DTYPE_F32 || bo->numel != (size_t)mp->n || (bo->rank && bo->dims[bo->rank - 1] != mp->n))
-            return bk_fail(&c->bk, "bias: expected float32 with %lld elements along the last dim, found %s with %zu",
-                            (long long)mp->n, bk_dtype_name(bo->dtype), bo->numel);
-    }
-    if (mp->residual != CPU_NONE) {
-        const cpu_opnd *r = &c->plan->ops[mp->residual];
-        int same = r->dtype == BERTH_DTYPE_F32 && r->rank == o->rank;
-        for (uint32_t d = 0; same && d < o->rank; d++) same = r->dims[d] == o->dims[d];
-        if (!same) {
-            char want[128], got[128];
-            bk_dims_str(o->dims, o->rank, want, sizeof want);
-            bk_dims_str(r->dims, r->rank, got, sizeof got);
-            return bk_fail(&c->bk, "residual: expected float32 %s, found %s %s", want, bk_dtype_name(r->dtype), got);
-        }
-    }
     st = mm_pack(c, mp);
     if (st) return st;
     c->cn->exec = epi_exec;

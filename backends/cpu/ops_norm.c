@@ -233,7 +233,6 @@ berth_status cpu_prep_instance_norm(cpu_prep *c) {
     if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
-    if (x->rank != 4) return bk_fail(&c->bk, "input must be 4-D, found rank %u", x->rank);
     if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
     in_params *I = cpu_params(c, sizeof *I);
     if (!I) return BERTH_ERR_NOMEM;

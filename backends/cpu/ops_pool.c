@@ -66,31 +66,19 @@ static void pool_exec(const cpu_node *n, berth_plan *p) {
     }
 }
 
-static berth_status ints_n(cpu_prep *c, const char *key, int want, int64_t def, int64_t *out) {
-    int n;
-    berth_status st = bk_opt_ints(&c->bk, key, out, want, &n);
-    if (st) return st;
-    if (n < 0)
-        for (int i = 0; i < want; i++) out[i] = def;
-    else if (n != want)
-        return bk_fail(&c->bk, "%s: expected %d values, found %d", key, want, n);
-    return BERTH_OK;
-}
-
 berth_status cpu_prep_pool2d(cpu_prep *c) {
     berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
     if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
-    if (x->rank != 4) return bk_fail(&c->bk, "input must be 4-D, found rank %u", x->rank);
     pool_params *P = cpu_params(c, sizeof *P);
     if (!P) return BERTH_ERR_NOMEM;
     P->is_max = strcmp(c->node->op, "maxPool2d") == 0;
     P->is_l2 = strcmp(c->node->op, "l2Pool2d") == 0;
     int64_t win[2];
     const char *layout, *rounding;
-    if ((st = ints_n(c, "windowDimensions", 2, -1, win)) || (st = ints_n(c, "padding", 4, 0, P->pad)) ||
-        (st = ints_n(c, "strides", 2, 1, P->stride)) || (st = ints_n(c, "dilations", 2, 1, P->dil)) ||
+    if ((st = bk_param_ints_n(&c->bk, "windowDimensions", 2, -1, win)) || (st = bk_param_ints_n(&c->bk, "padding", 4, 0, P->pad)) ||
+        (st = bk_param_ints_n(&c->bk, "strides", 2, 1, P->stride)) || (st = bk_param_ints_n(&c->bk, "dilations", 2, 1, P->dil)) ||
         (st = bk_opt_string(&c->bk, "layout", "nchw", &layout)) || (st = bk_opt_string(&c->bk, "roundingType", "floor", &rounding)))
         return st;
     P->nhwc = strcmp(layout, "nhwc") == 0;

@@ -217,22 +217,6 @@ static berth_status cat_common(cpu_prep *c, const cpu_opnd *whole, uint32_t n_pa
     uint32_t axis;
     st = bk_axis(&c->bk, axis_attr, whole->rank, "axis", &axis);
     if (st) return st;
-    int64_t sum = 0;
-    for (uint32_t k = 0; k < n_parts; k++) {
-        const cpu_opnd *o = parts_are_inputs ? cpu_in(c, k) : cpu_out(c, k);
-        if (o->dtype != whole->dtype || o->rank != whole->rank)
-            return bk_fail(&c->bk, "%s %u: expected %s of rank %u, found %s of rank %u", parts_are_inputs ? "input" : "output",
-                            k, bk_dtype_name(whole->dtype), whole->rank, bk_dtype_name(o->dtype), o->rank);
-        for (uint32_t d = 0; d < whole->rank; d++)
-            if (d != axis && o->dims[d] != whole->dims[d])
-                return bk_fail(&c->bk, "%s %u: dim %u is %lld, expected %lld", parts_are_inputs ? "input" : "output", k, d,
-                                (long long)o->dims[d], (long long)whole->dims[d]);
-        sum += o->dims[axis];
-    }
-    if (sum != whole->dims[axis])
-        return bk_fail(&c->bk, "extents along axis %u add up to %lld, expected %lld", axis, (long long)sum,
-                        (long long)whole->dims[axis]);
-    if (!bk_dtype_size(whole->dtype)) return bk_fail(&c->bk, "dtype %s is not supported", bk_dtype_name(whole->dtype));
     cat_params *cp = cpu_params(c, sizeof *cp);
     if (!cp) return BERTH_ERR_NOMEM;
     cp->outer = 1, cp->inner = 1;

@@ -16,25 +16,6 @@ typedef struct conv {
     int64_t fs[4]; /* filter strides of the letters o, i, h, w */
 } conv;
 
-static berth_status ints_n(vk_prep *c, const char *key, int want, int64_t def, int64_t *out) {
-    int64_t v[4];
-    int n;
-    berth_status st = bk_opt_ints(&c->bk, key, v, 4, &n);
-    if (st) return st;
-    if (n >= 0 && n != want) return bk_fail(&c->bk, "%s: expected %d values, found %d", key, want, n);
-    for (int i = 0; i < want; i++) out[i] = n < 0 ? def : v[i];
-    return BERTH_OK;
-}
-
-static berth_status layout_attr(vk_prep *c, const char *key, int *nhwc) {
-    const char *l;
-    berth_status st = bk_opt_string(&c->bk, key, "nchw", &l);
-    if (st) return st;
-    *nhwc = strcmp(l, "nhwc") == 0;
-    if (!*nhwc && strcmp(l, "nchw") != 0) return bk_fail(&c->bk, "%s: expected nchw or nhwc, found '%s'", key, l);
-    return BERTH_OK;
-}
-
 /* Image dims in n, c, h, w order, and its strides in that order. */
 static void image(const int64_t *dims, int nhwc, int64_t *nchw, int64_t *strides) {
     if (nhwc) {
@@ -47,25 +28,14 @@ static void image(const int64_t *dims, int nhwc, int64_t *nchw, int64_t *strides
 }
 
 static berth_status conv_common(vk_prep *c, conv *cv, int transposed) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32));
-    if (!st) st = ints_n(c, "padding", 4, 0, cv->pad);
-    if (!st) st = ints_n(c, "strides", 2, 1, cv->stride);
-    if (!st) st = ints_n(c, "dilations", 2, 1, cv->dil);
-    if (!st) st = bk_opt_int(&c->bk, "groups", 1, &cv->groups);
-    if (!st) st = bk_opt_operand(&c->bk, "bias", &cv->bias);
-    if (!st) st = layout_attr(c, "inputLayout", &cv->nhwc);
+    bk_conv_attrs a;
+    berth_status st = bk_param_conv(&c->bk, &a);
     if (st) return st;
-    for (int i = 0; i < 4; i++)
-        if (cv->pad[i] < 0) return bk_fail(&c->bk, "padding[%d] is negative", i);
-    for (int i = 0; i < 2; i++)
-        if (cv->stride[i] < 1 || cv->dil[i] < 1)
-            return bk_fail(&c->bk, "strides and dilations must be >= 1, found %lld and %lld", (long long)cv->stride[i],
-                           (long long)cv->dil[i]);
-    if (cv->groups < 1) return bk_fail(&c->bk, "groups: expected >= 1, found %lld", (long long)cv->groups);
+    memcpy(cv->pad, a.pad, sizeof cv->pad);
+    memcpy(cv->stride, a.stride, sizeof cv->stride);
+    memcpy(cv->dil, a.dil, sizeof cv->dil);
+    cv->groups = a.groups, cv->bias = a.bias, cv->nhwc = a.nhwc;
     const vk_opnd *x = vk_in(c, 0), *f = vk_in(c, 1);
-    if (x->rank != 4 || f->rank != 4)
-        return bk_fail(&c->bk, "input and filter must be 4-D, found rank %u and %u", x->rank, f->rank);
     const char *canonical = transposed ? "iohw" : "oihw", *fl;
     static const char *const conv_layouts[] = {"oihw", "hwio", "ohwi", "ihwo", NULL};
     static const char *const convt_layouts[] = {"iohw", "hwoi", "ohwi", NULL};
@@ -238,7 +208,7 @@ berth_status vk_prep_conv_transpose2d(vk_prep *c) {
     if (st) return st;
     int64_t op[2] = {0, 0}, sizes[2] = {0, 0};
     int n_sz;
-    st = ints_n(c, "outputPadding", 2, 0, op);
+    st = bk_param_ints_n(&c->bk, "outputPadding", 2, 0, op);
     if (!st) st = bk_opt_ints(&c->bk, "outputSizes", sizes, 2, &n_sz);
     if (st) return st;
     int64_t base_h = (cv.h - 1) * cv.stride[0] + cv.dil[0] * (cv.kh - 1) + 1 - cv.pad[0] - cv.pad[1];
@@ -262,14 +232,13 @@ berth_status vk_prep_pool2d(vk_prep *c) {
     if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0);
-    if (x->rank != 4) return bk_fail(&c->bk, "input must be 4-D, found rank %u", x->rank);
     uint32_t kind = strcmp(c->node->op, "maxPool2d") == 0 ? 1 : strcmp(c->node->op, "l2Pool2d") == 0 ? 2 : 0;
     int64_t win[2] = {0}, pad[4] = {0}, stride[2] = {1, 1}, dil[2] = {1, 1}, sizes[2] = {0};
     const char *rounding;
     int nhwc, n_sz;
-    if ((st = ints_n(c, "windowDimensions", 2, -1, win)) || (st = ints_n(c, "padding", 4, 0, pad)) ||
-        (st = ints_n(c, "strides", 2, 1, stride)) || (st = ints_n(c, "dilations", 2, 1, dil)) ||
-        (st = layout_attr(c, "layout", &nhwc)) || (st = bk_opt_string(&c->bk, "roundingType", "floor", &rounding)) ||
+    if ((st = bk_param_ints_n(&c->bk, "windowDimensions", 2, -1, win)) || (st = bk_param_ints_n(&c->bk, "padding", 4, 0, pad)) ||
+        (st = bk_param_ints_n(&c->bk, "strides", 2, 1, stride)) || (st = bk_param_ints_n(&c->bk, "dilations", 2, 1, dil)) ||
+        (st = bk_param_layout(&c->bk, "layout", &nhwc)) || (st = bk_opt_string(&c->bk, "roundingType", "floor", &rounding)) ||
         (st = bk_opt_ints(&c->bk, "outputSizes", sizes, 2, &n_sz)))
         return st;
     int ceil_mode = strcmp(rounding, "ceil") == 0;

@@ -165,23 +165,6 @@ berth_status vk_prep_matmul_epilogue(vk_prep *c) {
     if (!st) st = bk_opt_operand(&c->bk, "residual", &res);
     if (st) return st;
     const vk_opnd *o = vk_out(c, 0);
-    if (bias != VK_NONE) {
-        const vk_opnd *bo = &c->plan->ops[bias];
-        if (bo->dtype != BERTH_DTYPE_F32 || bo->numel != (size_t)s.n || (bo->rank && bo->dims[bo->rank - 1] != s.n))
-            return bk_fail(&c->bk, "bias: expected float32 with %lld elements along the last dim, found %s with %zu",
-                           (long long)s.n, bk_dtype_name(bo->dtype), bo->numel);
-    }
-    if (res != VK_NONE) {
-        const vk_opnd *r = &c->plan->ops[res];
-        int same = r->dtype == BERTH_DTYPE_F32 && r->rank == o->rank;
-        for (uint32_t d = 0; same && d < o->rank; d++) same = r->dims[d] == o->dims[d];
-        if (!same) {
-            char want[128], got[128];
-            bk_dims_str(o->dims, o->rank, want, sizeof want);
-            bk_dims_str(r->dims, r->rank, got, sizeof got);
-            return bk_fail(&c->bk, "residual: expected float32 %s, found %s %s", want, bk_dtype_name(r->dtype), got);
-        }
-    }
     if (o->numel == 0) return BERTH_OK;
     vk_dispatch *d = emit_mm(c, &s, c->node->inputs[0], c->node->inputs[1], (uint32_t)s.k, 1, (uint32_t)s.n, 1);
     if (!d) return BERTH_ERR_NOMEM;

@@ -104,7 +104,6 @@ berth_status vk_prep_instance_norm(vk_prep *c) {
     if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0);
-    if (x->rank != 4) return bk_fail(&c->bk, "input must be 4-D, found rank %u", x->rank);
     if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
     const char *layout;
     double eps;

@@ -185,22 +185,8 @@ static berth_status cat_split(vk_prep *c, int concat) {
     berth_status st = bk_opt_int(&c->bk, "axis", 0, &a);
     if (!st) st = bk_axis(&c->bk, a, whole->rank, "axis", &axis);
     if (st) return st;
-    int64_t ws[BERTH_MAX_RANK], sum = 0;
+    int64_t ws[BERTH_MAX_RANK];
     contiguous(whole, ws);
-    for (uint32_t k = 0; k < n_parts; k++) {
-        const vk_opnd *o = concat ? vk_in(c, k) : vk_out(c, k);
-        if (o->dtype != whole->dtype || o->rank != whole->rank)
-            return bk_fail(&c->bk, "%s %u: expected %s of rank %u, found %s of rank %u", concat ? "input" : "output", k,
-                           bk_dtype_name(whole->dtype), whole->rank, bk_dtype_name(o->dtype), o->rank);
-        for (uint32_t d = 0; d < whole->rank; d++)
-            if (d != axis && o->dims[d] != whole->dims[d])
-                return bk_fail(&c->bk, "%s %u: dim %u is %lld, expected %lld", concat ? "input" : "output", k, d,
-                               (long long)o->dims[d], (long long)whole->dims[d]);
-        sum += o->dims[axis];
-    }
-    if (sum != whole->dims[axis])
-        return bk_fail(&c->bk, "extents along axis %u add up to %lld, expected %lld", axis, (long long)sum,
-                       (long long)whole->dims[axis]);
     int64_t at = 0;
     for (uint32_t k = 0; k < n_parts; k++) {
         const vk_opnd *o = concat ? vk_in(c, k) : vk_out(c, k);
