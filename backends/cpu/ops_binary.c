@@ -161,8 +161,6 @@ berth_status cpu_prep_binary(cpu_prep *c) {
     int op = -1;
     for (size_t i = 0; i < sizeof bin_names / sizeof bin_names[0]; i++)
         if (strcmp(c->node->op, bin_names[i].name) == 0) op = bin_names[i].op;
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
-    if (st) return st;
     berth_dtype t = cpu_in(c, 0)->dtype;
     uint32_t mask = op == B_POW || op == B_PRELU ? BK_BIT(BERTH_DTYPE_F32)
                     : op >= B_AND ? BK_BIT(BERTH_DTYPE_U8)
@@ -225,8 +223,6 @@ static void where_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_where(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
-    if (st) return st;
     if (cpu_in(c, 0)->dtype != BERTH_DTYPE_U8)
         return bk_fail(&c->bk, "condition: expected dtype uint8, found %s", bk_dtype_name(cpu_in(c, 0)->dtype));
     berth_dtype t = cpu_out(c, 0)->dtype;

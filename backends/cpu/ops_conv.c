@@ -294,9 +294,7 @@ static berth_status conv_shapes(cpu_prep *c, conv_params *cp, int transposed) {
 }
 
 berth_status cpu_prep_conv2d(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     conv_params *cp = cpu_params(c, sizeof *cp);
     if (!cp) return BERTH_ERR_NOMEM;
     static const char *const layouts[] = {"oihw", "hwio", "ohwi", "ihwo", NULL};
@@ -307,8 +305,6 @@ berth_status cpu_prep_conv2d(cpu_prep *c) {
     if (ph < eh || pw < ew) return bk_fail(&c->bk, "the padded input is smaller than the dilated filter");
     cp->oh = (ph - eh) / cp->stride[0] + 1;
     cp->ow = (pw - ew) / cp->stride[1] + 1;
-    int64_t od[4] = {cp->n, cp->o, cp->oh, cp->ow}, od_nhwc[4] = {cp->n, cp->oh, cp->ow, cp->o};
-    if ((st = bk_check_out_dims(&c->bk, 0, 4, cp->nhwc ? od_nhwc : od))) return st;
     size_t kernel_bytes = 0;
     if (cp->cg == 1 && cp->og == 1) {
         cp->kernel = K_DEPTHWISE;
@@ -370,9 +366,7 @@ static void convt_exec(const cpu_node *nd, berth_plan *p) {
 }
 
 berth_status cpu_prep_conv_transpose2d(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     conv_params *cp = cpu_params(c, sizeof *cp);
     if (!cp) return BERTH_ERR_NOMEM;
     static const char *const layouts[] = {"iohw", "hwoi", "ohwi", NULL};
@@ -396,8 +390,6 @@ berth_status cpu_prep_conv_transpose2d(cpu_prep *c) {
         cp->oh = base_h + op[0], cp->ow = base_w + op[1];
     }
     if (cp->oh < 1 || cp->ow < 1) return bk_fail(&c->bk, "output spatial size [%lld, %lld] is empty", (long long)cp->oh, (long long)cp->ow);
-    int64_t od[4] = {cp->n, cp->o, cp->oh, cp->ow}, od_nhwc[4] = {cp->n, cp->oh, cp->ow, cp->o};
-    if ((st = bk_check_out_dims(&c->bk, 0, 4, cp->nhwc ? od_nhwc : od))) return st;
     conv_scratch(c, cp, sizeof(float) * (size_t)(cp->og * cp->kh * cp->kw * cp->h * cp->w));
     c->cn->exec = convt_exec;
     return BERTH_OK;

@@ -98,12 +98,8 @@ static void ln_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_layer_norm(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const cpu_opnd *x = cpu_in(c, 0);
-    st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims);
-    if (st) return st;
     ln_params *L = cpu_params(c, sizeof *L);
     if (!L) return BERTH_ERR_NOMEM;
     uint32_t ax[BERTH_MAX_RANK], mask;
@@ -169,12 +165,8 @@ static void bn_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_batch_norm(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const cpu_opnd *x = cpu_in(c, 0);
-    st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims);
-    if (st) return st;
     bn_params *B = cpu_params(c, sizeof *B);
     if (!B) return BERTH_ERR_NOMEM;
     int64_t a;
@@ -229,11 +221,8 @@ static void in_exec(const cpu_node *nd, berth_plan *p) {
 }
 
 berth_status cpu_prep_instance_norm(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const cpu_opnd *x = cpu_in(c, 0);
-    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
     in_params *I = cpu_params(c, sizeof *I);
     if (!I) return BERTH_ERR_NOMEM;
     const char *layout;

@@ -67,9 +67,7 @@ static void pool_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_pool2d(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const cpu_opnd *x = cpu_in(c, 0);
     pool_params *P = cpu_params(c, sizeof *P);
     if (!P) return BERTH_ERR_NOMEM;
@@ -106,8 +104,6 @@ berth_status cpu_prep_pool2d(cpu_prep *c) {
     int n_sz;
     if ((st = bk_opt_ints(&c->bk, "outputSizes", sizes, 2, &n_sz))) return st;
     if (n_sz == 2) P->oh = sizes[0], P->ow = sizes[1];
-    int64_t od[4] = {P->n, P->c, P->oh, P->ow}, od_nhwc[4] = {P->n, P->oh, P->ow, P->c};
-    if ((st = bk_check_out_dims(&c->bk, 0, 4, P->nhwc ? od_nhwc : od))) return st;
     if (P->nhwc) {
         P->off_y = (x->bytes + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
         c->cn->scratch_bytes = P->off_y + cpu_out(c, 0)->bytes;

@@ -104,28 +104,23 @@ berth_status cpu_prep_reduce(cpu_prep *c) {
     red_params *r = cpu_params(c, sizeof *r);
     if (!r) return BERTH_ERR_NOMEM;
     r->op = op;
-    int64_t od[BERTH_MAX_RANK], stride = 1, strides[BERTH_MAX_RANK];
+    int64_t stride = 1, strides[BERTH_MAX_RANK];
     for (int d = (int)x->rank - 1; d >= 0; d--) {
         strides[d] = stride;
         stride *= x->dims[d];
     }
-    uint32_t orank = 0;
     r->n_out = 1, r->n_red_elems = 1;
     for (uint32_t d = 0; d < x->rank; d++) {
         if (reduced & (1u << d)) {
             r->red_dims[r->n_red] = x->dims[d];
             r->red_stride[r->n_red++] = strides[d];
             r->n_red_elems *= (size_t)x->dims[d];
-            if (keep) od[orank++] = 1;
         } else {
             r->kept_dims[r->n_kept] = x->dims[d];
             r->kept_stride[r->n_kept++] = strides[d];
             r->n_out *= (size_t)x->dims[d];
-            od[orank++] = x->dims[d];
         }
     }
-    st = bk_check_out_dims(&c->bk, 0, orank, od);
-    if (st) return st;
     c->cn->exec = red_exec;
     return BERTH_OK;
 }

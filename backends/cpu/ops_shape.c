@@ -74,8 +74,6 @@ static void strided_exec(const cpu_node *n, berth_plan *p) {
 }
 
 static berth_status strided_begin(cpu_prep *c, strided **out) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
     if (cpu_out(c, 0)->dtype != x->dtype || !bk_dtype_size(x->dtype))
         return bk_fail(&c->bk, "output: expected dtype %s, found %s", bk_dtype_name(x->dtype),
@@ -122,8 +120,6 @@ berth_status cpu_prep_transpose(cpu_prep *c) {
         s->stride[i] = xs[perm[i]];
     }
     s->rank = (uint32_t)n;
-    st = bk_check_out_dims(&c->bk, 0, (uint32_t)n, od);
-    if (st) return st;
     strided_finish(s);
     c->cn->exec = strided_exec;
     return BERTH_OK;
@@ -145,8 +141,6 @@ berth_status cpu_prep_slice(cpu_prep *c) {
         s->base += starts[d] * xs[d];
     }
     s->rank = x->rank;
-    st = bk_check_out_dims(&c->bk, 0, x->rank, out);
-    if (st) return st;
     strided_finish(s);
     c->cn->exec = strided_exec;
     return BERTH_OK;
@@ -228,7 +222,7 @@ static berth_status cat_common(cpu_prep *c, const cpu_opnd *whole, uint32_t n_pa
 }
 
 berth_status cpu_prep_concat(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, UINT32_MAX, 1);
+    berth_status st = BERTH_OK;
     if (!st) st = cat_common(c, cpu_out(c, 0), c->node->n_inputs, 1);
     if (st) return st;
     c->cn->exec = concat_exec;
@@ -236,7 +230,7 @@ berth_status cpu_prep_concat(cpu_prep *c) {
 }
 
 berth_status cpu_prep_split(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, CPU_NONE);
+    berth_status st = BERTH_OK;
     if (!st && c->node->n_outputs < 1) return bk_fail(&c->bk, "expected at least 1 output, found 0");
     if (!st) st = cat_common(c, cpu_in(c, 0), c->node->n_outputs, 0);
     if (st) return st;
@@ -269,8 +263,7 @@ static void gather_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_gather(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
-    if (st) return st;
+    berth_status st;
     const cpu_opnd *x = cpu_in(c, 0), *ix = cpu_in(c, 1);
     bk_axis_geom ag;
     if ((st = bk_param_index_axis(&c->bk, &ag))) return st;
@@ -334,9 +327,7 @@ static void pad_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_pad(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const cpu_opnd *x = cpu_in(c, 0);
     int64_t b[BERTH_MAX_RANK], e[BERTH_MAX_RANK], od[BERTH_MAX_RANK];
     int nb, ne;
@@ -365,8 +356,6 @@ berth_status cpu_prep_pad(cpu_prep *c) {
             return bk_fail(&c->bk, "dim %u: edge padding of an empty dim", d);
         od[d] = x->dims[d] + b[d] + e[d];
     }
-    st = bk_check_out_dims(&c->bk, 0, x->rank, od);
-    if (st) return st;
     pp->rank = x->rank;
     pp->value = (float)value;
     pp->n = cpu_out(c, 0)->numel;

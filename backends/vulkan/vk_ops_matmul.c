@@ -118,8 +118,6 @@ static berth_status mm_shape_of(vk_prep *c, mm_shape *s) {
     if (a->rank > 1) od[orank++] = s->m;
     if (b->rank > 1) od[orank++] = s->n;
     if (orank > BERTH_MAX_RANK) return bk_fail(&c->bk, "output rank %u exceeds %d", orank, BERTH_MAX_RANK);
-    st = bk_check_out_dims(&c->bk, 0, orank, od);
-    if (st) return st;
     /* Collapse batch dims: drop ones, merge neighbours contiguous in both. */
     s->batch = 1;
     for (uint32_t d = 0; d < rb; d++) {
@@ -143,7 +141,7 @@ static berth_status mm_shape_of(vk_prep *c, mm_shape *s) {
 }
 
 berth_status vk_prep_matmul(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
+    berth_status st = BERTH_OK;
     mm_shape s;
     if (!st) st = mm_shape_of(c, &s);
     if (st) return st;
@@ -154,7 +152,7 @@ berth_status vk_prep_matmul(vk_prep *c) {
 }
 
 berth_status vk_prep_matmul_epilogue(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
+    berth_status st = BERTH_OK;
     mm_shape s;
     if (!st) st = mm_shape_of(c, &s);
     if (st) return st;
@@ -175,9 +173,7 @@ berth_status vk_prep_matmul_epilogue(vk_prep *c) {
 }
 
 berth_status vk_prep_gemm(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     int ta, tb;
     double alpha, beta;
     uint32_t cop;
@@ -195,9 +191,6 @@ berth_status vk_prep_gemm(vk_prep *c) {
     s.n = tb ? b->dims[0] : b->dims[1];
     int64_t kb = tb ? b->dims[1] : b->dims[0];
     if (kb != s.k) return bk_fail(&c->bk, "inner dims differ: a gives %lld, b gives %lld", (long long)s.k, (long long)kb);
-    int64_t od[2] = {s.m, s.n};
-    st = bk_check_out_dims(&c->bk, 0, 2, od);
-    if (st) return st;
     int64_t cm = 1, cn = 1;
     if (cop != VK_NONE) {
         const vk_opnd *cv = &c->plan->ops[cop];

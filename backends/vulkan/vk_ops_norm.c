@@ -58,11 +58,8 @@ static berth_status emit_norm(vk_prep *c, const dimlist *k, const dimlist *r, ui
 }
 
 berth_status vk_prep_layer_norm(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const vk_opnd *x = vk_in(c, 0);
-    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
     uint32_t scale, bias;
     uint32_t ax[BERTH_MAX_RANK], mask;
     int n_axes;
@@ -100,11 +97,8 @@ berth_status vk_prep_layer_norm(vk_prep *c) {
 }
 
 berth_status vk_prep_instance_norm(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const vk_opnd *x = vk_in(c, 0);
-    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
     const char *layout;
     double eps;
     uint32_t scale, bias;
@@ -122,11 +116,8 @@ berth_status vk_prep_instance_norm(vk_prep *c) {
 }
 
 berth_status vk_prep_batch_norm(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const vk_opnd *x = vk_in(c, 0);
-    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
     int64_t a;
     uint32_t axis, scale, bias;
     double eps;

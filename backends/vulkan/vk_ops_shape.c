@@ -69,8 +69,6 @@ static berth_status emit_copy(vk_prep *c, uint32_t src, uint32_t dst, strided *s
 }
 
 static berth_status same_type(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (st) return st;
     if (vk_in(c, 0)->dtype != vk_out(c, 0)->dtype)
         return bk_fail(&c->bk, "output: expected dtype %s, found %s", bk_dtype_name(vk_in(c, 0)->dtype),
                        bk_dtype_name(vk_out(c, 0)->dtype));
@@ -102,8 +100,6 @@ berth_status vk_prep_transpose(vk_prep *c) {
         s.dims[i] = od[i];
         s.in[i] = xs[perm[i]];
     }
-    st = bk_check_out_dims(&c->bk, 0, x->rank, od);
-    if (st) return st;
     contiguous(y, s.out);
     return emit_copy(c, c->node->inputs[0], c->node->outputs[0], &s);
 }
@@ -124,8 +120,6 @@ berth_status vk_prep_slice(vk_prep *c) {
         s.in[d] = xs[d] * step;
         s.in_base += starts[d] * xs[d];
     }
-    st = bk_check_out_dims(&c->bk, 0, x->rank, out);
-    if (st) return st;
     contiguous(vk_out(c, 0), s.out);
     return emit_copy(c, c->node->inputs[0], c->node->outputs[0], &s);
 }
@@ -207,19 +201,18 @@ static berth_status cat_split(vk_prep *c, int concat) {
 }
 
 berth_status vk_prep_concat(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, UINT32_MAX, 1);
+    berth_status st = BERTH_OK;
     return st ? st : cat_split(c, 1);
 }
 
 berth_status vk_prep_split(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, VK_NONE);
+    berth_status st = BERTH_OK;
     if (!st && c->node->n_outputs < 1) return bk_fail(&c->bk, "expected at least 1 output, found 0");
     return st ? st : cat_split(c, 0);
 }
 
 berth_status vk_prep_gather(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
-    if (st) return st;
+    berth_status st;
     const vk_opnd *x = vk_in(c, 0), *ix = vk_in(c, 1), *y = vk_out(c, 0);
     uint32_t w = words_of(x->dtype);
     bk_axis_geom ag;
@@ -247,8 +240,6 @@ berth_status vk_prep_gather(vk_prep *c) {
 }
 
 berth_status vk_prep_where(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
-    if (st) return st;
     const vk_opnd *in[3] = {vk_in(c, 0), vk_in(c, 1), vk_in(c, 2)}, *y = vk_out(c, 0);
     if (in[0]->dtype != BERTH_DTYPE_U8)
         return bk_fail(&c->bk, "condition: expected dtype uint8, found %s", bk_dtype_name(in[0]->dtype));
@@ -282,10 +273,6 @@ berth_status vk_prep_where(vk_prep *c) {
 }
 
 berth_status vk_prep_logical_not(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_U8));
-    if (!st) st = bk_check_out_dims(&c->bk, 0, vk_in(c, 0)->rank, vk_in(c, 0)->dims);
-    if (st) return st;
     uint64_t words = (vk_out(c, 0)->numel + 3) / 4;
     if (words == 0) return BERTH_OK;
     vk_dispatch *d = vk_emit(c, "logical_not");
@@ -299,9 +286,7 @@ berth_status vk_prep_logical_not(vk_prep *c) {
 }
 
 berth_status vk_prep_pad(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
     int64_t b[BERTH_MAX_RANK], e[BERTH_MAX_RANK], od[BERTH_MAX_RANK];
     int nb, ne;
@@ -325,8 +310,6 @@ berth_status vk_prep_pad(vk_prep *c) {
         if (m == 1 && x->dims[d] == 0 && (b[d] || e[d])) return bk_fail(&c->bk, "dim %u: edge padding of an empty dim", d);
         od[d] = x->dims[d] + b[d] + e[d];
     }
-    st = bk_check_out_dims(&c->bk, 0, x->rank, od);
-    if (st) return st;
     if (y->numel == 0) return BERTH_OK;
     if (y->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", y->numel);
     vk_dispatch *d = vk_emit(c, "pad");
