@@ -260,6 +260,7 @@ size_t bk_place(bk_span *s, size_t n, size_t align);
 typedef struct bk_upload {
     uint32_t n, count;
     uint8_t *present;
+    size_t *sizes; /* bytes of each uploaded id */
     uint64_t bytes;
 } bk_upload;
 /* Checks the info's struct_size and weight_desc_size, then allocates. */
@@ -271,6 +272,10 @@ berth_status bk_upload_check(const bk_upload *u, const berth_weight_desc *d, con
 void bk_upload_mark(bk_upload *u, const berth_weight_desc *d);
 berth_status bk_upload_end(const bk_upload *u, const char *backend, berth_error *err);
 void bk_upload_free(bk_upload *u);
+/* At plan time: a CONSTANT operand carries data of `bytes` (its shape's
+ * size); a WEIGHT operand names an uploaded id of that size. */
+berth_status bk_bind_check(const bk_upload *u, const berth_operand *o, size_t bytes, const char *backend,
+                           berth_error *err);
 
 /* ---- declared options ---- */
 typedef struct bk_option_value {

@@ -28,24 +28,11 @@ static berth_status bind_data(berth_plan *p, berth_weights *w, const berth_graph
     for (uint32_t i = 0; i < g->n_operands; i++) {
         const berth_operand *o = &g->operands[i];
         cpu_opnd *d = &p->ops[i];
+        berth_status st = bk_bind_check(w ? &w->up : NULL, o, d->bytes, "cpu", err);
+        if (st) return st;
         if (o->kind == BERTH_OPERAND_CONSTANT) {
-            if (o->bytes != d->bytes || (!o->data && o->bytes)) {
-                bk_errf(err, "cpu: constant '%s': expected %zu bytes of data, found %zu",
-                         o->name ? o->name : "?", d->bytes, o->data ? o->bytes : 0);
-                return BERTH_ERR_INVALID;
-            }
             total += align_up(d->bytes);
         } else if (o->kind == BERTH_OPERAND_WEIGHT) {
-            if (!w || o->weight >= w->n || !w->up.present[o->weight]) {
-                bk_errf(err, "cpu: weight operand '%s': id %u was not uploaded (%u weights)",
-                         o->name ? o->name : "?", o->weight, w ? w->n : 0u);
-                return BERTH_ERR_INVALID;
-            }
-            if (w->t[o->weight].bytes != d->bytes) {
-                bk_errf(err, "cpu: weight operand '%s': shape needs %zu bytes, uploaded tensor %u has %zu",
-                         o->name ? o->name : "?", d->bytes, o->weight, w->t[o->weight].bytes);
-                return BERTH_ERR_INVALID;
-            }
             d->ptr = w->t[o->weight].data;
         }
     }

@@ -17,10 +17,8 @@ enum { K_GEMM, K_POINTWISE, K_DEPTHWISE };
 
 typedef struct conv_params {
     int kernel;
-    int64_t n, c, h, w, o, kh, kw, oh, ow, groups, cg, og;
-    int64_t pad[4], stride[2], dil[2];
-    uint32_t bias;
-    int nhwc;         /* input and output are NHWC */
+    int64_t n, c, h, w, o, kh, kw, oh, ow, cg, og;
+    bk_conv_attrs at; /* padding, strides, dilations, groups, bias, NHWC input and output */
     int fperm[4];     /* canonical filter dim d is stored dim fperm[d] */
     int fmoved;       /* the filter is stored in another layout */
     int64_t fdims[4]; /* stored filter dims */
@@ -33,18 +31,6 @@ typedef struct conv_params {
     const float *x, *f, *src, *bv;
     float *y, *col, *pack;
 } conv_params;
-
-/* Reads padding/strides/dilations/groups and the bias operand. */
-static berth_status conv_attrs(cpu_prep *c, conv_params *cp) {
-    bk_conv_attrs a;
-    berth_status st = bk_param_conv(&c->bk, &a);
-    if (st) return st;
-    memcpy(cp->pad, a.pad, sizeof cp->pad);
-    memcpy(cp->stride, a.stride, sizeof cp->stride);
-    memcpy(cp->dil, a.dil, sizeof cp->dil);
-    cp->groups = a.groups, cp->bias = a.bias, cp->nhwc = a.nhwc;
-    return BERTH_OK;
-}
 
 /* Maps the filterLayout attribute onto the canonical letter order. */
 static berth_status filter_layout(cpu_prep *c, conv_params *cp, const char *canonical, const char *const *allowed) {
@@ -83,9 +69,9 @@ static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
 /* Scratch: [kernel scratch | input as NCHW | filter canonical | output as NCHW]. */
 static void conv_scratch(cpu_prep *c, conv_params *cp, size_t kernel_bytes) {
     size_t at = align64(kernel_bytes);
-    if (cp->nhwc) cp->off_x = at, at += align64(sizeof(float) * (size_t)(cp->n * cp->c * cp->h * cp->w));
+    if (cp->at.nhwc) cp->off_x = at, at += align64(sizeof(float) * (size_t)(cp->n * cp->c * cp->h * cp->w));
     if (cp->fmoved) cp->off_f = at, at += align64(sizeof(float) * cpu_in(c, 1)->numel);
-    if (cp->nhwc) cp->off_y = at, at += align64(sizeof(float) * (size_t)(cp->n * cp->o * cp->oh * cp->ow));
+    if (cp->at.nhwc) cp->off_y = at, at += align64(sizeof(float) * (size_t)(cp->n * cp->o * cp->oh * cp->ow));
     c->cn->scratch_bytes = at;
 }
 
@@ -95,7 +81,7 @@ static void relayout_in(const conv_params *cp, const berth_plan *p, const cpu_no
     *x = cpu_ptr(p, nd->in[0]);
     *f = cpu_ptr(p, nd->in[1]);
     *y = cpu_ptr(p, nd->out[0]);
-    if (cp->nhwc) {
+    if (cp->at.nhwc) {
         static const int to_nchw[4] = {0, 3, 1, 2};
         int64_t d[4] = {cp->n, cp->h, cp->w, cp->c};
         cpu_permute4(*x, d, to_nchw, (float *)(s + cp->off_x));
@@ -109,15 +95,15 @@ static void relayout_in(const conv_params *cp, const berth_plan *p, const cpu_no
 }
 
 static void relayout_out(const conv_params *cp, const berth_plan *p, const cpu_node *nd, const float *y) {
-    if (!cp->nhwc) return;
+    if (!cp->at.nhwc) return;
     static const int to_nhwc[4] = {0, 2, 3, 1};
     int64_t d[4] = {cp->n, cp->o, cp->oh, cp->ow};
     cpu_permute4(y, d, to_nhwc, cpu_ptr(p, nd->out[0]));
 }
 
 static berth_status conv_bias(cpu_prep *c, conv_params *cp) {
-    if (cp->bias == CPU_NONE) return BERTH_OK;
-    const cpu_opnd *b = &c->plan->ops[cp->bias];
+    if (cp->at.bias == CPU_NONE) return BERTH_OK;
+    const cpu_opnd *b = &c->plan->ops[cp->at.bias];
     if (b->dtype != BERTH_DTYPE_F32 || b->rank != 1 || b->dims[0] != cp->o)
         return bk_fail(&c->bk, "bias: expected float32 [%lld], found %s of %zu elements", (long long)cp->o,
                         bk_dtype_name(b->dtype), b->numel);
@@ -125,8 +111,8 @@ static berth_status conv_bias(cpu_prep *c, conv_params *cp) {
 }
 
 static void add_bias(const conv_params *cp, const berth_plan *p, float *y) {
-    if (cp->bias == CPU_NONE) return;
-    const float *b = cpu_ptr(p, cp->bias);
+    if (cp->at.bias == CPU_NONE) return;
+    const float *b = cpu_ptr(p, cp->at.bias);
     size_t plane = (size_t)(cp->oh * cp->ow);
     for (int64_t n = 0; n < cp->n; n++)
         for (int64_t o = 0; o < cp->o; o++) {
@@ -143,14 +129,14 @@ static void im2col_task(void *ctx, size_t r0, size_t r1) {
         const float *xp = cp->x + ch * cp->h * cp->w;
         float *dst = cp->col + r * (size_t)(cp->oh * cp->ow);
         for (int64_t oy = 0; oy < cp->oh; oy++) {
-            int64_t iy = oy * cp->stride[0] - cp->pad[0] + ki * cp->dil[0];
+            int64_t iy = oy * cp->at.stride[0] - cp->at.pad[0] + ki * cp->at.dil[0];
             float *d = dst + oy * cp->ow;
             if (iy < 0 || iy >= cp->h) {
                 memset(d, 0, sizeof(float) * (size_t)cp->ow);
                 continue;
             }
             for (int64_t ox = 0; ox < cp->ow; ox++) {
-                int64_t ix = ox * cp->stride[1] - cp->pad[2] + kj * cp->dil[1];
+                int64_t ix = ox * cp->at.stride[1] - cp->at.pad[2] + kj * cp->at.dil[1];
                 d[ox] = (ix >= 0 && ix < cp->w) ? xp[iy * cp->w + ix] : 0.0f;
             }
         }
@@ -175,8 +161,8 @@ static inline void dw_row(float *restrict y, const float *restrict r0, size_t pw
  * a bounds check; the bias starts each sum. */
 CPU_CLONES static void depthwise_task(void *ctx, size_t t0, size_t t1) {
     const conv_params *cp = ctx;
-    int64_t sy = cp->stride[0], sx = cp->stride[1], dh = cp->dil[0], dw = cp->dil[1];
-    size_t ph = (size_t)(cp->h + cp->pad[0] + cp->pad[1]), pw = (size_t)(cp->w + cp->pad[2] + cp->pad[3]);
+    int64_t sy = cp->at.stride[0], sx = cp->at.stride[1], dh = cp->at.dil[0], dw = cp->at.dil[1];
+    size_t ph = (size_t)(cp->h + cp->at.pad[0] + cp->at.pad[1]), pw = (size_t)(cp->w + cp->at.pad[2] + cp->at.pad[3]);
     for (size_t t = t0; t < t1; t++) {
         int64_t ch = (int64_t)t % cp->c;
         const float *xp = cp->x + t * (size_t)(cp->h * cp->w);
@@ -185,14 +171,14 @@ CPU_CLONES static void depthwise_task(void *ctx, size_t t0, size_t t1) {
         float *P = cp->col + t * ph * pw, b = cp->bv ? cp->bv[ch] : 0.0f;
         for (size_t py = 0; py < ph; py++) {
             float *row = P + py * pw;
-            int64_t iy = (int64_t)py - cp->pad[0];
+            int64_t iy = (int64_t)py - cp->at.pad[0];
             if (iy < 0 || iy >= cp->h) {
                 memset(row, 0, sizeof(float) * pw);
                 continue;
             }
-            memset(row, 0, sizeof(float) * (size_t)cp->pad[2]);
-            memcpy(row + cp->pad[2], xp + iy * cp->w, sizeof(float) * (size_t)cp->w);
-            memset(row + cp->pad[2] + cp->w, 0, sizeof(float) * (size_t)cp->pad[3]);
+            memset(row, 0, sizeof(float) * (size_t)cp->at.pad[2]);
+            memcpy(row + cp->at.pad[2], xp + iy * cp->w, sizeof(float) * (size_t)cp->w);
+            memset(row + cp->at.pad[2] + cp->w, 0, sizeof(float) * (size_t)cp->at.pad[3]);
         }
         int unit = sx == 1 && dh == 1 && dw == 1 && cp->kh == cp->kw;
         for (int64_t oy = 0; oy < cp->oh; oy++) {
@@ -238,7 +224,7 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
     if (cp->kernel == K_DEPTHWISE) {
         cp->x = x;
         cp->col = (float *)cpu_scratch(p, nd);
-        cp->bv = cp->bias != CPU_NONE ? cpu_ptr(p, cp->bias) : NULL;
+        cp->bv = cp->at.bias != CPU_NONE ? cpu_ptr(p, cp->at.bias) : NULL;
         cpu_pool_for(p->dev->pool, (size_t)(cp->n * cp->c), 1, depthwise_task, cp);
         relayout_out(cp, p, nd, y);
         return;
@@ -246,7 +232,7 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
     int64_t plane_in = cp->h * cp->w, plane_out = cp->oh * cp->ow, kk = cp->cg * cp->kh * cp->kw;
     cp->col = (float *)cpu_scratch(p, nd);
     for (int64_t n = 0; n < cp->n; n++)
-        for (int64_t g = 0; g < cp->groups; g++) {
+        for (int64_t g = 0; g < cp->at.groups; g++) {
             const float *xg = x + (n * cp->c + g * cp->cg) * plane_in;
             const float *b = xg;
             if (cp->kernel == K_GEMM) {
@@ -259,7 +245,7 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
                 cp->src = b;
                 cp->pack = (float *)(cpu_scratch(p, nd) + cp->off_pack);
                 cpu_pool_for(p->dev->pool, panels, 4, pack_task, cp);
-                cpu_gemm_epi epi = {.bias = cp->bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->bias) + g * cp->og : NULL,
+                cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) + g * cp->og : NULL,
                                     .bias_rows = 1};
                 cpu_gemm(p->dev->pool, cp->isa, (size_t)cp->og, (size_t)plane_out, (size_t)kk, f + g * cp->og * kk,
                          (size_t)kk, cp->pack, y + (n * cp->o + g * cp->og) * plane_out, (size_t)plane_out, &epi);
@@ -274,21 +260,21 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
 
 static berth_status conv_shapes(cpu_prep *c, conv_params *cp, int transposed) {
     const cpu_opnd *x = cpu_in(c, 0), *fo = cpu_in(c, 1);
-    if (cp->nhwc)
+    if (cp->at.nhwc)
         cp->n = x->dims[0], cp->h = x->dims[1], cp->w = x->dims[2], cp->c = x->dims[3];
     else
         cp->n = x->dims[0], cp->c = x->dims[1], cp->h = x->dims[2], cp->w = x->dims[3];
     int64_t fd[4]; /* the filter's dims in canonical order (oihw or iohw) */
     for (int d = 0; d < 4; d++) fd[d] = fo->dims[cp->fperm[d]];
     cp->kh = fd[2], cp->kw = fd[3];
-    if (cp->c % cp->groups) return bk_fail(&c->bk, "input channels %lld are not divisible by groups %lld", (long long)cp->c, (long long)cp->groups);
-    cp->cg = cp->c / cp->groups;
+    if (cp->c % cp->at.groups) return bk_fail(&c->bk, "input channels %lld are not divisible by groups %lld", (long long)cp->c, (long long)cp->at.groups);
+    cp->cg = cp->c / cp->at.groups;
     if (!transposed) {
         cp->o = fd[0];
-        cp->og = cp->o / cp->groups;
+        cp->og = cp->o / cp->at.groups;
     } else {
         cp->og = fd[1];
-        cp->o = cp->og * cp->groups;
+        cp->o = cp->og * cp->at.groups;
     }
     return BERTH_OK;
 }
@@ -298,21 +284,21 @@ berth_status cpu_prep_conv2d(cpu_prep *c) {
     conv_params *cp = cpu_params(c, sizeof *cp);
     if (!cp) return BERTH_ERR_NOMEM;
     static const char *const layouts[] = {"oihw", "hwio", "ohwi", "ihwo", NULL};
-    if ((st = conv_attrs(c, cp)) || (st = filter_layout(c, cp, "oihw", layouts))) return st;
+    if ((st = bk_param_conv(&c->bk, &cp->at)) || (st = filter_layout(c, cp, "oihw", layouts))) return st;
     if ((st = conv_shapes(c, cp, 0)) || (st = conv_bias(c, cp))) return st;
-    int64_t eh = cp->dil[0] * (cp->kh - 1) + 1, ew = cp->dil[1] * (cp->kw - 1) + 1;
-    int64_t ph = cp->h + cp->pad[0] + cp->pad[1], pw = cp->w + cp->pad[2] + cp->pad[3];
+    int64_t eh = cp->at.dil[0] * (cp->kh - 1) + 1, ew = cp->at.dil[1] * (cp->kw - 1) + 1;
+    int64_t ph = cp->h + cp->at.pad[0] + cp->at.pad[1], pw = cp->w + cp->at.pad[2] + cp->at.pad[3];
     if (ph < eh || pw < ew) return bk_fail(&c->bk, "the padded input is smaller than the dilated filter");
-    cp->oh = (ph - eh) / cp->stride[0] + 1;
-    cp->ow = (pw - ew) / cp->stride[1] + 1;
+    cp->oh = (ph - eh) / cp->at.stride[0] + 1;
+    cp->ow = (pw - ew) / cp->at.stride[1] + 1;
     size_t kernel_bytes = 0;
     if (cp->cg == 1 && cp->og == 1) {
         cp->kernel = K_DEPTHWISE;
-        kernel_bytes = align64(sizeof(float) * (size_t)(cp->n * cp->c) * (size_t)(cp->h + cp->pad[0] + cp->pad[1]) *
-                               (size_t)(cp->w + cp->pad[2] + cp->pad[3]));
+        kernel_bytes = align64(sizeof(float) * (size_t)(cp->n * cp->c) * (size_t)(cp->h + cp->at.pad[0] + cp->at.pad[1]) *
+                               (size_t)(cp->w + cp->at.pad[2] + cp->at.pad[3]));
     }
-    else if (cp->kh == 1 && cp->kw == 1 && cp->stride[0] == 1 && cp->stride[1] == 1 && !cp->pad[0] && !cp->pad[1] &&
-             !cp->pad[2] && !cp->pad[3])
+    else if (cp->kh == 1 && cp->kw == 1 && cp->at.stride[0] == 1 && cp->at.stride[1] == 1 && !cp->at.pad[0] && !cp->at.pad[1] &&
+             !cp->at.pad[2] && !cp->at.pad[3])
         cp->kernel = K_POINTWISE;
     else {
         cp->kernel = K_GEMM;
@@ -342,7 +328,7 @@ static void convt_exec(const cpu_node *nd, berth_plan *p) {
     int64_t plane_in = cp->h * cp->w, plane_out = cp->oh * cp->ow, rows = cp->og * cp->kh * cp->kw;
     memset(y, 0, sizeof(float) * (size_t)(cp->n * cp->o * plane_out));
     for (int64_t n = 0; n < cp->n; n++)
-        for (int64_t g = 0; g < cp->groups; g++) {
+        for (int64_t g = 0; g < cp->at.groups; g++) {
             /* col[og*kh*kw, h*w] = W_g^T @ X_g, W_g being [cg, og*kh*kw] */
             cpu_matmul_f32(p, 1, 0, rows, plane_in, cp->cg, 1.0f, f + g * cp->cg * rows, rows,
                            x + (n * cp->c + g * cp->cg) * plane_in, plane_in, 0.0f, col, plane_in);
@@ -352,10 +338,10 @@ static void convt_exec(const cpu_node *nd, berth_plan *p) {
                 const float *cr = col + r * plane_in;
                 float *yo = yg + o * plane_out;
                 for (int64_t iy = 0; iy < cp->h; iy++) {
-                    int64_t oy = iy * cp->stride[0] - cp->pad[0] + ki * cp->dil[0];
+                    int64_t oy = iy * cp->at.stride[0] - cp->at.pad[0] + ki * cp->at.dil[0];
                     if (oy < 0 || oy >= cp->oh) continue;
                     for (int64_t ix = 0; ix < cp->w; ix++) {
-                        int64_t ox = ix * cp->stride[1] - cp->pad[2] + kj * cp->dil[1];
+                        int64_t ox = ix * cp->at.stride[1] - cp->at.pad[2] + kj * cp->at.dil[1];
                         if (ox >= 0 && ox < cp->ow) yo[oy * cp->ow + ox] += cr[iy * cp->w + ix];
                     }
                 }
@@ -370,7 +356,7 @@ berth_status cpu_prep_conv_transpose2d(cpu_prep *c) {
     conv_params *cp = cpu_params(c, sizeof *cp);
     if (!cp) return BERTH_ERR_NOMEM;
     static const char *const layouts[] = {"iohw", "hwoi", "ohwi", NULL};
-    if ((st = conv_attrs(c, cp)) || (st = filter_layout(c, cp, "iohw", layouts))) return st;
+    if ((st = bk_param_conv(&c->bk, &cp->at)) || (st = filter_layout(c, cp, "iohw", layouts))) return st;
     if ((st = conv_shapes(c, cp, 1)) || (st = conv_bias(c, cp))) return st;
     int64_t op[2] = {0, 0}, sizes[2];
     int n_op, n_sz;
@@ -378,13 +364,13 @@ berth_status cpu_prep_conv_transpose2d(cpu_prep *c) {
         return st;
     if (n_op >= 0 && n_op != 2) return bk_fail(&c->bk, "outputPadding: expected 2 values, found %d", n_op);
     if (n_op < 0) op[0] = op[1] = 0;
-    int64_t base_h = (cp->h - 1) * cp->stride[0] + cp->dil[0] * (cp->kh - 1) + 1 - cp->pad[0] - cp->pad[1];
-    int64_t base_w = (cp->w - 1) * cp->stride[1] + cp->dil[1] * (cp->kw - 1) + 1 - cp->pad[2] - cp->pad[3];
+    int64_t base_h = (cp->h - 1) * cp->at.stride[0] + cp->at.dil[0] * (cp->kh - 1) + 1 - cp->at.pad[0] - cp->at.pad[1];
+    int64_t base_w = (cp->w - 1) * cp->at.stride[1] + cp->at.dil[1] * (cp->kw - 1) + 1 - cp->at.pad[2] - cp->at.pad[3];
     if (n_sz == 2) {
-        if (sizes[0] < base_h || sizes[0] >= base_h + cp->stride[0] || sizes[1] < base_w || sizes[1] >= base_w + cp->stride[1])
+        if (sizes[0] < base_h || sizes[0] >= base_h + cp->at.stride[0] || sizes[1] < base_w || sizes[1] >= base_w + cp->at.stride[1])
             return bk_fail(&c->bk, "outputSizes [%lld, %lld] are not reachable from [%lld, %lld] with strides [%lld, %lld]",
                             (long long)sizes[0], (long long)sizes[1], (long long)base_h, (long long)base_w,
-                            (long long)cp->stride[0], (long long)cp->stride[1]);
+                            (long long)cp->at.stride[0], (long long)cp->at.stride[1]);
         cp->oh = sizes[0], cp->ow = sizes[1];
     } else {
         cp->oh = base_h + op[0], cp->ow = base_w + op[1];

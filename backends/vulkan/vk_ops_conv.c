@@ -9,9 +9,7 @@
 #include "vk_internal.h"
 
 typedef struct conv {
-    int64_t pad[4], stride[2], dil[2], groups;
-    int nhwc;
-    uint32_t bias;
+    bk_conv_attrs at;
     int64_t n, c, h, w, o, og, cg, kh, kw, oh, ow;
     int64_t fs[4]; /* filter strides of the letters o, i, h, w */
 } conv;
@@ -28,13 +26,8 @@ static void image(const int64_t *dims, int nhwc, int64_t *nchw, int64_t *strides
 }
 
 static berth_status conv_common(vk_prep *c, conv *cv, int transposed) {
-    bk_conv_attrs a;
-    berth_status st = bk_param_conv(&c->bk, &a);
+    berth_status st = bk_param_conv(&c->bk, &cv->at);
     if (st) return st;
-    memcpy(cv->pad, a.pad, sizeof cv->pad);
-    memcpy(cv->stride, a.stride, sizeof cv->stride);
-    memcpy(cv->dil, a.dil, sizeof cv->dil);
-    cv->groups = a.groups, cv->bias = a.bias, cv->nhwc = a.nhwc;
     const vk_opnd *x = vk_in(c, 0), *f = vk_in(c, 1);
     const char *canonical = transposed ? "iohw" : "oihw", *fl;
     static const char *const conv_layouts[] = {"oihw", "hwio", "ohwi", "ihwo", NULL};
@@ -54,21 +47,21 @@ static berth_status conv_common(vk_prep *c, conv *cv, int transposed) {
     static const char letters[] = "oihw";
     for (int d = 0; d < 4; d++) cv->fs[d] = fst[strchr(fl, letters[d]) - fl];
     int64_t xd[4], xs[4];
-    image(x->dims, cv->nhwc, xd, xs);
+    image(x->dims, cv->at.nhwc, xd, xs);
     cv->n = xd[0], cv->c = xd[1], cv->h = xd[2], cv->w = xd[3];
     cv->kh = cdims[2], cv->kw = cdims[3];
-    if (cv->c % cv->groups)
-        return bk_fail(&c->bk, "input channels %lld are not divisible by groups %lld", (long long)cv->c, (long long)cv->groups);
-    cv->cg = cv->c / cv->groups;
+    if (cv->c % cv->at.groups)
+        return bk_fail(&c->bk, "input channels %lld are not divisible by groups %lld", (long long)cv->c, (long long)cv->at.groups);
+    cv->cg = cv->c / cv->at.groups;
     if (!transposed) {
         cv->o = cdims[0];
-        cv->og = cv->o / cv->groups;
+        cv->og = cv->o / cv->at.groups;
     } else {
         cv->og = cdims[1];
-        cv->o = cv->og * cv->groups;
+        cv->o = cv->og * cv->at.groups;
     }
-    if (cv->bias != VK_NONE) {
-        const vk_opnd *b = &c->plan->ops[cv->bias];
+    if (cv->at.bias != VK_NONE) {
+        const vk_opnd *b = &c->plan->ops[cv->at.bias];
         if (b->dtype != BERTH_DTYPE_F32 || b->rank != 1 || b->dims[0] != cv->o)
             return bk_fail(&c->bk, "bias: expected float32 [%lld], found %s of %zu elements", (long long)cv->o,
                            bk_dtype_name(b->dtype), b->numel);
@@ -84,18 +77,18 @@ static berth_status emit_transposed(vk_prep *c, const conv *cv, const int64_t *x
     d->n_bind = 4;
     d->bind[0] = c->node->inputs[0];
     d->bind[1] = c->node->inputs[1];
-    d->bind[2] = cv->bias;
+    d->bind[2] = cv->at.bias;
     d->bind[3] = c->node->outputs[0];
     uint64_t pixels = (uint64_t)(cv->n * cv->oh * cv->ow);
-    const int64_t v[] = {cv->og, (int64_t)pixels, cv->cg * cv->kh * cv->kw, cv->groups, cv->oh, cv->ow, cv->kh, cv->kw,
-                         cv->cg, cv->h, cv->w, cv->stride[0], cv->stride[1], cv->dil[0], cv->dil[1], cv->pad[0],
-                         cv->pad[2], cv->fs[0], cv->fs[1], cv->fs[2], cv->fs[3], xs[0], xs[1], xs[2], xs[3], ys[0],
+    const int64_t v[] = {cv->og, (int64_t)pixels, cv->cg * cv->kh * cv->kw, cv->at.groups, cv->oh, cv->ow, cv->kh, cv->kw,
+                         cv->cg, cv->h, cv->w, cv->at.stride[0], cv->at.stride[1], cv->at.dil[0], cv->at.dil[1], cv->at.pad[0],
+                         cv->at.pad[2], cv->fs[0], cv->fs[1], cv->fs[2], cv->fs[3], xs[0], xs[1], xs[2], xs[3], ys[0],
                          ys[1], ys[2], ys[3]};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
-    d->pc[29] = (cv->bias != VK_NONE ? 1u : 0u) | 2u;
+    d->pc[29] = (cv->at.bias != VK_NONE ? 1u : 0u) | 2u;
     d->groups[0] = vk_groups(pixels, 32);
     d->groups[1] = vk_groups((uint64_t)cv->og, 32);
-    d->groups[2] = vk_groups((uint64_t)cv->groups, 1);
+    d->groups[2] = vk_groups((uint64_t)cv->at.groups, 1);
     return BERTH_OK;
 }
 
@@ -107,13 +100,13 @@ static berth_status emit_depthwise(vk_prep *c, const conv *cv, const int64_t *xs
     d->n_bind = 4;
     d->bind[0] = c->node->inputs[0];
     d->bind[1] = c->node->inputs[1];
-    d->bind[2] = cv->bias;
+    d->bind[2] = cv->at.bias;
     d->bind[3] = c->node->outputs[0];
     const int64_t v[] = {cv->n * cv->o, cv->o, cv->og, cv->oh, cv->ow, cv->h, cv->w, cv->kh, cv->kw,
-                         cv->stride[0], cv->stride[1], cv->dil[0], cv->dil[1], cv->pad[0], cv->pad[2],
+                         cv->at.stride[0], cv->at.stride[1], cv->at.dil[0], cv->at.dil[1], cv->at.pad[0], cv->at.pad[2],
                          xs[0], xs[1], xs[2], xs[3], ys[0], ys[1], ys[2], ys[3], cv->fs[0], cv->fs[2], cv->fs[3]};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
-    d->pc[26] = cv->bias != VK_NONE ? 1u : 0u;
+    d->pc[26] = cv->at.bias != VK_NONE ? 1u : 0u;
     /* x: (output row, block of 8 columns) per invocation; z: planes. */
     d->groups[0] = vk_groups((uint64_t)cv->oh * (uint64_t)((cv->ow + 7) / 8), 64);
     d->groups[2] = vk_groups((uint64_t)(cv->n * cv->o), 1);
@@ -131,17 +124,17 @@ static berth_status emit_tiled(vk_prep *c, const conv *cv, const int64_t *xs, co
     d->n_bind = 4;
     d->bind[0] = c->node->inputs[0];
     d->bind[1] = c->node->inputs[1];
-    d->bind[2] = cv->bias;
+    d->bind[2] = cv->at.bias;
     d->bind[3] = c->node->outputs[0];
-    const int64_t v[] = {cv->og, pixels, cv->cg, cv->groups, cv->n * cv->groups, cv->ow, cv->kh, cv->kw, cv->h,
-                         cv->w, cv->stride[0], cv->stride[1], cv->dil[0], cv->dil[1], cv->pad[0], cv->pad[2],
+    const int64_t v[] = {cv->og, pixels, cv->cg, cv->at.groups, cv->n * cv->at.groups, cv->ow, cv->kh, cv->kw, cv->h,
+                         cv->w, cv->at.stride[0], cv->at.stride[1], cv->at.dil[0], cv->at.dil[1], cv->at.pad[0], cv->at.pad[2],
                          cv->fs[0], cv->fs[1], cv->fs[2], cv->fs[3], xs[0], xs[1], xs[2], xs[3], ys[0], ys[1],
                          ys[2], ys[3]};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
-    d->pc[28] = cv->bias != VK_NONE ? 1u : 0u;
+    d->pc[28] = cv->at.bias != VK_NONE ? 1u : 0u;
     d->groups[0] = vk_groups(((uint64_t)pixels + rn - 1) / rn, 8);
     d->groups[1] = vk_groups((uint64_t)cv->og, 8);
-    d->groups[2] = vk_groups((uint64_t)(cv->n * cv->groups), 1);
+    d->groups[2] = vk_groups((uint64_t)(cv->n * cv->at.groups), 1);
     return BERTH_OK;
 }
 
@@ -149,15 +142,15 @@ static berth_status emit_tiled(vk_prep *c, const conv *cv, const int64_t *xs, co
  * product per image: filter [O, C] times image [C, pixels] in NCHW, image
  * [pixels, C] times filter [C, O] in NHWC, with the bias along O. */
 static int pointwise(const conv *cv) {
-    return cv->kh == 1 && cv->kw == 1 && cv->stride[0] == 1 && cv->stride[1] == 1 && cv->groups == 1 &&
-           cv->pad[0] == 0 && cv->pad[1] == 0 && cv->pad[2] == 0 && cv->pad[3] == 0;
+    return cv->kh == 1 && cv->kw == 1 && cv->at.stride[0] == 1 && cv->at.stride[1] == 1 && cv->at.groups == 1 &&
+           cv->at.pad[0] == 0 && cv->at.pad[1] == 0 && cv->at.pad[2] == 0 && cv->at.pad[3] == 0;
 }
 
 static berth_status emit_pointwise(vk_prep *c, const conv *cv, const int64_t *xs) {
     int64_t pixels = cv->oh * cv->ow;
-    vk_gemm g = {.y = c->node->outputs[0], .bias = cv->bias, .k = cv->c, .batch = (uint64_t)cv->n, .brank = 1,
+    vk_gemm g = {.y = c->node->outputs[0], .bias = cv->at.bias, .k = cv->c, .batch = (uint64_t)cv->n, .brank = 1,
                  .bdims = {cv->n}};
-    if (cv->nhwc) {
+    if (cv->at.nhwc) {
         g.a = c->node->inputs[0], g.b = c->node->inputs[1];
         g.m = pixels, g.n = cv->o;
         g.astr[0] = xs[0], g.bstr[0] = 0;
@@ -173,17 +166,17 @@ static berth_status emit_pointwise(vk_prep *c, const conv *cv, const int64_t *xs
 
 static berth_status conv_emit(vk_prep *c, conv *cv, int transposed) {
     int64_t od[4] = {cv->n, cv->o, cv->oh, cv->ow}, od_nhwc[4] = {cv->n, cv->oh, cv->ow, cv->o};
-    berth_status st = bk_check_out_dims(&c->bk, 0, 4, cv->nhwc ? od_nhwc : od);
+    berth_status st = bk_check_out_dims(&c->bk, 0, 4, cv->at.nhwc ? od_nhwc : od);
     if (st) return st;
     const vk_opnd *y = vk_out(c, 0);
     if (y->numel == 0) return BERTH_OK;
     if (y->numel > UINT32_MAX || vk_in(c, 0)->numel > UINT32_MAX || vk_in(c, 1)->numel > UINT32_MAX)
         return bk_refuse(&c->bk, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
     int64_t xd[4], xs[4], yd[4], ys[4];
-    image(vk_in(c, 0)->dims, cv->nhwc, xd, xs);
-    image(y->dims, cv->nhwc, yd, ys);
+    image(vk_in(c, 0)->dims, cv->at.nhwc, xd, xs);
+    image(y->dims, cv->at.nhwc, yd, ys);
     if (transposed) return emit_transposed(c, cv, xs, ys);
-    if (cv->cg == 1 && cv->groups == cv->c) return emit_depthwise(c, cv, xs, ys);
+    if (cv->cg == 1 && cv->at.groups == cv->c) return emit_depthwise(c, cv, xs, ys);
     if (pointwise(cv)) return emit_pointwise(c, cv, xs);
     return emit_tiled(c, cv, xs, ys);
 }
@@ -193,11 +186,11 @@ berth_status vk_prep_conv2d(vk_prep *c) {
     memset(&cv, 0, sizeof cv);
     berth_status st = conv_common(c, &cv, 0);
     if (st) return st;
-    int64_t eh = cv.dil[0] * (cv.kh - 1) + 1, ew = cv.dil[1] * (cv.kw - 1) + 1;
-    int64_t ph = cv.h + cv.pad[0] + cv.pad[1], pw = cv.w + cv.pad[2] + cv.pad[3];
+    int64_t eh = cv.at.dil[0] * (cv.kh - 1) + 1, ew = cv.at.dil[1] * (cv.kw - 1) + 1;
+    int64_t ph = cv.h + cv.at.pad[0] + cv.at.pad[1], pw = cv.w + cv.at.pad[2] + cv.at.pad[3];
     if (ph < eh || pw < ew) return bk_fail(&c->bk, "the padded input is smaller than the dilated filter");
-    cv.oh = (ph - eh) / cv.stride[0] + 1;
-    cv.ow = (pw - ew) / cv.stride[1] + 1;
+    cv.oh = (ph - eh) / cv.at.stride[0] + 1;
+    cv.ow = (pw - ew) / cv.at.stride[1] + 1;
     return conv_emit(c, &cv, 0);
 }
 
@@ -211,13 +204,13 @@ berth_status vk_prep_conv_transpose2d(vk_prep *c) {
     st = bk_param_ints_n(&c->bk, "outputPadding", 2, 0, op);
     if (!st) st = bk_opt_ints(&c->bk, "outputSizes", sizes, 2, &n_sz);
     if (st) return st;
-    int64_t base_h = (cv.h - 1) * cv.stride[0] + cv.dil[0] * (cv.kh - 1) + 1 - cv.pad[0] - cv.pad[1];
-    int64_t base_w = (cv.w - 1) * cv.stride[1] + cv.dil[1] * (cv.kw - 1) + 1 - cv.pad[2] - cv.pad[3];
+    int64_t base_h = (cv.h - 1) * cv.at.stride[0] + cv.at.dil[0] * (cv.kh - 1) + 1 - cv.at.pad[0] - cv.at.pad[1];
+    int64_t base_w = (cv.w - 1) * cv.at.stride[1] + cv.at.dil[1] * (cv.kw - 1) + 1 - cv.at.pad[2] - cv.at.pad[3];
     if (n_sz == 2) {
-        if (sizes[0] < base_h || sizes[0] >= base_h + cv.stride[0] || sizes[1] < base_w || sizes[1] >= base_w + cv.stride[1])
+        if (sizes[0] < base_h || sizes[0] >= base_h + cv.at.stride[0] || sizes[1] < base_w || sizes[1] >= base_w + cv.at.stride[1])
             return bk_fail(&c->bk, "outputSizes [%lld, %lld] are not reachable from [%lld, %lld] with strides [%lld, %lld]",
                            (long long)sizes[0], (long long)sizes[1], (long long)base_h, (long long)base_w,
-                           (long long)cv.stride[0], (long long)cv.stride[1]);
+                           (long long)cv.at.stride[0], (long long)cv.at.stride[1]);
         cv.oh = sizes[0], cv.ow = sizes[1];
     } else {
         cv.oh = base_h + op[0], cv.ow = base_w + op[1];

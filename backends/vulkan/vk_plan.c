@@ -158,26 +158,13 @@ static berth_status bind_data(berth_plan *p, berth_weights *w, const berth_graph
     for (uint32_t i = 0; i < g->n_operands; i++) {
         const berth_operand *o = &g->operands[i];
         vk_opnd *d = &p->ops[i];
+        berth_status st = bk_bind_check(w ? &w->up : NULL, o, d->bytes, "vulkan", err);
+        if (st) return st;
         if (o->kind == BERTH_OPERAND_CONSTANT) {
-            if (o->bytes != d->bytes || (!o->data && o->bytes)) {
-                bk_errf(err, "vulkan: constant '%s': expected %zu bytes of data, found %zu", d->name, d->bytes,
-                        o->data ? o->bytes : 0);
-                return BERTH_ERR_INVALID;
-            }
             d->off = total;
             total += align_up(d->bytes ? d->bytes : 4, dv->align);
         } else if (o->kind == BERTH_OPERAND_WEIGHT) {
-            if (!w || o->weight >= w->n || !w->up.present[o->weight]) {
-                bk_errf(err, "vulkan: weight operand '%s': id %u was not uploaded (%u weights)", d->name, o->weight,
-                        w ? w->n : 0u);
-                return BERTH_ERR_INVALID;
-            }
             const vk_weight *t = &w->t[o->weight];
-            if (t->bytes != d->bytes) {
-                bk_errf(err, "vulkan: weight operand '%s': shape needs %zu bytes, uploaded tensor %u has %llu", d->name,
-                        d->bytes, o->weight, (unsigned long long)t->bytes);
-                return BERTH_ERR_INVALID;
-            }
             d->buf = w->blocks[t->block].buf;
             d->off = t->off;
         }
