@@ -153,8 +153,14 @@ typedef struct bk_conv_attrs {
     int64_t pad[4], stride[2], dil[2], groups;
     uint32_t bias;
     int nhwc;
+    /* bk_conv_geom: batch, channels, height, width of input 0; outputs
+     * (o), per group (og, cg); the window (kh, kw) */
+    int64_t n, c, h, w, o, og, cg, kh, kw;
 } bk_conv_attrs;
 berth_status bk_param_conv(const bk_node_ctx *c, bk_conv_attrs *a);
+/* The geometry above from input 0 and the filter's dims fd in canonical
+ * order (oihw; iohw when transposed). */
+berth_status bk_conv_geom(const bk_node_ctx *c, const int64_t *fd, int transposed, bk_conv_attrs *a);
 /* Option key, `want` ints, or `def` in each when absent. */
 berth_status bk_param_ints_n(const bk_node_ctx *c, const char *key, int want, int64_t def, int64_t *out);
 /* Option key, "nchw" (default) or "nhwc". */
@@ -272,10 +278,9 @@ berth_status bk_upload_check(const bk_upload *u, const berth_weight_desc *d, con
 void bk_upload_mark(bk_upload *u, const berth_weight_desc *d);
 berth_status bk_upload_end(const bk_upload *u, const char *backend, berth_error *err);
 void bk_upload_free(bk_upload *u);
-/* At plan time: a CONSTANT operand carries data of `bytes` (its shape's
- * size); a WEIGHT operand names an uploaded id of that size. */
-berth_status bk_bind_check(const bk_upload *u, const berth_operand *o, size_t bytes, const char *backend,
-                           berth_error *err);
+/* At plan time, for every operand of g: a CONSTANT carries data of its
+ * shape's size; a WEIGHT names an uploaded id of that size. */
+berth_status bk_bind_check(const bk_upload *u, const berth_graph_desc *g, const char *backend, berth_error *err);
 
 /* ---- declared options ---- */
 typedef struct bk_option_value {

@@ -219,3 +219,18 @@ berth_status bk_param_conv(const bk_node_ctx *c, bk_conv_attrs *a) {
     if (!st) st = bk_param_layout(c, "inputLayout", &a->nhwc);
     return st;
 }
+
+berth_status bk_conv_geom(const bk_node_ctx *c, const int64_t *fd, int transposed, bk_conv_attrs *a) {
+    const int64_t *x = bk_in(c, 0)->dims;
+    a->n = x[0];
+    a->c = a->nhwc ? x[3] : x[1];
+    a->h = a->nhwc ? x[1] : x[2];
+    a->w = a->nhwc ? x[2] : x[3];
+    a->kh = fd[2], a->kw = fd[3];
+    if (a->c % a->groups)
+        return bk_fail(c, "input channels %lld are not divisible by groups %lld", (long long)a->c, (long long)a->groups);
+    a->cg = a->c / a->groups;
+    a->og = transposed ? fd[1] : fd[0] / a->groups;
+    a->o = transposed ? a->og * a->groups : fd[0];
+    return BERTH_OK;
+}

@@ -89,24 +89,29 @@ void bk_upload_free(bk_upload *u) {
     u->sizes = NULL;
 }
 
-berth_status bk_bind_check(const bk_upload *u, const berth_operand *o, size_t bytes, const char *backend,
-                           berth_error *err) {
-    const char *name = o->name ? o->name : "?";
-    if (o->kind == BERTH_OPERAND_CONSTANT && (o->bytes != bytes || (!o->data && o->bytes))) {
-        bk_errf(err, "%s: constant '%s': expected %zu bytes of data, found %zu", backend, name, bytes,
-                o->data ? o->bytes : 0);
-        return BERTH_ERR_INVALID;
-    }
-    if (o->kind != BERTH_OPERAND_WEIGHT) return BERTH_OK;
-    if (!u || !u->present || o->weight >= u->n || !u->present[o->weight]) {
-        bk_errf(err, "%s: weight operand '%s': id %u was not uploaded (%u weights)", backend, name, o->weight,
-                u ? u->n : 0u);
-        return BERTH_ERR_INVALID;
-    }
-    if (u->sizes[o->weight] != bytes) {
-        bk_errf(err, "%s: weight operand '%s': shape needs %zu bytes, uploaded tensor %u has %zu", backend, name, bytes,
-                o->weight, u->sizes[o->weight]);
-        return BERTH_ERR_INVALID;
+berth_status bk_bind_check(const bk_upload *u, const berth_graph_desc *g, const char *backend, berth_error *err) {
+    for (uint32_t i = 0; i < g->n_operands; i++) {
+        const berth_operand *o = &g->operands[i];
+        if (o->kind != BERTH_OPERAND_CONSTANT && o->kind != BERTH_OPERAND_WEIGHT) continue;
+        const char *name = o->name ? o->name : "?";
+        int ok;
+        size_t bytes = bk_dtype_bytes(o->dtype, bk_numel(o), &ok);
+        if (o->kind == BERTH_OPERAND_CONSTANT && (o->bytes != bytes || (!o->data && o->bytes))) {
+            bk_errf(err, "%s: constant '%s': expected %zu bytes of data, found %zu", backend, name, bytes,
+                    o->data ? o->bytes : 0);
+            return BERTH_ERR_INVALID;
+        }
+        if (o->kind != BERTH_OPERAND_WEIGHT) continue;
+        if (!u || !u->present || o->weight >= u->n || !u->present[o->weight]) {
+            bk_errf(err, "%s: weight operand '%s': id %u was not uploaded (%u weights)", backend, name, o->weight,
+                    u ? u->n : 0u);
+            return BERTH_ERR_INVALID;
+        }
+        if (u->sizes[o->weight] != bytes) {
+            bk_errf(err, "%s: weight operand '%s': shape needs %zu bytes, uploaded tensor %u has %zu", backend, name,
+                    bytes, o->weight, u->sizes[o->weight]);
+            return BERTH_ERR_INVALID;
+        }
     }
     return BERTH_OK;
 }

@@ -24,12 +24,12 @@ static size_t align_up(size_t x) { return (x + CPU_ALIGN - 1) & ~(size_t)(CPU_AL
 
 /* Binds WEIGHT and CONSTANT operands; constants are copied into one block. */
 static berth_status bind_data(berth_plan *p, berth_weights *w, const berth_graph_desc *g, berth_error *err) {
+    berth_status st = bk_bind_check(w ? &w->up : NULL, g, "cpu", err);
+    if (st) return st;
     size_t total = 0;
     for (uint32_t i = 0; i < g->n_operands; i++) {
         const berth_operand *o = &g->operands[i];
         cpu_opnd *d = &p->ops[i];
-        berth_status st = bk_bind_check(w ? &w->up : NULL, o, d->bytes, "cpu", err);
-        if (st) return st;
         if (o->kind == BERTH_OPERAND_CONSTANT) {
             total += align_up(d->bytes);
         } else if (o->kind == BERTH_OPERAND_WEIGHT) {

@@ -10,7 +10,7 @@
 
 typedef struct conv {
     bk_conv_attrs at;
-    int64_t n, c, h, w, o, og, cg, kh, kw, oh, ow;
+    int64_t oh, ow;
     int64_t fs[4]; /* filter strides of the letters o, i, h, w */
 } conv;
 
@@ -28,7 +28,7 @@ static void image(const int64_t *dims, int nhwc, int64_t *nchw, int64_t *strides
 static berth_status conv_common(vk_prep *c, conv *cv, int transposed) {
     berth_status st = bk_param_conv(&c->bk, &cv->at);
     if (st) return st;
-    const vk_opnd *x = vk_in(c, 0), *f = vk_in(c, 1);
+    const vk_opnd *f = vk_in(c, 1);
     const char *canonical = transposed ? "iohw" : "oihw", *fl;
     static const char *const conv_layouts[] = {"oihw", "hwio", "ohwi", "ihwo", NULL};
     static const char *const convt_layouts[] = {"iohw", "hwoi", "ohwi", NULL};
@@ -46,24 +46,12 @@ static berth_status conv_common(vk_prep *c, conv *cv, int transposed) {
     for (int d = 0; d < 4; d++) cdims[d] = f->dims[strchr(fl, canonical[d]) - fl];
     static const char letters[] = "oihw";
     for (int d = 0; d < 4; d++) cv->fs[d] = fst[strchr(fl, letters[d]) - fl];
-    int64_t xd[4], xs[4];
-    image(x->dims, cv->at.nhwc, xd, xs);
-    cv->n = xd[0], cv->c = xd[1], cv->h = xd[2], cv->w = xd[3];
-    cv->kh = cdims[2], cv->kw = cdims[3];
-    if (cv->c % cv->at.groups)
-        return bk_fail(&c->bk, "input channels %lld are not divisible by groups %lld", (long long)cv->c, (long long)cv->at.groups);
-    cv->cg = cv->c / cv->at.groups;
-    if (!transposed) {
-        cv->o = cdims[0];
-        cv->og = cv->o / cv->at.groups;
-    } else {
-        cv->og = cdims[1];
-        cv->o = cv->og * cv->at.groups;
-    }
+    st = bk_conv_geom(&c->bk, cdims, transposed, &cv->at);
+    if (st) return st;
     if (cv->at.bias != VK_NONE) {
         const vk_opnd *b = &c->plan->ops[cv->at.bias];
-        if (b->dtype != BERTH_DTYPE_F32 || b->rank != 1 || b->dims[0] != cv->o)
-            return bk_fail(&c->bk, "bias: expected float32 [%lld], found %s of %zu elements", (long long)cv->o,
+        if (b->dtype != BERTH_DTYPE_F32 || b->rank != 1 || b->dims[0] != cv->at.o)
+            return bk_fail(&c->bk, "bias: expected float32 [%lld], found %s of %zu elements", (long long)cv->at.o,
                            bk_dtype_name(b->dtype), b->numel);
     }
     return BERTH_OK;
@@ -79,15 +67,15 @@ static berth_status emit_transposed(vk_prep *c, const conv *cv, const int64_t *x
     d->bind[1] = c->node->inputs[1];
     d->bind[2] = cv->at.bias;
     d->bind[3] = c->node->outputs[0];
-    uint64_t pixels = (uint64_t)(cv->n * cv->oh * cv->ow);
-    const int64_t v[] = {cv->og, (int64_t)pixels, cv->cg * cv->kh * cv->kw, cv->at.groups, cv->oh, cv->ow, cv->kh, cv->kw,
-                         cv->cg, cv->h, cv->w, cv->at.stride[0], cv->at.stride[1], cv->at.dil[0], cv->at.dil[1], cv->at.pad[0],
+    uint64_t pixels = (uint64_t)(cv->at.n * cv->oh * cv->ow);
+    const int64_t v[] = {cv->at.og, (int64_t)pixels, cv->at.cg * cv->at.kh * cv->at.kw, cv->at.groups, cv->oh, cv->ow, cv->at.kh, cv->at.kw,
+                         cv->at.cg, cv->at.h, cv->at.w, cv->at.stride[0], cv->at.stride[1], cv->at.dil[0], cv->at.dil[1], cv->at.pad[0],
                          cv->at.pad[2], cv->fs[0], cv->fs[1], cv->fs[2], cv->fs[3], xs[0], xs[1], xs[2], xs[3], ys[0],
                          ys[1], ys[2], ys[3]};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
     d->pc[29] = (cv->at.bias != VK_NONE ? 1u : 0u) | 2u;
     d->groups[0] = vk_groups(pixels, 32);
-    d->groups[1] = vk_groups((uint64_t)cv->og, 32);
+    d->groups[1] = vk_groups((uint64_t)cv->at.og, 32);
     d->groups[2] = vk_groups((uint64_t)cv->at.groups, 1);
     return BERTH_OK;
 }
@@ -102,14 +90,14 @@ static berth_status emit_depthwise(vk_prep *c, const conv *cv, const int64_t *xs
     d->bind[1] = c->node->inputs[1];
     d->bind[2] = cv->at.bias;
     d->bind[3] = c->node->outputs[0];
-    const int64_t v[] = {cv->n * cv->o, cv->o, cv->og, cv->oh, cv->ow, cv->h, cv->w, cv->kh, cv->kw,
+    const int64_t v[] = {cv->at.n * cv->at.o, cv->at.o, cv->at.og, cv->oh, cv->ow, cv->at.h, cv->at.w, cv->at.kh, cv->at.kw,
                          cv->at.stride[0], cv->at.stride[1], cv->at.dil[0], cv->at.dil[1], cv->at.pad[0], cv->at.pad[2],
                          xs[0], xs[1], xs[2], xs[3], ys[0], ys[1], ys[2], ys[3], cv->fs[0], cv->fs[2], cv->fs[3]};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
     d->pc[26] = cv->at.bias != VK_NONE ? 1u : 0u;
     /* x: (output row, block of 8 columns) per invocation; z: planes. */
     d->groups[0] = vk_groups((uint64_t)cv->oh * (uint64_t)((cv->ow + 7) / 8), 64);
-    d->groups[2] = vk_groups((uint64_t)(cv->n * cv->o), 1);
+    d->groups[2] = vk_groups((uint64_t)(cv->at.n * cv->at.o), 1);
     return BERTH_OK;
 }
 
@@ -126,15 +114,15 @@ static berth_status emit_tiled(vk_prep *c, const conv *cv, const int64_t *xs, co
     d->bind[1] = c->node->inputs[1];
     d->bind[2] = cv->at.bias;
     d->bind[3] = c->node->outputs[0];
-    const int64_t v[] = {cv->og, pixels, cv->cg, cv->at.groups, cv->n * cv->at.groups, cv->ow, cv->kh, cv->kw, cv->h,
-                         cv->w, cv->at.stride[0], cv->at.stride[1], cv->at.dil[0], cv->at.dil[1], cv->at.pad[0], cv->at.pad[2],
+    const int64_t v[] = {cv->at.og, pixels, cv->at.cg, cv->at.groups, cv->at.n * cv->at.groups, cv->ow, cv->at.kh, cv->at.kw, cv->at.h,
+                         cv->at.w, cv->at.stride[0], cv->at.stride[1], cv->at.dil[0], cv->at.dil[1], cv->at.pad[0], cv->at.pad[2],
                          cv->fs[0], cv->fs[1], cv->fs[2], cv->fs[3], xs[0], xs[1], xs[2], xs[3], ys[0], ys[1],
                          ys[2], ys[3]};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
     d->pc[28] = cv->at.bias != VK_NONE ? 1u : 0u;
     d->groups[0] = vk_groups(((uint64_t)pixels + rn - 1) / rn, 8);
-    d->groups[1] = vk_groups((uint64_t)cv->og, 8);
-    d->groups[2] = vk_groups((uint64_t)(cv->n * cv->at.groups), 1);
+    d->groups[1] = vk_groups((uint64_t)cv->at.og, 8);
+    d->groups[2] = vk_groups((uint64_t)(cv->at.n * cv->at.groups), 1);
     return BERTH_OK;
 }
 
@@ -142,22 +130,22 @@ static berth_status emit_tiled(vk_prep *c, const conv *cv, const int64_t *xs, co
  * product per image: filter [O, C] times image [C, pixels] in NCHW, image
  * [pixels, C] times filter [C, O] in NHWC, with the bias along O. */
 static int pointwise(const conv *cv) {
-    return cv->kh == 1 && cv->kw == 1 && cv->at.stride[0] == 1 && cv->at.stride[1] == 1 && cv->at.groups == 1 &&
+    return cv->at.kh == 1 && cv->at.kw == 1 && cv->at.stride[0] == 1 && cv->at.stride[1] == 1 && cv->at.groups == 1 &&
            cv->at.pad[0] == 0 && cv->at.pad[1] == 0 && cv->at.pad[2] == 0 && cv->at.pad[3] == 0;
 }
 
 static berth_status emit_pointwise(vk_prep *c, const conv *cv, const int64_t *xs) {
     int64_t pixels = cv->oh * cv->ow;
-    vk_gemm g = {.y = c->node->outputs[0], .bias = cv->at.bias, .k = cv->c, .batch = (uint64_t)cv->n, .brank = 1,
-                 .bdims = {cv->n}};
+    vk_gemm g = {.y = c->node->outputs[0], .bias = cv->at.bias, .k = cv->at.c, .batch = (uint64_t)cv->at.n, .brank = 1,
+                 .bdims = {cv->at.n}};
     if (cv->at.nhwc) {
         g.a = c->node->inputs[0], g.b = c->node->inputs[1];
-        g.m = pixels, g.n = cv->o;
+        g.m = pixels, g.n = cv->at.o;
         g.astr[0] = xs[0], g.bstr[0] = 0;
         g.sam = (uint32_t)xs[3], g.sak = (uint32_t)xs[1], g.sbk = (uint32_t)cv->fs[1], g.sbn = (uint32_t)cv->fs[0];
     } else {
         g.a = c->node->inputs[1], g.b = c->node->inputs[0];
-        g.m = cv->o, g.n = pixels, g.bias_rows = 1;
+        g.m = cv->at.o, g.n = pixels, g.bias_rows = 1;
         g.astr[0] = 0, g.bstr[0] = xs[0];
         g.sam = (uint32_t)cv->fs[0], g.sak = (uint32_t)cv->fs[1], g.sbk = (uint32_t)xs[1], g.sbn = (uint32_t)xs[3];
     }
@@ -165,7 +153,7 @@ static berth_status emit_pointwise(vk_prep *c, const conv *cv, const int64_t *xs
 }
 
 static berth_status conv_emit(vk_prep *c, conv *cv, int transposed) {
-    int64_t od[4] = {cv->n, cv->o, cv->oh, cv->ow}, od_nhwc[4] = {cv->n, cv->oh, cv->ow, cv->o};
+    int64_t od[4] = {cv->at.n, cv->at.o, cv->oh, cv->ow}, od_nhwc[4] = {cv->at.n, cv->oh, cv->ow, cv->at.o};
     berth_status st = bk_check_out_dims(&c->bk, 0, 4, cv->at.nhwc ? od_nhwc : od);
     if (st) return st;
     const vk_opnd *y = vk_out(c, 0);
@@ -176,7 +164,7 @@ static berth_status conv_emit(vk_prep *c, conv *cv, int transposed) {
     image(vk_in(c, 0)->dims, cv->at.nhwc, xd, xs);
     image(y->dims, cv->at.nhwc, yd, ys);
     if (transposed) return emit_transposed(c, cv, xs, ys);
-    if (cv->cg == 1 && cv->at.groups == cv->c) return emit_depthwise(c, cv, xs, ys);
+    if (cv->at.cg == 1 && cv->at.groups == cv->at.c) return emit_depthwise(c, cv, xs, ys);
     if (pointwise(cv)) return emit_pointwise(c, cv, xs);
     return emit_tiled(c, cv, xs, ys);
 }
@@ -186,8 +174,8 @@ berth_status vk_prep_conv2d(vk_prep *c) {
     memset(&cv, 0, sizeof cv);
     berth_status st = conv_common(c, &cv, 0);
     if (st) return st;
-    int64_t eh = cv.at.dil[0] * (cv.kh - 1) + 1, ew = cv.at.dil[1] * (cv.kw - 1) + 1;
-    int64_t ph = cv.h + cv.at.pad[0] + cv.at.pad[1], pw = cv.w + cv.at.pad[2] + cv.at.pad[3];
+    int64_t eh = cv.at.dil[0] * (cv.at.kh - 1) + 1, ew = cv.at.dil[1] * (cv.at.kw - 1) + 1;
+    int64_t ph = cv.at.h + cv.at.pad[0] + cv.at.pad[1], pw = cv.at.w + cv.at.pad[2] + cv.at.pad[3];
     if (ph < eh || pw < ew) return bk_fail(&c->bk, "the padded input is smaller than the dilated filter");
     cv.oh = (ph - eh) / cv.at.stride[0] + 1;
     cv.ow = (pw - ew) / cv.at.stride[1] + 1;
@@ -204,8 +192,8 @@ berth_status vk_prep_conv_transpose2d(vk_prep *c) {
     st = bk_param_ints_n(&c->bk, "outputPadding", 2, 0, op);
     if (!st) st = bk_opt_ints(&c->bk, "outputSizes", sizes, 2, &n_sz);
     if (st) return st;
-    int64_t base_h = (cv.h - 1) * cv.at.stride[0] + cv.at.dil[0] * (cv.kh - 1) + 1 - cv.at.pad[0] - cv.at.pad[1];
-    int64_t base_w = (cv.w - 1) * cv.at.stride[1] + cv.at.dil[1] * (cv.kw - 1) + 1 - cv.at.pad[2] - cv.at.pad[3];
+    int64_t base_h = (cv.at.h - 1) * cv.at.stride[0] + cv.at.dil[0] * (cv.at.kh - 1) + 1 - cv.at.pad[0] - cv.at.pad[1];
+    int64_t base_w = (cv.at.w - 1) * cv.at.stride[1] + cv.at.dil[1] * (cv.at.kw - 1) + 1 - cv.at.pad[2] - cv.at.pad[3];
     if (n_sz == 2) {
         if (sizes[0] < base_h || sizes[0] >= base_h + cv.at.stride[0] || sizes[1] < base_w || sizes[1] >= base_w + cv.at.stride[1])
             return bk_fail(&c->bk, "outputSizes [%lld, %lld] are not reachable from [%lld, %lld] with strides [%lld, %lld]",

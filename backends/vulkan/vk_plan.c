@@ -153,13 +153,13 @@ static berth_status place_arena(berth_plan *p, berth_error *err) {
 }
 
 static berth_status bind_data(berth_plan *p, berth_weights *w, const berth_graph_desc *g, berth_error *err) {
+    berth_status st = bk_bind_check(w ? &w->up : NULL, g, "vulkan", err);
+    if (st) return st;
     berth_device *dv = p->dev;
     VkDeviceSize total = 0;
     for (uint32_t i = 0; i < g->n_operands; i++) {
         const berth_operand *o = &g->operands[i];
         vk_opnd *d = &p->ops[i];
-        berth_status st = bk_bind_check(w ? &w->up : NULL, o, d->bytes, "vulkan", err);
-        if (st) return st;
         if (o->kind == BERTH_OPERAND_CONSTANT) {
             d->off = total;
             total += align_up(d->bytes ? d->bytes : 4, dv->align);
@@ -170,7 +170,7 @@ static berth_status bind_data(berth_plan *p, berth_weights *w, const berth_graph
         }
     }
     if (total == 0) return BERTH_OK;
-    berth_status st = vk_buffer_create(dv, total, 0, &p->consts, "the plan's constants", err);
+    st = vk_buffer_create(dv, total, 0, &p->consts, "the plan's constants", err);
     for (uint32_t i = 0; i < g->n_operands && !st; i++) {
         if (g->operands[i].kind != BERTH_OPERAND_CONSTANT) continue;
         p->ops[i].buf = p->consts.buf;
