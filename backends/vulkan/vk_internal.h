@@ -188,6 +188,9 @@ typedef struct vk_op {
     bk_op_caps caps;
 } vk_op;
 extern const bk_op_set vk_op_set;
+/* Check hook part: every input and output fits `limit` 32-bit words
+ * (nodes with empty outputs always do: nothing runs). */
+berth_status vk_check_fits(const bk_node_ctx *c, uint64_t limit);
 const vk_op *vk_op_at(berth_op_id id);
 
 static inline const vk_opnd *vk_in(const vk_prep *c, uint32_t i) { return &c->plan->ops[c->node->inputs[i]]; }

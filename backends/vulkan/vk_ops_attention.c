@@ -9,7 +9,7 @@
 
 berth_status vk_prep_attention(vk_prep *c) {
     berth_status st;
-    const vk_opnd *q = vk_in(c, 0), *k = vk_in(c, 1), *v = vk_in(c, 2);
+    const vk_opnd *q = vk_in(c, 0);
     uint32_t r = q->rank;
     bk_attention at;
     if ((st = bk_param_attention(&c->bk, &at))) return st;
@@ -24,9 +24,6 @@ berth_status vk_prep_attention(vk_prep *c) {
     const vk_opnd *y = vk_out(c, 0);
     uint64_t nscores = batch * (uint64_t)Sq * (uint64_t)Sk;
     if (y->numel == 0) return BERTH_OK;
-    if (nscores > UINT32_MAX || q->numel > UINT32_MAX || k->numel > UINT32_MAX || v->numel > UINT32_MAX ||
-        batch > UINT32_MAX)
-        return bk_refuse(&c->bk, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
     uint32_t s1 = vk_scratch(c, nscores * 4), s2 = vk_scratch(c, nscores * 4);
     if (s1 == VK_NONE || s2 == VK_NONE) return BERTH_ERR_NOMEM;
     /* scores = scale * q k^T: b's (k, n) element is k[n * D + k]. */

@@ -157,9 +157,6 @@ static berth_status conv_emit(vk_prep *c, conv *cv, int transposed) {
     berth_status st = bk_check_out_dims(&c->bk, 0, 4, cv->at.nhwc ? od_nhwc : od);
     if (st) return st;
     const vk_opnd *y = vk_out(c, 0);
-    if (y->numel == 0) return BERTH_OK;
-    if (y->numel > UINT32_MAX || vk_in(c, 0)->numel > UINT32_MAX || vk_in(c, 1)->numel > UINT32_MAX)
-        return bk_refuse(&c->bk, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
     int64_t xd[4], xs[4], yd[4], ys[4];
     image(vk_in(c, 0)->dims, cv->at.nhwc, xd, xs);
     image(y->dims, cv->at.nhwc, yd, ys);
@@ -236,9 +233,6 @@ berth_status vk_prep_pool2d(vk_prep *c) {
     int64_t ow = (ceil_mode ? (sw + stride[1] - 1) / stride[1] : sw / stride[1]) + 1;
     if (n_sz == 2) oh = sizes[0], ow = sizes[1];
     const vk_opnd *y = vk_out(c, 0);
-    if (y->numel == 0) return BERTH_OK;
-    if (x->numel > UINT32_MAX || y->numel > UINT32_MAX)
-        return bk_refuse(&c->bk, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
     int64_t yd[4], ys[4];
     image(y->dims, nhwc, yd, ys);
     vk_dispatch *d = vk_emit(c, "pool2d");
@@ -259,9 +253,6 @@ berth_status vk_prep_resample2d(vk_prep *c) {
     berth_status st = bk_param_resample(&c->bk, &r);
     if (st) return st;
     uint32_t a0 = r.a0, a1 = r.a1;
-    if (y->numel == 0) return BERTH_OK;
-    if (x->numel > UINT32_MAX || y->numel > UINT32_MAX)
-        return bk_refuse(&c->bk, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
     vk_dispatch *d = vk_emit(c, "resample2d");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;

@@ -31,7 +31,6 @@ static berth_status emit_norm(vk_prep *c, const dimlist *k, const dimlist *r, ui
                               uint32_t scale, uint32_t bias, int by_kept) {
     const vk_opnd *x = vk_in(c, 0);
     if (x->numel == 0) return BERTH_OK;
-    if (x->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", x->numel);
     vk_dispatch *d = vk_emit(c, "norm");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 4;
@@ -57,17 +56,18 @@ static berth_status emit_norm(vk_prep *c, const dimlist *k, const dimlist *r, ui
     return BERTH_OK;
 }
 
-berth_status vk_prep_layer_norm(vk_prep *c) {
-    berth_status st;
-    const vk_opnd *x = vk_in(c, 0);
-    uint32_t scale, bias;
+/* layerNormalization's kept and normalized dims, collapsed (at most 4
+ * groups of each, else refused), with scale/bias strides in axes order. */
+typedef struct ln_geom {
+    dimlist k, r;
+    uint64_t groups, count;
+} ln_geom;
+
+static berth_status ln_geom_of(const bk_node_ctx *c, ln_geom *g) {
+    const berth_operand *x = bk_in(c, 0);
     uint32_t ax[BERTH_MAX_RANK], mask;
     int n_axes;
-    double eps;
-    st = bk_param_axes(&c->bk, 1, ax, &n_axes, &mask);
-    if (!st) st = bk_opt_float(&c->bk, "epsilon", 1e-5, &eps);
-    if (!st) st = bk_opt_operand(&c->bk, "scale", &scale);
-    if (!st) st = bk_opt_operand(&c->bk, "bias", &bias);
+    berth_status st = bk_param_axes(c, 1, ax, &n_axes, &mask);
     if (st) return st;
     int64_t pdims[BERTH_MAX_RANK], pstride[BERTH_MAX_RANK], xs[BERTH_MAX_RANK];
     for (int i = 0; i < n_axes; i++) pdims[i] = x->dims[ax[i]];
@@ -75,25 +75,43 @@ berth_status vk_prep_layer_norm(vk_prep *c) {
     for (int i = n_axes - 1; i >= 0; i--) pstride[i] = s, s *= pdims[i];
     s = 1;
     for (int d = (int)x->rank - 1; d >= 0; d--) xs[d] = s, s *= x->dims[d];
-    dimlist k = {0}, r = {0};
-    uint64_t groups = 1, count = 1;
+    memset(g, 0, sizeof *g);
+    g->groups = g->count = 1;
     int kadj = 0, radj = 0;
     for (uint32_t d = 0; d < x->rank; d++) {
         int ok;
         if (mask & (1u << d)) {
             int pos = 0;
             while (ax[pos] != d) pos++;
-            count *= (uint64_t)x->dims[d];
-            ok = push(&r, x->dims[d], xs[d], pstride[pos], &radj);
+            g->count *= (uint64_t)x->dims[d];
+            ok = push(&g->r, x->dims[d], xs[d], pstride[pos], &radj);
             if (x->dims[d] != 1) kadj = 0;
         } else {
-            groups *= (uint64_t)x->dims[d];
-            ok = push(&k, x->dims[d], xs[d], 0, &kadj);
+            g->groups *= (uint64_t)x->dims[d];
+            ok = push(&g->k, x->dims[d], xs[d], 0, &kadj);
             if (x->dims[d] != 1) radj = 0;
         }
-        if (!ok) return bk_refuse(&c->bk, "more than 4 separate groups of %s dims", (mask >> d) & 1u ? "normalized" : "kept");
+        if (!ok) return bk_refuse(c, "more than 4 separate groups of %s dims", (mask >> d) & 1u ? "normalized" : "kept");
     }
-    return emit_norm(c, &k, &r, groups, count, eps, scale, bias, 0);
+    return BERTH_OK;
+}
+
+berth_status vk_check_layer_norm(const bk_node_ctx *c) {
+    ln_geom g;
+    berth_status st = ln_geom_of(c, &g);
+    return st ? st : vk_check_fits(c, UINT32_MAX);
+}
+
+berth_status vk_prep_layer_norm(vk_prep *c) {
+    uint32_t scale, bias;
+    double eps;
+    ln_geom g;
+    berth_status st = ln_geom_of(&c->bk, &g);
+    if (!st) st = bk_opt_float(&c->bk, "epsilon", 1e-5, &eps);
+    if (!st) st = bk_opt_operand(&c->bk, "scale", &scale);
+    if (!st) st = bk_opt_operand(&c->bk, "bias", &bias);
+    if (st) return st;
+    return emit_norm(c, &g.k, &g.r, g.groups, g.count, eps, scale, bias, 0);
 }
 
 berth_status vk_prep_instance_norm(vk_prep *c) {
@@ -131,7 +149,6 @@ berth_status vk_prep_batch_norm(vk_prep *c) {
     uint64_t inner = 1;
     for (uint32_t d = axis + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
     if (x->numel == 0) return BERTH_OK;
-    if (x->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", x->numel);
     vk_dispatch *d = vk_emit(c, "batchnorm");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 6;

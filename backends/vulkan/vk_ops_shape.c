@@ -12,7 +12,7 @@ typedef struct strided {
     int64_t in_base, out_base;
 } strided;
 
-static void contiguous(const vk_opnd *o, int64_t *s) {
+static void contiguous(const berth_operand *o, int64_t *s) {
     int64_t st = 1;
     for (int d = (int)o->rank - 1; d >= 0; d--) {
         s[d] = st;
@@ -23,10 +23,11 @@ static void contiguous(const vk_opnd *o, int64_t *s) {
 static uint32_t words_of(berth_dtype t) { return (uint32_t)(bk_dtype_size(t) / 4); }
 
 /* Drops size-1 dims, widens to words, merges neighbours contiguous on
- * both sides, and emits one copy dispatch from operand src to dst. */
+ * both sides, refuses what the copy shader cannot index, and emits one
+ * copy dispatch from operand src to dst (none while vk_check_copy runs
+ * the op with no plan). The copy ops below read only the graph. */
 static berth_status emit_copy(vk_prep *c, uint32_t src, uint32_t dst, strided *s) {
-    uint32_t w = words_of(c->plan->ops[src].dtype);
-    if (w == 0) return bk_refuse(&c->bk, "dtype %s is not moved by the vulkan backend", bk_dtype_name(c->plan->ops[src].dtype));
+    uint32_t w = words_of(c->g->operands[src].dtype); /* 1 or 2: the table's dtypes */
     uint64_t n = 1;
     for (uint32_t d = 0; d < s->rank; d++) n *= (uint64_t)s->dims[d];
     if (n == 0) return BERTH_OK;
@@ -50,6 +51,7 @@ static berth_status emit_copy(vk_prep *c, uint32_t src, uint32_t dst, strided *s
     n *= w;
     if (n > UINT32_MAX || (uint64_t)t.in_base > UINT32_MAX || (uint64_t)t.out_base > UINT32_MAX)
         return bk_refuse(&c->bk, "%llu words exceed the shaders' 32-bit indexing", (unsigned long long)n);
+    if (!c->plan) return BERTH_OK; /* vk_check_copy: geometry only */
     vk_dispatch *d = vk_emit(c, "copy");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
@@ -69,16 +71,16 @@ static berth_status emit_copy(vk_prep *c, uint32_t src, uint32_t dst, strided *s
 }
 
 static berth_status same_type(vk_prep *c) {
-    if (vk_in(c, 0)->dtype != vk_out(c, 0)->dtype)
-        return bk_fail(&c->bk, "output: expected dtype %s, found %s", bk_dtype_name(vk_in(c, 0)->dtype),
-                       bk_dtype_name(vk_out(c, 0)->dtype));
+    if (bk_in(&c->bk, 0)->dtype != bk_out(&c->bk, 0)->dtype)
+        return bk_fail(&c->bk, "output: expected dtype %s, found %s", bk_dtype_name(bk_in(&c->bk, 0)->dtype),
+                       bk_dtype_name(bk_out(&c->bk, 0)->dtype));
     return BERTH_OK;
 }
 
 berth_status vk_prep_transpose(vk_prep *c) {
     berth_status st = same_type(c);
     if (st) return st;
-    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
+    const berth_operand *x = bk_in(&c->bk, 0), *y = bk_out(&c->bk, 0);
     int64_t perm[BERTH_MAX_RANK];
     int n;
     st = bk_opt_ints(&c->bk, "permutation", perm, BERTH_MAX_RANK, &n);
@@ -107,7 +109,7 @@ berth_status vk_prep_transpose(vk_prep *c) {
 berth_status vk_prep_slice(vk_prep *c) {
     berth_status st = same_type(c);
     if (st) return st;
-    const vk_opnd *x = vk_in(c, 0);
+    const berth_operand *x = bk_in(&c->bk, 0);
     int64_t starts[BERTH_MAX_RANK], steps[BERTH_MAX_RANK], xs[BERTH_MAX_RANK];
     if ((st = bk_param_slice(&c->bk, starts, steps))) return st;
     contiguous(x, xs);
@@ -115,19 +117,19 @@ berth_status vk_prep_slice(vk_prep *c) {
     int64_t out[BERTH_MAX_RANK];
     for (uint32_t d = 0; d < x->rank; d++) {
         int64_t step = steps[d];
-        out[d] = vk_out(c, 0)->dims[d];
+        out[d] = bk_out(&c->bk, 0)->dims[d];
         s.dims[d] = out[d];
         s.in[d] = xs[d] * step;
         s.in_base += starts[d] * xs[d];
     }
-    contiguous(vk_out(c, 0), s.out);
+    contiguous(bk_out(&c->bk, 0), s.out);
     return emit_copy(c, c->node->inputs[0], c->node->outputs[0], &s);
 }
 
 berth_status vk_prep_expand(vk_prep *c) {
     berth_status st = same_type(c);
     if (st) return st;
-    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
+    const berth_operand *x = bk_in(&c->bk, 0), *y = bk_out(&c->bk, 0);
     if (y->rank < x->rank) return bk_fail(&c->bk, "output rank %u is below the input rank %u", y->rank, x->rank);
     int64_t xs[BERTH_MAX_RANK];
     contiguous(x, xs);
@@ -151,7 +153,7 @@ berth_status vk_prep_expand(vk_prep *c) {
 berth_status vk_prep_tile(vk_prep *c) {
     berth_status st = same_type(c);
     if (st) return st;
-    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
+    const berth_operand *x = bk_in(&c->bk, 0), *y = bk_out(&c->bk, 0);
     int64_t xs[BERTH_MAX_RANK], ys[BERTH_MAX_RANK];
     contiguous(x, xs);
     contiguous(y, ys);
@@ -172,7 +174,7 @@ berth_status vk_prep_tile(vk_prep *c) {
 
 /* concat (parts are inputs) and split (parts are outputs). */
 static berth_status cat_split(vk_prep *c, int concat) {
-    const vk_opnd *whole = concat ? vk_out(c, 0) : vk_in(c, 0);
+    const berth_operand *whole = concat ? bk_out(&c->bk, 0) : bk_in(&c->bk, 0);
     uint32_t n_parts = concat ? c->node->n_inputs : c->node->n_outputs;
     int64_t a;
     uint32_t axis;
@@ -183,7 +185,7 @@ static berth_status cat_split(vk_prep *c, int concat) {
     contiguous(whole, ws);
     int64_t at = 0;
     for (uint32_t k = 0; k < n_parts; k++) {
-        const vk_opnd *o = concat ? vk_in(c, k) : vk_out(c, k);
+        const berth_operand *o = concat ? bk_in(&c->bk, k) : bk_out(&c->bk, k);
         strided s = {.rank = o->rank};
         int64_t ps[BERTH_MAX_RANK];
         contiguous(o, ps);
@@ -211,6 +213,19 @@ berth_status vk_prep_split(vk_prep *c) {
     return st ? st : cat_split(c, 0);
 }
 
+/* Check hook of transpose, slice, expand, tile, concat and split: the
+ * op's own geometry and refusals, run with no plan. */
+berth_status vk_check_copy(const bk_node_ctx *c) {
+    vk_prep p = {.bk = *c};
+    berth_op_id id = berth_op_find(c->node->op);
+    return id == BERTH_OP_TRANSPOSE ? vk_prep_transpose(&p)
+         : id == BERTH_OP_SLICE     ? vk_prep_slice(&p)
+         : id == BERTH_OP_EXPAND    ? vk_prep_expand(&p)
+         : id == BERTH_OP_TILE      ? vk_prep_tile(&p)
+         : id == BERTH_OP_CONCAT    ? vk_prep_concat(&p)
+                                    : vk_prep_split(&p);
+}
+
 berth_status vk_prep_gather(vk_prep *c) {
     berth_status st;
     const vk_opnd *x = vk_in(c, 0), *ix = vk_in(c, 1), *y = vk_out(c, 0);
@@ -221,9 +236,6 @@ berth_status vk_prep_gather(vk_prep *c) {
     uint64_t inner = w;
     for (uint32_t d = axis + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
     uint64_t n = (uint64_t)y->numel * w;
-    if (n == 0) return BERTH_OK;
-    if (n > UINT32_MAX || x->numel * w > UINT32_MAX || x->dims[axis] > INT32_MAX)
-        return bk_refuse(&c->bk, "tensors above 2^32 words exceed the shaders' 32-bit indexing");
     vk_dispatch *d = vk_emit(c, "gather");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 3;
@@ -247,12 +259,8 @@ berth_status vk_prep_where(vk_prep *c) {
         return bk_fail(&c->bk, "inputs 1 and 2: expected dtype %s, found %s and %s", bk_dtype_name(y->dtype),
                        bk_dtype_name(in[1]->dtype), bk_dtype_name(in[2]->dtype));
     size_t es = bk_dtype_size(y->dtype);
-    if (es != 4 && es != 8)
-        return bk_refuse(&c->bk, "dtype %s: where runs on 32- and 64-bit elements", bk_dtype_name(y->dtype));
-    bk_bcast b;
+    bk_bcast b; /* element size and rank pass check_where */
     bk_bcast_of(&c->bk, 3, &b);
-    if (b.rank > 6) return bk_refuse(&c->bk, "broadcasting over %u distinct dims exceeds the shader's 6", b.rank);
-    if (y->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", y->numel);
     if (y->numel == 0) return BERTH_OK;
     vk_dispatch *d = vk_emit(c, "where");
     if (!d) return BERTH_ERR_NOMEM;
@@ -311,7 +319,6 @@ berth_status vk_prep_pad(vk_prep *c) {
         od[d] = x->dims[d] + b[d] + e[d];
     }
     if (y->numel == 0) return BERTH_OK;
-    if (y->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", y->numel);
     vk_dispatch *d = vk_emit(c, "pad");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
