@@ -184,6 +184,11 @@ typedef struct bk_op_set {
     const void *table;
     size_t stride, caps_off;
 } bk_op_set;
+/* Table rows for the four view ops (identity, reshape, squeeze,
+ * unsqueeze), which share one prep and mask in every module. */
+#define BK_VIEW_OPS(prep, mask)                                                                              \
+    [BERTH_OP_IDENTITY] = {prep, {mask}}, [BERTH_OP_RESHAPE] = {prep, {mask}},                               \
+    [BERTH_OP_SQUEEZE] = {prep, {mask}}, [BERTH_OP_UNSQUEEZE] = {prep, {mask}}
 #define BK_OP_SET(name, table, type) {name, table, sizeof(type), offsetof(type, caps)}
 
 /* The caps of op `id`, NULL when the backend does not register it. */
