@@ -41,6 +41,17 @@ typedef struct bk_node_ctx {
     const berth_node *node;
     berth_error *err;
 } bk_node_ctx;
+/* The first member of a module's plan-time context: the kit's node
+ * context, also reachable as c->g, c->node and c->err. */
+#define BK_NODE_CTX_HEAD                       \
+    union {                                    \
+        bk_node_ctx bk;                        \
+        struct {                               \
+            const berth_graph_desc *g;         \
+            const berth_node *node;            \
+            berth_error *err;                  \
+        };                                     \
+    }
 
 static inline const berth_operand *bk_in(const bk_node_ctx *c, uint32_t i) {
     return &c->g->operands[c->node->inputs[i]];
@@ -72,6 +83,89 @@ berth_status bk_opt_floats(const bk_node_ctx *c, const char *key, double *vals, 
 berth_status bk_opt_operand(const bk_node_ctx *c, const char *key, uint32_t *idx); /* BK_NONE: absent */
 const berth_attr *bk_opt_find(const bk_node_ctx *c, const char *key);
 
+/* ---- node parameters both modules decode (bk_params.c) ----
+ * Shapes, dtypes and option types are the host's to check (see
+ * berth_graph_desc); these read what a kernel needs and fail only on what
+ * no rule of the host covers. */
+/* Input 0 split around option "axis" (default def): [outer, extent, inner]. */
+typedef struct bk_axis_geom {
+    uint32_t axis;
+    uint64_t outer, extent, inner;
+} bk_axis_geom;
+berth_status bk_param_axis(const bk_node_ctx *c, int64_t def, bk_axis_geom *g);
+/* gather, gatherElements, scatterElements: the axis geometry of input 0,
+ * failing when indices (input 1) would index an empty axis. */
+berth_status bk_param_index_axis(const bk_node_ctx *c, bk_axis_geom *g);
+/* Check hook part: indices (input 1) are int32 or int64. */
+berth_status bk_check_indices(const bk_node_ctx *c);
+/* Numpy broadcasting of inputs [0, n) into output 0, collapsed: size-1
+ * dims dropped and neighbours contiguous for every input merged, with
+ * per-input element strides (0 where an input repeats); rank >= 1. */
+typedef struct bk_bcast {
+    uint32_t rank;
+    int64_t dims[BERTH_MAX_RANK];
+    int64_t strides[3][BERTH_MAX_RANK];
+} bk_bcast;
+void bk_bcast_of(const bk_node_ctx *c, uint32_t n, bk_bcast *b);
+/* resample2d: mode, the two resampled axes (increasing, else refused)
+ * and the scales, given or from the shapes. */
+typedef struct bk_resample {
+    int linear;
+    uint32_t a0, a1;
+    double sh, sw;
+    uint64_t outer, mid, inner;
+} bk_resample;
+berth_status bk_param_resample(const bk_node_ctx *c, bk_resample *r);
+/* quantizeLinear / dequantizeLinear: scale and zeroPoint right-aligned
+ * against input 0; element i of dim d reads block i / block[d], the
+ * blocks of dim d stepping by sstride[d] in the scale (0: one block). */
+typedef struct bk_quant {
+    berth_dtype qtype; /* the integer side */
+    uint32_t rank;
+    int64_t dims[BERTH_MAX_RANK], block[BERTH_MAX_RANK], sstride[BERTH_MAX_RANK];
+} bk_quant;
+void bk_param_quant(const bk_node_ctx *c, int quantize, bk_quant *q);
+/* Check hook part: the integer side's dtype is in mask. */
+berth_status bk_check_quant_int(const bk_node_ctx *c, int quantize, uint32_t mask);
+/* Option "axes" of input 0 in the given order, into [0, rank); absent:
+ * every axis from `from` on. mask: their bits. */
+berth_status bk_param_axes(const bk_node_ctx *c, uint32_t from, uint32_t *axes, int *n, uint32_t *mask);
+/* slice: starts and strides (default 1) per dim of input 0. */
+berth_status bk_param_slice(const bk_node_ctx *c, int64_t *starts, int64_t *steps);
+/* berth.attention: q [..., Sq, D], k [..., Sk, D], v [..., Sk, Dv];
+ * batch is the product of the leading dims; mask (BK_NONE: none) with
+ * its element strides over [..., Sq, Sk], 0 where it broadcasts. */
+typedef struct bk_attention {
+    uint32_t rank;
+    uint64_t batch;
+    int64_t sq, d, sk, dv;
+    double scale;
+    uint32_t mask;
+    int64_t mstride[BERTH_MAX_RANK];
+} bk_attention;
+berth_status bk_param_attention(const bk_node_ctx *c, bk_attention *a);
+/* berth.matmulEpilogue's activation: 0 none, 1 relu, 2 gelu, 3 sigmoid,
+ * 4 tanh. */
+berth_status bk_param_activation(const bk_node_ctx *c, int *code);
+/* conv2d / convTranspose2d: padding (top, bottom, left, right), strides,
+ * dilations, groups, the bias operand (BK_NONE: none), inputLayout. */
+typedef struct bk_conv_attrs {
+    int64_t pad[4], stride[2], dil[2], groups;
+    uint32_t bias;
+    int nhwc;
+    /* bk_conv_geom: batch, channels, height, width of input 0; outputs
+     * (o), per group (og, cg); the window (kh, kw) */
+    int64_t n, c, h, w, o, og, cg, kh, kw;
+} bk_conv_attrs;
+berth_status bk_param_conv(const bk_node_ctx *c, bk_conv_attrs *a);
+/* The geometry above from input 0 and the filter's dims fd in canonical
+ * order (oihw; iohw when transposed). */
+berth_status bk_conv_geom(const bk_node_ctx *c, const int64_t *fd, int transposed, bk_conv_attrs *a);
+/* Option key, `want` ints, or `def` in each when absent. */
+berth_status bk_param_ints_n(const bk_node_ctx *c, const char *key, int want, int64_t def, int64_t *out);
+/* Option key, "nchw" (default) or "nhwc". */
+berth_status bk_param_layout(const bk_node_ctx *c, const char *key, int *nhwc);
+
 /* ---- op tables ---- */
 /* What a backend says of one op: the dtypes of input 0 it takes (0: not
  * registered) and an optional hook that refuses, with
@@ -90,6 +184,11 @@ typedef struct bk_op_set {
     const void *table;
     size_t stride, caps_off;
 } bk_op_set;
+/* Table rows for the four view ops (identity, reshape, squeeze,
+ * unsqueeze), which share one prep and mask in every module. */
+#define BK_VIEW_OPS(prep, mask)                                                                              \
+    [BERTH_OP_IDENTITY] = {prep, {mask}}, [BERTH_OP_RESHAPE] = {prep, {mask}},                               \
+    [BERTH_OP_SQUEEZE] = {prep, {mask}}, [BERTH_OP_UNSQUEEZE] = {prep, {mask}}
 #define BK_OP_SET(name, table, type) {name, table, sizeof(type), offsetof(type, caps)}
 
 /* The caps of op `id`, NULL when the backend does not register it. */
@@ -97,6 +196,19 @@ const bk_op_caps *bk_op_caps_of(const bk_op_set *s, berth_op_id id);
 berth_status bk_supports_op(const bk_op_set *s, const char *op, berth_dtype dtype, berth_error *err);
 /* supports_node for any graph the host hands over (host strides). */
 berth_status bk_supports_node(const bk_op_set *s, const berth_graph_desc *g, uint32_t k, berth_error *err);
+/* A module's supports_op and supports_node verbs (static functions
+ * PREFIX_supports_op and PREFIX_supports_node), answered from its set. */
+#define BK_SUPPORTS_VERBS(prefix, set)                                                                        \
+    static berth_status prefix##_supports_op(berth_device *dev, const char *op, berth_dtype dtype,            \
+                                             berth_error *err) {                                            \
+        (void)dev;                                                                                           \
+        return bk_supports_op(&(set), op, dtype, err);                                                       \
+    }                                                                                                        \
+    static berth_status prefix##_supports_node(berth_device *dev, const berth_graph_desc *g, uint32_t k,      \
+                                               berth_error *err) {                                          \
+        (void)dev;                                                                                           \
+        return bk_supports_node(&(set), g, k, err);                                                          \
+    }
 /* At plan time, on a native graph: the node's op id after the same
  * checks (op registered, dtype, arity and output dtype per ops.def, the
  * check hook). */
@@ -118,6 +230,18 @@ typedef struct bk_graph {
  * every operand's rank, dims and dtype; then makes the native view. */
 berth_status bk_graph_view(const berth_graph_desc *in, bk_graph *out, berth_error *err);
 void bk_graph_release(bk_graph *g);
+/* A module's plan verb: fn runs on the native view of g, which is
+ * released afterwards. */
+typedef berth_status (*bk_plan_fn)(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
+                                   berth_error *err);
+berth_status bk_plan_native(bk_plan_fn fn, berth_device *dev, berth_weights *w, const berth_graph_desc *g,
+                            berth_plan **out, berth_error *err);
+/* Defines the static plan verb `name` over bk_plan_native(fn). */
+#define BK_PLAN_VERB(name, fn)                                                                                \
+    static berth_status name(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out, \
+                             berth_error *err) {                                                             \
+        return bk_plan_native(fn, dev, w, g, out, err);                                                       \
+    }
 /* Calls fn for every operand node reads: inputs and operand options. */
 typedef void (*bk_use_fn)(void *ctx, uint32_t operand);
 void bk_node_reads(const berth_node *node, bk_use_fn fn, void *ctx);
@@ -147,6 +271,7 @@ size_t bk_place(bk_span *s, size_t n, size_t align);
 typedef struct bk_upload {
     uint32_t n, count;
     uint8_t *present;
+    size_t *sizes; /* bytes of each uploaded id */
     uint64_t bytes;
 } bk_upload;
 /* Checks the info's struct_size and weight_desc_size, then allocates. */
@@ -158,6 +283,9 @@ berth_status bk_upload_check(const bk_upload *u, const berth_weight_desc *d, con
 void bk_upload_mark(bk_upload *u, const berth_weight_desc *d);
 berth_status bk_upload_end(const bk_upload *u, const char *backend, berth_error *err);
 void bk_upload_free(bk_upload *u);
+/* At plan time, for every operand of g: a CONSTANT carries data of its
+ * shape's size; a WEIGHT names an uploaded id of that size. */
+berth_status bk_bind_check(const bk_upload *u, const berth_graph_desc *g, const char *backend, berth_error *err);
 
 /* ---- declared options ---- */
 typedef struct bk_option_value {

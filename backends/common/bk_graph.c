@@ -241,3 +241,14 @@ berth_status bk_graph_check_order(const berth_graph_desc *g, berth_error *err) {
     free(made);
     return st;
 }
+
+berth_status bk_plan_native(bk_plan_fn fn, berth_device *dev, berth_weights *w, const berth_graph_desc *g,
+                            berth_plan **out, berth_error *err) {
+    *out = NULL;
+    bk_graph view;
+    berth_status st = bk_graph_view(g, &view, err);
+    if (st) return st;
+    st = fn(dev, w, &view.g, out, err);
+    bk_graph_release(&view);
+    return st;
+}

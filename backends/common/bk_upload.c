@@ -11,6 +11,7 @@ berth_status bk_upload_begin(bk_upload *u, const berth_upload_info *info, const 
     u->n = u->count = 0;
     u->bytes = 0;
     u->present = NULL;
+    u->sizes = NULL;
     if (!info || info->struct_size < BERTH_UPLOAD_INFO_V1_MIN_SIZE) {
         bk_errf(err, "%s: upload_begin: upload info missing or %u bytes, expected at least %zu (ABI 1.0's)", backend,
                 info ? info->struct_size : 0u, (size_t)BERTH_UPLOAD_INFO_V1_MIN_SIZE);
@@ -24,7 +25,9 @@ berth_status bk_upload_begin(bk_upload *u, const berth_upload_info *info, const 
         return BERTH_ERR_INVALID;
     }
     u->present = calloc(info->n_tensors ? info->n_tensors : 1, 1);
-    if (!u->present) {
+    u->sizes = calloc(info->n_tensors ? info->n_tensors : 1, sizeof *u->sizes);
+    if (!u->present || !u->sizes) {
+        bk_upload_free(u);
         bk_errf(err, "%s: out of memory for a table of %u weights", backend, info->n_tensors);
         return BERTH_ERR_NOMEM;
     }
@@ -65,6 +68,7 @@ berth_status bk_upload_check(const bk_upload *u, const berth_weight_desc *d, con
 
 void bk_upload_mark(bk_upload *u, const berth_weight_desc *d) {
     u->present[d->id] = 1;
+    u->sizes[d->id] = d->bytes;
     u->count++;
     u->bytes += d->bytes;
 }
@@ -80,5 +84,34 @@ berth_status bk_upload_end(const bk_upload *u, const char *backend, berth_error 
 
 void bk_upload_free(bk_upload *u) {
     free(u->present);
+    free(u->sizes);
     u->present = NULL;
+    u->sizes = NULL;
+}
+
+berth_status bk_bind_check(const bk_upload *u, const berth_graph_desc *g, const char *backend, berth_error *err) {
+    for (uint32_t i = 0; i < g->n_operands; i++) {
+        const berth_operand *o = &g->operands[i];
+        if (o->kind != BERTH_OPERAND_CONSTANT && o->kind != BERTH_OPERAND_WEIGHT) continue;
+        const char *name = o->name ? o->name : "?";
+        int ok;
+        size_t bytes = bk_dtype_bytes(o->dtype, bk_numel(o), &ok);
+        if (o->kind == BERTH_OPERAND_CONSTANT && (o->bytes != bytes || (!o->data && o->bytes))) {
+            bk_errf(err, "%s: constant '%s': expected %zu bytes of data, found %zu", backend, name, bytes,
+                    o->data ? o->bytes : 0);
+            return BERTH_ERR_INVALID;
+        }
+        if (o->kind != BERTH_OPERAND_WEIGHT) continue;
+        if (!u || !u->present || o->weight >= u->n || !u->present[o->weight]) {
+            bk_errf(err, "%s: weight operand '%s': id %u was not uploaded (%u weights)", backend, name, o->weight,
+                    u ? u->n : 0u);
+            return BERTH_ERR_INVALID;
+        }
+        if (u->sizes[o->weight] != bytes) {
+            bk_errf(err, "%s: weight operand '%s': shape needs %zu bytes, uploaded tensor %u has %zu", backend, name,
+                    bytes, o->weight, u->sizes[o->weight]);
+            return BERTH_ERR_INVALID;
+        }
+    }
+    return BERTH_OK;
 }

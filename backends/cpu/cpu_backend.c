@@ -93,13 +93,8 @@ static berth_status cpu_caps(berth_device *dev, berth_caps *caps, berth_error *e
     return bk_caps_fill(caps, dev->name, mem, 1, mask, err);
 }
 
-static berth_status cpu_supports_op(berth_device *dev, const char *op, berth_dtype dtype, berth_error *err) {
-    return bk_supports_op(&cpu_op_set, op, dtype, err);
-}
-
-static berth_status cpu_supports_node(berth_device *dev, const berth_graph_desc *g, uint32_t k, berth_error *err) {
-    return bk_supports_node(&cpu_op_set, g, k, err);
-}
+BK_SUPPORTS_VERBS(cpu, cpu_op_set)
+BK_PLAN_VERB(cpu_plan_create, cpu_plan_graph)
 
 /* ---- weights ---- */
 

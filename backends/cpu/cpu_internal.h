@@ -123,14 +123,7 @@ static inline uint8_t *cpu_scratch(const berth_plan *p, const cpu_node *n) {
  * The kit's node context (graph, node, error) is the first member, so op
  * code reads c->g, c->node, c->err and hands &c->bk to the kit. */
 typedef struct cpu_prep {
-    union {
-        bk_node_ctx bk;
-        struct {
-            const berth_graph_desc *g;
-            const berth_node *node;
-            berth_error *err;
-        };
-    };
+    BK_NODE_CTX_HEAD;
     berth_plan *plan;
     cpu_node *cn;
 } cpu_prep;
@@ -165,18 +158,13 @@ CPU_OPS(CPU_DECL_PREP)
 #undef CPU_DECL_PREP
 
 /* ---- shared kernels ---- */
-/* Broadcasting: the iteration shape an op walks, with up to three input
- * strides per dim (0 where the input broadcasts). Dims are collapsed. */
+/* Broadcasting: the kit's collapsed iteration shape and per-input
+ * strides, and the number of rows (product of all dims but the last). */
 typedef struct cpu_bcast {
-    uint32_t rank;
-    int64_t dims[BERTH_MAX_RANK];
-    int64_t strides[3][BERTH_MAX_RANK];
-    size_t rows; /* product of dims[0..rank-1) */
+    bk_bcast k;
+    size_t rows;
 } cpu_bcast;
-/* Computes WebNN/numpy broadcasting of n inputs into out dims; fails
- * naming the node. */
-berth_status cpu_bcast_init(cpu_prep *c, uint32_t n, const cpu_opnd *const *in, const cpu_opnd *out,
-                            cpu_bcast *b);
+void cpu_bcast_init(cpu_prep *c, uint32_t n, cpu_bcast *b);
 /* Offsets of the row's first element for each input. */
 void cpu_bcast_row(const cpu_bcast *b, size_t row, uint32_t n, size_t *off);
 
@@ -198,8 +186,9 @@ int cpu_vsoftmax(float *x, size_t n);
 void cpu_permute4(const float *src, const int64_t *sdims, const int *perm, float *dst);
 
 /* ---- verbs implemented outside cpu_backend.c ---- */
-berth_status cpu_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g,
-                             berth_plan **out, berth_error *err);
+/* plan() on a native graph (the verb wraps it with BK_PLAN_VERB). */
+berth_status cpu_plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
+                            berth_error *err);
 berth_status cpu_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth_tensor *out,
                      uint32_t n_out, berth_error *err);
 void cpu_plan_free(berth_plan *p);

@@ -11,6 +11,19 @@
 #define ANY (F32 | INTS | U8 | BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_U32) | BK_BIT(BERTH_DTYPE_U64) | \
              BK_BIT(BERTH_DTYPE_F16))
 
+/* Check hooks: what the kernels cannot run, refused from the graph alone
+ * (supports_node and plan alike). */
+static berth_status check_quantize(const bk_node_ctx *c) {
+    const uint32_t ints = BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I32) |
+                          BK_BIT(BERTH_DTYPE_U32) | BK_BIT(BERTH_DTYPE_I4) | BK_BIT(BERTH_DTYPE_U4);
+    return bk_check_quant_int(c, 1, ints);
+}
+
+static berth_status check_resample(const bk_node_ctx *c) {
+    bk_resample r;
+    return bk_param_resample(c, &r);
+}
+
 static const cpu_op ops[BERTH_OP_COUNT] = {
     [BERTH_OP_MATMUL] = {cpu_prep_matmul, {F32}},
     [BERTH_OP_ADD] = {cpu_prep_binary, {F32 | INTS}},
@@ -55,19 +68,16 @@ static const cpu_op ops[BERTH_OP_COUNT] = {
     [BERTH_OP_COS] = {cpu_prep_unary, {F32}},
     [BERTH_OP_SIGN] = {cpu_prep_unary, {F32}},
     [BERTH_OP_SOFTSIGN] = {cpu_prep_unary, {F32}},
-    [BERTH_OP_IDENTITY] = {cpu_prep_view, {ANY}},
-    [BERTH_OP_RESHAPE] = {cpu_prep_view, {ANY}},
-    [BERTH_OP_SQUEEZE] = {cpu_prep_view, {ANY}},
-    [BERTH_OP_UNSQUEEZE] = {cpu_prep_view, {ANY}},
+    BK_VIEW_OPS(cpu_prep_view, ANY),
     [BERTH_OP_SOFTMAX] = {cpu_prep_softmax, {F32}},
     [BERTH_OP_TRANSPOSE] = {cpu_prep_transpose, {ANY}},
     [BERTH_OP_SLICE] = {cpu_prep_slice, {ANY}},
     [BERTH_OP_EXPAND] = {cpu_prep_expand, {ANY}},
     [BERTH_OP_CONCAT] = {cpu_prep_concat, {ANY}},
     [BERTH_OP_SPLIT] = {cpu_prep_split, {ANY}},
-    [BERTH_OP_GATHER] = {cpu_prep_gather, {ANY}},
-    [BERTH_OP_GATHER_ELEMENTS] = {cpu_prep_gather_elements, {ANY}},
-    [BERTH_OP_SCATTER_ELEMENTS] = {cpu_prep_scatter_elements, {ANY}},
+    [BERTH_OP_GATHER] = {cpu_prep_gather, {ANY, bk_check_indices}},
+    [BERTH_OP_GATHER_ELEMENTS] = {cpu_prep_gather_elements, {ANY, bk_check_indices}},
+    [BERTH_OP_SCATTER_ELEMENTS] = {cpu_prep_scatter_elements, {ANY, bk_check_indices}},
     [BERTH_OP_TILE] = {cpu_prep_tile, {ANY}},
     [BERTH_OP_TRIANGULAR] = {cpu_prep_triangular, {ANY}},
     [BERTH_OP_ARG_MAX] = {cpu_prep_arg, {F32}},
@@ -93,8 +103,8 @@ static const cpu_op ops[BERTH_OP_COUNT] = {
     [BERTH_OP_AVERAGE_POOL2D] = {cpu_prep_pool2d, {F32}},
     [BERTH_OP_MAX_POOL2D] = {cpu_prep_pool2d, {F32}},
     [BERTH_OP_L2_POOL2D] = {cpu_prep_pool2d, {F32}},
-    [BERTH_OP_RESAMPLE2D] = {cpu_prep_resample2d, {F32}},
-    [BERTH_OP_QUANTIZE_LINEAR] = {cpu_prep_quantize, {F32}},
+    [BERTH_OP_RESAMPLE2D] = {cpu_prep_resample2d, {F32, check_resample}},
+    [BERTH_OP_QUANTIZE_LINEAR] = {cpu_prep_quantize, {F32, check_quantize}},
     [BERTH_OP_DEQUANTIZE_LINEAR] = {cpu_prep_dequantize, {BK_BIT(BERTH_DTYPE_I8) | U8 | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32) | BK_BIT(BERTH_DTYPE_I4) | BK_BIT(BERTH_DTYPE_U4)}},
     [BERTH_OP_MATMUL_EPILOGUE] = {cpu_prep_matmul_epilogue, {F32}},
     [BERTH_OP_ATTENTION] = {cpu_prep_attention, {F32}},

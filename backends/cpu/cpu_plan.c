@@ -24,28 +24,15 @@ static size_t align_up(size_t x) { return (x + CPU_ALIGN - 1) & ~(size_t)(CPU_AL
 
 /* Binds WEIGHT and CONSTANT operands; constants are copied into one block. */
 static berth_status bind_data(berth_plan *p, berth_weights *w, const berth_graph_desc *g, berth_error *err) {
+    berth_status st = bk_bind_check(w ? &w->up : NULL, g, "cpu", err);
+    if (st) return st;
     size_t total = 0;
     for (uint32_t i = 0; i < g->n_operands; i++) {
         const berth_operand *o = &g->operands[i];
         cpu_opnd *d = &p->ops[i];
         if (o->kind == BERTH_OPERAND_CONSTANT) {
-            if (o->bytes != d->bytes || (!o->data && o->bytes)) {
-                bk_errf(err, "cpu: constant '%s': expected %zu bytes of data, found %zu",
-                         o->name ? o->name : "?", d->bytes, o->data ? o->bytes : 0);
-                return BERTH_ERR_INVALID;
-            }
             total += align_up(d->bytes);
         } else if (o->kind == BERTH_OPERAND_WEIGHT) {
-            if (!w || o->weight >= w->n || !w->up.present[o->weight]) {
-                bk_errf(err, "cpu: weight operand '%s': id %u was not uploaded (%u weights)",
-                         o->name ? o->name : "?", o->weight, w ? w->n : 0u);
-                return BERTH_ERR_INVALID;
-            }
-            if (w->t[o->weight].bytes != d->bytes) {
-                bk_errf(err, "cpu: weight operand '%s': shape needs %zu bytes, uploaded tensor %u has %zu",
-                         o->name ? o->name : "?", d->bytes, o->weight, w->t[o->weight].bytes);
-                return BERTH_ERR_INVALID;
-            }
             d->ptr = w->t[o->weight].data;
         }
     }
@@ -164,7 +151,7 @@ static berth_status plan_nodes(berth_plan *p, const berth_graph_desc *g, live *l
     return BERTH_OK;
 }
 
-static berth_status plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g,
+berth_status cpu_plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g,
                                berth_plan **out, berth_error *err) {
     berth_status st = bk_graph_check_order(g, err);
     if (st) return st;
@@ -233,17 +220,6 @@ static berth_status plan_graph(berth_device *dev, berth_weights *w, const berth_
 fail:
     free(def), free(root), free(is_out);
     cpu_plan_free(p);
-    return st;
-}
-
-berth_status cpu_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g,
-                             berth_plan **out, berth_error *err) {
-    *out = NULL;
-    bk_graph view;
-    berth_status st = bk_graph_view(g, &view, err);
-    if (st) return st;
-    st = plan_graph(dev, w, &view.g, out, err);
-    bk_graph_release(&view);
     return st;
 }
 

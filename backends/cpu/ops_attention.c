@@ -85,56 +85,20 @@ static void attn_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_attention(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 3, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
-    const cpu_opnd *q = cpu_in(c, 0), *k = cpu_in(c, 1), *v = cpu_in(c, 2);
+    const cpu_opnd *q = cpu_in(c, 0);
     uint32_t r = q->rank;
-    if (r < 2 || k->rank != r || v->rank != r)
-        return bk_fail(&c->bk, "q, k and v must share a rank >= 2, found %u, %u, %u", q->rank, k->rank, v->rank);
     attn_params *A = cpu_params(c, sizeof *A);
     if (!A) return BERTH_ERR_NOMEM;
+    bk_attention at;
+    berth_status st = bk_param_attention(&c->bk, &at);
+    if (st) return st;
     A->n_lead = r - 2;
-    A->batch = 1;
-    int agree = k->dims[r - 1] == q->dims[r - 1] && v->dims[r - 2] == k->dims[r - 2];
-    for (uint32_t d = 0; d < r - 2; d++) {
-        A->lead[d] = q->dims[d];
-        A->batch *= q->dims[d];
-        agree &= k->dims[d] == q->dims[d] && v->dims[d] == q->dims[d];
-    }
-    if (!agree) {
-        char sq[96], sk[96], sv[96];
-        bk_dims_str(q->dims, r, sq, sizeof sq);
-        bk_dims_str(k->dims, r, sk, sizeof sk);
-        bk_dims_str(v->dims, r, sv, sizeof sv);
-        return bk_fail(&c->bk, "q %s, k %s and v %s do not agree", sq, sk, sv);
-    }
-    A->sq = q->dims[r - 2], A->d = q->dims[r - 1], A->sk = k->dims[r - 2], A->dv = v->dims[r - 1];
-    int64_t od[BERTH_MAX_RANK];
-    memcpy(od, q->dims, sizeof(int64_t) * r);
-    od[r - 1] = A->dv;
-    if ((st = bk_check_out_dims(&c->bk, 0, r, od))) return st;
-    double scale;
-    if ((st = bk_opt_float(&c->bk, "scale", A->d > 0 ? 1.0 / sqrt((double)A->d) : 1.0, &scale))) return st;
-    A->scale = (float)scale;
-    if ((st = bk_opt_operand(&c->bk, "mask", &A->mask))) return st;
-    if (A->mask != CPU_NONE) {
-        const cpu_opnd *m = &c->plan->ops[A->mask];
-        int64_t full[BERTH_MAX_RANK];
-        memcpy(full, q->dims, sizeof(int64_t) * r);
-        full[r - 1] = A->sk;
-        if (m->dtype != BERTH_DTYPE_F32 || m->rank > r)
-            return bk_fail(&c->bk, "mask: expected float32 of rank <= %u, found %s of rank %u", r, bk_dtype_name(m->dtype), m->rank);
-        int64_t s = 1;
-        for (int d = (int)r - 1; d >= 0; d--) {
-            int md = d - ((int)r - (int)m->rank);
-            int64_t ext = md < 0 ? 1 : m->dims[md];
-            if (ext != 1 && ext != full[d])
-                return bk_fail(&c->bk, "mask: dim %d is %lld, does not broadcast to %lld", d, (long long)ext, (long long)full[d]);
-            A->mstride[d] = ext == 1 ? 0 : s;
-            s *= ext;
-        }
-    }
+    A->batch = (int64_t)at.batch;
+    for (uint32_t d = 0; d < r - 2; d++) A->lead[d] = q->dims[d];
+    A->sq = at.sq, A->d = at.d, A->sk = at.sk, A->dv = at.dv;
+    A->scale = (float)at.scale;
+    A->mask = at.mask;
+    memcpy(A->mstride, at.mstride, sizeof A->mstride);
     A->isa = c->plan->dev->gemm;
     A->kpack = cpu_gemm_packed_floats(A->isa, (size_t)A->d, (size_t)A->sk);
     A->vpack = cpu_gemm_packed_floats(A->isa, (size_t)A->sk, (size_t)A->dv);

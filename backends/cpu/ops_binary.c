@@ -126,7 +126,7 @@ CPU_CLONES static void bin_row(int op, berth_dtype t, const void *av, size_t sa,
 #define CHUNK 16384
 
 static size_t chunks_per_row(const cpu_bcast *b) {
-    size_t inner = (size_t)b->dims[b->rank - 1];
+    size_t inner = (size_t)b->k.dims[b->k.rank - 1];
     return inner > CHUNK ? (inner + CHUNK - 1) / CHUNK : 1;
 }
 
@@ -136,8 +136,8 @@ static void bin_task(void *ctx, size_t u0, size_t u1) {
     const cpu_node *nd = bp->n;
     const uint8_t *a = cpu_ptr(p, nd->in[0]), *b = cpu_ptr(p, nd->in[1]);
     uint8_t *y = cpu_ptr(p, nd->out[0]);
-    size_t inner = (size_t)bp->b.dims[bp->b.rank - 1], cpr = chunks_per_row(&bp->b);
-    size_t sa = (size_t)bp->b.strides[0][bp->b.rank - 1], sb = (size_t)bp->b.strides[1][bp->b.rank - 1];
+    size_t inner = (size_t)bp->b.k.dims[bp->b.k.rank - 1], cpr = chunks_per_row(&bp->b);
+    size_t sa = (size_t)bp->b.k.strides[0][bp->b.k.rank - 1], sb = (size_t)bp->b.k.strides[1][bp->b.k.rank - 1];
     for (size_t u = u0; u < u1; u++) {
         size_t r = u / cpr, c0 = (u % cpr) * CHUNK, len = inner - c0 < CHUNK ? inner - c0 : CHUNK;
         if (cpr == 1) c0 = 0, len = inner;
@@ -152,7 +152,7 @@ static void bin_exec(const cpu_node *n, berth_plan *p) {
     bin_params *bp = n->params;
     bp->p = p;
     bp->n = n;
-    size_t inner = (size_t)bp->b.dims[bp->b.rank - 1], cpr = chunks_per_row(&bp->b);
+    size_t inner = (size_t)bp->b.k.dims[bp->b.k.rank - 1], cpr = chunks_per_row(&bp->b);
     size_t grain = cpr > 1 || inner >= CHUNK ? 1 : CHUNK / (inner ? inner : 1);
     cpu_pool_for(p->dev->pool, bp->b.rows * cpr, grain, bin_task, bp);
 }
@@ -161,8 +161,6 @@ berth_status cpu_prep_binary(cpu_prep *c) {
     int op = -1;
     for (size_t i = 0; i < sizeof bin_names / sizeof bin_names[0]; i++)
         if (strcmp(c->node->op, bin_names[i].name) == 0) op = bin_names[i].op;
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
-    if (st) return st;
     berth_dtype t = cpu_in(c, 0)->dtype;
     uint32_t mask = op == B_POW || op == B_PRELU ? BK_BIT(BERTH_DTYPE_F32)
                     : op >= B_AND ? BK_BIT(BERTH_DTYPE_U8)
@@ -183,11 +181,7 @@ berth_status cpu_prep_binary(cpu_prep *c) {
     bp->dtype = t;
     bp->in_es = bk_dtype_size(t);
     bp->out_es = bk_dtype_size(want_out);
-    const cpu_opnd *in[2] = {cpu_in(c, 0), cpu_in(c, 1)};
-    if (op == B_PRELU && in[1]->rank > in[0]->rank)
-        return bk_fail(&c->bk, "slope of rank %u does not broadcast to the input's rank %u", in[1]->rank, in[0]->rank);
-    st = cpu_bcast_init(c, 2, in, cpu_out(c, 0), &bp->b);
-    if (st) return st;
+    cpu_bcast_init(c, 2, &bp->b);
     c->cn->exec = bin_exec;
     return BERTH_OK;
 }
@@ -202,9 +196,9 @@ static void where_task(void *ctx, size_t r0, size_t r1) {
     const uint8_t *a = cpu_ptr(p, nd->in[1]), *b = cpu_ptr(p, nd->in[2]);
     uint8_t *y = cpu_ptr(p, nd->out[0]);
     size_t es = bp->out_es;
-    size_t inner = (size_t)bp->b.dims[bp->b.rank - 1];
-    size_t sc = (size_t)bp->b.strides[0][bp->b.rank - 1], sa = (size_t)bp->b.strides[1][bp->b.rank - 1],
-           sb = (size_t)bp->b.strides[2][bp->b.rank - 1];
+    size_t inner = (size_t)bp->b.k.dims[bp->b.k.rank - 1];
+    size_t sc = (size_t)bp->b.k.strides[0][bp->b.k.rank - 1], sa = (size_t)bp->b.k.strides[1][bp->b.k.rank - 1],
+           sb = (size_t)bp->b.k.strides[2][bp->b.k.rank - 1];
     for (size_t r = r0; r < r1; r++) {
         size_t off[3];
         cpu_bcast_row(&bp->b, r, 3, off);
@@ -229,8 +223,6 @@ static void where_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_where(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
-    if (st) return st;
     if (cpu_in(c, 0)->dtype != BERTH_DTYPE_U8)
         return bk_fail(&c->bk, "condition: expected dtype uint8, found %s", bk_dtype_name(cpu_in(c, 0)->dtype));
     berth_dtype t = cpu_out(c, 0)->dtype;
@@ -242,9 +234,7 @@ berth_status cpu_prep_where(cpu_prep *c) {
     bin_params *bp = cpu_params(c, sizeof *bp);
     if (!bp) return BERTH_ERR_NOMEM;
     bp->out_es = bk_dtype_size(t);
-    const cpu_opnd *in[3] = {cpu_in(c, 0), cpu_in(c, 1), cpu_in(c, 2)};
-    st = cpu_bcast_init(c, 3, in, cpu_out(c, 0), &bp->b);
-    if (st) return st;
+    cpu_bcast_init(c, 3, &bp->b);
     c->cn->exec = where_exec;
     return BERTH_OK;
 }

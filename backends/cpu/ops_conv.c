@@ -17,10 +17,8 @@ enum { K_GEMM, K_POINTWISE, K_DEPTHWISE };
 
 typedef struct conv_params {
     int kernel;
-    int64_t n, c, h, w, o, kh, kw, oh, ow, groups, cg, og;
-    int64_t pad[4], stride[2], dil[2];
-    uint32_t bias;
-    int nhwc;         /* input and output are NHWC */
+    int64_t oh, ow;
+    bk_conv_attrs at; /* padding, strides, dilations, groups, bias, NHWC input and output */
     int fperm[4];     /* canonical filter dim d is stored dim fperm[d] */
     int fmoved;       /* the filter is stored in another layout */
     int64_t fdims[4]; /* stored filter dims */
@@ -33,41 +31,6 @@ typedef struct conv_params {
     const float *x, *f, *src, *bv;
     float *y, *col, *pack;
 } conv_params;
-
-/* Reads padding/strides/dilations/groups and the bias operand. */
-static berth_status conv_attrs(cpu_prep *c, conv_params *cp) {
-    int64_t v[4];
-    int n;
-    berth_status st = bk_opt_ints(&c->bk, "padding", v, 4, &n);
-    if (st) return st;
-    if (n >= 0 && n != 4) return bk_fail(&c->bk, "padding: expected 4 values, found %d", n);
-    for (int i = 0; i < 4; i++) cp->pad[i] = n < 0 ? 0 : v[i];
-    st = bk_opt_ints(&c->bk, "strides", v, 2, &n);
-    if (st) return st;
-    if (n >= 0 && n != 2) return bk_fail(&c->bk, "strides: expected 2 values, found %d", n);
-    for (int i = 0; i < 2; i++) cp->stride[i] = n < 0 ? 1 : v[i];
-    st = bk_opt_ints(&c->bk, "dilations", v, 2, &n);
-    if (st) return st;
-    if (n >= 0 && n != 2) return bk_fail(&c->bk, "dilations: expected 2 values, found %d", n);
-    for (int i = 0; i < 2; i++) cp->dil[i] = n < 0 ? 1 : v[i];
-    st = bk_opt_int(&c->bk, "groups", 1, &cp->groups);
-    if (!st) st = bk_opt_operand(&c->bk, "bias", &cp->bias);
-    if (st) return st;
-    for (int i = 0; i < 4; i++)
-        if (cp->pad[i] < 0) return bk_fail(&c->bk, "padding[%d] is negative", i);
-    for (int i = 0; i < 2; i++)
-        if (cp->stride[i] < 1 || cp->dil[i] < 1)
-            return bk_fail(&c->bk, "strides and dilations must be >= 1, found %lld and %lld", (long long)cp->stride[i],
-                            (long long)cp->dil[i]);
-    if (cp->groups < 1) return bk_fail(&c->bk, "groups: expected >= 1, found %lld", (long long)cp->groups);
-    const char *layout;
-    st = bk_opt_string(&c->bk, "inputLayout", "nchw", &layout);
-    if (st) return st;
-    cp->nhwc = strcmp(layout, "nhwc") == 0;
-    if (!cp->nhwc && strcmp(layout, "nchw") != 0)
-        return bk_fail(&c->bk, "inputLayout: expected nchw or nhwc, found '%s'", layout);
-    return BERTH_OK;
-}
 
 /* Maps the filterLayout attribute onto the canonical letter order. */
 static berth_status filter_layout(cpu_prep *c, conv_params *cp, const char *canonical, const char *const *allowed) {
@@ -106,9 +69,9 @@ static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
 /* Scratch: [kernel scratch | input as NCHW | filter canonical | output as NCHW]. */
 static void conv_scratch(cpu_prep *c, conv_params *cp, size_t kernel_bytes) {
     size_t at = align64(kernel_bytes);
-    if (cp->nhwc) cp->off_x = at, at += align64(sizeof(float) * (size_t)(cp->n * cp->c * cp->h * cp->w));
+    if (cp->at.nhwc) cp->off_x = at, at += align64(sizeof(float) * (size_t)(cp->at.n * cp->at.c * cp->at.h * cp->at.w));
     if (cp->fmoved) cp->off_f = at, at += align64(sizeof(float) * cpu_in(c, 1)->numel);
-    if (cp->nhwc) cp->off_y = at, at += align64(sizeof(float) * (size_t)(cp->n * cp->o * cp->oh * cp->ow));
+    if (cp->at.nhwc) cp->off_y = at, at += align64(sizeof(float) * (size_t)(cp->at.n * cp->at.o * cp->oh * cp->ow));
     c->cn->scratch_bytes = at;
 }
 
@@ -118,9 +81,9 @@ static void relayout_in(const conv_params *cp, const berth_plan *p, const cpu_no
     *x = cpu_ptr(p, nd->in[0]);
     *f = cpu_ptr(p, nd->in[1]);
     *y = cpu_ptr(p, nd->out[0]);
-    if (cp->nhwc) {
+    if (cp->at.nhwc) {
         static const int to_nchw[4] = {0, 3, 1, 2};
-        int64_t d[4] = {cp->n, cp->h, cp->w, cp->c};
+        int64_t d[4] = {cp->at.n, cp->at.h, cp->at.w, cp->at.c};
         cpu_permute4(*x, d, to_nchw, (float *)(s + cp->off_x));
         *x = (const float *)(s + cp->off_x);
         *y = (float *)(s + cp->off_y);
@@ -132,28 +95,28 @@ static void relayout_in(const conv_params *cp, const berth_plan *p, const cpu_no
 }
 
 static void relayout_out(const conv_params *cp, const berth_plan *p, const cpu_node *nd, const float *y) {
-    if (!cp->nhwc) return;
+    if (!cp->at.nhwc) return;
     static const int to_nhwc[4] = {0, 2, 3, 1};
-    int64_t d[4] = {cp->n, cp->o, cp->oh, cp->ow};
+    int64_t d[4] = {cp->at.n, cp->at.o, cp->oh, cp->ow};
     cpu_permute4(y, d, to_nhwc, cpu_ptr(p, nd->out[0]));
 }
 
 static berth_status conv_bias(cpu_prep *c, conv_params *cp) {
-    if (cp->bias == CPU_NONE) return BERTH_OK;
-    const cpu_opnd *b = &c->plan->ops[cp->bias];
-    if (b->dtype != BERTH_DTYPE_F32 || b->rank != 1 || b->dims[0] != cp->o)
-        return bk_fail(&c->bk, "bias: expected float32 [%lld], found %s of %zu elements", (long long)cp->o,
+    if (cp->at.bias == CPU_NONE) return BERTH_OK;
+    const cpu_opnd *b = &c->plan->ops[cp->at.bias];
+    if (b->dtype != BERTH_DTYPE_F32 || b->rank != 1 || b->dims[0] != cp->at.o)
+        return bk_fail(&c->bk, "bias: expected float32 [%lld], found %s of %zu elements", (long long)cp->at.o,
                         bk_dtype_name(b->dtype), b->numel);
     return BERTH_OK;
 }
 
 static void add_bias(const conv_params *cp, const berth_plan *p, float *y) {
-    if (cp->bias == CPU_NONE) return;
-    const float *b = cpu_ptr(p, cp->bias);
+    if (cp->at.bias == CPU_NONE) return;
+    const float *b = cpu_ptr(p, cp->at.bias);
     size_t plane = (size_t)(cp->oh * cp->ow);
-    for (int64_t n = 0; n < cp->n; n++)
-        for (int64_t o = 0; o < cp->o; o++) {
-            float *restrict yp = y + ((size_t)(n * cp->o + o)) * plane;
+    for (int64_t n = 0; n < cp->at.n; n++)
+        for (int64_t o = 0; o < cp->at.o; o++) {
+            float *restrict yp = y + ((size_t)(n * cp->at.o + o)) * plane;
             for (size_t i = 0; i < plane; i++) yp[i] += b[o];
         }
 }
@@ -162,19 +125,19 @@ static void add_bias(const conv_params *cp, const berth_plan *p, float *y) {
 static void im2col_task(void *ctx, size_t r0, size_t r1) {
     const conv_params *cp = ctx;
     for (size_t r = r0; r < r1; r++) {
-        int64_t ch = (int64_t)r / (cp->kh * cp->kw), ki = ((int64_t)r / cp->kw) % cp->kh, kj = (int64_t)r % cp->kw;
-        const float *xp = cp->x + ch * cp->h * cp->w;
+        int64_t ch = (int64_t)r / (cp->at.kh * cp->at.kw), ki = ((int64_t)r / cp->at.kw) % cp->at.kh, kj = (int64_t)r % cp->at.kw;
+        const float *xp = cp->x + ch * cp->at.h * cp->at.w;
         float *dst = cp->col + r * (size_t)(cp->oh * cp->ow);
         for (int64_t oy = 0; oy < cp->oh; oy++) {
-            int64_t iy = oy * cp->stride[0] - cp->pad[0] + ki * cp->dil[0];
+            int64_t iy = oy * cp->at.stride[0] - cp->at.pad[0] + ki * cp->at.dil[0];
             float *d = dst + oy * cp->ow;
-            if (iy < 0 || iy >= cp->h) {
+            if (iy < 0 || iy >= cp->at.h) {
                 memset(d, 0, sizeof(float) * (size_t)cp->ow);
                 continue;
             }
             for (int64_t ox = 0; ox < cp->ow; ox++) {
-                int64_t ix = ox * cp->stride[1] - cp->pad[2] + kj * cp->dil[1];
-                d[ox] = (ix >= 0 && ix < cp->w) ? xp[iy * cp->w + ix] : 0.0f;
+                int64_t ix = ox * cp->at.stride[1] - cp->at.pad[2] + kj * cp->at.dil[1];
+                d[ox] = (ix >= 0 && ix < cp->at.w) ? xp[iy * cp->at.w + ix] : 0.0f;
             }
         }
     }
@@ -198,39 +161,39 @@ static inline void dw_row(float *restrict y, const float *restrict r0, size_t pw
  * a bounds check; the bias starts each sum. */
 CPU_CLONES static void depthwise_task(void *ctx, size_t t0, size_t t1) {
     const conv_params *cp = ctx;
-    int64_t sy = cp->stride[0], sx = cp->stride[1], dh = cp->dil[0], dw = cp->dil[1];
-    size_t ph = (size_t)(cp->h + cp->pad[0] + cp->pad[1]), pw = (size_t)(cp->w + cp->pad[2] + cp->pad[3]);
+    int64_t sy = cp->at.stride[0], sx = cp->at.stride[1], dh = cp->at.dil[0], dw = cp->at.dil[1];
+    size_t ph = (size_t)(cp->at.h + cp->at.pad[0] + cp->at.pad[1]), pw = (size_t)(cp->at.w + cp->at.pad[2] + cp->at.pad[3]);
     for (size_t t = t0; t < t1; t++) {
-        int64_t ch = (int64_t)t % cp->c;
-        const float *xp = cp->x + t * (size_t)(cp->h * cp->w);
-        const float *fp = cp->f + ch * cp->kh * cp->kw;
+        int64_t ch = (int64_t)t % cp->at.c;
+        const float *xp = cp->x + t * (size_t)(cp->at.h * cp->at.w);
+        const float *fp = cp->f + ch * cp->at.kh * cp->at.kw;
         float *yp = cp->y + t * (size_t)(cp->oh * cp->ow);
         float *P = cp->col + t * ph * pw, b = cp->bv ? cp->bv[ch] : 0.0f;
         for (size_t py = 0; py < ph; py++) {
             float *row = P + py * pw;
-            int64_t iy = (int64_t)py - cp->pad[0];
-            if (iy < 0 || iy >= cp->h) {
+            int64_t iy = (int64_t)py - cp->at.pad[0];
+            if (iy < 0 || iy >= cp->at.h) {
                 memset(row, 0, sizeof(float) * pw);
                 continue;
             }
-            memset(row, 0, sizeof(float) * (size_t)cp->pad[2]);
-            memcpy(row + cp->pad[2], xp + iy * cp->w, sizeof(float) * (size_t)cp->w);
-            memset(row + cp->pad[2] + cp->w, 0, sizeof(float) * (size_t)cp->pad[3]);
+            memset(row, 0, sizeof(float) * (size_t)cp->at.pad[2]);
+            memcpy(row + cp->at.pad[2], xp + iy * cp->at.w, sizeof(float) * (size_t)cp->at.w);
+            memset(row + cp->at.pad[2] + cp->at.w, 0, sizeof(float) * (size_t)cp->at.pad[3]);
         }
-        int unit = sx == 1 && dh == 1 && dw == 1 && cp->kh == cp->kw;
+        int unit = sx == 1 && dh == 1 && dw == 1 && cp->at.kh == cp->at.kw;
         for (int64_t oy = 0; oy < cp->oh; oy++) {
             float *restrict yr = yp + oy * cp->ow;
             const float *r0 = P + (size_t)(oy * sy) * pw;
-            if (unit && cp->kw == 3) {
+            if (unit && cp->at.kw == 3) {
                 dw_row(yr, r0, pw, fp, cp->ow, b, 3);
-            } else if (unit && cp->kw == 5) {
+            } else if (unit && cp->at.kw == 5) {
                 dw_row(yr, r0, pw, fp, cp->ow, b, 5);
             } else {
                 for (int64_t ox = 0; ox < cp->ow; ox++) yr[ox] = b;
-                for (int64_t ki = 0; ki < cp->kh; ki++) {
+                for (int64_t ki = 0; ki < cp->at.kh; ki++) {
                     const float *r = r0 + (size_t)(ki * dh) * pw;
-                    for (int64_t kj = 0; kj < cp->kw; kj++) {
-                        float wv = fp[ki * cp->kw + kj];
+                    for (int64_t kj = 0; kj < cp->at.kw; kj++) {
+                        float wv = fp[ki * cp->at.kw + kj];
                         const float *rk = r + kj * dw;
                         if (sx == 1)
                             for (int64_t ox = 0; ox < cp->ow; ox++) yr[ox] += wv * rk[ox];
@@ -246,7 +209,7 @@ CPU_CLONES static void depthwise_task(void *ctx, size_t t0, size_t t1) {
 /* Panels [p0, p1) of the right-hand side src (kk x plane). */
 static void pack_task(void *ctx, size_t p0, size_t p1) {
     const conv_params *cp = ctx;
-    size_t nr = (size_t)cp->isa->nr, plane = (size_t)(cp->oh * cp->ow), kk = (size_t)(cp->cg * cp->kh * cp->kw);
+    size_t nr = (size_t)cp->isa->nr, plane = (size_t)(cp->oh * cp->ow), kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw);
     size_t j0 = p0 * nr, j1 = p1 * nr < plane ? p1 * nr : plane;
     cpu_gemm_pack_b(cp->isa, cp->src + j0, plane, 0, kk, j1 - j0, 1.0f, cp->pack + j0 * kk);
 }
@@ -261,16 +224,16 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
     if (cp->kernel == K_DEPTHWISE) {
         cp->x = x;
         cp->col = (float *)cpu_scratch(p, nd);
-        cp->bv = cp->bias != CPU_NONE ? cpu_ptr(p, cp->bias) : NULL;
-        cpu_pool_for(p->dev->pool, (size_t)(cp->n * cp->c), 1, depthwise_task, cp);
+        cp->bv = cp->at.bias != CPU_NONE ? cpu_ptr(p, cp->at.bias) : NULL;
+        cpu_pool_for(p->dev->pool, (size_t)(cp->at.n * cp->at.c), 1, depthwise_task, cp);
         relayout_out(cp, p, nd, y);
         return;
     }
-    int64_t plane_in = cp->h * cp->w, plane_out = cp->oh * cp->ow, kk = cp->cg * cp->kh * cp->kw;
+    int64_t plane_in = cp->at.h * cp->at.w, plane_out = cp->oh * cp->ow, kk = cp->at.cg * cp->at.kh * cp->at.kw;
     cp->col = (float *)cpu_scratch(p, nd);
-    for (int64_t n = 0; n < cp->n; n++)
-        for (int64_t g = 0; g < cp->groups; g++) {
-            const float *xg = x + (n * cp->c + g * cp->cg) * plane_in;
+    for (int64_t n = 0; n < cp->at.n; n++)
+        for (int64_t g = 0; g < cp->at.groups; g++) {
+            const float *xg = x + (n * cp->at.c + g * cp->at.cg) * plane_in;
             const float *b = xg;
             if (cp->kernel == K_GEMM) {
                 cp->x = xg;
@@ -282,81 +245,57 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
                 cp->src = b;
                 cp->pack = (float *)(cpu_scratch(p, nd) + cp->off_pack);
                 cpu_pool_for(p->dev->pool, panels, 4, pack_task, cp);
-                cpu_gemm_epi epi = {.bias = cp->bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->bias) + g * cp->og : NULL,
+                cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) + g * cp->at.og : NULL,
                                     .bias_rows = 1};
-                cpu_gemm(p->dev->pool, cp->isa, (size_t)cp->og, (size_t)plane_out, (size_t)kk, f + g * cp->og * kk,
-                         (size_t)kk, cp->pack, y + (n * cp->o + g * cp->og) * plane_out, (size_t)plane_out, &epi);
+                cpu_gemm(p->dev->pool, cp->isa, (size_t)cp->at.og, (size_t)plane_out, (size_t)kk, f + g * cp->at.og * kk,
+                         (size_t)kk, cp->pack, y + (n * cp->at.o + g * cp->at.og) * plane_out, (size_t)plane_out, &epi);
                 continue;
             }
-            cpu_matmul_f32(p, 0, 0, cp->og, plane_out, kk, 1.0f, f + g * cp->og * kk, kk, b, plane_out, 0.0f,
-                           y + (n * cp->o + g * cp->og) * plane_out, plane_out);
+            cpu_matmul_f32(p, 0, 0, cp->at.og, plane_out, kk, 1.0f, f + g * cp->at.og * kk, kk, b, plane_out, 0.0f,
+                           y + (n * cp->at.o + g * cp->at.og) * plane_out, plane_out);
         }
     if (!cp->isa) add_bias(cp, p, y);
     relayout_out(cp, p, nd, y);
 }
 
 static berth_status conv_shapes(cpu_prep *c, conv_params *cp, int transposed) {
-    const cpu_opnd *x = cpu_in(c, 0), *fo = cpu_in(c, 1);
-    if (x->rank != 4 || fo->rank != 4) return bk_fail(&c->bk, "input and filter must be 4-D, found rank %u and %u", x->rank, fo->rank);
-    if (cp->nhwc)
-        cp->n = x->dims[0], cp->h = x->dims[1], cp->w = x->dims[2], cp->c = x->dims[3];
-    else
-        cp->n = x->dims[0], cp->c = x->dims[1], cp->h = x->dims[2], cp->w = x->dims[3];
+    const cpu_opnd *fo = cpu_in(c, 1);
     int64_t fd[4]; /* the filter's dims in canonical order (oihw or iohw) */
     for (int d = 0; d < 4; d++) fd[d] = fo->dims[cp->fperm[d]];
-    cp->kh = fd[2], cp->kw = fd[3];
-    if (cp->c % cp->groups) return bk_fail(&c->bk, "input channels %lld are not divisible by groups %lld", (long long)cp->c, (long long)cp->groups);
-    cp->cg = cp->c / cp->groups;
-    if (!transposed) {
-        cp->o = fd[0];
-        if (fd[1] != cp->cg || cp->o % cp->groups)
-            return bk_fail(&c->bk, "filter [%lld, %lld, ...]: expected %lld input channels per group and outputs divisible by %lld groups",
-                            (long long)fd[0], (long long)fd[1], (long long)cp->cg, (long long)cp->groups);
-        cp->og = cp->o / cp->groups;
-    } else {
-        if (fd[0] != cp->c)
-            return bk_fail(&c->bk, "filter: expected %lld input channels (iohw), found %lld", (long long)cp->c, (long long)fd[0]);
-        cp->og = fd[1];
-        cp->o = cp->og * cp->groups;
-    }
-    return BERTH_OK;
+    return bk_conv_geom(&c->bk, fd, transposed, &cp->at);
 }
 
 berth_status cpu_prep_conv2d(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     conv_params *cp = cpu_params(c, sizeof *cp);
     if (!cp) return BERTH_ERR_NOMEM;
     static const char *const layouts[] = {"oihw", "hwio", "ohwi", "ihwo", NULL};
-    if ((st = conv_attrs(c, cp)) || (st = filter_layout(c, cp, "oihw", layouts))) return st;
+    if ((st = bk_param_conv(&c->bk, &cp->at)) || (st = filter_layout(c, cp, "oihw", layouts))) return st;
     if ((st = conv_shapes(c, cp, 0)) || (st = conv_bias(c, cp))) return st;
-    int64_t eh = cp->dil[0] * (cp->kh - 1) + 1, ew = cp->dil[1] * (cp->kw - 1) + 1;
-    int64_t ph = cp->h + cp->pad[0] + cp->pad[1], pw = cp->w + cp->pad[2] + cp->pad[3];
+    int64_t eh = cp->at.dil[0] * (cp->at.kh - 1) + 1, ew = cp->at.dil[1] * (cp->at.kw - 1) + 1;
+    int64_t ph = cp->at.h + cp->at.pad[0] + cp->at.pad[1], pw = cp->at.w + cp->at.pad[2] + cp->at.pad[3];
     if (ph < eh || pw < ew) return bk_fail(&c->bk, "the padded input is smaller than the dilated filter");
-    cp->oh = (ph - eh) / cp->stride[0] + 1;
-    cp->ow = (pw - ew) / cp->stride[1] + 1;
-    int64_t od[4] = {cp->n, cp->o, cp->oh, cp->ow}, od_nhwc[4] = {cp->n, cp->oh, cp->ow, cp->o};
-    if ((st = bk_check_out_dims(&c->bk, 0, 4, cp->nhwc ? od_nhwc : od))) return st;
+    cp->oh = (ph - eh) / cp->at.stride[0] + 1;
+    cp->ow = (pw - ew) / cp->at.stride[1] + 1;
     size_t kernel_bytes = 0;
-    if (cp->cg == 1 && cp->og == 1) {
+    if (cp->at.cg == 1 && cp->at.og == 1) {
         cp->kernel = K_DEPTHWISE;
-        kernel_bytes = align64(sizeof(float) * (size_t)(cp->n * cp->c) * (size_t)(cp->h + cp->pad[0] + cp->pad[1]) *
-                               (size_t)(cp->w + cp->pad[2] + cp->pad[3]));
+        kernel_bytes = align64(sizeof(float) * (size_t)(cp->at.n * cp->at.c) * (size_t)(cp->at.h + cp->at.pad[0] + cp->at.pad[1]) *
+                               (size_t)(cp->at.w + cp->at.pad[2] + cp->at.pad[3]));
     }
-    else if (cp->kh == 1 && cp->kw == 1 && cp->stride[0] == 1 && cp->stride[1] == 1 && !cp->pad[0] && !cp->pad[1] &&
-             !cp->pad[2] && !cp->pad[3])
+    else if (cp->at.kh == 1 && cp->at.kw == 1 && cp->at.stride[0] == 1 && cp->at.stride[1] == 1 && !cp->at.pad[0] && !cp->at.pad[1] &&
+             !cp->at.pad[2] && !cp->at.pad[3])
         cp->kernel = K_POINTWISE;
     else {
         cp->kernel = K_GEMM;
-        kernel_bytes = align64(sizeof(float) * (size_t)(cp->cg * cp->kh * cp->kw * cp->oh * cp->ow));
+        kernel_bytes = align64(sizeof(float) * (size_t)(cp->at.cg * cp->at.kh * cp->at.kw * cp->oh * cp->ow));
     }
     /* A filter of fewer than four rows per group would fill a tile mostly
      * with padding: OpenBLAS does those. */
-    if (cp->kernel != K_DEPTHWISE && cp->og >= 4) {
+    if (cp->kernel != K_DEPTHWISE && cp->at.og >= 4) {
         cp->isa = c->plan->dev->gemm;
         cp->off_pack = kernel_bytes;
-        kernel_bytes += sizeof(float) * cpu_gemm_packed_floats(cp->isa, (size_t)(cp->cg * cp->kh * cp->kw),
+        kernel_bytes += sizeof(float) * cpu_gemm_packed_floats(cp->isa, (size_t)(cp->at.cg * cp->at.kh * cp->at.kw),
                                                                (size_t)(cp->oh * cp->ow));
     }
     conv_scratch(c, cp, kernel_bytes);
@@ -372,24 +311,24 @@ static void convt_exec(const cpu_node *nd, berth_plan *p) {
     float *y;
     relayout_in(cp, p, nd, &x, &f, &y);
     float *col = (float *)cpu_scratch(p, nd);
-    int64_t plane_in = cp->h * cp->w, plane_out = cp->oh * cp->ow, rows = cp->og * cp->kh * cp->kw;
-    memset(y, 0, sizeof(float) * (size_t)(cp->n * cp->o * plane_out));
-    for (int64_t n = 0; n < cp->n; n++)
-        for (int64_t g = 0; g < cp->groups; g++) {
+    int64_t plane_in = cp->at.h * cp->at.w, plane_out = cp->oh * cp->ow, rows = cp->at.og * cp->at.kh * cp->at.kw;
+    memset(y, 0, sizeof(float) * (size_t)(cp->at.n * cp->at.o * plane_out));
+    for (int64_t n = 0; n < cp->at.n; n++)
+        for (int64_t g = 0; g < cp->at.groups; g++) {
             /* col[og*kh*kw, h*w] = W_g^T @ X_g, W_g being [cg, og*kh*kw] */
-            cpu_matmul_f32(p, 1, 0, rows, plane_in, cp->cg, 1.0f, f + g * cp->cg * rows, rows,
-                           x + (n * cp->c + g * cp->cg) * plane_in, plane_in, 0.0f, col, plane_in);
-            float *yg = y + (n * cp->o + g * cp->og) * plane_out;
+            cpu_matmul_f32(p, 1, 0, rows, plane_in, cp->at.cg, 1.0f, f + g * cp->at.cg * rows, rows,
+                           x + (n * cp->at.c + g * cp->at.cg) * plane_in, plane_in, 0.0f, col, plane_in);
+            float *yg = y + (n * cp->at.o + g * cp->at.og) * plane_out;
             for (int64_t r = 0; r < rows; r++) {
-                int64_t o = r / (cp->kh * cp->kw), ki = (r / cp->kw) % cp->kh, kj = r % cp->kw;
+                int64_t o = r / (cp->at.kh * cp->at.kw), ki = (r / cp->at.kw) % cp->at.kh, kj = r % cp->at.kw;
                 const float *cr = col + r * plane_in;
                 float *yo = yg + o * plane_out;
-                for (int64_t iy = 0; iy < cp->h; iy++) {
-                    int64_t oy = iy * cp->stride[0] - cp->pad[0] + ki * cp->dil[0];
+                for (int64_t iy = 0; iy < cp->at.h; iy++) {
+                    int64_t oy = iy * cp->at.stride[0] - cp->at.pad[0] + ki * cp->at.dil[0];
                     if (oy < 0 || oy >= cp->oh) continue;
-                    for (int64_t ix = 0; ix < cp->w; ix++) {
-                        int64_t ox = ix * cp->stride[1] - cp->pad[2] + kj * cp->dil[1];
-                        if (ox >= 0 && ox < cp->ow) yo[oy * cp->ow + ox] += cr[iy * cp->w + ix];
+                    for (int64_t ix = 0; ix < cp->at.w; ix++) {
+                        int64_t ox = ix * cp->at.stride[1] - cp->at.pad[2] + kj * cp->at.dil[1];
+                        if (ox >= 0 && ox < cp->ow) yo[oy * cp->ow + ox] += cr[iy * cp->at.w + ix];
                     }
                 }
             }
@@ -399,13 +338,11 @@ static void convt_exec(const cpu_node *nd, berth_plan *p) {
 }
 
 berth_status cpu_prep_conv_transpose2d(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     conv_params *cp = cpu_params(c, sizeof *cp);
     if (!cp) return BERTH_ERR_NOMEM;
     static const char *const layouts[] = {"iohw", "hwoi", "ohwi", NULL};
-    if ((st = conv_attrs(c, cp)) || (st = filter_layout(c, cp, "iohw", layouts))) return st;
+    if ((st = bk_param_conv(&c->bk, &cp->at)) || (st = filter_layout(c, cp, "iohw", layouts))) return st;
     if ((st = conv_shapes(c, cp, 1)) || (st = conv_bias(c, cp))) return st;
     int64_t op[2] = {0, 0}, sizes[2];
     int n_op, n_sz;
@@ -413,21 +350,19 @@ berth_status cpu_prep_conv_transpose2d(cpu_prep *c) {
         return st;
     if (n_op >= 0 && n_op != 2) return bk_fail(&c->bk, "outputPadding: expected 2 values, found %d", n_op);
     if (n_op < 0) op[0] = op[1] = 0;
-    int64_t base_h = (cp->h - 1) * cp->stride[0] + cp->dil[0] * (cp->kh - 1) + 1 - cp->pad[0] - cp->pad[1];
-    int64_t base_w = (cp->w - 1) * cp->stride[1] + cp->dil[1] * (cp->kw - 1) + 1 - cp->pad[2] - cp->pad[3];
+    int64_t base_h = (cp->at.h - 1) * cp->at.stride[0] + cp->at.dil[0] * (cp->at.kh - 1) + 1 - cp->at.pad[0] - cp->at.pad[1];
+    int64_t base_w = (cp->at.w - 1) * cp->at.stride[1] + cp->at.dil[1] * (cp->at.kw - 1) + 1 - cp->at.pad[2] - cp->at.pad[3];
     if (n_sz == 2) {
-        if (sizes[0] < base_h || sizes[0] >= base_h + cp->stride[0] || sizes[1] < base_w || sizes[1] >= base_w + cp->stride[1])
+        if (sizes[0] < base_h || sizes[0] >= base_h + cp->at.stride[0] || sizes[1] < base_w || sizes[1] >= base_w + cp->at.stride[1])
             return bk_fail(&c->bk, "outputSizes [%lld, %lld] are not reachable from [%lld, %lld] with strides [%lld, %lld]",
                             (long long)sizes[0], (long long)sizes[1], (long long)base_h, (long long)base_w,
-                            (long long)cp->stride[0], (long long)cp->stride[1]);
+                            (long long)cp->at.stride[0], (long long)cp->at.stride[1]);
         cp->oh = sizes[0], cp->ow = sizes[1];
     } else {
         cp->oh = base_h + op[0], cp->ow = base_w + op[1];
     }
     if (cp->oh < 1 || cp->ow < 1) return bk_fail(&c->bk, "output spatial size [%lld, %lld] is empty", (long long)cp->oh, (long long)cp->ow);
-    int64_t od[4] = {cp->n, cp->o, cp->oh, cp->ow}, od_nhwc[4] = {cp->n, cp->oh, cp->ow, cp->o};
-    if ((st = bk_check_out_dims(&c->bk, 0, 4, cp->nhwc ? od_nhwc : od))) return st;
-    conv_scratch(c, cp, sizeof(float) * (size_t)(cp->og * cp->kh * cp->kw * cp->h * cp->w));
+    conv_scratch(c, cp, sizeof(float) * (size_t)(cp->at.og * cp->at.kh * cp->at.kw * cp->at.h * cp->at.w));
     c->cn->exec = convt_exec;
     return BERTH_OK;
 }

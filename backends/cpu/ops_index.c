@@ -46,19 +46,11 @@ static void tile_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_tile(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    berth_status st = BERTH_OK;
     if (!st) st = same_dtype_io(c);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
-    int64_t reps[BERTH_MAX_RANK], od[BERTH_MAX_RANK];
-    int n;
-    if ((st = bk_opt_ints(&c->bk, "repetitions", reps, BERTH_MAX_RANK, &n))) return st;
-    if (n != (int)x->rank) return bk_fail(&c->bk, "repetitions: expected %u values, found %d", x->rank, n);
-    for (uint32_t d = 0; d < x->rank; d++) {
-        if (reps[d] < 1) return bk_fail(&c->bk, "repetitions[%u]: expected >= 1, found %lld", d, (long long)reps[d]);
-        od[d] = x->dims[d] * reps[d];
-    }
-    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, od))) return st;
+    const int64_t *od = cpu_out(c, 0)->dims;
     idx_params *T = cpu_params(c, sizeof *T);
     if (!T) return BERTH_ERR_NOMEM;
     T->rank = x->rank;
@@ -90,12 +82,11 @@ static void tri_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_triangular(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    berth_status st = BERTH_OK;
     if (!st) st = same_dtype_io(c);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
     if (x->rank < 2) return bk_fail(&c->bk, "input must have rank >= 2, found %u", x->rank);
-    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
     idx_params *T = cpu_params(c, sizeof *T);
     if (!T) return BERTH_ERR_NOMEM;
     if ((st = bk_opt_bool(&c->bk, "upper", 1, &T->upper)) || (st = bk_opt_int(&c->bk, "diagonal", 0, &T->diagonal))) return st;
@@ -131,25 +122,13 @@ static void ge_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_gather_elements(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
+    berth_status st = BERTH_OK;
     if (!st) st = same_dtype_io(c);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0), *ix = cpu_in(c, 1);
-    if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
-        return bk_fail(&c->bk, "indices: expected int32 or int64, found %s", bk_dtype_name(ix->dtype));
-    int64_t a;
-    uint32_t axis;
-    if ((st = bk_opt_int(&c->bk, "axis", 0, &a)) || (st = bk_axis(&c->bk, a, x->rank, "axis", &axis))) return st;
-    int ok = ix->rank == x->rank;
-    for (uint32_t d = 0; ok && d < x->rank; d++) ok = d == axis || ix->dims[d] == x->dims[d];
-    if (!ok) {
-        char sx[128], si[128];
-        bk_dims_str(x->dims, x->rank, sx, sizeof sx);
-        bk_dims_str(ix->dims, ix->rank, si, sizeof si);
-        return bk_fail(&c->bk, "indices %s: expected the input's dims %s except along axis %u", si, sx, axis);
-    }
-    if (x->dims[axis] == 0 && ix->numel) return bk_fail(&c->bk, "gathering from an empty axis %u", axis);
-    if ((st = bk_check_out_dims(&c->bk, 0, ix->rank, ix->dims))) return st;
+    bk_axis_geom ag;
+    if ((st = bk_param_index_axis(&c->bk, &ag))) return st;
+    uint32_t axis = ag.axis;
     idx_params *G = cpu_params(c, sizeof *G);
     if (!G) return BERTH_ERR_NOMEM;
     G->rank = x->rank;
@@ -192,27 +171,13 @@ static void se_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_scatter_elements(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
+    berth_status st = BERTH_OK;
     if (!st) st = same_dtype_io(c);
     if (st) return st;
-    const cpu_opnd *x = cpu_in(c, 0), *ix = cpu_in(c, 1), *up = cpu_in(c, 2);
-    if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
-        return bk_fail(&c->bk, "indices: expected int32 or int64, found %s", bk_dtype_name(ix->dtype));
-    int64_t a;
-    uint32_t axis;
-    if ((st = bk_opt_int(&c->bk, "axis", 0, &a)) || (st = bk_axis(&c->bk, a, x->rank, "axis", &axis))) return st;
-    int ok = ix->rank == x->rank && up->rank == ix->rank && up->dtype == x->dtype;
-    for (uint32_t d = 0; ok && d < x->rank; d++) ok = (d == axis || ix->dims[d] == x->dims[d]) && up->dims[d] == ix->dims[d];
-    if (!ok) {
-        char sx[128], si[128], su[128];
-        bk_dims_str(x->dims, x->rank, sx, sizeof sx);
-        bk_dims_str(ix->dims, ix->rank, si, sizeof si);
-        bk_dims_str(up->dims, up->rank, su, sizeof su);
-        return bk_fail(&c->bk, "input %s, indices %s and updates %s (%s) do not agree along axis %u", sx, si, su,
-                        bk_dtype_name(up->dtype), axis);
-    }
-    if (x->dims[axis] == 0 && ix->numel) return bk_fail(&c->bk, "scattering into an empty axis %u", axis);
-    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
+    const cpu_opnd *x = cpu_in(c, 0), *ix = cpu_in(c, 1);
+    bk_axis_geom ag;
+    if ((st = bk_param_index_axis(&c->bk, &ag))) return st;
+    uint32_t axis = ag.axis;
     idx_params *G = cpu_params(c, sizeof *G);
     if (!G) return BERTH_ERR_NOMEM;
     G->rank = x->rank;

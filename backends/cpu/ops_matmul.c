@@ -181,8 +181,6 @@ static berth_status mm_prepare(cpu_prep *c, mm_params **out) {
     if (a->rank > 1) od[orank++] = m;
     if (b->rank > 1) od[orank++] = n;
     if (orank > BERTH_MAX_RANK) return bk_fail(&c->bk, "output rank %u exceeds %d", orank, BERTH_MAX_RANK);
-    st = bk_check_out_dims(&c->bk, 0, orank, od);
-    if (st) return st;
     mm_params *mp = cpu_params(c, sizeof *mp + 2 * sizeof(size_t) * (batch ? batch : 1));
     if (!mp) return BERTH_ERR_NOMEM;
     mp->a_off = (size_t *)(mp + 1);
@@ -212,7 +210,7 @@ static berth_status mm_prepare(cpu_prep *c, mm_params **out) {
 }
 
 berth_status cpu_prep_matmul(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
+    berth_status st = BERTH_OK;
     mm_params *mp;
     if (!st) st = mm_prepare(c, &mp);
     if (!st) st = mm_pack(c, mp);
@@ -232,41 +230,15 @@ static void epi_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_matmul_epilogue(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
+    berth_status st = BERTH_OK;
     mm_params *mp;
     if (!st) st = mm_prepare(c, &mp);
     if (st) return st;
-    const char *act;
-    st = bk_opt_string(&c->bk, "activation", "none", &act);
+    st = bk_param_activation(&c->bk, &mp->act); /* in CPU_ACT_* order */
     if (st) return st;
-    /* in CPU_ACT_* order */
-    static const char *const acts[] = {"none", "relu", "gelu", "sigmoid", "tanh"};
-    mp->act = -1;
-    for (int i = 0; i < 5; i++)
-        if (strcmp(act, acts[i]) == 0) mp->act = i;
-    if (mp->act < 0)
-        return bk_fail(&c->bk, "activation: expected none, relu, gelu, sigmoid or tanh, found '%s'", act);
     st = bk_opt_operand(&c->bk, "bias", &mp->bias);
     if (!st) st = bk_opt_operand(&c->bk, "residual", &mp->residual);
     if (st) return st;
-    const cpu_opnd *o = cpu_out(c, 0);
-    if (mp->bias != CPU_NONE) {
-        const cpu_opnd *bo = &c->plan->ops[mp->bias];
-        if (bo->dtype != BERTH_DTYPE_F32 || bo->numel != (size_t)mp->n || (bo->rank && bo->dims[bo->rank - 1] != mp->n))
-            return bk_fail(&c->bk, "bias: expected float32 with %lld elements along the last dim, found %s with %zu",
-                            (long long)mp->n, bk_dtype_name(bo->dtype), bo->numel);
-    }
-    if (mp->residual != CPU_NONE) {
-        const cpu_opnd *r = &c->plan->ops[mp->residual];
-        int same = r->dtype == BERTH_DTYPE_F32 && r->rank == o->rank;
-        for (uint32_t d = 0; same && d < o->rank; d++) same = r->dims[d] == o->dims[d];
-        if (!same) {
-            char want[128], got[128];
-            bk_dims_str(o->dims, o->rank, want, sizeof want);
-            bk_dims_str(r->dims, r->rank, got, sizeof got);
-            return bk_fail(&c->bk, "residual: expected float32 %s, found %s %s", want, bk_dtype_name(r->dtype), got);
-        }
-    }
     st = mm_pack(c, mp);
     if (st) return st;
     c->cn->exec = epi_exec;
@@ -300,9 +272,7 @@ static void gemm_exec(const cpu_node *nd, berth_plan *p) {
 }
 
 berth_status cpu_prep_gemm(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     gemm_params *g = cpu_params(c, sizeof *g);
     if (!g) return BERTH_ERR_NOMEM;
     double alpha, beta;
@@ -321,9 +291,6 @@ berth_status cpu_prep_gemm(cpu_prep *c) {
     int64_t kb = g->tb ? b->dims[1] : b->dims[0];
     g->n = g->tb ? b->dims[0] : b->dims[1];
     if (kb != g->k) return bk_fail(&c->bk, "inner dims differ: a gives %lld, b gives %lld", (long long)g->k, (long long)kb);
-    int64_t od[2] = {g->m, g->n};
-    st = bk_check_out_dims(&c->bk, 0, 2, od);
-    if (st) return st;
     if (g->c != CPU_NONE) {
         const cpu_opnd *cv = &c->plan->ops[g->c];
         if (cv->dtype != BERTH_DTYPE_F32 || cv->rank > 2)

@@ -97,52 +97,23 @@ static void ln_exec(const cpu_node *n, berth_plan *p) {
     cpu_pool_for(p->dev->pool, L->groups, L->count >= 1024 ? 1 : 1024 / (L->count ? L->count : 1), ln_task, L);
 }
 
-/* `o` must be float32 with exactly `dims`. */
-static berth_status check_param(cpu_prep *c, const char *what, uint32_t o, uint32_t rank, const int64_t *dims) {
-    const cpu_opnd *t = &c->plan->ops[o];
-    int same = t->dtype == BERTH_DTYPE_F32 && t->rank == rank;
-    for (uint32_t d = 0; same && d < rank; d++) same = t->dims[d] == dims[d];
-    if (same) return BERTH_OK;
-    char want[128], got[128];
-    bk_dims_str(dims, rank, want, sizeof want);
-    bk_dims_str(t->dims, t->rank, got, sizeof got);
-    return bk_fail(&c->bk, "%s: expected float32 %s, found %s %s", what, want, bk_dtype_name(t->dtype), got);
-}
-
 berth_status cpu_prep_layer_norm(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const cpu_opnd *x = cpu_in(c, 0);
-    st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims);
-    if (st) return st;
     ln_params *L = cpu_params(c, sizeof *L);
     if (!L) return BERTH_ERR_NOMEM;
-    int64_t axes[BERTH_MAX_RANK];
+    uint32_t ax[BERTH_MAX_RANK], mask;
     int n_axes;
     double eps;
-    st = bk_opt_ints(&c->bk, "axes", axes, BERTH_MAX_RANK, &n_axes);
+    st = bk_param_axes(&c->bk, 1, ax, &n_axes, &mask);
     if (!st) st = bk_opt_float(&c->bk, "epsilon", 1e-5, &eps);
     if (!st) st = bk_opt_operand(&c->bk, "scale", &L->scale);
     if (!st) st = bk_opt_operand(&c->bk, "bias", &L->bias);
     if (st) return st;
-    if (n_axes < 0) {
-        n_axes = x->rank > 1 ? (int)x->rank - 1 : 0;
-        for (int i = 0; i < n_axes; i++) axes[i] = i + 1;
-    }
-    uint32_t ax[BERTH_MAX_RANK], mask = 0;
     int64_t pdims[BERTH_MAX_RANK], pstride[BERTH_MAX_RANK];
-    for (int i = 0; i < n_axes; i++) {
-        st = bk_axis(&c->bk, axes[i], x->rank, "axes value", &ax[i]);
-        if (st) return st;
-        if (mask & (1u << ax[i])) return bk_fail(&c->bk, "axes: axis %u appears twice", ax[i]);
-        mask |= 1u << ax[i];
-        pdims[i] = x->dims[ax[i]];
-    }
+    for (int i = 0; i < n_axes; i++) pdims[i] = x->dims[ax[i]];
     int64_t s = 1;
     for (int i = n_axes - 1; i >= 0; i--) pstride[i] = s, s *= pdims[i];
-    if (L->scale != CPU_NONE && (st = check_param(c, "scale", L->scale, (uint32_t)n_axes, pdims))) return st;
-    if (L->bias != CPU_NONE && (st = check_param(c, "bias", L->bias, (uint32_t)n_axes, pdims))) return st;
     int64_t xs[BERTH_MAX_RANK];
     s = 1;
     for (int d = (int)x->rank - 1; d >= 0; d--) xs[d] = s, s *= x->dims[d];
@@ -194,12 +165,8 @@ static void bn_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_batch_norm(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const cpu_opnd *x = cpu_in(c, 0);
-    st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims);
-    if (st) return st;
     bn_params *B = cpu_params(c, sizeof *B);
     if (!B) return BERTH_ERR_NOMEM;
     int64_t a;
@@ -212,10 +179,6 @@ berth_status cpu_prep_batch_norm(cpu_prep *c) {
     if (!st) st = bk_opt_operand(&c->bk, "bias", &B->bias);
     if (st) return st;
     int64_t cdim[1] = {x->dims[axis]};
-    if ((st = check_param(c, "mean", c->node->inputs[1], 1, cdim))) return st;
-    if ((st = check_param(c, "variance", c->node->inputs[2], 1, cdim))) return st;
-    if (B->scale != CPU_NONE && (st = check_param(c, "scale", B->scale, 1, cdim))) return st;
-    if (B->bias != CPU_NONE && (st = check_param(c, "bias", B->bias, 1, cdim))) return st;
     B->outer = 1, B->inner = 1;
     for (uint32_t d = 0; d < axis; d++) B->outer *= (size_t)x->dims[d];
     for (uint32_t d = axis + 1; d < x->rank; d++) B->inner *= (size_t)x->dims[d];
@@ -258,12 +221,8 @@ static void in_exec(const cpu_node *nd, berth_plan *p) {
 }
 
 berth_status cpu_prep_instance_norm(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const cpu_opnd *x = cpu_in(c, 0);
-    if (x->rank != 4) return bk_fail(&c->bk, "input must be 4-D, found rank %u", x->rank);
-    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
     in_params *I = cpu_params(c, sizeof *I);
     if (!I) return BERTH_ERR_NOMEM;
     const char *layout;
@@ -279,9 +238,6 @@ berth_status cpu_prep_instance_norm(cpu_prep *c) {
     I->cstride = nhwc ? 1 : I->plane;
     I->estride = nhwc ? I->c : 1;
     I->eps = (float)eps;
-    int64_t cdim[1] = {I->c};
-    if (I->scale != CPU_NONE && (st = check_param(c, "scale", I->scale, 1, cdim))) return st;
-    if (I->bias != CPU_NONE && (st = check_param(c, "bias", I->bias, 1, cdim))) return st;
     c->cn->exec = in_exec;
     return BERTH_OK;
 }

@@ -66,31 +66,17 @@ static void pool_exec(const cpu_node *n, berth_plan *p) {
     }
 }
 
-static berth_status ints_n(cpu_prep *c, const char *key, int want, int64_t def, int64_t *out) {
-    int n;
-    berth_status st = bk_opt_ints(&c->bk, key, out, want, &n);
-    if (st) return st;
-    if (n < 0)
-        for (int i = 0; i < want; i++) out[i] = def;
-    else if (n != want)
-        return bk_fail(&c->bk, "%s: expected %d values, found %d", key, want, n);
-    return BERTH_OK;
-}
-
 berth_status cpu_prep_pool2d(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const cpu_opnd *x = cpu_in(c, 0);
-    if (x->rank != 4) return bk_fail(&c->bk, "input must be 4-D, found rank %u", x->rank);
     pool_params *P = cpu_params(c, sizeof *P);
     if (!P) return BERTH_ERR_NOMEM;
     P->is_max = strcmp(c->node->op, "maxPool2d") == 0;
     P->is_l2 = strcmp(c->node->op, "l2Pool2d") == 0;
     int64_t win[2];
     const char *layout, *rounding;
-    if ((st = ints_n(c, "windowDimensions", 2, -1, win)) || (st = ints_n(c, "padding", 4, 0, P->pad)) ||
-        (st = ints_n(c, "strides", 2, 1, P->stride)) || (st = ints_n(c, "dilations", 2, 1, P->dil)) ||
+    if ((st = bk_param_ints_n(&c->bk, "windowDimensions", 2, -1, win)) || (st = bk_param_ints_n(&c->bk, "padding", 4, 0, P->pad)) ||
+        (st = bk_param_ints_n(&c->bk, "strides", 2, 1, P->stride)) || (st = bk_param_ints_n(&c->bk, "dilations", 2, 1, P->dil)) ||
         (st = bk_opt_string(&c->bk, "layout", "nchw", &layout)) || (st = bk_opt_string(&c->bk, "roundingType", "floor", &rounding)))
         return st;
     P->nhwc = strcmp(layout, "nhwc") == 0;
@@ -118,8 +104,6 @@ berth_status cpu_prep_pool2d(cpu_prep *c) {
     int n_sz;
     if ((st = bk_opt_ints(&c->bk, "outputSizes", sizes, 2, &n_sz))) return st;
     if (n_sz == 2) P->oh = sizes[0], P->ow = sizes[1];
-    int64_t od[4] = {P->n, P->c, P->oh, P->ow}, od_nhwc[4] = {P->n, P->oh, P->ow, P->c};
-    if ((st = bk_check_out_dims(&c->bk, 0, 4, P->nhwc ? od_nhwc : od))) return st;
     if (P->nhwc) {
         P->off_y = (x->bytes + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
         c->cn->scratch_bytes = P->off_y + cpu_out(c, 0)->bytes;
@@ -175,45 +159,16 @@ static void rs_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_resample2d(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0), *y = cpu_out(c, 0);
-    const char *mode;
-    int64_t axes[2];
-    double scales[2];
-    int n_sc;
-    if ((st = bk_opt_string(&c->bk, "mode", "nearest-neighbor", &mode)) || (st = ints_n(c, "axes", 2, 0, axes)) ||
-        (st = bk_opt_floats(&c->bk, "scales", scales, 2, &n_sc)))
-        return st;
-    if (bk_opt_find(&c->bk, "axes") == NULL) axes[0] = 2, axes[1] = 3;
-    int linear = strcmp(mode, "linear") == 0;
-    if (!linear && strcmp(mode, "nearest-neighbor") != 0)
-        return bk_fail(&c->bk, "mode: expected nearest-neighbor or linear, found '%s'", mode);
-    uint32_t a0, a1;
-    if ((st = bk_axis(&c->bk, axes[0], x->rank, "axes value", &a0)) || (st = bk_axis(&c->bk, axes[1], x->rank, "axes value", &a1)))
-        return st;
-    if (a0 >= a1) return bk_fail(&c->bk, "axes: expected two increasing axes, found [%lld, %lld]", (long long)axes[0], (long long)axes[1]);
-    if (y->rank != x->rank) return bk_fail(&c->bk, "output rank %u differs from input rank %u", y->rank, x->rank);
-    for (uint32_t d = 0; d < x->rank; d++)
-        if (d != a0 && d != a1 && y->dims[d] != x->dims[d])
-            return bk_fail(&c->bk, "output dim %u is %lld, expected %lld (only the resampled axes change)", d,
-                            (long long)y->dims[d], (long long)x->dims[d]);
-    if (x->dims[a0] == 0 || x->dims[a1] == 0) return bk_fail(&c->bk, "cannot resample an empty axis");
-    if (n_sc >= 0 && n_sc != 2) return bk_fail(&c->bk, "scales: expected 2 values, found %d", n_sc);
+    bk_resample r;
+    berth_status st = bk_param_resample(&c->bk, &r);
+    if (st) return st;
     rs_params *R = cpu_params(c, sizeof *R);
     if (!R) return BERTH_ERR_NOMEM;
-    R->linear = linear;
-    R->outer = 1, R->mid = 1, R->inner = 1;
-    for (uint32_t d = 0; d < a0; d++) R->outer *= x->dims[d];
-    for (uint32_t d = a0 + 1; d < a1; d++) R->mid *= x->dims[d];
-    for (uint32_t d = a1 + 1; d < x->rank; d++) R->inner *= x->dims[d];
-    R->h = x->dims[a0], R->w = x->dims[a1], R->oh = y->dims[a0], R->ow = y->dims[a1];
-    /* scales when given and sizes are not; otherwise the output's own ratio */
-    int use_scales = n_sc == 2 && bk_opt_find(&c->bk, "sizes") == NULL;
-    R->sh = use_scales ? scales[0] : (double)R->oh / (double)R->h;
-    R->sw = use_scales ? scales[1] : (double)R->ow / (double)R->w;
-    if (!(R->sh > 0) || !(R->sw > 0)) return bk_fail(&c->bk, "scales must be positive");
+    R->linear = r.linear;
+    R->outer = (int64_t)r.outer, R->mid = (int64_t)r.mid, R->inner = (int64_t)r.inner;
+    R->h = x->dims[r.a0], R->w = x->dims[r.a1], R->oh = y->dims[r.a0], R->ow = y->dims[r.a1];
+    R->sh = r.sh, R->sw = r.sw;
     c->cn->exec = rs_exec;
     return BERTH_OK;
 }

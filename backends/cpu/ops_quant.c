@@ -86,45 +86,17 @@ static void q_exec(const cpu_node *n, berth_plan *p) {
 }
 
 static berth_status q_prep(cpu_prep *c, int quantize) {
-    const uint32_t ints = BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I32) |
-                          BK_BIT(BERTH_DTYPE_U32) | BK_BIT(BERTH_DTYPE_I4) | BK_BIT(BERTH_DTYPE_U4);
-    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
-    if (st) return st;
-    const cpu_opnd *x = cpu_in(c, 0), *s = cpu_in(c, 1), *z = cpu_in(c, 2), *y = cpu_out(c, 0);
-    berth_dtype ft = quantize ? x->dtype : y->dtype, qt = quantize ? y->dtype : x->dtype;
-    if (ft != BERTH_DTYPE_F32 || s->dtype != BERTH_DTYPE_F32)
-        return bk_fail(&c->bk, "the float side and the scale must be float32, found %s and %s", bk_dtype_name(ft),
-                        bk_dtype_name(s->dtype));
-    if (!(ints & BK_BIT(qt)) || z->dtype != qt)
-        return bk_fail(&c->bk, "the integer side and zeroPoint must share an int8, uint8, int32, uint32, int4 or uint4 dtype, "
-                        "found %s and %s", bk_dtype_name(qt), bk_dtype_name(z->dtype));
-    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
-    int ok = s->rank <= x->rank && z->rank == s->rank;
-    for (uint32_t d = 0; ok && d < s->rank; d++) {
-        int64_t xd = x->dims[x->rank - s->rank + d], sd = s->dims[d];
-        ok = z->dims[d] == sd && (sd > 0 ? xd % sd == 0 : xd == 0);
-    }
-    if (!ok) {
-        char sx[128], ss[128];
-        bk_dims_str(x->dims, x->rank, sx, sizeof sx);
-        bk_dims_str(s->dims, s->rank, ss, sizeof ss);
-        return bk_fail(&c->bk, "scale %s and zeroPoint must share a shape whose dims divide the input's %s", ss, sx);
-    }
     q_params *Q = cpu_params(c, sizeof *Q);
     if (!Q) return BERTH_ERR_NOMEM;
+    bk_quant q;
+    bk_param_quant(&c->bk, quantize, &q);
     Q->quantize = quantize;
-    Q->qtype = qt;
-    Q->rank = x->rank;
-    Q->n = x->numel;
-    int64_t stride = 1;
-    for (int d = (int)x->rank - 1; d >= 0; d--) {
-        int sd = d - (int)(x->rank - s->rank);
-        int64_t ext = sd < 0 ? 1 : s->dims[sd];
-        Q->dims[d] = x->dims[d];
-        Q->block[d] = ext > 0 && x->dims[d] > 0 ? x->dims[d] / ext : 1;
-        Q->sstride[d] = ext == 1 ? 0 : stride;
-        stride *= ext;
-    }
+    Q->qtype = q.qtype;
+    Q->rank = q.rank;
+    Q->n = cpu_in(c, 0)->numel;
+    memcpy(Q->dims, q.dims, sizeof Q->dims);
+    memcpy(Q->block, q.block, sizeof Q->block);
+    memcpy(Q->sstride, q.sstride, sizeof Q->sstride);
     c->cn->exec = q_exec;
     return BERTH_OK;
 }

@@ -94,50 +94,33 @@ berth_status cpu_prep_reduce(cpu_prep *c) {
     int op = -1;
     for (size_t i = 0; i < sizeof red_names / sizeof red_names[0]; i++)
         if (!strcmp(c->node->op, red_names[i].name)) op = red_names[i].op;
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const cpu_opnd *x = cpu_in(c, 0);
-    int64_t axes[BERTH_MAX_RANK];
+    uint32_t axes[BERTH_MAX_RANK], reduced;
     int n_axes, keep;
-    st = bk_opt_ints(&c->bk, "axes", axes, BERTH_MAX_RANK, &n_axes);
+    st = bk_param_axes(&c->bk, 0, axes, &n_axes, &reduced);
     if (!st) st = bk_opt_bool(&c->bk, "keepDimensions", 0, &keep);
     if (st) return st;
-    uint32_t reduced = 0;
-    if (n_axes < 0)
-        reduced = x->rank ? (uint32_t)((1ull << x->rank) - 1) : 0;
-    for (int i = 0; i < n_axes; i++) {
-        uint32_t a;
-        st = bk_axis(&c->bk, axes[i], x->rank, "axes value", &a);
-        if (st) return st;
-        if (reduced & (1u << a)) return bk_fail(&c->bk, "axes: axis %u appears twice", a);
-        reduced |= 1u << a;
-    }
     red_params *r = cpu_params(c, sizeof *r);
     if (!r) return BERTH_ERR_NOMEM;
     r->op = op;
-    int64_t od[BERTH_MAX_RANK], stride = 1, strides[BERTH_MAX_RANK];
+    int64_t stride = 1, strides[BERTH_MAX_RANK];
     for (int d = (int)x->rank - 1; d >= 0; d--) {
         strides[d] = stride;
         stride *= x->dims[d];
     }
-    uint32_t orank = 0;
     r->n_out = 1, r->n_red_elems = 1;
     for (uint32_t d = 0; d < x->rank; d++) {
         if (reduced & (1u << d)) {
             r->red_dims[r->n_red] = x->dims[d];
             r->red_stride[r->n_red++] = strides[d];
             r->n_red_elems *= (size_t)x->dims[d];
-            if (keep) od[orank++] = 1;
         } else {
             r->kept_dims[r->n_kept] = x->dims[d];
             r->kept_stride[r->n_kept++] = strides[d];
             r->n_out *= (size_t)x->dims[d];
-            od[orank++] = x->dims[d];
         }
     }
-    st = bk_check_out_dims(&c->bk, 0, orank, od);
-    if (st) return st;
     c->cn->exec = red_exec;
     return BERTH_OK;
 }
@@ -187,23 +170,12 @@ static void soft_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_softmax(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
-    const cpu_opnd *x = cpu_in(c, 0);
-    if (x->rank == 0) return bk_fail(&c->bk, "input must have rank >= 1");
-    int64_t a;
-    uint32_t axis;
-    st = bk_opt_int(&c->bk, "axis", (int64_t)x->rank - 1, &a);
-    if (!st) st = bk_axis(&c->bk, a, x->rank, "axis", &axis);
-    if (!st) st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims);
+    bk_axis_geom ag;
+    berth_status st = bk_param_axis(&c->bk, (int64_t)cpu_in(c, 0)->rank - 1, &ag);
     if (st) return st;
     soft_params *s = cpu_params(c, sizeof *s);
     if (!s) return BERTH_ERR_NOMEM;
-    s->outer = 1, s->inner = 1;
-    for (uint32_t d = 0; d < axis; d++) s->outer *= (size_t)x->dims[d];
-    for (uint32_t d = axis + 1; d < x->rank; d++) s->inner *= (size_t)x->dims[d];
-    s->extent = (size_t)x->dims[axis];
+    s->outer = (size_t)ag.outer, s->inner = (size_t)ag.inner, s->extent = (size_t)ag.extent;
     c->cn->exec = soft_exec;
     return BERTH_OK;
 }
@@ -235,19 +207,13 @@ static void arg_exec(const cpu_node *n, berth_plan *p) {
 }
 
 static berth_status axis_prep(cpu_prep *c, axis_params **out, uint32_t *axis) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    bk_axis_geom ag;
+    berth_status st = bk_param_axis(&c->bk, 0, &ag);
     if (st) return st;
-    const cpu_opnd *x = cpu_in(c, 0);
-    if (x->dtype != BERTH_DTYPE_F32) return bk_fail(&c->bk, "input: expected float32, found %s", bk_dtype_name(x->dtype));
-    if (!bk_opt_find(&c->bk, "axis")) return bk_fail(&c->bk, "attribute 'axis' is required");
-    int64_t a;
-    if ((st = bk_opt_int(&c->bk, "axis", 0, &a)) || (st = bk_axis(&c->bk, a, x->rank, "axis", axis))) return st;
     axis_params *A = cpu_params(c, sizeof *A);
     if (!A) return BERTH_ERR_NOMEM;
-    A->outer = 1, A->inner = 1;
-    for (uint32_t d = 0; d < *axis; d++) A->outer *= (size_t)x->dims[d];
-    for (uint32_t d = *axis + 1; d < x->rank; d++) A->inner *= (size_t)x->dims[d];
-    A->extent = (size_t)x->dims[*axis];
+    *axis = ag.axis;
+    A->outer = (size_t)ag.outer, A->inner = (size_t)ag.inner, A->extent = (size_t)ag.extent;
     *out = A;
     return BERTH_OK;
 }
@@ -257,19 +223,8 @@ berth_status cpu_prep_arg(cpu_prep *c) {
     uint32_t axis;
     berth_status st = axis_prep(c, &A, &axis);
     if (st) return st;
-    const cpu_opnd *x = cpu_in(c, 0), *y = cpu_out(c, 0);
-    int keep;
-    if ((st = bk_opt_bool(&c->bk, "keepDimensions", 0, &keep))) return st;
-    if (y->dtype != BERTH_DTYPE_I32 && y->dtype != BERTH_DTYPE_I64)
-        return bk_fail(&c->bk, "output: expected int32 or int64, found %s", bk_dtype_name(y->dtype));
+    const cpu_opnd *y = cpu_out(c, 0);
     if (A->extent == 0) return bk_fail(&c->bk, "axis %u is empty", axis);
-    int64_t od[BERTH_MAX_RANK];
-    uint32_t r = 0;
-    for (uint32_t d = 0; d < x->rank; d++) {
-        if (d != axis) od[r++] = x->dims[d];
-        else if (keep) od[r++] = 1;
-    }
-    if ((st = bk_check_out_dims(&c->bk, 0, r, od))) return st;
     A->is_min = strcmp(c->node->op, "argMin") == 0;
     A->wide = y->dtype == BERTH_DTYPE_I64;
     c->cn->exec = arg_exec;
@@ -298,8 +253,6 @@ berth_status cpu_prep_cumsum(cpu_prep *c) {
     axis_params *A = NULL;
     uint32_t axis;
     berth_status st = axis_prep(c, &A, &axis);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (!st) st = bk_check_out_dims(&c->bk, 0, cpu_in(c, 0)->rank, cpu_in(c, 0)->dims);
     if (!st) st = bk_opt_bool(&c->bk, "exclusive", 0, &A->exclusive);
     if (!st) st = bk_opt_bool(&c->bk, "reversed", 0, &A->reversed);
     if (st) return st;

@@ -74,8 +74,6 @@ static void strided_exec(const cpu_node *n, berth_plan *p) {
 }
 
 static berth_status strided_begin(cpu_prep *c, strided **out) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
     if (cpu_out(c, 0)->dtype != x->dtype || !bk_dtype_size(x->dtype))
         return bk_fail(&c->bk, "output: expected dtype %s, found %s", bk_dtype_name(x->dtype),
@@ -122,8 +120,6 @@ berth_status cpu_prep_transpose(cpu_prep *c) {
         s->stride[i] = xs[perm[i]];
     }
     s->rank = (uint32_t)n;
-    st = bk_check_out_dims(&c->bk, 0, (uint32_t)n, od);
-    if (st) return st;
     strided_finish(s);
     c->cn->exec = strided_exec;
     return BERTH_OK;
@@ -134,36 +130,17 @@ berth_status cpu_prep_slice(cpu_prep *c) {
     berth_status st = strided_begin(c, &s);
     if (st) return st;
     const cpu_opnd *x = cpu_in(c, 0);
-    int64_t starts[BERTH_MAX_RANK], sizes[BERTH_MAX_RANK], steps[BERTH_MAX_RANK], xs[BERTH_MAX_RANK];
-    int ns, nz, nt;
-    st = bk_opt_ints(&c->bk, "starts", starts, BERTH_MAX_RANK, &ns);
-    if (!st) st = bk_opt_ints(&c->bk, "sizes", sizes, BERTH_MAX_RANK, &nz);
-    if (!st) st = bk_opt_ints(&c->bk, "strides", steps, BERTH_MAX_RANK, &nt);
-    if (st) return st;
-    if (ns != (int)x->rank || nz != (int)x->rank)
-        return bk_fail(&c->bk, "starts and sizes: expected %u values each, found %d and %d", x->rank, ns, nz);
-    if (nt < 0)
-        for (uint32_t d = 0; d < x->rank; d++) steps[d] = 1;
-    else if (nt != (int)x->rank)
-        return bk_fail(&c->bk, "strides: expected %u values, found %d", x->rank, nt);
+    int64_t starts[BERTH_MAX_RANK], steps[BERTH_MAX_RANK], xs[BERTH_MAX_RANK];
+    if ((st = bk_param_slice(&c->bk, starts, steps))) return st;
     contiguous_strides(x, xs);
-    /* sizes[d] is the window [start, start + size) the slice reads, as in
-     * WebNN and the engine's shape rule; the output keeps every stride-th
-     * element of it, ceil(size / stride) of them. */
     int64_t out[BERTH_MAX_RANK];
     for (uint32_t d = 0; d < x->rank; d++) {
-        if (steps[d] < 1) return bk_fail(&c->bk, "strides[%u]: expected >= 1, found %lld", d, (long long)steps[d]);
-        if (starts[d] < 0 || sizes[d] < 0 || starts[d] > x->dims[d] || sizes[d] > x->dims[d] - starts[d])
-            return bk_fail(&c->bk, "dim %u: start %lld and size %lld exceed the input extent %lld", d,
-                            (long long)starts[d], (long long)sizes[d], (long long)x->dims[d]);
-        out[d] = (sizes[d] + steps[d] - 1) / steps[d];
+        out[d] = cpu_out(c, 0)->dims[d];
         s->dims[d] = out[d];
         s->stride[d] = xs[d] * steps[d];
         s->base += starts[d] * xs[d];
     }
     s->rank = x->rank;
-    st = bk_check_out_dims(&c->bk, 0, x->rank, out);
-    if (st) return st;
     strided_finish(s);
     c->cn->exec = strided_exec;
     return BERTH_OK;
@@ -234,22 +211,6 @@ static berth_status cat_common(cpu_prep *c, const cpu_opnd *whole, uint32_t n_pa
     uint32_t axis;
     st = bk_axis(&c->bk, axis_attr, whole->rank, "axis", &axis);
     if (st) return st;
-    int64_t sum = 0;
-    for (uint32_t k = 0; k < n_parts; k++) {
-        const cpu_opnd *o = parts_are_inputs ? cpu_in(c, k) : cpu_out(c, k);
-        if (o->dtype != whole->dtype || o->rank != whole->rank)
-            return bk_fail(&c->bk, "%s %u: expected %s of rank %u, found %s of rank %u", parts_are_inputs ? "input" : "output",
-                            k, bk_dtype_name(whole->dtype), whole->rank, bk_dtype_name(o->dtype), o->rank);
-        for (uint32_t d = 0; d < whole->rank; d++)
-            if (d != axis && o->dims[d] != whole->dims[d])
-                return bk_fail(&c->bk, "%s %u: dim %u is %lld, expected %lld", parts_are_inputs ? "input" : "output", k, d,
-                                (long long)o->dims[d], (long long)whole->dims[d]);
-        sum += o->dims[axis];
-    }
-    if (sum != whole->dims[axis])
-        return bk_fail(&c->bk, "extents along axis %u add up to %lld, expected %lld", axis, (long long)sum,
-                        (long long)whole->dims[axis]);
-    if (!bk_dtype_size(whole->dtype)) return bk_fail(&c->bk, "dtype %s is not supported", bk_dtype_name(whole->dtype));
     cat_params *cp = cpu_params(c, sizeof *cp);
     if (!cp) return BERTH_ERR_NOMEM;
     cp->outer = 1, cp->inner = 1;
@@ -261,7 +222,7 @@ static berth_status cat_common(cpu_prep *c, const cpu_opnd *whole, uint32_t n_pa
 }
 
 berth_status cpu_prep_concat(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, UINT32_MAX, 1);
+    berth_status st = BERTH_OK;
     if (!st) st = cat_common(c, cpu_out(c, 0), c->node->n_inputs, 1);
     if (st) return st;
     c->cn->exec = concat_exec;
@@ -269,7 +230,7 @@ berth_status cpu_prep_concat(cpu_prep *c) {
 }
 
 berth_status cpu_prep_split(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, CPU_NONE);
+    berth_status st = BERTH_OK;
     if (!st && c->node->n_outputs < 1) return bk_fail(&c->bk, "expected at least 1 output, found 0");
     if (!st) st = cat_common(c, cpu_in(c, 0), c->node->n_outputs, 0);
     if (st) return st;
@@ -302,28 +263,11 @@ static void gather_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_gather(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
-    if (st) return st;
+    berth_status st;
     const cpu_opnd *x = cpu_in(c, 0), *ix = cpu_in(c, 1);
-    if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
-        return bk_fail(&c->bk, "indices: expected int32 or int64, found %s", bk_dtype_name(ix->dtype));
-    if (cpu_out(c, 0)->dtype != x->dtype || !bk_dtype_size(x->dtype))
-        return bk_fail(&c->bk, "output: expected dtype %s, found %s", bk_dtype_name(x->dtype),
-                        bk_dtype_name(cpu_out(c, 0)->dtype));
-    int64_t a;
-    uint32_t axis;
-    st = bk_opt_int(&c->bk, "axis", 0, &a);
-    if (!st) st = bk_axis(&c->bk, a, x->rank, "axis", &axis);
-    if (st) return st;
-    int64_t od[BERTH_MAX_RANK * 2];
-    uint32_t r = 0;
-    for (uint32_t d = 0; d < axis; d++) od[r++] = x->dims[d];
-    for (uint32_t d = 0; d < ix->rank; d++) od[r++] = ix->dims[d];
-    for (uint32_t d = axis + 1; d < x->rank; d++) od[r++] = x->dims[d];
-    if (r > BERTH_MAX_RANK) return bk_fail(&c->bk, "output rank %u exceeds %d", r, BERTH_MAX_RANK);
-    st = bk_check_out_dims(&c->bk, 0, r, od);
-    if (st) return st;
-    if (x->dims[axis] == 0 && ix->numel > 0) return bk_fail(&c->bk, "gathering from an empty axis %u", axis);
+    bk_axis_geom ag;
+    if ((st = bk_param_index_axis(&c->bk, &ag))) return st;
+    uint32_t axis = ag.axis;
     gather_params *gp = cpu_params(c, sizeof *gp);
     if (!gp) return BERTH_ERR_NOMEM;
     gp->outer = 1, gp->inner = 1;
@@ -383,9 +327,7 @@ static void pad_exec(const cpu_node *n, berth_plan *p) {
 }
 
 berth_status cpu_prep_pad(cpu_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const cpu_opnd *x = cpu_in(c, 0);
     int64_t b[BERTH_MAX_RANK], e[BERTH_MAX_RANK], od[BERTH_MAX_RANK];
     int nb, ne;
@@ -414,8 +356,6 @@ berth_status cpu_prep_pad(cpu_prep *c) {
             return bk_fail(&c->bk, "dim %u: edge padding of an empty dim", d);
         od[d] = x->dims[d] + b[d] + e[d];
     }
-    st = bk_check_out_dims(&c->bk, 0, x->rank, od);
-    if (st) return st;
     pp->rank = x->rank;
     pp->value = (float)value;
     pp->n = cpu_out(c, 0)->numel;

@@ -24,13 +24,8 @@ static berth_status vk_caps(berth_device *dev, berth_caps *caps, berth_error *er
     return bk_caps_fill(caps, dev->name, dev->memory_bytes, dev->unified, mask, err);
 }
 
-static berth_status vk_supports_op(berth_device *dev, const char *op, berth_dtype dtype, berth_error *err) {
-    return bk_supports_op(&vk_op_set, op, dtype, err);
-}
-
-static berth_status vk_supports_node(berth_device *dev, const berth_graph_desc *g, uint32_t k, berth_error *err) {
-    return bk_supports_node(&vk_op_set, g, k, err);
-}
+BK_SUPPORTS_VERBS(vk, vk_op_set)
+BK_PLAN_VERB(vk_plan_create, vk_plan_graph)
 
 /* ---- weights ---- */
 

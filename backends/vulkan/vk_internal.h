@@ -175,17 +175,8 @@ typedef struct berth_plan {
 /* ---- plan-time contract for ops ---- */
 /* The kit's node context (graph, node, error) is the first member, so op
  * code reads c->g, c->node, c->err and hands &c->bk to the kit. */
-/* The kit's node context (graph, node, error) is the first member, so op
- * code reads c->g, c->node, c->err and hands &c->bk to the kit. */
 typedef struct vk_prep {
-    union {
-        bk_node_ctx bk;
-        struct {
-            const berth_graph_desc *g;
-            const berth_node *node;
-            berth_error *err;
-        };
-    };
+    BK_NODE_CTX_HEAD;
     uint32_t k; /* node index */
     berth_plan *plan;
 } vk_prep;
@@ -197,6 +188,9 @@ typedef struct vk_op {
     bk_op_caps caps;
 } vk_op;
 extern const bk_op_set vk_op_set;
+/* Check hook part: every input and output fits `limit` 32-bit words
+ * (nodes with empty outputs always do: nothing runs). */
+berth_status vk_check_fits(const bk_node_ctx *c, uint64_t limit);
 const vk_op *vk_op_at(berth_op_id id);
 
 static inline const vk_opnd *vk_in(const vk_prep *c, uint32_t i) { return &c->plan->ops[c->node->inputs[i]]; }
@@ -211,14 +205,6 @@ uint32_t vk_scratch(vk_prep *c, size_t bytes);
 /* Output `out` shares the storage of operand `in` (a view). */
 void vk_alias(vk_prep *c, uint32_t out, uint32_t in);
 
-/* Broadcasting of up to 3 inputs into an output, collapsed, with
- * per-input element strides (0 where an input repeats). */
-typedef struct vk_bcast {
-    uint32_t rank;
-    int64_t dims[BERTH_MAX_RANK];
-    int64_t strides[3][BERTH_MAX_RANK];
-} vk_bcast;
-berth_status vk_bcast_init(vk_prep *c, uint32_t n, const vk_opnd *const *in, const vk_opnd *out, vk_bcast *b);
 
 /* A batched product on the matmul shaders: y[z] = a[z] b[z] (+ bias)
  * with up to 4 batch dims (per-dim element strides into a and b), element
@@ -252,7 +238,8 @@ VK_OPS(VK_DECL_PREP)
 #undef VK_DECL_PREP
 
 /* ---- verbs implemented outside vk_backend.c ---- */
-berth_status vk_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
+/* plan() on a native graph (the verb wraps it with BK_PLAN_VERB). */
+berth_status vk_plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
                             berth_error *err);
 /* Merges runs of vec4 elementwise dispatches into one (vk_fuse.c). */
 berth_status vk_fuse_elementwise(berth_plan *p, const berth_graph_desc *g, berth_error *err);

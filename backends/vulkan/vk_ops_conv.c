@@ -9,31 +9,10 @@
 #include "vk_internal.h"
 
 typedef struct conv {
-    int64_t pad[4], stride[2], dil[2], groups;
-    int nhwc;
-    uint32_t bias;
-    int64_t n, c, h, w, o, og, cg, kh, kw, oh, ow;
+    bk_conv_attrs at;
+    int64_t oh, ow;
     int64_t fs[4]; /* filter strides of the letters o, i, h, w */
 } conv;
-
-static berth_status ints_n(vk_prep *c, const char *key, int want, int64_t def, int64_t *out) {
-    int64_t v[4];
-    int n;
-    berth_status st = bk_opt_ints(&c->bk, key, v, 4, &n);
-    if (st) return st;
-    if (n >= 0 && n != want) return bk_fail(&c->bk, "%s: expected %d values, found %d", key, want, n);
-    for (int i = 0; i < want; i++) out[i] = n < 0 ? def : v[i];
-    return BERTH_OK;
-}
-
-static berth_status layout_attr(vk_prep *c, const char *key, int *nhwc) {
-    const char *l;
-    berth_status st = bk_opt_string(&c->bk, key, "nchw", &l);
-    if (st) return st;
-    *nhwc = strcmp(l, "nhwc") == 0;
-    if (!*nhwc && strcmp(l, "nchw") != 0) return bk_fail(&c->bk, "%s: expected nchw or nhwc, found '%s'", key, l);
-    return BERTH_OK;
-}
 
 /* Image dims in n, c, h, w order, and its strides in that order. */
 static void image(const int64_t *dims, int nhwc, int64_t *nchw, int64_t *strides) {
@@ -47,25 +26,9 @@ static void image(const int64_t *dims, int nhwc, int64_t *nchw, int64_t *strides
 }
 
 static berth_status conv_common(vk_prep *c, conv *cv, int transposed) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32));
-    if (!st) st = ints_n(c, "padding", 4, 0, cv->pad);
-    if (!st) st = ints_n(c, "strides", 2, 1, cv->stride);
-    if (!st) st = ints_n(c, "dilations", 2, 1, cv->dil);
-    if (!st) st = bk_opt_int(&c->bk, "groups", 1, &cv->groups);
-    if (!st) st = bk_opt_operand(&c->bk, "bias", &cv->bias);
-    if (!st) st = layout_attr(c, "inputLayout", &cv->nhwc);
+    berth_status st = bk_param_conv(&c->bk, &cv->at);
     if (st) return st;
-    for (int i = 0; i < 4; i++)
-        if (cv->pad[i] < 0) return bk_fail(&c->bk, "padding[%d] is negative", i);
-    for (int i = 0; i < 2; i++)
-        if (cv->stride[i] < 1 || cv->dil[i] < 1)
-            return bk_fail(&c->bk, "strides and dilations must be >= 1, found %lld and %lld", (long long)cv->stride[i],
-                           (long long)cv->dil[i]);
-    if (cv->groups < 1) return bk_fail(&c->bk, "groups: expected >= 1, found %lld", (long long)cv->groups);
-    const vk_opnd *x = vk_in(c, 0), *f = vk_in(c, 1);
-    if (x->rank != 4 || f->rank != 4)
-        return bk_fail(&c->bk, "input and filter must be 4-D, found rank %u and %u", x->rank, f->rank);
+    const vk_opnd *f = vk_in(c, 1);
     const char *canonical = transposed ? "iohw" : "oihw", *fl;
     static const char *const conv_layouts[] = {"oihw", "hwio", "ohwi", "ihwo", NULL};
     static const char *const convt_layouts[] = {"iohw", "hwoi", "ohwi", NULL};
@@ -83,29 +46,12 @@ static berth_status conv_common(vk_prep *c, conv *cv, int transposed) {
     for (int d = 0; d < 4; d++) cdims[d] = f->dims[strchr(fl, canonical[d]) - fl];
     static const char letters[] = "oihw";
     for (int d = 0; d < 4; d++) cv->fs[d] = fst[strchr(fl, letters[d]) - fl];
-    int64_t xd[4], xs[4];
-    image(x->dims, cv->nhwc, xd, xs);
-    cv->n = xd[0], cv->c = xd[1], cv->h = xd[2], cv->w = xd[3];
-    cv->kh = cdims[2], cv->kw = cdims[3];
-    if (cv->c % cv->groups)
-        return bk_fail(&c->bk, "input channels %lld are not divisible by groups %lld", (long long)cv->c, (long long)cv->groups);
-    cv->cg = cv->c / cv->groups;
-    if (!transposed) {
-        cv->o = cdims[0];
-        if (cdims[1] != cv->cg || cv->o % cv->groups)
-            return bk_fail(&c->bk, "filter [%lld, %lld, ...]: expected %lld input channels per group and outputs divisible by %lld groups",
-                           (long long)cdims[0], (long long)cdims[1], (long long)cv->cg, (long long)cv->groups);
-        cv->og = cv->o / cv->groups;
-    } else {
-        if (cdims[0] != cv->c)
-            return bk_fail(&c->bk, "filter: expected %lld input channels (iohw), found %lld", (long long)cv->c, (long long)cdims[0]);
-        cv->og = cdims[1];
-        cv->o = cv->og * cv->groups;
-    }
-    if (cv->bias != VK_NONE) {
-        const vk_opnd *b = &c->plan->ops[cv->bias];
-        if (b->dtype != BERTH_DTYPE_F32 || b->rank != 1 || b->dims[0] != cv->o)
-            return bk_fail(&c->bk, "bias: expected float32 [%lld], found %s of %zu elements", (long long)cv->o,
+    st = bk_conv_geom(&c->bk, cdims, transposed, &cv->at);
+    if (st) return st;
+    if (cv->at.bias != VK_NONE) {
+        const vk_opnd *b = &c->plan->ops[cv->at.bias];
+        if (b->dtype != BERTH_DTYPE_F32 || b->rank != 1 || b->dims[0] != cv->at.o)
+            return bk_fail(&c->bk, "bias: expected float32 [%lld], found %s of %zu elements", (long long)cv->at.o,
                            bk_dtype_name(b->dtype), b->numel);
     }
     return BERTH_OK;
@@ -119,18 +65,18 @@ static berth_status emit_transposed(vk_prep *c, const conv *cv, const int64_t *x
     d->n_bind = 4;
     d->bind[0] = c->node->inputs[0];
     d->bind[1] = c->node->inputs[1];
-    d->bind[2] = cv->bias;
+    d->bind[2] = cv->at.bias;
     d->bind[3] = c->node->outputs[0];
-    uint64_t pixels = (uint64_t)(cv->n * cv->oh * cv->ow);
-    const int64_t v[] = {cv->og, (int64_t)pixels, cv->cg * cv->kh * cv->kw, cv->groups, cv->oh, cv->ow, cv->kh, cv->kw,
-                         cv->cg, cv->h, cv->w, cv->stride[0], cv->stride[1], cv->dil[0], cv->dil[1], cv->pad[0],
-                         cv->pad[2], cv->fs[0], cv->fs[1], cv->fs[2], cv->fs[3], xs[0], xs[1], xs[2], xs[3], ys[0],
+    uint64_t pixels = (uint64_t)(cv->at.n * cv->oh * cv->ow);
+    const int64_t v[] = {cv->at.og, (int64_t)pixels, cv->at.cg * cv->at.kh * cv->at.kw, cv->at.groups, cv->oh, cv->ow, cv->at.kh, cv->at.kw,
+                         cv->at.cg, cv->at.h, cv->at.w, cv->at.stride[0], cv->at.stride[1], cv->at.dil[0], cv->at.dil[1], cv->at.pad[0],
+                         cv->at.pad[2], cv->fs[0], cv->fs[1], cv->fs[2], cv->fs[3], xs[0], xs[1], xs[2], xs[3], ys[0],
                          ys[1], ys[2], ys[3]};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
-    d->pc[29] = (cv->bias != VK_NONE ? 1u : 0u) | 2u;
+    d->pc[29] = (cv->at.bias != VK_NONE ? 1u : 0u) | 2u;
     d->groups[0] = vk_groups(pixels, 32);
-    d->groups[1] = vk_groups((uint64_t)cv->og, 32);
-    d->groups[2] = vk_groups((uint64_t)cv->groups, 1);
+    d->groups[1] = vk_groups((uint64_t)cv->at.og, 32);
+    d->groups[2] = vk_groups((uint64_t)cv->at.groups, 1);
     return BERTH_OK;
 }
 
@@ -142,16 +88,16 @@ static berth_status emit_depthwise(vk_prep *c, const conv *cv, const int64_t *xs
     d->n_bind = 4;
     d->bind[0] = c->node->inputs[0];
     d->bind[1] = c->node->inputs[1];
-    d->bind[2] = cv->bias;
+    d->bind[2] = cv->at.bias;
     d->bind[3] = c->node->outputs[0];
-    const int64_t v[] = {cv->n * cv->o, cv->o, cv->og, cv->oh, cv->ow, cv->h, cv->w, cv->kh, cv->kw,
-                         cv->stride[0], cv->stride[1], cv->dil[0], cv->dil[1], cv->pad[0], cv->pad[2],
+    const int64_t v[] = {cv->at.n * cv->at.o, cv->at.o, cv->at.og, cv->oh, cv->ow, cv->at.h, cv->at.w, cv->at.kh, cv->at.kw,
+                         cv->at.stride[0], cv->at.stride[1], cv->at.dil[0], cv->at.dil[1], cv->at.pad[0], cv->at.pad[2],
                          xs[0], xs[1], xs[2], xs[3], ys[0], ys[1], ys[2], ys[3], cv->fs[0], cv->fs[2], cv->fs[3]};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
-    d->pc[26] = cv->bias != VK_NONE ? 1u : 0u;
+    d->pc[26] = cv->at.bias != VK_NONE ? 1u : 0u;
     /* x: (output row, block of 8 columns) per invocation; z: planes. */
     d->groups[0] = vk_groups((uint64_t)cv->oh * (uint64_t)((cv->ow + 7) / 8), 64);
-    d->groups[2] = vk_groups((uint64_t)(cv->n * cv->o), 1);
+    d->groups[2] = vk_groups((uint64_t)(cv->at.n * cv->at.o), 1);
     return BERTH_OK;
 }
 
@@ -166,17 +112,17 @@ static berth_status emit_tiled(vk_prep *c, const conv *cv, const int64_t *xs, co
     d->n_bind = 4;
     d->bind[0] = c->node->inputs[0];
     d->bind[1] = c->node->inputs[1];
-    d->bind[2] = cv->bias;
+    d->bind[2] = cv->at.bias;
     d->bind[3] = c->node->outputs[0];
-    const int64_t v[] = {cv->og, pixels, cv->cg, cv->groups, cv->n * cv->groups, cv->ow, cv->kh, cv->kw, cv->h,
-                         cv->w, cv->stride[0], cv->stride[1], cv->dil[0], cv->dil[1], cv->pad[0], cv->pad[2],
+    const int64_t v[] = {cv->at.og, pixels, cv->at.cg, cv->at.groups, cv->at.n * cv->at.groups, cv->ow, cv->at.kh, cv->at.kw, cv->at.h,
+                         cv->at.w, cv->at.stride[0], cv->at.stride[1], cv->at.dil[0], cv->at.dil[1], cv->at.pad[0], cv->at.pad[2],
                          cv->fs[0], cv->fs[1], cv->fs[2], cv->fs[3], xs[0], xs[1], xs[2], xs[3], ys[0], ys[1],
                          ys[2], ys[3]};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
-    d->pc[28] = cv->bias != VK_NONE ? 1u : 0u;
+    d->pc[28] = cv->at.bias != VK_NONE ? 1u : 0u;
     d->groups[0] = vk_groups(((uint64_t)pixels + rn - 1) / rn, 8);
-    d->groups[1] = vk_groups((uint64_t)cv->og, 8);
-    d->groups[2] = vk_groups((uint64_t)(cv->n * cv->groups), 1);
+    d->groups[1] = vk_groups((uint64_t)cv->at.og, 8);
+    d->groups[2] = vk_groups((uint64_t)(cv->at.n * cv->at.groups), 1);
     return BERTH_OK;
 }
 
@@ -184,22 +130,22 @@ static berth_status emit_tiled(vk_prep *c, const conv *cv, const int64_t *xs, co
  * product per image: filter [O, C] times image [C, pixels] in NCHW, image
  * [pixels, C] times filter [C, O] in NHWC, with the bias along O. */
 static int pointwise(const conv *cv) {
-    return cv->kh == 1 && cv->kw == 1 && cv->stride[0] == 1 && cv->stride[1] == 1 && cv->groups == 1 &&
-           cv->pad[0] == 0 && cv->pad[1] == 0 && cv->pad[2] == 0 && cv->pad[3] == 0;
+    return cv->at.kh == 1 && cv->at.kw == 1 && cv->at.stride[0] == 1 && cv->at.stride[1] == 1 && cv->at.groups == 1 &&
+           cv->at.pad[0] == 0 && cv->at.pad[1] == 0 && cv->at.pad[2] == 0 && cv->at.pad[3] == 0;
 }
 
 static berth_status emit_pointwise(vk_prep *c, const conv *cv, const int64_t *xs) {
     int64_t pixels = cv->oh * cv->ow;
-    vk_gemm g = {.y = c->node->outputs[0], .bias = cv->bias, .k = cv->c, .batch = (uint64_t)cv->n, .brank = 1,
-                 .bdims = {cv->n}};
-    if (cv->nhwc) {
+    vk_gemm g = {.y = c->node->outputs[0], .bias = cv->at.bias, .k = cv->at.c, .batch = (uint64_t)cv->at.n, .brank = 1,
+                 .bdims = {cv->at.n}};
+    if (cv->at.nhwc) {
         g.a = c->node->inputs[0], g.b = c->node->inputs[1];
-        g.m = pixels, g.n = cv->o;
+        g.m = pixels, g.n = cv->at.o;
         g.astr[0] = xs[0], g.bstr[0] = 0;
         g.sam = (uint32_t)xs[3], g.sak = (uint32_t)xs[1], g.sbk = (uint32_t)cv->fs[1], g.sbn = (uint32_t)cv->fs[0];
     } else {
         g.a = c->node->inputs[1], g.b = c->node->inputs[0];
-        g.m = cv->o, g.n = pixels, g.bias_rows = 1;
+        g.m = cv->at.o, g.n = pixels, g.bias_rows = 1;
         g.astr[0] = 0, g.bstr[0] = xs[0];
         g.sam = (uint32_t)cv->fs[0], g.sak = (uint32_t)cv->fs[1], g.sbk = (uint32_t)xs[1], g.sbn = (uint32_t)xs[3];
     }
@@ -207,18 +153,15 @@ static berth_status emit_pointwise(vk_prep *c, const conv *cv, const int64_t *xs
 }
 
 static berth_status conv_emit(vk_prep *c, conv *cv, int transposed) {
-    int64_t od[4] = {cv->n, cv->o, cv->oh, cv->ow}, od_nhwc[4] = {cv->n, cv->oh, cv->ow, cv->o};
-    berth_status st = bk_check_out_dims(&c->bk, 0, 4, cv->nhwc ? od_nhwc : od);
+    int64_t od[4] = {cv->at.n, cv->at.o, cv->oh, cv->ow}, od_nhwc[4] = {cv->at.n, cv->oh, cv->ow, cv->at.o};
+    berth_status st = bk_check_out_dims(&c->bk, 0, 4, cv->at.nhwc ? od_nhwc : od);
     if (st) return st;
     const vk_opnd *y = vk_out(c, 0);
-    if (y->numel == 0) return BERTH_OK;
-    if (y->numel > UINT32_MAX || vk_in(c, 0)->numel > UINT32_MAX || vk_in(c, 1)->numel > UINT32_MAX)
-        return bk_refuse(&c->bk, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
     int64_t xd[4], xs[4], yd[4], ys[4];
-    image(vk_in(c, 0)->dims, cv->nhwc, xd, xs);
-    image(y->dims, cv->nhwc, yd, ys);
+    image(vk_in(c, 0)->dims, cv->at.nhwc, xd, xs);
+    image(y->dims, cv->at.nhwc, yd, ys);
     if (transposed) return emit_transposed(c, cv, xs, ys);
-    if (cv->cg == 1 && cv->groups == cv->c) return emit_depthwise(c, cv, xs, ys);
+    if (cv->at.cg == 1 && cv->at.groups == cv->at.c) return emit_depthwise(c, cv, xs, ys);
     if (pointwise(cv)) return emit_pointwise(c, cv, xs);
     return emit_tiled(c, cv, xs, ys);
 }
@@ -228,11 +171,11 @@ berth_status vk_prep_conv2d(vk_prep *c) {
     memset(&cv, 0, sizeof cv);
     berth_status st = conv_common(c, &cv, 0);
     if (st) return st;
-    int64_t eh = cv.dil[0] * (cv.kh - 1) + 1, ew = cv.dil[1] * (cv.kw - 1) + 1;
-    int64_t ph = cv.h + cv.pad[0] + cv.pad[1], pw = cv.w + cv.pad[2] + cv.pad[3];
+    int64_t eh = cv.at.dil[0] * (cv.at.kh - 1) + 1, ew = cv.at.dil[1] * (cv.at.kw - 1) + 1;
+    int64_t ph = cv.at.h + cv.at.pad[0] + cv.at.pad[1], pw = cv.at.w + cv.at.pad[2] + cv.at.pad[3];
     if (ph < eh || pw < ew) return bk_fail(&c->bk, "the padded input is smaller than the dilated filter");
-    cv.oh = (ph - eh) / cv.stride[0] + 1;
-    cv.ow = (pw - ew) / cv.stride[1] + 1;
+    cv.oh = (ph - eh) / cv.at.stride[0] + 1;
+    cv.ow = (pw - ew) / cv.at.stride[1] + 1;
     return conv_emit(c, &cv, 0);
 }
 
@@ -243,16 +186,16 @@ berth_status vk_prep_conv_transpose2d(vk_prep *c) {
     if (st) return st;
     int64_t op[2] = {0, 0}, sizes[2] = {0, 0};
     int n_sz;
-    st = ints_n(c, "outputPadding", 2, 0, op);
+    st = bk_param_ints_n(&c->bk, "outputPadding", 2, 0, op);
     if (!st) st = bk_opt_ints(&c->bk, "outputSizes", sizes, 2, &n_sz);
     if (st) return st;
-    int64_t base_h = (cv.h - 1) * cv.stride[0] + cv.dil[0] * (cv.kh - 1) + 1 - cv.pad[0] - cv.pad[1];
-    int64_t base_w = (cv.w - 1) * cv.stride[1] + cv.dil[1] * (cv.kw - 1) + 1 - cv.pad[2] - cv.pad[3];
+    int64_t base_h = (cv.at.h - 1) * cv.at.stride[0] + cv.at.dil[0] * (cv.at.kh - 1) + 1 - cv.at.pad[0] - cv.at.pad[1];
+    int64_t base_w = (cv.at.w - 1) * cv.at.stride[1] + cv.at.dil[1] * (cv.at.kw - 1) + 1 - cv.at.pad[2] - cv.at.pad[3];
     if (n_sz == 2) {
-        if (sizes[0] < base_h || sizes[0] >= base_h + cv.stride[0] || sizes[1] < base_w || sizes[1] >= base_w + cv.stride[1])
+        if (sizes[0] < base_h || sizes[0] >= base_h + cv.at.stride[0] || sizes[1] < base_w || sizes[1] >= base_w + cv.at.stride[1])
             return bk_fail(&c->bk, "outputSizes [%lld, %lld] are not reachable from [%lld, %lld] with strides [%lld, %lld]",
                            (long long)sizes[0], (long long)sizes[1], (long long)base_h, (long long)base_w,
-                           (long long)cv.stride[0], (long long)cv.stride[1]);
+                           (long long)cv.at.stride[0], (long long)cv.at.stride[1]);
         cv.oh = sizes[0], cv.ow = sizes[1];
     } else {
         cv.oh = base_h + op[0], cv.ow = base_w + op[1];
@@ -263,18 +206,15 @@ berth_status vk_prep_conv_transpose2d(vk_prep *c) {
 }
 
 berth_status vk_prep_pool2d(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     const vk_opnd *x = vk_in(c, 0);
-    if (x->rank != 4) return bk_fail(&c->bk, "input must be 4-D, found rank %u", x->rank);
     uint32_t kind = strcmp(c->node->op, "maxPool2d") == 0 ? 1 : strcmp(c->node->op, "l2Pool2d") == 0 ? 2 : 0;
     int64_t win[2] = {0}, pad[4] = {0}, stride[2] = {1, 1}, dil[2] = {1, 1}, sizes[2] = {0};
     const char *rounding;
     int nhwc, n_sz;
-    if ((st = ints_n(c, "windowDimensions", 2, -1, win)) || (st = ints_n(c, "padding", 4, 0, pad)) ||
-        (st = ints_n(c, "strides", 2, 1, stride)) || (st = ints_n(c, "dilations", 2, 1, dil)) ||
-        (st = layout_attr(c, "layout", &nhwc)) || (st = bk_opt_string(&c->bk, "roundingType", "floor", &rounding)) ||
+    if ((st = bk_param_ints_n(&c->bk, "windowDimensions", 2, -1, win)) || (st = bk_param_ints_n(&c->bk, "padding", 4, 0, pad)) ||
+        (st = bk_param_ints_n(&c->bk, "strides", 2, 1, stride)) || (st = bk_param_ints_n(&c->bk, "dilations", 2, 1, dil)) ||
+        (st = bk_param_layout(&c->bk, "layout", &nhwc)) || (st = bk_opt_string(&c->bk, "roundingType", "floor", &rounding)) ||
         (st = bk_opt_ints(&c->bk, "outputSizes", sizes, 2, &n_sz)))
         return st;
     int ceil_mode = strcmp(rounding, "ceil") == 0;
@@ -292,12 +232,7 @@ berth_status vk_prep_pool2d(vk_prep *c) {
     int64_t oh = (ceil_mode ? (sh + stride[0] - 1) / stride[0] : sh / stride[0]) + 1;
     int64_t ow = (ceil_mode ? (sw + stride[1] - 1) / stride[1] : sw / stride[1]) + 1;
     if (n_sz == 2) oh = sizes[0], ow = sizes[1];
-    int64_t od[4] = {xd[0], xd[1], oh, ow}, od_nhwc[4] = {xd[0], oh, ow, xd[1]};
-    if ((st = bk_check_out_dims(&c->bk, 0, 4, nhwc ? od_nhwc : od))) return st;
     const vk_opnd *y = vk_out(c, 0);
-    if (y->numel == 0) return BERTH_OK;
-    if (x->numel > UINT32_MAX || y->numel > UINT32_MAX)
-        return bk_refuse(&c->bk, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
     int64_t yd[4], ys[4];
     image(y->dims, nhwc, yd, ys);
     vk_dispatch *d = vk_emit(c, "pool2d");
@@ -313,47 +248,11 @@ berth_status vk_prep_pool2d(vk_prep *c) {
 }
 
 berth_status vk_prep_resample2d(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
     const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
-    const char *mode;
-    int64_t axes[2] = {2, 3};
-    int n_sc = -1;
-    double scales[2] = {1, 1};
-    if ((st = bk_opt_string(&c->bk, "mode", "nearest-neighbor", &mode)) || (st = ints_n(c, "axes", 2, 0, axes))) return st;
-    const berth_attr *sc = bk_opt_find(&c->bk, "scales");
-    if (sc && sc->type == BERTH_ATTR_FLOATS && sc->count == 2 && sc->floats) {
-        scales[0] = sc->floats[0], scales[1] = sc->floats[1], n_sc = 2;
-    } else if (sc && sc->type == BERTH_ATTR_INTS && sc->count == 2 && sc->ints) {
-        scales[0] = (double)sc->ints[0], scales[1] = (double)sc->ints[1], n_sc = 2;
-    } else if (sc && sc->type != BERTH_ATTR_NULL) {
-        return bk_fail(&c->bk, "scales: expected 2 numbers");
-    }
-    int linear = strcmp(mode, "linear") == 0;
-    if (!linear && strcmp(mode, "nearest-neighbor") != 0)
-        return bk_fail(&c->bk, "mode: expected nearest-neighbor or linear, found '%s'", mode);
-    if (bk_opt_find(&c->bk, "axes") == NULL) axes[0] = 2, axes[1] = 3; /* WebNN's default */
-    uint32_t a0, a1;
-    if ((st = bk_axis(&c->bk, axes[0], x->rank, "axes value", &a0)) || (st = bk_axis(&c->bk, axes[1], x->rank, "axes value", &a1)))
-        return st;
-    if (a0 >= a1) return bk_fail(&c->bk, "axes: expected two increasing axes, found [%lld, %lld]", (long long)axes[0], (long long)axes[1]);
-    if (y->rank != x->rank) return bk_fail(&c->bk, "output rank %u differs from input rank %u", y->rank, x->rank);
-    for (uint32_t d = 0; d < x->rank; d++)
-        if (d != a0 && d != a1 && y->dims[d] != x->dims[d])
-            return bk_fail(&c->bk, "output dim %u is %lld, expected %lld (only the resampled axes change)", d,
-                           (long long)y->dims[d], (long long)x->dims[d]);
-    if (x->dims[a0] == 0 || x->dims[a1] == 0) return bk_fail(&c->bk, "cannot resample an empty axis");
-    uint64_t mid = 1, inner = 1;
-    for (uint32_t d = a0 + 1; d < a1; d++) mid *= (uint64_t)x->dims[d];
-    for (uint32_t d = a1 + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
-    int use_scales = n_sc == 2 && bk_opt_find(&c->bk, "sizes") == NULL;
-    double sh = use_scales ? scales[0] : (double)y->dims[a0] / (double)x->dims[a0];
-    double sw = use_scales ? scales[1] : (double)y->dims[a1] / (double)x->dims[a1];
-    if (!(sh > 0) || !(sw > 0)) return bk_fail(&c->bk, "scales must be positive");
-    if (y->numel == 0) return BERTH_OK;
-    if (x->numel > UINT32_MAX || y->numel > UINT32_MAX)
-        return bk_refuse(&c->bk, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
+    bk_resample r;
+    berth_status st = bk_param_resample(&c->bk, &r);
+    if (st) return st;
+    uint32_t a0 = r.a0, a1 = r.a1;
     vk_dispatch *d = vk_emit(c, "resample2d");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
@@ -364,11 +263,11 @@ berth_status vk_prep_resample2d(vk_prep *c) {
     d->pc[2] = (uint32_t)x->dims[a1];
     d->pc[3] = (uint32_t)y->dims[a0];
     d->pc[4] = (uint32_t)y->dims[a1];
-    d->pc[5] = (uint32_t)mid;
-    d->pc[6] = (uint32_t)inner;
-    d->pc[7] = vk_f2u((float)sh);
-    d->pc[8] = vk_f2u((float)sw);
-    d->pc[9] = (uint32_t)linear;
+    d->pc[5] = (uint32_t)r.mid;
+    d->pc[6] = (uint32_t)r.inner;
+    d->pc[7] = vk_f2u((float)r.sh);
+    d->pc[8] = vk_f2u((float)r.sw);
+    d->pc[9] = (uint32_t)r.linear;
     d->groups[0] = vk_groups(y->numel, 256);
     return BERTH_OK;
 }

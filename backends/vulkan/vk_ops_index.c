@@ -6,19 +6,10 @@
 #include "vk_internal.h"
 
 static berth_status axis_line(vk_prep *c, uint32_t *axis, uint64_t *lines, uint64_t *inner) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    bk_axis_geom ag;
+    berth_status st = bk_param_axis(&c->bk, 0, &ag);
     if (st) return st;
-    const vk_opnd *x = vk_in(c, 0);
-    if (x->dtype != BERTH_DTYPE_F32) return bk_refuse(&c->bk, "input: expected float32, found %s", bk_dtype_name(x->dtype));
-    if (!bk_opt_find(&c->bk, "axis")) return bk_fail(&c->bk, "attribute 'axis' is required");
-    int64_t a;
-    if ((st = bk_opt_int(&c->bk, "axis", 0, &a)) || (st = bk_axis(&c->bk, a, x->rank, "axis", axis))) return st;
-    uint64_t outer = 1;
-    *inner = 1;
-    for (uint32_t d = 0; d < *axis; d++) outer *= (uint64_t)x->dims[d];
-    for (uint32_t d = *axis + 1; d < x->rank; d++) *inner *= (uint64_t)x->dims[d];
-    *lines = outer * *inner;
-    if (x->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", x->numel);
+    *axis = ag.axis, *inner = ag.inner, *lines = ag.outer * ag.inner;
     return BERTH_OK;
 }
 
@@ -47,18 +38,7 @@ berth_status vk_prep_arg(vk_prep *c) {
     berth_status st = axis_line(c, &axis, &lines, &inner);
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
-    int keep;
-    if ((st = bk_opt_bool(&c->bk, "keepDimensions", 0, &keep))) return st;
-    if (y->dtype != BERTH_DTYPE_I32 && y->dtype != BERTH_DTYPE_I64)
-        return bk_fail(&c->bk, "output: expected int32 or int64, found %s", bk_dtype_name(y->dtype));
     if (x->dims[axis] == 0) return bk_fail(&c->bk, "axis %u is empty", axis);
-    int64_t od[BERTH_MAX_RANK];
-    uint32_t r = 0;
-    for (uint32_t d = 0; d < x->rank; d++) {
-        if (d != axis) od[r++] = x->dims[d];
-        else if (keep) od[r++] = 1;
-    }
-    if ((st = bk_check_out_dims(&c->bk, 0, r, od))) return st;
     return emit_axis(c, axis, lines, inner, strcmp(c->node->op, "argMin") == 0, y->dtype == BERTH_DTYPE_I64, 0, 0);
 }
 
@@ -67,8 +47,6 @@ berth_status vk_prep_cumsum(vk_prep *c) {
     uint64_t lines, inner;
     int exclusive, reversed;
     berth_status st = axis_line(c, &axis, &lines, &inner);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (!st) st = bk_check_out_dims(&c->bk, 0, vk_in(c, 0)->rank, vk_in(c, 0)->dims);
     if (!st) st = bk_opt_bool(&c->bk, "exclusive", 0, &exclusive);
     if (!st) st = bk_opt_bool(&c->bk, "reversed", 0, &reversed);
     if (st) return st;
@@ -79,24 +57,21 @@ static berth_status word_type(vk_prep *c, uint32_t *words) {
     const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
     if (x->dtype != y->dtype)
         return bk_fail(&c->bk, "output: expected dtype %s, found %s", bk_dtype_name(x->dtype), bk_dtype_name(y->dtype));
-    *words = (uint32_t)(bk_dtype_size(x->dtype) / 4);
-    if (!*words) return bk_refuse(&c->bk, "dtype %s is not moved by the vulkan backend", bk_dtype_name(x->dtype));
+    *words = (uint32_t)(bk_dtype_size(x->dtype) / 4); /* 1 or 2: the table's dtypes */
     return BERTH_OK;
 }
 
 berth_status vk_prep_triangular(vk_prep *c) {
     uint32_t words;
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
+    berth_status st = BERTH_OK;
     if (!st) st = word_type(c, &words);
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0);
     if (x->rank < 2) return bk_fail(&c->bk, "input must have rank >= 2, found %u", x->rank);
-    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
     int upper;
     int64_t diagonal;
     if ((st = bk_opt_bool(&c->bk, "upper", 1, &upper)) || (st = bk_opt_int(&c->bk, "diagonal", 0, &diagonal))) return st;
     if (x->numel == 0) return BERTH_OK;
-    if (x->numel * words > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", x->numel);
     if (diagonal > INT32_MAX) diagonal = INT32_MAX; /* beyond every column either way */
     if (diagonal < -INT32_MAX) diagonal = -INT32_MAX;
     vk_dispatch *d = vk_emit(c, "triangular");
@@ -116,28 +91,13 @@ berth_status vk_prep_triangular(vk_prep *c) {
 
 berth_status vk_prep_gather_elements(vk_prep *c) {
     uint32_t words;
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
+    berth_status st = BERTH_OK;
     if (!st) st = word_type(c, &words);
     if (st) return st;
     const vk_opnd *x = vk_in(c, 0), *ix = vk_in(c, 1);
-    if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
-        return bk_fail(&c->bk, "indices: expected int32 or int64, found %s", bk_dtype_name(ix->dtype));
-    int64_t a;
-    uint32_t axis;
-    if ((st = bk_opt_int(&c->bk, "axis", 0, &a)) || (st = bk_axis(&c->bk, a, x->rank, "axis", &axis))) return st;
-    int ok = ix->rank == x->rank;
-    for (uint32_t d = 0; ok && d < x->rank; d++) ok = d == axis || ix->dims[d] == x->dims[d];
-    if (!ok) {
-        char sx[128], si[128];
-        bk_dims_str(x->dims, x->rank, sx, sizeof sx);
-        bk_dims_str(ix->dims, ix->rank, si, sizeof si);
-        return bk_fail(&c->bk, "indices %s: expected the input's dims %s except along axis %u", si, sx, axis);
-    }
-    if (x->dims[axis] == 0 && ix->numel) return bk_fail(&c->bk, "gathering from an empty axis %u", axis);
-    if ((st = bk_check_out_dims(&c->bk, 0, ix->rank, ix->dims))) return st;
-    if (ix->numel == 0) return BERTH_OK;
-    if (x->numel * words > UINT32_MAX || ix->numel * words > UINT32_MAX || x->dims[axis] > INT32_MAX)
-        return bk_refuse(&c->bk, "tensors above 2^32 words exceed the shaders' 32-bit indexing");
+    bk_axis_geom ag;
+    if ((st = bk_param_index_axis(&c->bk, &ag))) return st;
+    uint32_t axis = ag.axis;
     vk_dispatch *d = vk_emit(c, "gather_elements");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 3;
@@ -165,30 +125,13 @@ berth_status vk_prep_gather_elements(vk_prep *c) {
  * later positions instead of racing). */
 berth_status vk_prep_scatter_elements(vk_prep *c) {
     uint32_t words;
-    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
+    berth_status st = BERTH_OK;
     if (!st) st = word_type(c, &words);
     if (st) return st;
-    const vk_opnd *x = vk_in(c, 0), *ix = vk_in(c, 1), *up = vk_in(c, 2);
-    if (ix->dtype != BERTH_DTYPE_I32 && ix->dtype != BERTH_DTYPE_I64)
-        return bk_fail(&c->bk, "indices: expected int32 or int64, found %s", bk_dtype_name(ix->dtype));
-    int64_t a;
-    uint32_t axis;
-    if ((st = bk_opt_int(&c->bk, "axis", 0, &a)) || (st = bk_axis(&c->bk, a, x->rank, "axis", &axis))) return st;
-    int ok = ix->rank == x->rank && up->rank == ix->rank && up->dtype == x->dtype;
-    for (uint32_t d = 0; ok && d < x->rank; d++) ok = (d == axis || ix->dims[d] == x->dims[d]) && up->dims[d] == ix->dims[d];
-    if (!ok) {
-        char sx[128], si[128], su[128];
-        bk_dims_str(x->dims, x->rank, sx, sizeof sx);
-        bk_dims_str(ix->dims, ix->rank, si, sizeof si);
-        bk_dims_str(up->dims, up->rank, su, sizeof su);
-        return bk_fail(&c->bk, "input %s, indices %s and updates %s (%s) do not agree along axis %u", sx, si, su,
-                       bk_dtype_name(up->dtype), axis);
-    }
-    if (x->dims[axis] == 0 && ix->numel) return bk_fail(&c->bk, "scattering into an empty axis %u", axis);
-    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
-    if (x->numel == 0) return BERTH_OK;
-    if (x->numel * words > UINT32_MAX || ix->numel * 2 > UINT32_MAX || x->dims[axis] > INT32_MAX)
-        return bk_refuse(&c->bk, "tensors above 2^32 words exceed the shaders' 32-bit indexing");
+    const vk_opnd *x = vk_in(c, 0), *ix = vk_in(c, 1);
+    bk_axis_geom ag;
+    if ((st = bk_param_index_axis(&c->bk, &ag))) return st;
+    uint32_t axis = ag.axis;
     vk_dispatch *d = vk_emit(c, "copy");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;

@@ -71,15 +71,11 @@ vk_dispatch *vk_emit_matmul(vk_prep *c, uint32_t a, uint32_t b, uint32_t y, cons
     return vk_emit_gemm(c, &s);
 }
 
-static int fits_u32(const vk_opnd *o) { return o->numel <= UINT32_MAX; }
-
 /* Shapes, 1-D rules and batch broadcasting shared by matmul and the epilogue. */
-static berth_status mm_shape_of(vk_prep *c, mm_shape *s) {
-    berth_status st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
-    const vk_opnd *a = vk_in(c, 0), *b = vk_in(c, 1);
+static berth_status mm_shape_of(const bk_node_ctx *c, mm_shape *s) {
+    const berth_operand *a = bk_in(c, 0), *b = bk_in(c, 1);
     if (a->rank == 0 || b->rank == 0)
-        return bk_fail(&c->bk, "inputs must have rank >= 1, found %u and %u", a->rank, b->rank);
+        return bk_fail(c, "inputs must have rank >= 1, found %u and %u", a->rank, b->rank);
     int64_t ad[BERTH_MAX_RANK + 1], bd[BERTH_MAX_RANK + 1];
     uint32_t ar = a->rank, br = b->rank;
     memcpy(ad, a->dims, sizeof a->dims);
@@ -98,7 +94,7 @@ static berth_status mm_shape_of(vk_prep *c, mm_shape *s) {
     s->k = ad[ar - 1];
     s->n = bd[br - 1];
     if (bd[br - 2] != s->k)
-        return bk_fail(&c->bk, "inner dims differ: a has %lld columns, b has %lld rows", (long long)s->k,
+        return bk_fail(c, "inner dims differ: a has %lld columns, b has %lld rows", (long long)s->k,
                        (long long)bd[br - 2]);
     uint32_t ba = ar - 2, bb = br - 2, rb = ba > bb ? ba : bb;
     int64_t od[BERTH_MAX_RANK + 2], sa[BERTH_MAX_RANK], sb[BERTH_MAX_RANK];
@@ -107,7 +103,7 @@ static berth_status mm_shape_of(vk_prep *c, mm_shape *s) {
         int64_t xa = d - (int64_t)(rb - ba), xb = d - (int64_t)(rb - bb);
         int64_t x = xa >= 0 ? ad[xa] : 1, y = xb >= 0 ? bd[xb] : 1;
         if (x != y && x != 1 && y != 1)
-            return bk_fail(&c->bk, "batch dim %d does not broadcast: %lld vs %lld", d, (long long)x, (long long)y);
+            return bk_fail(c, "batch dim %d does not broadcast: %lld vs %lld", d, (long long)x, (long long)y);
         od[d] = x == 1 ? y : x;
         sa[d] = x == 1 ? 0 : stride_a;
         sb[d] = y == 1 ? 0 : stride_b;
@@ -117,9 +113,7 @@ static berth_status mm_shape_of(vk_prep *c, mm_shape *s) {
     uint32_t orank = rb;
     if (a->rank > 1) od[orank++] = s->m;
     if (b->rank > 1) od[orank++] = s->n;
-    if (orank > BERTH_MAX_RANK) return bk_fail(&c->bk, "output rank %u exceeds %d", orank, BERTH_MAX_RANK);
-    st = bk_check_out_dims(&c->bk, 0, orank, od);
-    if (st) return st;
+    if (orank > BERTH_MAX_RANK) return bk_fail(c, "output rank %u exceeds %d", orank, BERTH_MAX_RANK);
     /* Collapse batch dims: drop ones, merge neighbours contiguous in both. */
     s->batch = 1;
     for (uint32_t d = 0; d < rb; d++) {
@@ -131,21 +125,25 @@ static berth_status mm_shape_of(vk_prep *c, mm_shape *s) {
             s->bstr[s->brank - 1] = sb[d];
             continue;
         }
-        if (s->brank == 4) return bk_refuse(&c->bk, "more than 4 distinct broadcast batch dims");
+        if (s->brank == 4) return bk_refuse(c, "more than 4 distinct broadcast batch dims");
         s->bdims[s->brank] = od[d];
         s->astr[s->brank] = sa[d];
         s->bstr[s->brank] = sb[d];
         s->brank++;
     }
-    if (!fits_u32(a) || !fits_u32(b) || !fits_u32(vk_out(c, 0)))
-        return bk_refuse(&c->bk, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
     return BERTH_OK;
 }
 
-berth_status vk_prep_matmul(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
+berth_status vk_check_matmul(const bk_node_ctx *c) {
     mm_shape s;
-    if (!st) st = mm_shape_of(c, &s);
+    berth_status st = vk_check_fits(c, UINT32_MAX);
+    return st ? st : mm_shape_of(c, &s);
+}
+
+berth_status vk_prep_matmul(vk_prep *c) {
+    berth_status st = BERTH_OK;
+    mm_shape s;
+    if (!st) st = mm_shape_of(&c->bk, &s);
     if (st) return st;
     if (vk_out(c, 0)->numel == 0) return BERTH_OK;
     return emit_mm(c, &s, c->node->inputs[0], c->node->inputs[1], (uint32_t)s.k, 1, (uint32_t)s.n, 1)
@@ -154,40 +152,17 @@ berth_status vk_prep_matmul(vk_prep *c) {
 }
 
 berth_status vk_prep_matmul_epilogue(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
+    berth_status st = BERTH_OK;
     mm_shape s;
-    if (!st) st = mm_shape_of(c, &s);
+    if (!st) st = mm_shape_of(&c->bk, &s);
     if (st) return st;
-    const char *act;
-    st = bk_opt_string(&c->bk, "activation", "none", &act);
-    if (st) return st;
-    static const char *const acts[] = {"none", "relu", "gelu", "sigmoid", "tanh"};
-    int code = -1;
-    for (int i = 0; i < 5; i++)
-        if (strcmp(act, acts[i]) == 0) code = i;
-    if (code < 0) return bk_fail(&c->bk, "activation: expected none, relu, gelu, sigmoid or tanh, found '%s'", act);
+    int code;
+    if ((st = bk_param_activation(&c->bk, &code))) return st;
     uint32_t bias, res;
     st = bk_opt_operand(&c->bk, "bias", &bias);
     if (!st) st = bk_opt_operand(&c->bk, "residual", &res);
     if (st) return st;
     const vk_opnd *o = vk_out(c, 0);
-    if (bias != VK_NONE) {
-        const vk_opnd *bo = &c->plan->ops[bias];
-        if (bo->dtype != BERTH_DTYPE_F32 || bo->numel != (size_t)s.n || (bo->rank && bo->dims[bo->rank - 1] != s.n))
-            return bk_fail(&c->bk, "bias: expected float32 with %lld elements along the last dim, found %s with %zu",
-                           (long long)s.n, bk_dtype_name(bo->dtype), bo->numel);
-    }
-    if (res != VK_NONE) {
-        const vk_opnd *r = &c->plan->ops[res];
-        int same = r->dtype == BERTH_DTYPE_F32 && r->rank == o->rank;
-        for (uint32_t d = 0; same && d < o->rank; d++) same = r->dims[d] == o->dims[d];
-        if (!same) {
-            char want[128], got[128];
-            bk_dims_str(o->dims, o->rank, want, sizeof want);
-            bk_dims_str(r->dims, r->rank, got, sizeof got);
-            return bk_fail(&c->bk, "residual: expected float32 %s, found %s %s", want, bk_dtype_name(r->dtype), got);
-        }
-    }
     if (o->numel == 0) return BERTH_OK;
     vk_dispatch *d = emit_mm(c, &s, c->node->inputs[0], c->node->inputs[1], (uint32_t)s.k, 1, (uint32_t)s.n, 1);
     if (!d) return BERTH_ERR_NOMEM;
@@ -198,9 +173,7 @@ berth_status vk_prep_matmul_epilogue(vk_prep *c) {
 }
 
 berth_status vk_prep_gemm(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 2, 2, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
+    berth_status st;
     int ta, tb;
     double alpha, beta;
     uint32_t cop;
@@ -218,9 +191,6 @@ berth_status vk_prep_gemm(vk_prep *c) {
     s.n = tb ? b->dims[0] : b->dims[1];
     int64_t kb = tb ? b->dims[1] : b->dims[0];
     if (kb != s.k) return bk_fail(&c->bk, "inner dims differ: a gives %lld, b gives %lld", (long long)s.k, (long long)kb);
-    int64_t od[2] = {s.m, s.n};
-    st = bk_check_out_dims(&c->bk, 0, 2, od);
-    if (st) return st;
     int64_t cm = 1, cn = 1;
     if (cop != VK_NONE) {
         const vk_opnd *cv = &c->plan->ops[cop];
@@ -231,8 +201,6 @@ berth_status vk_prep_gemm(vk_prep *c) {
         if ((cm != 1 && cm != s.m) || (cn != 1 && cn != s.n))
             return bk_fail(&c->bk, "c: shape does not broadcast to [%lld, %lld]", (long long)s.m, (long long)s.n);
     }
-    if (!fits_u32(a) || !fits_u32(b) || !fits_u32(vk_out(c, 0)))
-        return bk_refuse(&c->bk, "tensors above 2^32 elements exceed the shaders' 32-bit indexing");
     if (vk_out(c, 0)->numel == 0) return BERTH_OK;
     vk_dispatch *d = emit_mm(c, &s, c->node->inputs[0], c->node->inputs[1], ta ? 1u : (uint32_t)s.k,
                              ta ? (uint32_t)s.m : 1u, tb ? 1u : (uint32_t)s.n, tb ? (uint32_t)s.k : 1u);

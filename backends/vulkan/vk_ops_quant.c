@@ -8,32 +8,12 @@
 #include "vk_internal.h"
 
 static berth_status quant(vk_prep *c, int quantize) {
-    berth_status st = bk_check_counts(&c->bk, 3, 3, 1);
-    if (st) return st;
-    const vk_opnd *x = vk_in(c, 0), *s = vk_in(c, 1), *z = vk_in(c, 2), *y = vk_out(c, 0);
-    berth_dtype ft = quantize ? x->dtype : y->dtype, qt = quantize ? y->dtype : x->dtype;
-    if (ft != BERTH_DTYPE_F32 || s->dtype != BERTH_DTYPE_F32)
-        return bk_fail(&c->bk, "the float side and the scale must be float32, found %s and %s", bk_dtype_name(ft),
-                       bk_dtype_name(s->dtype));
-    int kind = qt == BERTH_DTYPE_I8 ? 0 : qt == BERTH_DTYPE_U8 ? 1 : qt == BERTH_DTYPE_I32 ? 2
-             : qt == BERTH_DTYPE_U32 ? 3 : -1;
-    if (kind < 0 || z->dtype != qt)
-        return bk_refuse(&c->bk, "the integer side and zeroPoint must share an int8, uint8, int32 or uint32 dtype, "
-                              "found %s and %s", bk_dtype_name(qt), bk_dtype_name(z->dtype));
-    if ((st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims))) return st;
-    int ok = s->rank <= x->rank && z->rank == s->rank;
-    for (uint32_t d = 0; ok && d < s->rank; d++) {
-        int64_t xd = x->dims[x->rank - s->rank + d], sd = s->dims[d];
-        ok = z->dims[d] == sd && (sd > 0 ? xd % sd == 0 : xd == 0);
-    }
-    if (!ok) {
-        char sx[128], ss[128];
-        bk_dims_str(x->dims, x->rank, sx, sizeof sx);
-        bk_dims_str(s->dims, s->rank, ss, sizeof ss);
-        return bk_fail(&c->bk, "scale %s and zeroPoint must share a shape whose dims divide the input's %s", ss, sx);
-    }
+    const vk_opnd *x = vk_in(c, 0);
+    bk_quant q;
+    bk_param_quant(&c->bk, quantize, &q);
+    berth_dtype qt = q.qtype;
+    int kind = qt == BERTH_DTYPE_I8 ? 0 : qt == BERTH_DTYPE_U8 ? 1 : qt == BERTH_DTYPE_I32 ? 2 : 3;
     if (x->numel == 0) return BERTH_OK;
-    if (x->numel > UINT32_MAX / 2) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", x->numel);
     vk_dispatch *d = vk_emit(c, "quantize");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 4;
@@ -43,14 +23,10 @@ static berth_status quant(vk_prep *c, int quantize) {
     d->pc[1] = (uint32_t)quantize;
     d->pc[2] = (uint32_t)kind;
     d->pc[3] = x->rank;
-    int64_t stride = 1;
-    for (int i = (int)x->rank - 1; i >= 0; i--) {
-        int sd = i - (int)(x->rank - s->rank);
-        int64_t ext = sd < 0 ? 1 : s->dims[sd];
-        d->pc[4 + i] = (uint32_t)x->dims[i];
-        d->pc[12 + i] = (uint32_t)(ext > 0 ? x->dims[i] / ext : 1);
-        d->pc[20 + i] = (uint32_t)(ext == 1 ? 0 : stride);
-        stride *= ext;
+    for (uint32_t i = 0; i < x->rank; i++) {
+        d->pc[4 + i] = (uint32_t)q.dims[i];
+        d->pc[12 + i] = (uint32_t)q.block[i];
+        d->pc[20 + i] = (uint32_t)q.sstride[i];
     }
     /* Packed bytes out: one invocation per output word. */
     d->groups[0] = vk_groups(quantize && kind < 2 ? (x->numel + 3) / 4 : x->numel, 256);

@@ -5,22 +5,13 @@
 #include "vk_internal.h"
 
 berth_status vk_prep_softmax(vk_prep *c) {
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
     const vk_opnd *x = vk_in(c, 0);
-    if (x->rank == 0) return bk_fail(&c->bk, "input must have rank >= 1");
-    int64_t a;
-    uint32_t axis;
-    st = bk_opt_int(&c->bk, "axis", (int64_t)x->rank - 1, &a);
-    if (!st) st = bk_axis(&c->bk, a, x->rank, "axis", &axis);
-    if (!st) st = bk_check_out_dims(&c->bk, 0, x->rank, x->dims);
+    bk_axis_geom ag;
+    berth_status st = bk_param_axis(&c->bk, (int64_t)x->rank - 1, &ag);
     if (st) return st;
-    uint64_t outer = 1, inner = 1;
-    for (uint32_t d = 0; d < axis; d++) outer *= (uint64_t)x->dims[d];
-    for (uint32_t d = axis + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
+    uint32_t axis = ag.axis;
+    uint64_t outer = ag.outer, inner = ag.inner;
     if (x->numel == 0) return BERTH_OK;
-    if (x->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", x->numel);
     vk_dispatch *d = vk_emit(c, "softmax");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
@@ -53,70 +44,73 @@ static int push_dim(int64_t *dims, int64_t *strides, uint32_t *n, int64_t dim, i
     return 1;
 }
 
+/* Kept and reduced dims, each collapsed where contiguous: at most 4 of
+ * each kind, else refused. */
+typedef struct red_geom {
+    uint32_t nk, nr;
+    uint64_t n_red;
+    int64_t kd[4], ks[4], rd[4], rs[4];
+} red_geom;
+
+static berth_status red_geom_of(const bk_node_ctx *c, red_geom *g) {
+    const berth_operand *x = bk_in(c, 0);
+    uint32_t axes[BERTH_MAX_RANK], reduced;
+    int n_axes;
+    berth_status st = bk_param_axes(c, 0, axes, &n_axes, &reduced);
+    if (st) return st;
+    memset(g, 0, sizeof *g);
+    int64_t xs[BERTH_MAX_RANK], s = 1;
+    for (int d = (int)x->rank - 1; d >= 0; d--) {
+        xs[d] = s;
+        s *= x->dims[d];
+    }
+    g->n_red = 1;
+    int lk = -1, lr = -1;
+    for (uint32_t d = 0; d < x->rank; d++) {
+        int is_red = (reduced >> d) & 1u;
+        if (is_red) g->n_red *= (uint64_t)x->dims[d];
+        if (x->dims[d] == 1) continue;
+        int ok = is_red ? push_dim(g->rd, g->rs, &g->nr, x->dims[d], xs[d], &lr, 1)
+                        : push_dim(g->kd, g->ks, &g->nk, x->dims[d], xs[d], &lk, 0);
+        if (!ok) return bk_refuse(c, "more than 4 separate %s dim groups", is_red ? "reduced" : "kept");
+        /* A dim of the other kind in between breaks contiguity. */
+        if (is_red) lk = -1;
+        else lr = -1;
+    }
+    return BERTH_OK;
+}
+
+berth_status vk_check_reduce(const bk_node_ctx *c) {
+    red_geom g;
+    berth_status st = red_geom_of(c, &g);
+    return st ? st : vk_check_fits(c, UINT32_MAX);
+}
+
 berth_status vk_prep_reduce(vk_prep *c) {
     int op = -1;
     for (int i = 0; i < 10; i++)
         if (strcmp(c->node->op, red_names[i]) == 0) op = i;
     if (op < 0) return bk_fail(&c->bk, "not a reduction");
-    berth_status st = bk_check_counts(&c->bk, 1, 1, 1);
-    if (!st) st = bk_check_same_dtype(&c->bk, 1, BK_BIT(BERTH_DTYPE_F32));
-    if (st) return st;
-    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
-    int64_t axes[BERTH_MAX_RANK];
-    int n_axes, keep;
-    st = bk_opt_ints(&c->bk, "axes", axes, BERTH_MAX_RANK, &n_axes);
-    if (!st) st = bk_opt_bool(&c->bk, "keepDimensions", 0, &keep);
-    if (st) return st;
-    uint32_t reduced = 0;
-    if (n_axes < 0) reduced = x->rank ? (uint32_t)((1ull << x->rank) - 1) : 0;
-    for (int i = 0; i < n_axes; i++) {
-        uint32_t a;
-        st = bk_axis(&c->bk, axes[i], x->rank, "axes value", &a);
-        if (st) return st;
-        if (reduced & (1u << a)) return bk_fail(&c->bk, "axes: axis %u appears twice", a);
-        reduced |= 1u << a;
-    }
-    int64_t xs[BERTH_MAX_RANK], od[BERTH_MAX_RANK], kd[4] = {0}, ks[4] = {0}, rd[4] = {0}, rs[4] = {0};
-    int64_t s = 1;
-    for (int d = (int)x->rank - 1; d >= 0; d--) {
-        xs[d] = s;
-        s *= x->dims[d];
-    }
-    uint32_t orank = 0, nk = 0, nr = 0;
-    uint64_t n_red = 1;
-    int lk = -1, lr = -1;
-    for (uint32_t d = 0; d < x->rank; d++) {
-        int is_red = (reduced >> d) & 1u;
-        if (is_red) n_red *= (uint64_t)x->dims[d];
-        if (is_red && keep) od[orank++] = 1;
-        if (!is_red) od[orank++] = x->dims[d];
-        if (x->dims[d] == 1) continue;
-        int ok = is_red ? push_dim(rd, rs, &nr, x->dims[d], xs[d], &lr, 1)
-                        : push_dim(kd, ks, &nk, x->dims[d], xs[d], &lk, 0);
-        if (!ok) return bk_refuse(&c->bk, "more than 4 separate %s dim groups", is_red ? "reduced" : "kept");
-        /* A dim of the other kind in between breaks contiguity. */
-        if (is_red) lk = -1;
-        else lr = -1;
-    }
-    st = bk_check_out_dims(&c->bk, 0, orank, od);
+    const vk_opnd *y = vk_out(c, 0);
+    red_geom g;
+    berth_status st = red_geom_of(&c->bk, &g);
     if (st) return st;
     if (y->numel == 0) return BERTH_OK;
-    if (x->numel > UINT32_MAX) return bk_refuse(&c->bk, "%zu elements exceed 32-bit indexing", x->numel);
     vk_dispatch *d = vk_emit(c, "reduce");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
     d->bind[0] = c->node->inputs[0];
     d->bind[1] = c->node->outputs[0];
     d->pc[0] = (uint32_t)y->numel;
-    d->pc[1] = (uint32_t)n_red;
-    d->pc[2] = nk;
-    d->pc[3] = nr;
+    d->pc[1] = (uint32_t)g.n_red;
+    d->pc[2] = g.nk;
+    d->pc[3] = g.nr;
     d->pc[4] = (uint32_t)op;
     for (uint32_t i = 0; i < 4; i++) {
-        d->pc[5 + i] = (uint32_t)kd[i];
-        d->pc[9 + i] = (uint32_t)ks[i];
-        d->pc[13 + i] = (uint32_t)rd[i];
-        d->pc[17 + i] = (uint32_t)rs[i];
+        d->pc[5 + i] = (uint32_t)g.kd[i];
+        d->pc[9 + i] = (uint32_t)g.ks[i];
+        d->pc[13 + i] = (uint32_t)g.rd[i];
+        d->pc[17 + i] = (uint32_t)g.rs[i];
     }
     d->groups[0] = vk_groups(y->numel, 1);
     return BERTH_OK;

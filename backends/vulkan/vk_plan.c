@@ -153,37 +153,24 @@ static berth_status place_arena(berth_plan *p, berth_error *err) {
 }
 
 static berth_status bind_data(berth_plan *p, berth_weights *w, const berth_graph_desc *g, berth_error *err) {
+    berth_status st = bk_bind_check(w ? &w->up : NULL, g, "vulkan", err);
+    if (st) return st;
     berth_device *dv = p->dev;
     VkDeviceSize total = 0;
     for (uint32_t i = 0; i < g->n_operands; i++) {
         const berth_operand *o = &g->operands[i];
         vk_opnd *d = &p->ops[i];
         if (o->kind == BERTH_OPERAND_CONSTANT) {
-            if (o->bytes != d->bytes || (!o->data && o->bytes)) {
-                bk_errf(err, "vulkan: constant '%s': expected %zu bytes of data, found %zu", d->name, d->bytes,
-                        o->data ? o->bytes : 0);
-                return BERTH_ERR_INVALID;
-            }
             d->off = total;
             total += align_up(d->bytes ? d->bytes : 4, dv->align);
         } else if (o->kind == BERTH_OPERAND_WEIGHT) {
-            if (!w || o->weight >= w->n || !w->up.present[o->weight]) {
-                bk_errf(err, "vulkan: weight operand '%s': id %u was not uploaded (%u weights)", d->name, o->weight,
-                        w ? w->n : 0u);
-                return BERTH_ERR_INVALID;
-            }
             const vk_weight *t = &w->t[o->weight];
-            if (t->bytes != d->bytes) {
-                bk_errf(err, "vulkan: weight operand '%s': shape needs %zu bytes, uploaded tensor %u has %llu", d->name,
-                        d->bytes, o->weight, (unsigned long long)t->bytes);
-                return BERTH_ERR_INVALID;
-            }
             d->buf = w->blocks[t->block].buf;
             d->off = t->off;
         }
     }
     if (total == 0) return BERTH_OK;
-    berth_status st = vk_buffer_create(dv, total, 0, &p->consts, "the plan's constants", err);
+    st = vk_buffer_create(dv, total, 0, &p->consts, "the plan's constants", err);
     for (uint32_t i = 0; i < g->n_operands && !st; i++) {
         if (g->operands[i].kind != BERTH_OPERAND_CONSTANT) continue;
         p->ops[i].buf = p->consts.buf;
@@ -222,7 +209,7 @@ static berth_status make_io(berth_plan *p, berth_error *err) {
     return vk_buffer_create(p->dev, at ? at : 16, 1, &p->io, "the plan's inputs and outputs", err);
 }
 
-static berth_status plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
+berth_status vk_plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
                                berth_error *err) {
     berth_plan *p = calloc(1, sizeof *p);
     if (!p) {
@@ -263,17 +250,6 @@ static berth_status plan_graph(berth_device *dev, berth_weights *w, const berth_
     return BERTH_OK;
 fail:
     vk_plan_free(p);
-    return st;
-}
-
-berth_status vk_plan_create(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
-                            berth_error *err) {
-    *out = NULL;
-    bk_graph view;
-    berth_status st = bk_graph_view(g, &view, err);
-    if (st) return st;
-    st = plan_graph(dev, w, &view.g, out, err);
-    bk_graph_release(&view);
     return st;
 }
 

@@ -2,6 +2,7 @@
  * the topological-order check, graph desc sizes and op tables. */
 #include <dlfcn.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -286,7 +287,108 @@ static void test_ops(void) {
 #endif
 }
 
-int main(void) {
+/* ---- the vulkan module refuses in supports_node what its shaders cannot
+ * run, with the reason plan() would give ---- */
+typedef struct one_node {
+    berth_operand ops[4];
+    uint32_t in[3], out[1];
+    berth_node node;
+    berth_graph_desc g;
+} one_node;
+
+/* A node `op` reading operands [0, n_in) and writing operand n_in. */
+static void one(one_node *t, const char *op, uint32_t n_in, const berth_attr *attrs, uint32_t n_attrs) {
+    for (uint32_t i = 0; i < n_in; i++) t->in[i] = i;
+    t->out[0] = n_in;
+    t->node = (berth_node){.op = op, .name = "n", .n_inputs = n_in, .inputs = t->in, .n_outputs = 1,
+                           .outputs = t->out, .n_attrs = n_attrs, .attrs = attrs};
+    t->g = (berth_graph_desc){.struct_size = sizeof t->g, .n_operands = n_in + 1, .operands = t->ops,
+                              .n_nodes = 1, .nodes = &t->node, .n_inputs = n_in, .inputs = t->in,
+                              .n_outputs = 1, .outputs = t->out};
+}
+
+static berth_operand shaped(berth_operand_kind kind, berth_dtype t, uint32_t rank, const int64_t *dims) {
+    berth_operand o = {.name = kind == BERTH_OPERAND_INPUT ? "in" : "out", .kind = kind, .dtype = t, .rank = rank};
+    memcpy(o.dims, dims, sizeof(int64_t) * rank);
+    return o;
+}
+
+#define IN(t, r, ...) shaped(BERTH_OPERAND_INPUT, t, r, (const int64_t[]){__VA_ARGS__})
+#define OUT(t, r, ...) shaped(BERTH_OPERAND_VALUE, t, r, (const int64_t[]){__VA_ARGS__})
+
+static int vulkan_refusals(void) {
+#ifndef BERTH_VK_MODULE
+    return 77;
+#else
+    void *mod = dlopen(BERTH_VK_MODULE, RTLD_NOW | RTLD_LOCAL);
+    CHECK(mod != NULL);
+    if (!mod) return check_exit();
+    berth_backend_entry_fn entry = (berth_backend_entry_fn)dlsym(mod, BERTH_BACKEND_ENTRY_SYMBOL);
+    berth_host_services h = host;
+    berth_error err;
+    const berth_backend *vk = entry ? entry(2, &h, &err) : NULL;
+    CHECK(vk != NULL);
+    berth_device *dev = NULL;
+    if (!vk || vk->open(&h, &dev, &err) != BERTH_OK) {
+        if (vk) printf("skipped: no Vulkan device (%s)\n", err.msg);
+        dlclose(mod);
+        return vk ? 77 : check_exit();
+    }
+    one_node t;
+    /* integer division runs on int32 only */
+    t.ops[0] = IN(BERTH_DTYPE_I64, 1, 4), t.ops[1] = IN(BERTH_DTYPE_I64, 1, 4), t.ops[2] = OUT(BERTH_DTYPE_I64, 1, 4);
+    one(&t, "div", 2, NULL, 0);
+    CHECK(vk->supports_node(dev, &t.g, 0, &err) == BERTH_ERR_UNSUPPORTED);
+    CHECK_MSG(err.msg, "node 'n' (div): div on int64 is not supported (integers: add, sub, mul, max, min; div on int32)");
+    t.node.op = "add"; /* while int64 add runs */
+    CHECK(vk->supports_node(dev, &t.g, 0, &err) == BERTH_OK);
+    /* cast pairs */
+    berth_attr to_i32 = {.key = "type", .type = BERTH_ATTR_STRING, .s = "int32"};
+    t.ops[0] = IN(BERTH_DTYPE_F16, 1, 4), t.ops[1] = OUT(BERTH_DTYPE_I32, 1, 4);
+    one(&t, "cast", 1, &to_i32, 1);
+    CHECK(vk->supports_node(dev, &t.g, 0, &err) == BERTH_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(err.msg, "cast from float16 to int32 is not supported");
+    /* where on bytes */
+    t.ops[0] = IN(BERTH_DTYPE_U8, 1, 4), t.ops[1] = IN(BERTH_DTYPE_U8, 1, 4), t.ops[2] = IN(BERTH_DTYPE_U8, 1, 4);
+    t.ops[3] = OUT(BERTH_DTYPE_U8, 1, 4);
+    one(&t, "where", 3, NULL, 0);
+    CHECK(vk->supports_node(dev, &t.g, 0, &err) == BERTH_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(err.msg, "dtype uint8: where runs on 32- and 64-bit elements");
+    /* where broadcasting over more dims than its shader walks */
+    t.ops[0] = IN(BERTH_DTYPE_U8, 8, 2, 1, 2, 1, 2, 1, 2, 1);
+    t.ops[1] = IN(BERTH_DTYPE_F32, 8, 1, 2, 1, 2, 1, 2, 1, 2);
+    t.ops[2] = IN(BERTH_DTYPE_F32, 0, 0);
+    t.ops[3] = OUT(BERTH_DTYPE_F32, 8, 2, 2, 2, 2, 2, 2, 2, 2);
+    CHECK(vk->supports_node(dev, &t.g, 0, &err) == BERTH_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(err.msg, "broadcasting over 8 distinct dims exceeds the shader's 6");
+    /* gather with uint32 indices */
+    t.ops[0] = IN(BERTH_DTYPE_F32, 1, 4), t.ops[1] = IN(BERTH_DTYPE_U32, 1, 2), t.ops[2] = OUT(BERTH_DTYPE_F32, 1, 2);
+    one(&t, "gather", 2, NULL, 0);
+    CHECK(vk->supports_node(dev, &t.g, 0, &err) == BERTH_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(err.msg, "indices: expected int32 or int64, found uint32");
+    /* resample2d over decreasing axes */
+    berth_attr axes = {.key = "axes", .type = BERTH_ATTR_INTS, .count = 2, .ints = (const int64_t[]){3, 2}};
+    t.ops[0] = IN(BERTH_DTYPE_F32, 4, 1, 1, 2, 2), t.ops[1] = OUT(BERTH_DTYPE_F32, 4, 1, 1, 4, 4);
+    one(&t, "resample2d", 1, &axes, 1);
+    CHECK(vk->supports_node(dev, &t.g, 0, &err) == BERTH_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(err.msg, "axes: resamples two increasing axes, found [3, 2]");
+    /* a transpose of int64 over 8 dims: 9 distinct copy dims with the word */
+    berth_attr perm = {.key = "permutation", .type = BERTH_ATTR_INTS, .count = 8,
+                       .ints = (const int64_t[]){1, 0, 3, 2, 5, 4, 7, 6}};
+    t.ops[0] = IN(BERTH_DTYPE_I64, 8, 2, 3, 2, 3, 2, 3, 2, 3), t.ops[1] = OUT(BERTH_DTYPE_I64, 8, 3, 2, 3, 2, 3, 2, 3, 2);
+    one(&t, "transpose", 1, &perm, 1);
+    CHECK(vk->supports_node(dev, &t.g, 0, &err) == BERTH_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(err.msg, "a copy over 9 distinct dims exceeds the shader's 8");
+    t.ops[0].dtype = t.ops[1].dtype = BERTH_DTYPE_F32; /* one word each: 8 dims run */
+    CHECK(vk->supports_node(dev, &t.g, 0, &err) == BERTH_OK);
+    vk->close(dev);
+    dlclose(mod);
+    return check_exit();
+#endif
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "vulkan-refusals") == 0) return vulkan_refusals();
     test_place();
     test_options();
     test_attrs();

@@ -30,11 +30,6 @@ static void test_arg(void) {
         int32_t want[3] = {3, 3, 1};
         CHECK(memcmp(got32, want, sizeof want) == 0);
     }
-    /* axis is required */
-    berth_error err;
-    one_op(&g, "argMin", BERTH_DTYPE_F32, 2, DIMS(3, 4), BERTH_DTYPE_I32, 1, DIMS(3), 0, NULL);
-    CHECK(mh_run(&vk, &g, NULL, (void *const[]){x}, (void *const[]){got32}, &err) == BERTH_ERR_INVALID);
-    CHECK_CONTAINS(err.msg, "'axis' is required");
 }
 
 static void test_cumsum(void) {
