@@ -186,9 +186,9 @@ typedef struct bk_op_set {
 } bk_op_set;
 /* Table rows for the four view ops (identity, reshape, squeeze,
  * unsqueeze), which share one prep and mask in every module. */
-#define BK_VIEW_OPS(prep, mask)                                                                              \
-    [BERTH_OP_IDENTITY] = {prep, {mask}}, [BERTH_OP_RESHAPE] = {prep, {mask}},                               \
-    [BERTH_OP_SQUEEZE] = {prep, {mask}}, [BERTH_OP_UNSQUEEZE] = {prep, {mask}}
+#define BK_VIEW_OPS(prep, mask)                                                       \
+    [BERTH_OP_IDENTITY] = {prep, {mask, NULL}}, [BERTH_OP_RESHAPE] = {prep, {mask, NULL}}, \
+    [BERTH_OP_SQUEEZE] = {prep, {mask, NULL}}, [BERTH_OP_UNSQUEEZE] = {prep, {mask, NULL}}
 #define BK_OP_SET(name, table, type) {name, table, sizeof(type), offsetof(type, caps)}
 
 /* The caps of op `id`, NULL when the backend does not register it. */

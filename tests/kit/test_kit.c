@@ -225,7 +225,7 @@ static berth_status refuse_rank3(const bk_node_ctx *c) {
 }
 static const test_op table[BERTH_OP_COUNT] = {
     [BERTH_OP_RELU] = {1, {BK_BIT(BERTH_DTYPE_F32), refuse_rank3}},
-    [BERTH_OP_ADD] = {2, {BK_BIT(BERTH_DTYPE_F32) | BK_BIT(BERTH_DTYPE_I32)}},
+    [BERTH_OP_ADD] = {2, {BK_BIT(BERTH_DTYPE_F32) | BK_BIT(BERTH_DTYPE_I32), NULL}},
 };
 
 static void check_module(const char *path, const char *name) {
