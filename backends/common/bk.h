@@ -189,6 +189,33 @@ typedef struct bk_op_set {
 #define BK_VIEW_OPS(prep, mask)                                                       \
     [BERTH_OP_IDENTITY] = {prep, {mask, NULL}}, [BERTH_OP_RESHAPE] = {prep, {mask, NULL}}, \
     [BERTH_OP_SQUEEZE] = {prep, {mask, NULL}}, [BERTH_OP_UNSQUEEZE] = {prep, {mask, NULL}}
+/* The unary math ops, one kernel family in every backend: one row each. */
+#define BK_UNARY_OPS(prep, mask, check) \
+    [BERTH_OP_RELU] = {prep, {mask, check}}, [BERTH_OP_SIGMOID] = {prep, {mask, check}}, \
+    [BERTH_OP_TANH] = {prep, {mask, check}}, [BERTH_OP_EXP] = {prep, {mask, check}}, \
+    [BERTH_OP_LOG] = {prep, {mask, check}}, [BERTH_OP_SQRT] = {prep, {mask, check}}, \
+    [BERTH_OP_ABS] = {prep, {mask, check}}, [BERTH_OP_NEG] = {prep, {mask, check}}, \
+    [BERTH_OP_ERF] = {prep, {mask, check}}, [BERTH_OP_GELU] = {prep, {mask, check}}, \
+    [BERTH_OP_HARD_SIGMOID] = {prep, {mask, check}}, [BERTH_OP_HARD_SWISH] = {prep, {mask, check}}, \
+    [BERTH_OP_CLAMP] = {prep, {mask, check}}, [BERTH_OP_LEAKY_RELU] = {prep, {mask, check}}, \
+    [BERTH_OP_ELU] = {prep, {mask, check}}, [BERTH_OP_SOFTPLUS] = {prep, {mask, check}}, \
+    [BERTH_OP_RECIPROCAL] = {prep, {mask, check}}, [BERTH_OP_FLOOR] = {prep, {mask, check}}, \
+    [BERTH_OP_CEIL] = {prep, {mask, check}}, [BERTH_OP_SIN] = {prep, {mask, check}}, \
+    [BERTH_OP_COS] = {prep, {mask, check}}, [BERTH_OP_SIGN] = {prep, {mask, check}}, \
+    [BERTH_OP_SOFTSIGN] = {prep, {mask, check}}
+/* The data-movement ops, by the backend's prep-function prefix:
+ * PREFIX_transpose, PREFIX_slice, ... */
+#define BK_COPY_OPS(prefix, mask, check)                                                        \
+    [BERTH_OP_TRANSPOSE] = {prefix##_transpose, {mask, check}},                                 \
+    [BERTH_OP_SLICE] = {prefix##_slice, {mask, check}}, [BERTH_OP_EXPAND] = {prefix##_expand, {mask, check}}, \
+    [BERTH_OP_TILE] = {prefix##_tile, {mask, check}}, [BERTH_OP_CONCAT] = {prefix##_concat, {mask, check}},   \
+    [BERTH_OP_SPLIT] = {prefix##_split, {mask, check}}
+/* Gathers and arg reductions, by prep-function prefix likewise. */
+#define BK_GATHER_OPS(prefix, mask, check)                      \
+    [BERTH_OP_GATHER] = {prefix##_gather, {mask, check}},       \
+    [BERTH_OP_GATHER_ELEMENTS] = {prefix##_gather_elements, {mask, check}}
+#define BK_ARG_OPS(prefix, mask, check) \
+    [BERTH_OP_ARG_MAX] = {prefix##_arg, {mask, check}}, [BERTH_OP_ARG_MIN] = {prefix##_arg, {mask, check}}
 #define BK_OP_SET(name, table, type) {name, table, sizeof(type), offsetof(type, caps)}
 
 /* The caps of op `id`, NULL when the backend does not register it. */
