@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend_call.h"
+#include "bk.h"
 #include "cli.h"
 #include "host.h"
 #include "loader.h"
@@ -28,7 +29,7 @@ static void print_options(const berth_backend *be) {
     for (uint32_t i = 0; i < n; i++) {
         const berth_option_decl *d = berth_backend_option(be, i);
         char want[128];
-        berth_option_expected(d, want, sizeof want);
+        bk_option_expected(d, want, sizeof want);
         printf("      option %s: %s, default %s, %s%s%s\n", d->key, berth_option_type_name(d->type),
                d->default_value ? d->default_value : "(none)", want, d->help ? ": " : "",
                d->help ? d->help : "");

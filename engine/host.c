@@ -3,12 +3,11 @@
  * that lets a buffer change hands across the module boundary. */
 #include "host.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bk.h"
 #include "loader.h"
 #include "util.h"
 
@@ -78,82 +77,6 @@ const char *berth_option_type_name(berth_option_type t) {
     return "?";
 }
 
-static int bounded(const berth_option_decl *d) { return !(d->min == 0 && d->max == 0); }
-
-void berth_option_expected(const berth_option_decl *d, char *buf, size_t cap) {
-    switch (d->type) {
-    case BERTH_OPTION_BOOL:
-        snprintf(buf, cap, "a boolean (true/false, yes/no, on/off, 1/0)");
-        break;
-    case BERTH_OPTION_INT:
-        if (bounded(d)) snprintf(buf, cap, "an integer in [%.17g, %.17g]", d->min, d->max);
-        else snprintf(buf, cap, "an integer");
-        break;
-    case BERTH_OPTION_FLOAT:
-        if (bounded(d)) snprintf(buf, cap, "a number in [%.17g, %.17g]", d->min, d->max);
-        else snprintf(buf, cap, "a finite number");
-        break;
-    case BERTH_OPTION_STRING:
-        if (d->choices) snprintf(buf, cap, "one of %s", d->choices);
-        else snprintf(buf, cap, "any text");
-        break;
-    case BERTH_OPTION_PATH:
-        snprintf(buf, cap, "a file path");
-        break;
-    default:
-        snprintf(buf, cap, "?");
-    }
-}
-
-static int parse_bool(const char *v) {
-    static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no", "off", "0"};
-    char low[8];
-    size_t n = strlen(v);
-    if (n >= sizeof low) return -1;
-    for (size_t i = 0; i <= n; i++) low[i] = (char)(v[i] >= 'A' && v[i] <= 'Z' ? v[i] - 'A' + 'a' : v[i]);
-    for (int i = 0; i < 4; i++) {
-        if (!strcmp(low, yes[i])) return 1;
-        if (!strcmp(low, no[i])) return 0;
-    }
-    return -1;
-}
-
-static int in_choices(const char *choices, const char *v) {
-    size_t n = strlen(v);
-    while (choices) {
-        const char *bar = strchr(choices, '|');
-        size_t len = bar ? (size_t)(bar - choices) : strlen(choices);
-        if (len == n && !strncmp(choices, v, n)) return 1;
-        choices = bar ? bar + 1 : NULL;
-    }
-    return 0;
-}
-
-/* Does `v` fit declaration d? */
-static int value_ok(const berth_option_decl *d, const char *v) {
-    char *end;
-    switch (d->type) {
-    case BERTH_OPTION_BOOL: return parse_bool(v) >= 0;
-    case BERTH_OPTION_INT: {
-        if (!*v) return 0;
-        errno = 0;
-        long long x = strtoll(v, &end, 10);
-        if (*end || errno) return 0;
-        return !bounded(d) || ((double)x >= d->min && (double)x <= d->max);
-    }
-    case BERTH_OPTION_FLOAT: {
-        if (!*v) return 0;
-        errno = 0;
-        double x = strtod(v, &end);
-        if (*end || errno || !isfinite(x)) return 0;
-        return !bounded(d) || (x >= d->min && x <= d->max);
-    }
-    case BERTH_OPTION_STRING: return !d->choices || in_choices(d->choices, v);
-    case BERTH_OPTION_PATH: return *v != 0;
-    }
-    return 0;
-}
-
 berth_status berth_host_check_options(const berth_backend *be, const bc_backend_opts *opts,
                                       const char *cfg_path, berth_error *err) {
     if (be->abi_version < BERTH_BACKEND_ABI_V1_1 || !opts) return BERTH_OK;
@@ -178,9 +101,10 @@ berth_status berth_host_check_options(const berth_backend *be, const bc_backend_
                              cfg_path, kv->line, opts->name, kv->key, be->name);
             return BERTH_ERR_INVALID;
         }
-        if (!value_ok(d, kv->value)) {
+        bk_option_value parsed;
+        if (!bk_option_parse(d, kv->value, &parsed)) {
             char want[128];
-            berth_option_expected(d, want, sizeof want);
+            bk_option_expected(d, want, sizeof want);
             berth_errorf(err, "%s:%u: [backend.%s] %s: expected %s, found '%s'", cfg_path, kv->line,
                          opts->name, kv->key, want, kv->value);
             return BERTH_ERR_INVALID;

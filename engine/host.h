@@ -38,8 +38,5 @@ berth_status berth_host_check_options(const berth_backend *be, const bc_backend_
 /* "int", "string", ...: a declared option's type as `berth backends`
  * and messages write it. */
 const char *berth_option_type_name(berth_option_type t);
-/* What a value of declaration d must be, e.g. "an integer in [1, 64]",
- * "one of fast|exact". */
-void berth_option_expected(const berth_option_decl *d, char *buf, size_t cap);
 
 #endif

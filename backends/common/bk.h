@@ -9,6 +9,7 @@
  *   bk_graph.c   graph desc size checks, native-layout view, topological order
  *   bk_place.c   liveness-based placement of buffers in one arena
  *   bk_upload.c  weight upload bookkeeping
+ *   bk_option_parse.c  one declared option's value parsed (also in the engine)
  *   bk_options.c declared options read into typed values
  *   bk_entry.c   the exported entry, ABI negotiation, caps */
 #ifndef BERTH_BK_H
@@ -325,6 +326,11 @@ typedef struct bk_option_value {
 /* Reads [backend.NAME] through host->option_at into vals[0..n) by the
  * declarations (defaults first). Unknown keys and values that do not
  * parse fail with BERTH_ERR_INVALID naming key, expected and found. */
+/* Parses v as declaration d says into *out; 0 if it does not fit. The
+ * host checks [backend.NAME] with the same function before open(). */
+int bk_option_parse(const berth_option_decl *d, const char *v, bk_option_value *out);
+/* What a value of d must be, in words: "an integer in [1, 64]". */
+void bk_option_expected(const berth_option_decl *d, char *buf, size_t cap);
 berth_status bk_options_read(const berth_host_services *host, const char *backend, const berth_option_decl *decls,
                              uint32_t n, bk_option_value *vals, berth_error *err);
 

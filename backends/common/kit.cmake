@@ -10,6 +10,7 @@ set(BERTH_KIT_SOURCES
   ${BERTH_KIT_DIR}/bk_node.c
   ${BERTH_KIT_DIR}/bk_ops.c
   ${BERTH_KIT_DIR}/bk_params.c
+  ${BERTH_KIT_DIR}/bk_option_parse.c
   ${BERTH_KIT_DIR}/bk_options.c
   ${BERTH_KIT_DIR}/bk_place.c
   ${BERTH_KIT_DIR}/bk_upload.c)

@@ -68,11 +68,11 @@ static void test_options(void) {
     CHECK(bk_options_read(&host, "x", decl, 4, v, &err) == BERTH_OK);
     CHECK(v[0].i == 8 && !strcmp(v[1].s, "avx2") && v[2].b == 1 && v[3].set && v[3].f == 1.5);
     const char *bad[][3] = {
-        {"threads", "0", "option 'threads' in [backend.x]: expected an integer 1..64, found '0'"},
+        {"threads", "0", "option 'threads' in [backend.x]: expected an integer in [1, 64], found '0'"},
         {"threads", "4x", "found '4x'"},
-        {"isa", "sse9", "expected auto, avx2 or generic, found 'sse9'"},
-        {"fast", "maybe", "expected true or false, found 'maybe'"},
-        {"scale", "nan", "expected a number 0.5..2, found 'nan'"},
+        {"isa", "sse9", "expected one of auto|avx2|generic, found 'sse9'"},
+        {"fast", "maybe", "expected a boolean (true/false, yes/no, on/off, 1/0), found 'maybe'"},
+        {"scale", "nan", "expected a number in [0.5, 2], found 'nan'"},
         {"colour", "red", "unknown option 'colour' in [backend.x] (known: threads, isa, fast, scale)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
