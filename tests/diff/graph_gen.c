@@ -584,7 +584,8 @@ int gen_graph_make(gen_graph *g, const uint8_t *data, size_t size) {
         if (kind == 2 || kind == 11 || kind == 13) need = 1;
         value *a = pick_value(G, need);
         if (!a) a = pick_value(G, 0), kind = 0;
-        size_t before = G->n_nodes_text;
+        size_t before = G->n_nodes_text, consts_before = G->n_consts;
+        uint32_t vals_before = G->n_vals, inputs_before = g->n_inputs;
         char used[GEN_MAX_VALUES];
         for (uint32_t k = 0; k < G->n_vals; k++) used[k] = (char)G->vals[k].used;
         switch (kind) {
@@ -603,7 +604,15 @@ int gen_graph_make(gen_graph *g, const uint8_t *data, size_t size) {
         case 12: pat_attention(G, a); break;
         default: pat_layer_norm(G, a); break;
         }
-        if (G->n_nodes_text > before) {
+        if (G->full) { /* a table or buffer ran out inside the step: take all of it back */
+            G->n_nodes_text = before;
+            G->nodes[before] = 0;
+            G->n_consts = consts_before;
+            G->consts[consts_before] = 0;
+            G->n_vals = vals_before;
+            g->n_inputs = inputs_before;
+            for (uint32_t k = 0; k < G->n_vals; k++) G->vals[k].used = used[k];
+        } else if (G->n_nodes_text > before) {
             G->n_nodes_made++; /* its names are taken, used or not */
         } else { /* nothing written: what it picked is not read after all */
             for (uint32_t k = 0; k < G->n_vals && k < GEN_MAX_VALUES; k++) G->vals[k].used = used[k];
