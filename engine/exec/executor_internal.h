@@ -86,9 +86,6 @@ struct berth_executor {
 berth_status berth_executor_enter(berth_executor *ex, const char *verb, berth_error *err);
 void berth_executor_leave(berth_executor *ex);
 
-void berth_logf(const berth_logger *l, berth_log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* lane.c */
 berth_status berth_lane_init(berth_executor *ex, lane *ln, const char *name, const char *graph_path,
                              const char *stage, int first, berth_error *err);
