@@ -110,15 +110,17 @@ static berth_status open_backend(berth_executor *ex, const char *use_override, b
 
 /* Specialize lane 0 at its first bucket and ask the backend about every
  * node (unfused: fusion happens per bucket at plan time), so a graph the
- * device cannot run is refused before any upload. */
+ * device cannot run is refused before any upload. The specialization is
+ * kept for the bucket's first plan. */
 static berth_status check_graph(berth_executor *ex, berth_error *err) {
-    const lane *ln = &ex->lanes[0];
+    lane *ln = &ex->lanes[0];
     berth_spec *s = berth_lane_specialize(ln, 0, err);
     if (!s) return BERTH_ERR_INVALID;
     berth_status st = BERTH_OK;
     for (uint32_t i = 0; i < s->desc.n_nodes && st == BERTH_OK; i++)
         st = berth_node_check(ex, ln->g->path, &s->desc, i, err);
-    berth_spec_free(s);
+    if (st == BERTH_OK) ln->first_spec = s;
+    else berth_spec_free(s);
     return st;
 }
 

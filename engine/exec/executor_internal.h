@@ -41,6 +41,10 @@ typedef struct lane {
     int64_t *bucket_vals; /* n_buckets x g->n_syms */
     uint32_t *weight_ids; /* per graph value: upload id, or UINT32_MAX */
     plan_slot *slots;     /* n_buckets */
+    /* Bucket 0 as open() specialized it to ask the backend about every
+     * node before the upload, kept (unfused) for that bucket's first plan
+     * so it is not specialized twice; NULL once taken. */
+    berth_spec *first_spec;
     double *pad;          /* per input: the pad value from [inputs.NAME] */
     /* run() scratch, sized at lane creation */
     int64_t *asked;       /* n_syms */

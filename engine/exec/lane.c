@@ -187,6 +187,7 @@ void berth_lane_free(berth_executor *ex, lane *ln) {
             berth_slot_free(ex, &ln->slots[b], ln->g->n_inputs, ln->g->n_outputs);
         free(ln->slots);
     }
+    if (ln->first_spec) berth_spec_free(ln->first_spec);
     berth_graph_free(ln->g);
     free(ln->name);
     free(ln->stage);

@@ -117,11 +117,18 @@ berth_status berth_node_check(berth_executor *ex, const char *graph_path, const 
  * fused node the backend refuses does not fail the bucket: the bucket is
  * specialized again with that fusion turned off. A node of the graph
  * itself that is refused stops here, before plan() is called. */
-static berth_spec *specialize_checked(berth_executor *ex, const lane *ln, uint32_t b, berth_status *st,
+static berth_spec *specialize_checked(berth_executor *ex, lane *ln, uint32_t b, berth_status *st,
                                       berth_error *err) {
     fuse_ctx fc = {ex, 0};
     for (;;) {
-        berth_spec *spec = berth_lane_specialize(ln, b, err);
+        berth_spec *spec;
+        if (b == 0 && ln->first_spec) {
+            /* open() specialized bucket 0 already; fusion has not touched it */
+            spec = ln->first_spec;
+            ln->first_spec = NULL;
+        } else {
+            spec = berth_lane_specialize(ln, b, err);
+        }
         if (!spec) {
             *st = BERTH_ERR_INVALID;
             return NULL;
