@@ -365,6 +365,26 @@ void berth_executor_bucket_describe(const berth_executor *ex, uint32_t l, uint32
                               (long long)ln->bucket_vals[(size_t)b * ln->g->n_syms + s]);
 }
 
+berth_status berth_executor_bucket_graph(berth_executor *ex, uint32_t l, uint32_t b,
+                                         void (*visit)(void *ctx, const berth_graph_desc *graph),
+                                         void *ctx, berth_error *err) {
+    if (l >= ex->n_lanes || b >= ex->lanes[l].n_buckets) {
+        berth_errorf(err, "no bucket %u in lane %u", b, l);
+        return BERTH_ERR_INVALID;
+    }
+    berth_status st = berth_executor_enter(ex, "berth_executor_bucket_graph", err);
+    if (st != BERTH_OK) return st;
+    berth_spec *s = berth_lane_specialize(&ex->lanes[l], b, err);
+    if (s) {
+        visit(ctx, &s->desc);
+        berth_spec_free(s);
+    } else {
+        st = BERTH_ERR_INVALID;
+    }
+    berth_executor_leave(ex);
+    return st;
+}
+
 berth_status berth_executor_prepare(berth_executor *ex, uint32_t l, uint32_t b, berth_error *err) {
     if (l >= ex->n_lanes || b >= ex->lanes[l].n_buckets) {
         berth_errorf(err, "no bucket %u in lane %u", b, l);
