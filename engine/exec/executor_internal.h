@@ -21,7 +21,7 @@ typedef struct plan_slot {
     berth_tensor *in_pad;  /* per input: bucket-sized buffer (data NULL when static) */
     berth_tensor *in_view; /* per input: what run() hands the backend */
     berth_tensor *out_full;/* per output: bucket-sized result */
-    uint32_t *out_dep;     /* per output and dim: bit s set when it scales with sym s */
+    uint64_t *out_dep;     /* per output and dim: bit s set when it scales with sym s (at most 64) */
     uint64_t host_bytes;
     /* Inputs a gather reads as indices: each value must lie in
      * [-bound, bound), checked before the backend sees it. */

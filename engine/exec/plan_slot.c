@@ -183,7 +183,7 @@ static void find_output_deps(const lane *ln, uint32_t b, plan_slot *s) {
             const berth_operand *a = &s->spec->desc.operands[s->spec->desc.outputs[o]];
             const berth_operand *c = &alt->desc.operands[alt->desc.outputs[o]];
             for (uint32_t d = 0; d < a->rank && d < c->rank; d++)
-                if (a->dims[d] != c->dims[d]) s->out_dep[o * BERTH_MAX_RANK + d] |= 1u << k;
+                if (a->dims[d] != c->dims[d]) s->out_dep[o * BERTH_MAX_RANK + d] |= UINT64_C(1) << k;
         }
         berth_spec_free(alt);
     }
