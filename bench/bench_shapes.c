@@ -3,14 +3,11 @@
  * specialization of lane 0 at the bucket (before fusion), so every
  * dim is the one the backend plans with; the graph came from the same
  * ONNX file the peer runs, so the shapes are the peer's too.
- *
- * This reads the executor's internals (executor_internal.h): the public
- * API has no way to list a plan's nodes with their shapes. */
+ * The graph comes from berth_executor_bucket_graph. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
-#include "executor_internal.h"
 
 typedef struct gemm_row {
     int64_t m, n, k, count;
@@ -105,6 +102,16 @@ static int write_bucket(const berth_graph_desc *g, const char *path) {
     return fclose(f) == 0 ? 0 : 1;
 }
 
+typedef struct bucket_write {
+    const char *path;
+    int rc;
+} bucket_write;
+
+static void visit_bucket(void *ctx, const berth_graph_desc *g) {
+    bucket_write *w = ctx;
+    w->rc = write_bucket(g, w->path);
+}
+
 int bench_shapes(const char *config, const char *dir) {
     berth_error err;
     berth_executor *ex;
@@ -115,16 +122,15 @@ int bench_shapes(const char *config, const char *dir) {
     int rc = 0;
     uint32_t n = berth_executor_bucket_count(ex, 0);
     for (uint32_t b = 0; b < n && rc == 0; b++) {
-        berth_spec *s = berth_lane_specialize(&ex->lanes[0], b, &err);
-        if (!s) {
+        char path[1024], desc[256];
+        snprintf(path, sizeof path, "%s/shapes-%u.txt", dir, b);
+        bucket_write w = {path, 0};
+        if (berth_executor_bucket_graph(ex, 0, b, visit_bucket, &w, &err) != BERTH_OK) {
             fprintf(stderr, "berth-bench: %s: %s\n", config, err.msg);
             rc = 1;
             break;
         }
-        char path[1024], desc[256];
-        snprintf(path, sizeof path, "%s/shapes-%u.txt", dir, b);
-        rc = write_bucket(&s->desc, path);
-        berth_spec_free(s);
+        rc = w.rc;
         berth_executor_bucket_describe(ex, 0, b, desc, sizeof desc);
         if (rc == 0) printf("%u %s\n", b, desc);
     }

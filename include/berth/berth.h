@@ -117,6 +117,16 @@ berth_status berth_executor_output_info(const berth_executor *ex, uint32_t lane,
 uint32_t berth_executor_bucket_count(const berth_executor *ex, uint32_t lane);
 void berth_executor_bucket_describe(const berth_executor *ex, uint32_t lane, uint32_t bucket,
                                     char *buf, size_t cap);
+/* The graph of (lane, bucket) as the backend would first be shown it:
+ * every dyn dim bound to the bucket's value, shape math folded, every
+ * operand's shape inferred, nothing fused yet. visit(ctx, graph) is
+ * called once; the graph is valid only during that call. For tools that
+ * study a model's shapes (the benchmark lists its matrix products); no
+ * plan is built and the backend is not asked. BERTH_ERR_INVALID for a
+ * bucket that does not exist or does not specialize. */
+berth_status berth_executor_bucket_graph(berth_executor *ex, uint32_t lane, uint32_t bucket,
+                                         void (*visit)(void *ctx, const berth_graph_desc *graph),
+                                         void *ctx, berth_error *err);
 /* Build the plan for (lane, bucket) now instead of on first use. */
 berth_status berth_executor_prepare(berth_executor *ex, uint32_t lane, uint32_t bucket,
                                     berth_error *err);

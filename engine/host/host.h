@@ -13,6 +13,9 @@ typedef struct berth_logger {
 } berth_logger;
 
 void berth_log(const berth_logger *l, berth_log_level level, const char *msg);
+/* berth_log of a printf format, cut at 1023 bytes. */
+void berth_logf(const berth_logger *l, berth_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* One per loaded backend; must stay at a fixed address while the module
  * is loaded, since the services' ctx points at it. */

@@ -7,6 +7,6 @@
 
 int berth_cli_run(int argc, char **argv);
 int berth_cli_backends(int argc, char **argv);
-int berth_inspect_main(int argc, char **argv); /* engine/inspect.c */
+int berth_inspect_main(int argc, char **argv); /* inspect.c */
 
 #endif

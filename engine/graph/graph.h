@@ -2,7 +2,7 @@
  *
  * Values are every named thing in the file: inputs, consts and node
  * outputs. Input dims may be dynamic (`dyn("batch", 8)`); nothing else
- * carries a shape until the graph is specialized for a bucket (plan.c). */
+ * carries a shape until the graph is specialized for a bucket (specialize/). */
 #ifndef BERTH_GRAPH_H
 #define BERTH_GRAPH_H
 

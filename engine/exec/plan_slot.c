@@ -117,11 +117,18 @@ berth_status berth_node_check(berth_executor *ex, const char *graph_path, const 
  * fused node the backend refuses does not fail the bucket: the bucket is
  * specialized again with that fusion turned off. A node of the graph
  * itself that is refused stops here, before plan() is called. */
-static berth_spec *specialize_checked(berth_executor *ex, const lane *ln, uint32_t b, berth_status *st,
+static berth_spec *specialize_checked(berth_executor *ex, lane *ln, uint32_t b, berth_status *st,
                                       berth_error *err) {
     fuse_ctx fc = {ex, 0};
     for (;;) {
-        berth_spec *spec = berth_lane_specialize(ln, b, err);
+        berth_spec *spec;
+        if (b == 0 && ln->first_spec) {
+            /* open() specialized bucket 0 already; fusion has not touched it */
+            spec = ln->first_spec;
+            ln->first_spec = NULL;
+        } else {
+            spec = berth_lane_specialize(ln, b, err);
+        }
         if (!spec) {
             *st = BERTH_ERR_INVALID;
             return NULL;
@@ -176,7 +183,7 @@ static void find_output_deps(const lane *ln, uint32_t b, plan_slot *s) {
             const berth_operand *a = &s->spec->desc.operands[s->spec->desc.outputs[o]];
             const berth_operand *c = &alt->desc.operands[alt->desc.outputs[o]];
             for (uint32_t d = 0; d < a->rank && d < c->rank; d++)
-                if (a->dims[d] != c->dims[d]) s->out_dep[o * BERTH_MAX_RANK + d] |= 1u << k;
+                if (a->dims[d] != c->dims[d]) s->out_dep[o * BERTH_MAX_RANK + d] |= UINT64_C(1) << k;
         }
         berth_spec_free(alt);
     }

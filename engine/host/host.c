@@ -3,6 +3,7 @@
  * that lets a buffer change hands across the module boundary. */
 #include "host.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,15 @@ void berth_log(const berth_logger *l, berth_log_level level, const char *msg) {
         return;
     }
     if (level <= l->level) fprintf(stderr, "berth: %s\n", msg);
+}
+
+void berth_logf(const berth_logger *l, berth_log_level level, const char *fmt, ...) {
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    berth_log(l, level, line);
 }
 
 const char *berth_option_type_name(berth_option_type t) {

@@ -1,7 +1,6 @@
 /* A lane: one graph on the executor's weights, with its stage of buckets.
  * Lane 0 decides which weights are uploaded; every later lane may read
  * only those, in the same dtype and shape. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,15 +8,6 @@
 #include "dtype.h"
 #include "executor_internal.h"
 #include "util.h"
-
-void berth_logf(const berth_logger *l, berth_log_level level, const char *fmt, ...) {
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    berth_log(l, level, line);
-}
 
 static int same_shape(const weight_info *w, const bg_value *v) {
     if (w->dtype != v->dtype || w->rank != v->rank) return 0;
@@ -197,6 +187,7 @@ void berth_lane_free(berth_executor *ex, lane *ln) {
             berth_slot_free(ex, &ln->slots[b], ln->g->n_inputs, ln->g->n_outputs);
         free(ln->slots);
     }
+    if (ln->first_spec) berth_spec_free(ln->first_spec);
     berth_graph_free(ln->g);
     free(ln->name);
     free(ln->stage);

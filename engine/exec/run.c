@@ -189,11 +189,11 @@ static berth_status run(berth_executor *ex, uint32_t l, const berth_tensor *inpu
         size_t elems = 1;
         for (uint32_t d = 0; d < full->rank; d++) {
             int64_t dim = full->dims[d];
-            uint32_t dep = s->out_dep[o * BERTH_MAX_RANK + d];
+            uint64_t dep = s->out_dep[o * BERTH_MAX_RANK + d];
             /* Scale by asked/bucket for every dyn dim this one follows,
              * rounding up so no real element is cut. */
             for (uint32_t k = 0; k < g->n_syms; k++)
-                if (dep & (1u << k)) {
+                if (dep & (UINT64_C(1) << k)) {
                     int64_t bv = ln->bucket_vals[(size_t)b * g->n_syms + k];
                     dim = (dim * ln->asked[k] + bv - 1) / bv;
                 }

@@ -110,15 +110,17 @@ static berth_status open_backend(berth_executor *ex, const char *use_override, b
 
 /* Specialize lane 0 at its first bucket and ask the backend about every
  * node (unfused: fusion happens per bucket at plan time), so a graph the
- * device cannot run is refused before any upload. */
+ * device cannot run is refused before any upload. The specialization is
+ * kept for the bucket's first plan. */
 static berth_status check_graph(berth_executor *ex, berth_error *err) {
-    const lane *ln = &ex->lanes[0];
+    lane *ln = &ex->lanes[0];
     berth_spec *s = berth_lane_specialize(ln, 0, err);
     if (!s) return BERTH_ERR_INVALID;
     berth_status st = BERTH_OK;
     for (uint32_t i = 0; i < s->desc.n_nodes && st == BERTH_OK; i++)
         st = berth_node_check(ex, ln->g->path, &s->desc, i, err);
-    berth_spec_free(s);
+    if (st == BERTH_OK) ln->first_spec = s;
+    else berth_spec_free(s);
     return st;
 }
 
@@ -361,6 +363,26 @@ void berth_executor_bucket_describe(const berth_executor *ex, uint32_t l, uint32
     for (uint32_t s = 0; s < ln->g->n_syms && o < cap; s++)
         o += (size_t)snprintf(buf + o, cap - o, "%s%s=%lld", s ? " " : "", ln->g->syms[s].name,
                               (long long)ln->bucket_vals[(size_t)b * ln->g->n_syms + s]);
+}
+
+berth_status berth_executor_bucket_graph(berth_executor *ex, uint32_t l, uint32_t b,
+                                         void (*visit)(void *ctx, const berth_graph_desc *graph),
+                                         void *ctx, berth_error *err) {
+    if (l >= ex->n_lanes || b >= ex->lanes[l].n_buckets) {
+        berth_errorf(err, "no bucket %u in lane %u", b, l);
+        return BERTH_ERR_INVALID;
+    }
+    berth_status st = berth_executor_enter(ex, "berth_executor_bucket_graph", err);
+    if (st != BERTH_OK) return st;
+    berth_spec *s = berth_lane_specialize(&ex->lanes[l], b, err);
+    if (s) {
+        visit(ctx, &s->desc);
+        berth_spec_free(s);
+    } else {
+        st = BERTH_ERR_INVALID;
+    }
+    berth_executor_leave(ex);
+    return st;
 }
 
 berth_status berth_executor_prepare(berth_executor *ex, uint32_t l, uint32_t b, berth_error *err) {

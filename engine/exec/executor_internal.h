@@ -21,7 +21,7 @@ typedef struct plan_slot {
     berth_tensor *in_pad;  /* per input: bucket-sized buffer (data NULL when static) */
     berth_tensor *in_view; /* per input: what run() hands the backend */
     berth_tensor *out_full;/* per output: bucket-sized result */
-    uint32_t *out_dep;     /* per output and dim: bit s set when it scales with sym s */
+    uint64_t *out_dep;     /* per output and dim: bit s set when it scales with sym s (at most 64) */
     uint64_t host_bytes;
     /* Inputs a gather reads as indices: each value must lie in
      * [-bound, bound), checked before the backend sees it. */
@@ -41,6 +41,10 @@ typedef struct lane {
     int64_t *bucket_vals; /* n_buckets x g->n_syms */
     uint32_t *weight_ids; /* per graph value: upload id, or UINT32_MAX */
     plan_slot *slots;     /* n_buckets */
+    /* Bucket 0 as open() specialized it to ask the backend about every
+     * node before the upload, kept (unfused) for that bucket's first plan
+     * so it is not specialized twice; NULL once taken. */
+    berth_spec *first_spec;
     double *pad;          /* per input: the pad value from [inputs.NAME] */
     /* run() scratch, sized at lane creation */
     int64_t *asked;       /* n_syms */
@@ -85,9 +89,6 @@ struct berth_executor {
  * the verb when another thread holds it. Pair with berth_executor_leave. */
 berth_status berth_executor_enter(berth_executor *ex, const char *verb, berth_error *err);
 void berth_executor_leave(berth_executor *ex);
-
-void berth_logf(const berth_logger *l, berth_log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* lane.c */
 berth_status berth_lane_init(berth_executor *ex, lane *ln, const char *name, const char *graph_path,
