@@ -147,7 +147,16 @@ static int bc_lane_key(bc_parser *ps, const char *key, const char *value) {
 static int bc_backend_key(bc_parser *ps, const char *key, const char *value) {
     if (strcmp(key, "use") == 0) return bc_parse_use(ps, value);
     if (strcmp(key, "path") == 0) return bc_parse_dirs(ps, value);
-    return bc_unknown_key(ps, key, "use or path");
+    if (strcmp(key, "split") == 0) {
+        if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0) {
+            ps->c->split = value[1] == 'n';
+            ps->c->split_line = ps->line;
+            return 1;
+        }
+        return bc_fail(ps, ps->line, "[backend] split: expected on or off, found '%.*s'",
+                       bc_show(strlen(value)), value);
+    }
+    return bc_unknown_key(ps, key, "use, path or split");
 }
 
 static int bc_backend_opt(bc_parser *ps, const char *key, const char *value) {

@@ -12,6 +12,11 @@
  *   [backend]        use = vulkan, cpu      (names or paths, tried in order;
  *                                            default "cpu")
  *                    path = DIR[:DIR...]    (where names are looked up first)
+ *                    split = on|off         (on: each node to the first
+ *                                            backend of use that runs it;
+ *                                            off, the default: the whole
+ *                                            graph to the first that runs
+ *                                            every node)
  *   [backend.NAME]   any keys: handed to that backend, which validates them
  *                    (kept in file order with their lines; NAME need not
  *                    be in use, so options survive switching backends)
@@ -127,6 +132,8 @@ typedef struct berth_config {
     char **use;     /* backend names or paths, in order; default {"cpu"} */
     uint32_t n_path;
     char **path_dirs; /* [backend] path, resolved, in order */
+    int split;           /* [backend] split: 1 on, 0 off (the default) */
+    uint32_t split_line; /* its line, 0 when not given */
     uint32_t n_backends;
     bc_backend_opts *backends;
     uint32_t n_stages;

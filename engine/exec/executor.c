@@ -1,5 +1,6 @@
 /* The executor: a deployment opened from its config. Opening loads the
- * backend (with fallback), parses the lanes' graphs, checks the first
+ * backend (with fallback: the first of `use` that opens and runs every
+ * node of the first bucket), parses the lanes' graphs, checks the first
  * bucket before any byte of weights moves, then streams the weights. */
 #include <stddef.h>
 #include <stdio.h>
@@ -29,14 +30,102 @@ static uint32_t split_use(const char *use, char items[][256], uint32_t cap) {
     return n;
 }
 
-/* Try each backend of `use` in order; log why each skipped one was
- * skipped, and if none opens, say why for all of them. A backend is
- * skipped when its module cannot be found, loaded or negotiated with, or
+/* Parse every lane's graph. Done once, when the first backend opens:
+ * a config whose backends cannot open is refused for that before its
+ * graphs are read. */
+static berth_status init_lanes(berth_executor *ex, berth_error *err) {
+    ex->lanes = calloc(ex->cfg->n_lanes, sizeof *ex->lanes);
+    if (!ex->lanes) {
+        berth_errorf(err, "out of memory");
+        return BERTH_ERR_NOMEM;
+    }
+    for (uint32_t i = 0; i < ex->cfg->n_lanes; i++) {
+        const bc_lane *cl = &ex->cfg->lanes[i];
+        ex->n_lanes = i + 1;
+        berth_status st = berth_lane_init(ex, &ex->lanes[i], cl->name, cl->graph, cl->stage, i == 0, err);
+        if (st != BERTH_OK) return st;
+    }
+    return BERTH_OK;
+}
+
+/* Ask the open backend about every node of lane 0 at its first bucket
+ * (unfused: fusion happens per bucket at plan time), so a graph the
+ * device cannot run is refused before any upload. The specialization is
+ * made once and kept for the bucket's first plan. */
+static berth_status check_graph(berth_executor *ex, berth_error *err) {
+    lane *ln = &ex->lanes[0];
+    if (!ln->first_spec && !(ln->first_spec = berth_lane_specialize(ln, 0, err)))
+        return BERTH_ERR_INVALID;
+    const berth_spec *s = ln->first_spec;
+    berth_status st = BERTH_OK;
+    for (uint32_t i = 0; i < s->desc.n_nodes && st == BERTH_OK; i++)
+        st = berth_node_check(ex, ln->g->path, &s->desc, i, err);
+    return st;
+}
+
+/* Load, negotiate with and open backend `item`. BERTH_OK with ex->mod
+ * and ex->dev set; otherwise nothing is left loaded, e says why and
+ * *loaded says whether the module loaded (its open() failed) or not. */
+static berth_status open_one(berth_executor *ex, const char *item, int *loaded, berth_error *e) {
+    const berth_config *c = ex->cfg;
+    berth_status st = berth_module_load(item, (const char *const *)c->path_dirs, c->n_path,
+                                        &ex->host.services, &ex->mod, e);
+    *loaded = st == BERTH_OK;
+    if (st != BERTH_OK) return st;
+    /* Options come from [backend.NAME], NAME being the name the config
+     * used, or the module's own name when a path was used. */
+    const char *name = strchr(item, '/') ? ex->mod.be->name : item;
+    ex->host.opts = berth_config_backend(c, name);
+    snprintf(ex->host.backend_name, sizeof ex->host.backend_name, "%s", ex->mod.be->name);
+    /* A 1.1 module's declared options are checked here, before open();
+     * a bad one stops like open() returning INVALID. */
+    st = berth_host_check_options(ex->mod.be, ex->host.opts, c->path, e);
+    if (st == BERTH_OK) {
+        berth_backend_msg_reset(e);
+        st = ex->mod.be->open(&ex->host.services, &ex->dev, e);
+        st = berth_backend_result(st, ex->mod.be->name, "open", e, e);
+    }
+    if (st == BERTH_OK) {
+        berth_caps caps;
+        memset(&caps, 0, sizeof caps);
+        caps.struct_size = sizeof caps;
+        berth_error ce;
+        berth_backend_msg_reset(&ce);
+        berth_status cs = ex->mod.be->caps(ex->dev, &caps, &ce);
+        /* Caps only name the device here: a failure is worth a warning,
+         * not refusing a device that opened. */
+        ex->device_name[0] = 0;
+        if (berth_backend_result(cs, ex->mod.be->name, "caps", &ce, &ce) != BERTH_OK)
+            berth_logf(&ex->log, BERTH_LOG_WARN, "device name unknown: %s", ce.msg);
+        else if (caps.device_name)
+            snprintf(ex->device_name, sizeof ex->device_name, "%s", caps.device_name);
+        return BERTH_OK;
+    }
+    ex->dev = NULL;
+    ex->host.opts = NULL;
+    berth_module_unload(&ex->mod);
+    return st;
+}
+
+static void close_one(berth_executor *ex) {
+    ex->mod.be->close(ex->dev);
+    ex->dev = NULL;
+    ex->host.opts = NULL;
+    ex->device_name[0] = 0;
+    berth_module_unload(&ex->mod);
+}
+
+/* Try each backend of `use` in order; the graph goes to the first that
+ * opens and runs every node of it (supports_node, or supports_op for a
+ * 1.0 module, at lane 0's first bucket). Log why each skipped one was
+ * skipped, and if none serves, say why for all of them. A backend is
+ * skipped when its module cannot be found, loaded or negotiated with,
  * when open() says BERTH_ERR_DEVICE (no usable device) or
- * BERTH_ERR_UNSUPPORTED (this device cannot serve). Any other failure of
- * open() is the user's to fix (a mistyped option) or a fault worth
- * seeing (memory, a bug): falling back would hide it behind a warning
- * and run somewhere the user did not ask for, so it stops the open. */
+ * BERTH_ERR_UNSUPPORTED (this device cannot serve), or when it refuses
+ * a node with BERTH_ERR_UNSUPPORTED. Any other failure is the user's to
+ * fix (a mistyped option, a bad graph) or a fault worth seeing (memory,
+ * a bug): falling back would hide it behind a warning and run somewhere
+ * the user did not ask for, so it stops the open. */
 static berth_status open_backend(berth_executor *ex, const char *use_override, berth_error *err) {
     const berth_config *c = ex->cfg;
     char items[16][256];
@@ -53,46 +142,39 @@ static berth_status open_backend(berth_executor *ex, const char *use_override, b
         berth_errorf(err, "%s: [backend] use lists no backend", c->path);
         return BERTH_ERR_INVALID;
     }
+    if (c->split) {
+        berth_errorf(err, "%s:%u: [backend] split = on is not supported by this build of berth; "
+                     "use split = off", c->path, c->split_line);
+        return BERTH_ERR_UNSUPPORTED;
+    }
     char reasons[BERTH_ERROR_CAP];
     size_t off = 0;
     reasons[0] = 0;
+    uint32_t refused = 0; /* backends that opened and refused a node */
     for (uint32_t i = 0; i < n; i++) {
         berth_error e;
-        berth_status st = berth_module_load(items[i], (const char *const *)c->path_dirs, c->n_path,
-                                            &ex->host.services, &ex->mod, &e);
+        int loaded;
+        berth_status st = open_one(ex, items[i], &loaded, &e);
         if (st == BERTH_OK) {
-            /* Options come from [backend.NAME], NAME being the name the
-             * config used, or the module's own name when a path was used. */
-            const char *name = strchr(items[i], '/') ? ex->mod.be->name : items[i];
-            ex->host.opts = berth_config_backend(c, name);
-            snprintf(ex->host.backend_name, sizeof ex->host.backend_name, "%s", ex->mod.be->name);
-            /* A 1.1 module's declared options are checked here, before
-             * open(); a bad one stops like open() returning INVALID. */
-            st = berth_host_check_options(ex->mod.be, ex->host.opts, c->path, &e);
-            if (st == BERTH_OK) {
-                berth_backend_msg_reset(&e);
-                st = ex->mod.be->open(&ex->host.services, &ex->dev, &e);
-                st = berth_backend_result(st, ex->mod.be->name, "open", &e, &e);
+            if (!ex->lanes) {
+                st = init_lanes(ex, err);
+                if (st != BERTH_OK) return st;
             }
+            st = check_graph(ex, &e);
             if (st == BERTH_OK) {
-                berth_caps caps;
-                memset(&caps, 0, sizeof caps);
-                caps.struct_size = sizeof caps;
-                berth_backend_msg_reset(&e);
-                berth_status cs = ex->mod.be->caps(ex->dev, &caps, &e);
-                /* Caps only name the device here: a failure is worth a
-                 * warning, not refusing a device that opened. */
-                if (berth_backend_result(cs, ex->mod.be->name, "caps", &e, &e) != BERTH_OK)
-                    berth_logf(&ex->log, BERTH_LOG_WARN, "device name unknown: %s", e.msg);
-                else if (caps.device_name)
-                    snprintf(ex->device_name, sizeof ex->device_name, "%s", caps.device_name);
                 berth_logf(&ex->log, BERTH_LOG_INFO, "backend '%s' chosen (%s, device: %s)",
                            items[i], ex->mod.path, ex->device_name);
                 return BERTH_OK;
             }
-            ex->dev = NULL;
-            ex->host.opts = NULL;
-            berth_module_unload(&ex->mod);
+            if (st != BERTH_ERR_UNSUPPORTED || !ex->lanes[0].first_spec) {
+                /* Not a refusal: the graph itself is wrong, or the
+                 * backend failed while asked. */
+                berth_errorf(err, "%s", e.msg);
+                return st;
+            }
+            close_one(ex);
+            refused++;
+        } else if (loaded) {
             if (st != BERTH_ERR_DEVICE && st != BERTH_ERR_UNSUPPORTED) {
                 berth_errorf(err, "%s", e.msg);
                 return st;
@@ -104,24 +186,9 @@ static berth_status open_backend(berth_executor *ex, const char *use_override, b
                                     e.msg);
     }
     if (n == 1) berth_errorf(err, "%s", reasons);
-    else berth_errorf(err, "no backend of '%s' could be opened: %s", use_override ? use_override : "use", reasons);
-    return BERTH_ERR_DEVICE;
-}
-
-/* Specialize lane 0 at its first bucket and ask the backend about every
- * node (unfused: fusion happens per bucket at plan time), so a graph the
- * device cannot run is refused before any upload. The specialization is
- * kept for the bucket's first plan. */
-static berth_status check_graph(berth_executor *ex, berth_error *err) {
-    lane *ln = &ex->lanes[0];
-    berth_spec *s = berth_lane_specialize(ln, 0, err);
-    if (!s) return BERTH_ERR_INVALID;
-    berth_status st = BERTH_OK;
-    for (uint32_t i = 0; i < s->desc.n_nodes && st == BERTH_OK; i++)
-        st = berth_node_check(ex, ln->g->path, &s->desc, i, err);
-    if (st == BERTH_OK) ln->first_spec = s;
-    else berth_spec_free(s);
-    return st;
+    else berth_errorf(err, "no backend of '%s' could %s: %s", use_override ? use_override : "use",
+                      refused ? "run the graph" : "be opened", reasons);
+    return refused == n ? BERTH_ERR_UNSUPPORTED : BERTH_ERR_DEVICE;
 }
 
 static berth_status upload(berth_executor *ex, berth_error *err) {
@@ -193,22 +260,8 @@ berth_status berth_executor_open(const char *config_path, const berth_open_optio
     berth_limit_init(ex, OPTION_GIVEN(opts, max_memory_bytes) ? opts->max_memory_bytes : 0);
     ex->archive = berth_archive_open(ex->cfg->weights, ex->cfg->manifest, err);
     if (!ex->archive) goto fail;
+    /* Opens the backend, reads the lanes' graphs and checks lane 0 on it. */
     st = open_backend(ex, OPTION_GIVEN(opts, use) ? opts->use : NULL, err);
-    if (st != BERTH_OK) goto fail;
-
-    ex->lanes = calloc(ex->cfg->n_lanes, sizeof *ex->lanes);
-    if (!ex->lanes) {
-        berth_errorf(err, "out of memory");
-        st = BERTH_ERR_NOMEM;
-        goto fail;
-    }
-    for (uint32_t i = 0; i < ex->cfg->n_lanes; i++) {
-        const bc_lane *cl = &ex->cfg->lanes[i];
-        ex->n_lanes = i + 1;
-        st = berth_lane_init(ex, &ex->lanes[i], cl->name, cl->graph, cl->stage, i == 0, err);
-        if (st != BERTH_OK) goto fail;
-    }
-    st = check_graph(ex, err);
     if (st != BERTH_OK) goto fail;
     /* Weights over the limit are refused before a byte is streamed, and
      * again as the backend holds them (it may align or convert). */

@@ -44,6 +44,7 @@ static const char FULL[] =
     "[backend]\n"
     "use = vulkan, ./mods/libberth-x.so ,cpu\n"
     "path = mods:/usr/lib/berth: extra \n"
+    "split = off\n"
     "\n"
     "[backend.vulkan]\n"
     "device = 1\n"
@@ -91,6 +92,7 @@ static void test_full(void) {
         CHECK(c->lanes[2].line == line_of(FULL, "[lane.head]"));
     }
 
+    CHECK(c->split == 0 && c->split_line == line_of(FULL, "split ="));
     CHECK(c->n_use == 3);
     if (c->n_use == 3) {
         CHECK(streq(c->use[0], "vulkan"));
@@ -191,6 +193,14 @@ static void test_defaults(void) {
     CHECK_NEAR(berth_config_pad(c, "x"), 0.0, 0);
     /* no [limits]: the executor applies its default */
     CHECK(c->max_memory_mb == 0 && c->max_memory_line == 0);
+    /* no split: off */
+    CHECK(c->split == 0 && c->split_line == 0);
+    berth_config_free(c);
+
+    c = parse_ok("a.ini", "[model]\ngraph = m.webnn\nweights = m.safetensors\n"
+                          "[backend]\nuse = cpu\nsplit = on\n");
+    if (!c) return;
+    CHECK(c->split == 1 && c->split_line == 6);
     berth_config_free(c);
 
     /* [backend] without use still means cpu; empty sections are fine. */
