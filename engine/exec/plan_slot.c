@@ -9,6 +9,7 @@
 #include "backend_call.h"
 #include "dtype.h"
 #include "executor_internal.h"
+#include "infer.h"
 #include "util.h"
 
 /* The host builds its arrays as plain C arrays and declares their element
@@ -46,11 +47,10 @@ static int backend_supports(void *ctx, const char *op, berth_dtype dtype) {
 }
 
 static size_t describe_operand(char *buf, size_t cap, const berth_operand *o) {
-    size_t off = (size_t)snprintf(buf, cap, "%s %s[", o->name ? o->name : "?", berth_dtype_name(o->dtype));
-    for (uint32_t d = 0; d < o->rank && off < cap; d++)
-        off += (size_t)snprintf(buf + off, cap - off, "%s%lld", d ? ", " : "", (long long)o->dims[d]);
-    if (off < cap) off += (size_t)snprintf(buf + off, cap - off, "]");
-    return off;
+    char dims[160];
+    int w = snprintf(buf, cap, "%s %s%s", o->name ? o->name : "?", berth_dtype_name(o->dtype),
+                     sp_dims_str(dims, sizeof dims, o->rank, o->dims));
+    return w > 0 ? (size_t)w : 0;
 }
 
 /* "inputs x f32[1, 4], w1 f32[4, 8]; bias b1 f32[8]; outputs h0 f32[1, 8]":
