@@ -64,6 +64,16 @@ static berth_status load(const char *path, berth_error *err) {
     return st;
 }
 
+/* Opens cfg, which must open; NULL (a failed check, the reason shown)
+ * if it does not. */
+static berth_executor *open_ok(const char *cfg) {
+    berth_executor *ex = NULL;
+    berth_error err;
+    CHECK(berth_executor_open(cfg, NULL, &ex, &err) == BERTH_OK);
+    if (!ex) fprintf(stderr, "open: %s\n", err.msg);
+    return ex;
+}
+
 static void test_loader(void) {
     berth_error err;
     CHECK(load(MOD("abi11"), &err) == BERTH_OK);
@@ -136,9 +146,7 @@ static void test_options(void) {
     const char *cfg = config("opts_ok", FIRST_DIR "/first.webnn", MOD("abi11"),
                              "[backend.abi11]\nthreads = 64\nmode = exact\ntrace = Yes\nscale = -2.5\n"
                              "[buckets]\nrows = batch=1\n");
-    berth_executor *ex = NULL;
-    berth_error err;
-    CHECK(berth_executor_open(cfg, NULL, &ex, &err) == BERTH_OK);
+    berth_executor *ex = open_ok(cfg);
     CHECK(logged("open") == 1);
     berth_executor_close(ex);
 }
@@ -147,13 +155,9 @@ static void test_options(void) {
  * is planned unfused rather than failing the bucket. */
 static void test_proc_and_fusion(void) {
     const char *cfg = config("proc", FIRST_DIR "/first.webnn", MOD("abi11"), "[buckets]\nrows = batch=2\n");
-    berth_executor *ex = NULL;
+    berth_executor *ex = open_ok(cfg);
+    if (!ex) return;
     berth_error err;
-    CHECK(berth_executor_open(cfg, NULL, &ex, &err) == BERTH_OK);
-    if (!ex) {
-        fprintf(stderr, "open: %s\n", err.msg);
-        return;
-    }
     CHECK(berth_executor_backend_proc(ex, "abi11_nosuch") == NULL);
     union {
         void *obj;
@@ -199,13 +203,9 @@ static void test_refused_bucket(void) {
     write_file(graph, "webnn_graph \"rows\" v2 {\n  inputs { x: f32[dyn(\"batch\", 128), 4]; w: f32[4, 3]; }\n"
                       "  nodes { y = matmul(x, w); }\n  outputs { y; }\n}\n");
     const char *cfg = config("rows", graph, MOD("abi11"), "[buckets]\nrows = batch=1 | batch=100\n");
-    berth_executor *ex = NULL;
+    berth_executor *ex = open_ok(cfg);
+    if (!ex) return;
     berth_error err;
-    CHECK(berth_executor_open(cfg, NULL, &ex, &err) == BERTH_OK);
-    if (!ex) {
-        fprintf(stderr, "open: %s\n", err.msg);
-        return;
-    }
     CHECK(berth_executor_prepare(ex, 0, 1, &err) == BERTH_ERR_UNSUPPORTED);
     char want[512];
     snprintf(want, sizeof want,
@@ -224,13 +224,9 @@ static void test_refused_bucket(void) {
  * caller's buffer not aligned to its element size is refused. */
 static void test_v1_module_and_alignment(void) {
     const char *cfg = config("v1", FIRST_DIR "/first.webnn", MOD("abi_v1"), "[buckets]\nrows = batch=2\n");
-    berth_executor *ex = NULL;
+    berth_executor *ex = open_ok(cfg);
+    if (!ex) return;
     berth_error err;
-    CHECK(berth_executor_open(cfg, NULL, &ex, &err) == BERTH_OK);
-    if (!ex) {
-        fprintf(stderr, "open: %s\n", err.msg);
-        return;
-    }
     CHECK(!strcmp(berth_executor_backend(ex), "abi_v1"));
     CHECK(berth_executor_backend_proc(ex, ABI11_STAT_PROC) == NULL);
     _Alignas(16) unsigned char raw[2 * 4 * sizeof(float) + 16];
