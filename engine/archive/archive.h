@@ -78,6 +78,37 @@ berth_status berth_archive_stream(berth_archive *a, const berth_weight_request *
                                   const berth_host_services *host, berth_weights **out,
                                   uint64_t *peak_scratch, berth_error *err);
 
+/* One backend to stream into: its requests (ids 0..n-1 local to it) and,
+ * on success, its weights. */
+typedef struct berth_stream_target {
+    const berth_backend *be;
+    berth_device *dev;
+    const berth_host_services *host;
+    const berth_weight_request *req;
+    uint32_t n;
+    berth_weights *w; /* out */
+} berth_stream_target;
+
+/* Stream into several backends at once (a graph split across them):
+ * every tensor any target asks for is read from the file once, in file
+ * order, and handed to each target that asked for it; a target asking
+ * for the same archive tensor under two ids gets it twice, read twice, as
+ * berth_archive_stream does. The read goes into the first such target's
+ * offered memory or the scratch; every other target gets a copy (into its
+ * offered memory, or a second host buffer given to it) before the first
+ * one's upload_tensor, so host memory holds the tensor at most twice.
+ * Each target gets its own upload_begin (counting its own requests) and
+ * upload_end. Every target's requests are checked before any upload_begin.
+ * Targets must be on distinct devices: a backend may offer memory that
+ * belongs to its device, and a second target on that device could reuse
+ * it before the first is done. On failure every target's weights are
+ * freed (t[k].w NULL) and err names the file, the tensor, and the backend
+ * whose verb failed. `peak_scratch`, when non-NULL, receives the most
+ * host memory the engine held at once. berth_archive_stream is this with
+ * one target. */
+berth_status berth_archive_stream_to(berth_archive *a, berth_stream_target *t, uint32_t n_targets,
+                                     uint64_t *peak_scratch, berth_error *err);
+
 /* Writer (tests and tools). Writes a SafeTensors file, header padded with
  * spaces to a multiple of 8, to PATH.tmp.XXXXXX then renames it into
  * place; on any failure no file and no temporary is left. 4-bit values

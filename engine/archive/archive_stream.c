@@ -5,7 +5,12 @@
  * costs one positioned read into memory the backend offered or into a
  * scratch buffer, a conversion in place, and upload_tensor. The payload is
  * never held twice: peak host memory is what the backend keeps plus the
- * largest tensor. */
+ * largest tensor.
+ *
+ * A graph split across backends streams the file once into all of them:
+ * a tensor several backends want is read once and copied to the others,
+ * so it is held at most twice (the read and one copy). One backend is the
+ * same walk with one target, and never needs the copy. */
 #include "archive_internal.h"
 
 #include <errno.h>
@@ -178,59 +183,182 @@ static void widen_bf16(unsigned char *buf, size_t n) {
     }
 }
 
+/* Host memory the engine holds a tensor in: the scratch the file is read
+ * into, or the second buffer a shared tensor is copied into. */
+typedef struct hostbuf {
+    void *p;
+    size_t cap;
+    const berth_host_services *host; /* the services p came from */
+    int kept; /* a backend has taken one of these before */
+} hostbuf;
+
+/* One target while streaming: its plan in file order and how far along. */
+typedef struct target_run {
+    berth_stream_target *t;
+    item *items;
+    uint32_t next; /* items[next] is its next tensor */
+    berth_upload_info info;
+} target_run;
+
 typedef struct streamer {
     berth_archive *a;
-    const berth_backend *be;
-    const berth_host_services *host;
-    berth_weights *w;
-    void *scratch;
-    size_t scratch_cap;
-    size_t largest;
-    int backend_keeps; /* the backend has taken a GIVEN buffer before */
-    uint64_t peak;
+    target_run *run;
+    uint32_t n_run;
+    uint32_t *round; /* targets taking the current tensor, the one read for first */
+    hostbuf scratch, copy;
+    size_t largest;        /* any target's largest tensor: sizes the scratch */
+    size_t largest_shared; /* largest tensor two targets share: sizes the copy */
+    uint64_t peak;         /* most bytes held in scratch and copy at once */
 } streamer;
 
-/* A scratch of at least `need` bytes. Until the backend shows it keeps
- * GIVEN buffers, one scratch sized for the largest tensor serves all;
- * after that each new scratch is sized for its tensor, so the backend is
- * not handed a large buffer to keep for a small tensor. */
-static void *scratch_for(streamer *s, size_t need) {
-    if (s->scratch && s->scratch_cap >= need) return s->scratch;
-    if (s->scratch) s->host->free(s->host->ctx, s->scratch);
-    size_t size = s->backend_keeps ? need : s->largest;
-    if (size < need) size = need;
-    s->scratch = s->host->alloc(s->host->ctx, size ? size : 1, 64);
-    s->scratch_cap = s->scratch ? size : 0;
-    if (s->scratch && size > s->peak) s->peak = size;
-    return s->scratch;
+static int same_host(const berth_host_services *x, const berth_host_services *y) {
+    return x == y || (x->alloc == y->alloc && x->free == y->free && x->ctx == y->ctx);
 }
 
-static berth_status upload_one(streamer *s, const item *it, const berth_weight_request *r,
-                               berth_error *err) {
+static void hostbuf_drop(hostbuf *b) {
+    if (b->p) b->host->free(b->host->ctx, b->p);
+    b->p = NULL;
+    b->cap = 0;
+}
+
+/* A backend took the buffer: it is the backend's to free now. */
+static void hostbuf_taken(hostbuf *b) {
+    b->p = NULL;
+    b->cap = 0;
+    b->kept = 1;
+}
+
+/* A buffer of at least `need` bytes from `host`, the services of the
+ * target it may be given to (that backend frees it with its own host).
+ * Until a backend shows it keeps GIVEN buffers, one buffer sized for
+ * `usual` serves all; after that each new one is sized for its tensor, so
+ * a backend is not handed a large buffer to keep for a small tensor. */
+static void *hostbuf_get(streamer *s, hostbuf *b, const berth_host_services *host, size_t need,
+                         size_t usual) {
+    if (b->p && b->cap >= need && same_host(b->host, host)) return b->p;
+    hostbuf_drop(b);
+    size_t size = b->kept ? need : usual;
+    if (size < need) size = need;
+    b->p = host->alloc(host->ctx, size ? size : 1, 64);
+    b->cap = b->p ? size : 0;
+    b->host = host;
+    uint64_t held = (uint64_t)s->scratch.cap + s->copy.cap;
+    if (held > s->peak) s->peak = held;
+    return b->p;
+}
+
+/* Gathers into s->round the targets whose next tensor comes first in the
+ * file, each once, and moves them past it: they share one read. A target
+ * wanting that tensor again under another id, or converted otherwise
+ * than the first target's, waits for the next round and its own read.
+ * Returns how many targets, 0 when every target is done. */
+static uint32_t next_round(streamer *s) {
+    const item *first = NULL;
+    for (uint32_t k = 0; k < s->n_run; k++) {
+        const target_run *r = &s->run[k];
+        if (r->next < r->t->n && (!first || r->items[r->next].entry < first->entry))
+            first = &r->items[r->next];
+    }
+    uint32_t m = 0;
+    for (uint32_t k = 0; first && k < s->n_run; k++) {
+        target_run *r = &s->run[k];
+        const item *it = r->next < r->t->n ? &r->items[r->next] : NULL;
+        if (it && it->entry == first->entry && it->widen == first->widen &&
+            it->bytes == first->bytes) {
+            s->round[m++] = k;
+            r->next++;
+        }
+    }
+    return m;
+}
+
+/* The item target r takes this round (next_round moved it past). */
+static const item *current(const target_run *r) { return &r->items[r->next - 1]; }
+
+/* The tensor as target r's backend knows it: its own id, and the dtype
+ * and shape its graph declares. */
+static void describe(berth_weight_desc *d, const target_run *r) {
+    const item *it = current(r);
+    const berth_weight_request *q = &r->t->req[it->req];
+    memset(d, 0, sizeof *d);
+    d->name = q->ref;
+    d->id = q->id;
+    d->dtype = q->dtype;
+    d->rank = q->rank;
+    memcpy(d->dims, q->dims, sizeof d->dims);
+    d->bytes = (size_t)it->bytes;
+}
+
+/* The memory target r's backend offers for tensor d, or NULL in *dest. */
+static berth_status ask_dest(streamer *s, const target_run *r, const berth_weight_desc *d,
+                             const ba_entry *e, void **dest, berth_error *err) {
+    const berth_backend *be = r->t->be;
+    *dest = NULL;
+    if (!be->upload_dest) return BERTH_OK;
+    berth_error why;
+    berth_backend_msg_reset(&why);
+    berth_status st = be->upload_dest(r->t->w, d, dest, &why);
+    st = berth_backend_result(st, be->name, "upload_dest", &why, &why);
+    if (st != BERTH_OK) {
+        *dest = NULL;
+        ba_fail(err, "%s: tensor '%s': %s", s->a->path, e->name, why.msg);
+    }
+    return st;
+}
+
+/* upload_tensor to target r; a GIVEN buffer the backend takes leaves b. */
+static berth_status hand_over(streamer *s, const target_run *r, const berth_weight_desc *d,
+                              const ba_entry *e, void *data, uint32_t flags, hostbuf *b,
+                              berth_error *err) {
+    const berth_backend *be = r->t->be;
+    berth_error why;
+    int taken = 0;
+    berth_backend_msg_reset(&why);
+    berth_status st = be->upload_tensor(r->t->w, d, data, flags, &taken, &why);
+    if (flags == BERTH_UPLOAD_GIVEN && taken) hostbuf_taken(b);
+    st = berth_backend_result(st, be->name, "upload_tensor", &why, &why);
+    if (st != BERTH_OK) ba_fail(err, "%s: tensor '%s': %s", s->a->path, e->name, why.msg);
+    return st;
+}
+
+/* Another target's copy of the tensor already read into src. */
+static berth_status copy_to(streamer *s, const target_run *r, const void *src, const ba_entry *e,
+                            berth_error *err) {
+    berth_weight_desc d;
+    describe(&d, r);
+    void *dest;
+    berth_status st = ask_dest(s, r, &d, e, &dest, err);
+    if (st != BERTH_OK) return st;
+    uint32_t flags = BERTH_UPLOAD_IN_PLACE;
+    if (!dest) {
+        flags = BERTH_UPLOAD_GIVEN;
+        dest = hostbuf_get(s, &s->copy, r->t->host, d.bytes, s->largest_shared);
+        if (!dest) {
+            ba_fail(err, "%s: tensor '%s': out of memory for a %zu-byte copy for backend '%s'",
+                    s->a->path, e->name, d.bytes, r->t->be->name);
+            return BERTH_ERR_NOMEM;
+        }
+    }
+    memcpy(dest, src, d.bytes);
+    return hand_over(s, r, &d, e, dest, flags, &s->copy, err);
+}
+
+/* One read of the round's tensor, into the memory its first target
+ * offers or the scratch; every other target gets its copy before the
+ * first target's upload_tensor, which may convert the bytes in place or
+ * keep the scratch. */
+static berth_status stream_round(streamer *s, uint32_t m, berth_error *err) {
+    const target_run *own = &s->run[s->round[0]];
+    const item *it = current(own);
     const ba_entry *e = &s->a->entries[it->entry];
     const char *f = s->a->path;
-    berth_weight_desc d = {0};
-    d.name = r->ref;
-    d.id = r->id;
-    d.dtype = r->dtype;
-    d.rank = r->rank;
-    memcpy(d.dims, r->dims, sizeof d.dims);
-    d.bytes = (size_t)it->bytes;
-
-    berth_error why;
-    void *buf = NULL;
-    uint32_t flags = BERTH_UPLOAD_GIVEN;
-    if (s->be->upload_dest) {
-        berth_backend_msg_reset(&why);
-        berth_status st = s->be->upload_dest(s->w, &d, &buf, &why);
-        st = berth_backend_result(st, s->be->name, "upload_dest", &why, &why);
-        if (st != BERTH_OK) {
-            ba_fail(err, "%s: tensor '%s': %s", f, e->name, why.msg);
-            return st;
-        }
-        if (buf) flags = BERTH_UPLOAD_IN_PLACE;
-    }
-    if (!buf && !(buf = scratch_for(s, d.bytes))) {
+    berth_weight_desc d;
+    describe(&d, own);
+    void *buf;
+    berth_status st = ask_dest(s, own, &d, e, &buf, err);
+    if (st != BERTH_OK) return st;
+    uint32_t flags = buf ? BERTH_UPLOAD_IN_PLACE : BERTH_UPLOAD_GIVEN;
+    if (!buf && !(buf = hostbuf_get(s, &s->scratch, own->t->host, d.bytes, s->largest))) {
         ba_fail(err, "%s: tensor '%s': out of memory for a %zu-byte scratch", f, e->name, d.bytes);
         return BERTH_ERR_NOMEM;
     }
@@ -243,20 +371,125 @@ static berth_status upload_one(streamer *s, const item *it, const berth_weight_r
         return BERTH_ERR_IO;
     }
     if (it->widen) widen_bf16(buf, (size_t)(e->bytes / 2));
-    int taken = 0;
-    berth_backend_msg_reset(&why);
-    berth_status st = s->be->upload_tensor(s->w, &d, buf, flags, &taken, &why);
-    if (flags == BERTH_UPLOAD_GIVEN && taken) {
-        s->scratch = NULL;
-        s->scratch_cap = 0;
-        s->backend_keeps = 1;
+    for (uint32_t j = 1; j < m && st == BERTH_OK; j++)
+        st = copy_to(s, &s->run[s->round[j]], buf, e, err);
+    if (st != BERTH_OK) return st;
+    return hand_over(s, own, &d, e, buf, flags, &s->scratch, err);
+}
+
+/* With several targets, says which one a failure belongs to; with one,
+ * the message stays as berth_archive_stream has always written it. */
+static void name_target(berth_error *err, const streamer *s, uint32_t k) {
+    if (!err || s->n_run < 2) return;
+    char msg[sizeof err->msg];
+    memcpy(msg, err->msg, sizeof msg);
+    msg[sizeof msg - 1] = 0;
+    const berth_backend *be = s->run[k].t->be;
+    ba_fail(err, "%s (streaming into backend '%s')", msg, be && be->name ? be->name : "?");
+}
+
+static int target_ok(const berth_stream_target *t) {
+    const berth_backend *be = t->be;
+    const berth_host_services *host = t->host;
+    return be && host && (!t->n || t->req) && be->upload_begin && be->upload_tensor &&
+           be->upload_end && be->free_weights && host->alloc && host->free;
+}
+
+static berth_status missing(berth_archive *a, berth_error *err) {
+    ba_fail(err, "%s: stream: missing archive, backend verb, host service or output",
+            a ? a->path : "archive");
+    return BERTH_ERR_INVALID;
+}
+
+/* Matches every target's requests, then announces each target's own
+ * share to its backend: a mismatch anywhere uploads nothing anywhere. */
+static berth_status begin_all(streamer *s, berth_error *err) {
+    berth_archive *a = s->a;
+    for (uint32_t k = 0; k < s->n_run; k++) {
+        target_run *r = &s->run[k];
+        r->items = plan_items(a, r->t->req, r->t->n, err);
+        if (!r->items) {
+            name_target(err, s, k);
+            return BERTH_ERR_INVALID;
+        }
+        r->info = (berth_upload_info){.struct_size = sizeof r->info, .n_tensors = r->t->n,
+                                      .weight_desc_size = (uint32_t)BERTH_WEIGHT_DESC_V1_SIZE};
+        for (uint32_t i = 0; i < r->t->n; i++) {
+            r->info.total_bytes += r->items[i].bytes;
+            if (r->items[i].bytes > r->info.largest_bytes) r->info.largest_bytes = r->items[i].bytes;
+        }
+        if (r->info.largest_bytes > s->largest) s->largest = (size_t)r->info.largest_bytes;
     }
-    st = berth_backend_result(st, s->be->name, "upload_tensor", &why, &why);
-    if (st != BERTH_OK) {
-        ba_fail(err, "%s: tensor '%s': %s", f, e->name, why.msg);
-        return st;
+    /* A dry walk sizes the copy buffer for the shared tensors alone. */
+    for (uint32_t m; (m = next_round(s));) {
+        size_t bytes = (size_t)current(&s->run[s->round[0]])->bytes;
+        if (m > 1 && bytes > s->largest_shared) s->largest_shared = bytes;
+    }
+    for (uint32_t k = 0; k < s->n_run; k++) s->run[k].next = 0;
+    for (uint32_t k = 0; k < s->n_run; k++) {
+        berth_stream_target *t = s->run[k].t;
+        berth_error why;
+        berth_backend_msg_reset(&why);
+        berth_status st = t->be->upload_begin(t->dev, &s->run[k].info, &t->w, &why);
+        st = berth_backend_result(st, t->be->name, "upload_begin", &why, &why);
+        if (st != BERTH_OK) {
+            ba_fail(err, "%s: %s", a->path, why.msg);
+            return st;
+        }
     }
     return BERTH_OK;
+}
+
+berth_status berth_archive_stream_to(berth_archive *a, berth_stream_target *t, uint32_t n_targets,
+                                     uint64_t *peak_scratch, berth_error *err) {
+    if (peak_scratch) *peak_scratch = 0;
+    for (uint32_t k = 0; t && k < n_targets; k++) t[k].w = NULL;
+    if (!a || (n_targets && !t)) return missing(a, err);
+    for (uint32_t k = 0; k < n_targets; k++) {
+        if (!target_ok(&t[k])) return missing(a, err);
+        for (uint32_t j = 0; j < k; j++)
+            if (t[k].dev && t[k].dev == t[j].dev) {
+                ba_fail(err, "%s: stream: backends '%s' and '%s' share one device; each target "
+                        "needs its own", a->path, t[j].be->name, t[k].be->name);
+                return BERTH_ERR_INVALID;
+            }
+    }
+    streamer s = {.a = a, .n_run = n_targets};
+    s.run = calloc(n_targets ? n_targets : 1, sizeof *s.run);
+    s.round = calloc(n_targets ? n_targets : 1, sizeof *s.round);
+    if (!s.run || !s.round) {
+        free(s.run);
+        free(s.round);
+        ba_fail(err, "%s: out of memory planning uploads for %u backends", a->path, n_targets);
+        return BERTH_ERR_NOMEM;
+    }
+    for (uint32_t k = 0; k < n_targets; k++) s.run[k].t = &t[k];
+
+    berth_status st = begin_all(&s, err);
+    for (uint32_t m; st == BERTH_OK && (m = next_round(&s));) st = stream_round(&s, m, err);
+    /* Bytes read from a file someone rewrote mid-load would mix two
+     * models without any error: refuse what was read instead. */
+    if (st == BERTH_OK && !ba_check_unchanged(a, err)) st = BERTH_ERR_IO;
+    for (uint32_t k = 0; k < n_targets && st == BERTH_OK; k++) {
+        berth_error why;
+        berth_backend_msg_reset(&why);
+        st = t[k].be->upload_end(t[k].w, &why);
+        st = berth_backend_result(st, t[k].be->name, "upload_end", &why, &why);
+        if (st != BERTH_OK) ba_fail(err, "%s: %s", a->path, why.msg);
+    }
+
+    hostbuf_drop(&s.scratch);
+    hostbuf_drop(&s.copy);
+    for (uint32_t k = 0; k < n_targets; k++) free(s.run[k].items);
+    free(s.run);
+    free(s.round);
+    if (peak_scratch) *peak_scratch = s.peak;
+    if (st != BERTH_OK)
+        for (uint32_t k = 0; k < n_targets; k++) {
+            if (t[k].w) t[k].be->free_weights(t[k].w);
+            t[k].w = NULL;
+        }
+    return st;
 }
 
 berth_status berth_archive_stream(berth_archive *a, const berth_weight_request *req, uint32_t n,
@@ -264,48 +497,12 @@ berth_status berth_archive_stream(berth_archive *a, const berth_weight_request *
                                   const berth_host_services *host, berth_weights **out,
                                   uint64_t *peak_scratch, berth_error *err) {
     if (out) *out = NULL;
-    if (peak_scratch) *peak_scratch = 0;
-    if (!a || !be || !host || !out || (n && !req) || !be->upload_begin || !be->upload_tensor ||
-        !be->upload_end || !be->free_weights || !host->alloc || !host->free) {
-        ba_fail(err, "%s: stream: missing archive, backend verb, host service or output",
-                a ? a->path : "archive");
-        return BERTH_ERR_INVALID;
+    if (!out) {
+        if (peak_scratch) *peak_scratch = 0;
+        return missing(a, err);
     }
-    item *items = plan_items(a, req, n, err);
-    if (!items) return BERTH_ERR_INVALID;
-    berth_upload_info info = {.struct_size = sizeof info, .n_tensors = n,
-                             .weight_desc_size = (uint32_t)BERTH_WEIGHT_DESC_V1_SIZE};
-    for (uint32_t i = 0; i < n; i++) {
-        info.total_bytes += items[i].bytes;
-        if (items[i].bytes > info.largest_bytes) info.largest_bytes = items[i].bytes;
-    }
-    streamer s = {a, be, host, NULL, NULL, 0, (size_t)info.largest_bytes, 0, 0};
-    berth_error why;
-    berth_backend_msg_reset(&why);
-    berth_status st = be->upload_begin(dev, &info, &s.w, &why);
-    st = berth_backend_result(st, be->name, "upload_begin", &why, &why);
-    if (st != BERTH_OK) {
-        ba_fail(err, "%s: %s", a->path, why.msg);
-    } else {
-        for (uint32_t i = 0; i < n && st == BERTH_OK; i++)
-            st = upload_one(&s, &items[i], &req[items[i].req], err);
-        /* Bytes read from a file someone rewrote mid-load would mix two
-         * models without any error: refuse what was read instead. */
-        if (st == BERTH_OK && !ba_check_unchanged(a, err)) st = BERTH_ERR_IO;
-        if (st == BERTH_OK) {
-            berth_backend_msg_reset(&why);
-            st = be->upload_end(s.w, &why);
-            st = berth_backend_result(st, be->name, "upload_end", &why, &why);
-            if (st != BERTH_OK) ba_fail(err, "%s: %s", a->path, why.msg);
-        }
-    }
-    if (s.scratch) host->free(host->ctx, s.scratch);
-    free(items);
-    if (peak_scratch) *peak_scratch = s.peak;
-    if (st != BERTH_OK) {
-        if (s.w) be->free_weights(s.w);
-        return st;
-    }
-    *out = s.w;
-    return BERTH_OK;
+    berth_stream_target t = {be, dev, host, req, n, NULL};
+    berth_status st = berth_archive_stream_to(a, &t, 1, peak_scratch, err);
+    *out = t.w;
+    return st;
 }
