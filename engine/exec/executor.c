@@ -48,42 +48,45 @@ static berth_status init_lanes(berth_executor *ex, berth_error *err) {
     return BERTH_OK;
 }
 
-/* Ask the open backend about every node of lane 0 at its first bucket
- * (unfused: fusion happens per bucket at plan time), so a graph the
- * device cannot run is refused before any upload. The specialization is
- * made once and kept for the bucket's first plan. */
-static berth_status check_graph(berth_executor *ex, berth_error *err) {
+/* Ask backend k about every node of lane 0 at its first bucket (unfused:
+ * fusion happens per bucket at plan time), so a graph the device cannot
+ * run is refused before any upload. The specialization is made once and
+ * kept for the bucket's first plan. */
+static berth_status check_graph(berth_executor *ex, uint32_t k, berth_error *err) {
     lane *ln = &ex->lanes[0];
     if (!ln->first_spec && !(ln->first_spec = berth_lane_specialize(ln, 0, err)))
         return BERTH_ERR_INVALID;
     const berth_spec *s = ln->first_spec;
     berth_status st = BERTH_OK;
     for (uint32_t i = 0; i < s->desc.n_nodes && st == BERTH_OK; i++)
-        st = berth_node_check(ex, ln->g->path, &s->desc, i, err);
+        st = berth_node_check(ex, k, ln->g->path, &s->desc, i, err);
     return st;
 }
 
-/* Load, negotiate with and open backend `item`. BERTH_OK with ex->mod
- * and ex->dev set; otherwise nothing is left loaded, e says why and
+/* Load, negotiate with and open backend `item` into slot b. BERTH_OK with
+ * b->mod and b->dev set; otherwise nothing is left loaded, e says why and
  * *loaded says whether the module loaded (its open() failed) or not. */
-static berth_status open_one(berth_executor *ex, const char *item, int *loaded, berth_error *e) {
+static berth_status open_one(berth_executor *ex, exec_backend *b, const char *item, int *loaded,
+                             berth_error *e) {
     const berth_config *c = ex->cfg;
+    berth_host_init(&b->host, &ex->log);
+    snprintf(b->item, sizeof b->item, "%s", item);
     berth_status st = berth_module_load(item, (const char *const *)c->path_dirs, c->n_path,
-                                        &ex->host.services, &ex->mod, e);
+                                        &b->host.services, &b->mod, e);
     *loaded = st == BERTH_OK;
     if (st != BERTH_OK) return st;
     /* Options come from [backend.NAME], NAME being the name the config
      * used, or the module's own name when a path was used. */
-    const char *name = strchr(item, '/') ? ex->mod.be->name : item;
-    ex->host.opts = berth_config_backend(c, name);
-    snprintf(ex->host.backend_name, sizeof ex->host.backend_name, "%s", ex->mod.be->name);
+    const char *name = strchr(item, '/') ? b->mod.be->name : item;
+    b->host.opts = berth_config_backend(c, name);
+    snprintf(b->host.backend_name, sizeof b->host.backend_name, "%s", b->mod.be->name);
     /* A 1.1 module's declared options are checked here, before open();
      * a bad one stops like open() returning INVALID. */
-    st = berth_host_check_options(ex->mod.be, ex->host.opts, c->path, e);
+    st = berth_host_check_options(b->mod.be, b->host.opts, c->path, e);
     if (st == BERTH_OK) {
         berth_backend_msg_reset(e);
-        st = ex->mod.be->open(&ex->host.services, &ex->dev, e);
-        st = berth_backend_result(st, ex->mod.be->name, "open", e, e);
+        st = b->mod.be->open(&b->host.services, &b->dev, e);
+        st = berth_backend_result(st, b->mod.be->name, "open", e, e);
     }
     if (st == BERTH_OK) {
         berth_caps caps;
@@ -91,79 +94,77 @@ static berth_status open_one(berth_executor *ex, const char *item, int *loaded, 
         caps.struct_size = sizeof caps;
         berth_error ce;
         berth_backend_msg_reset(&ce);
-        berth_status cs = ex->mod.be->caps(ex->dev, &caps, &ce);
+        berth_status cs = b->mod.be->caps(b->dev, &caps, &ce);
         /* Caps only name the device here: a failure is worth a warning,
          * not refusing a device that opened. */
-        ex->device_name[0] = 0;
-        if (berth_backend_result(cs, ex->mod.be->name, "caps", &ce, &ce) != BERTH_OK)
+        b->device_name[0] = 0;
+        if (berth_backend_result(cs, b->mod.be->name, "caps", &ce, &ce) != BERTH_OK)
             berth_logf(&ex->log, BERTH_LOG_WARN, "device name unknown: %s", ce.msg);
         else if (caps.device_name)
-            snprintf(ex->device_name, sizeof ex->device_name, "%s", caps.device_name);
+            snprintf(b->device_name, sizeof b->device_name, "%s", caps.device_name);
         return BERTH_OK;
     }
-    ex->dev = NULL;
-    ex->host.opts = NULL;
-    berth_module_unload(&ex->mod);
+    b->dev = NULL;
+    berth_module_unload(&b->mod);
+    memset(b, 0, sizeof *b);
     return st;
 }
 
-static void close_one(berth_executor *ex) {
-    ex->mod.be->close(ex->dev);
-    ex->dev = NULL;
-    ex->host.opts = NULL;
-    ex->device_name[0] = 0;
-    berth_module_unload(&ex->mod);
+static void close_one(exec_backend *b) {
+    if (b->w) b->mod.be->free_weights(b->w);
+    if (b->dev) b->mod.be->close(b->dev);
+    if (b->mod.handle) berth_module_unload(&b->mod);
+    free(b->weight_id);
+    memset(b, 0, sizeof *b);
 }
 
-/* Try each backend of `use` in order; the graph goes to the first that
- * opens and runs every node of it (supports_node, or supports_op for a
- * 1.0 module, at lane 0's first bucket). Log why each skipped one was
- * skipped, and if none serves, say why for all of them. A backend is
- * skipped when its module cannot be found, loaded or negotiated with,
- * when open() says BERTH_ERR_DEVICE (no usable device) or
- * BERTH_ERR_UNSUPPORTED (this device cannot serve), or when it refuses
- * a node with BERTH_ERR_UNSUPPORTED. Any other failure is the user's to
- * fix (a mistyped option, a bad graph) or a fault worth seeing (memory,
- * a bug): falling back would hide it behind a warning and run somewhere
- * the user did not ask for, so it stops the open. */
-static berth_status open_backend(berth_executor *ex, const char *use_override, berth_error *err) {
+/* The backends `use` (or the caller's override) lists. */
+static uint32_t use_items(const berth_executor *ex, const char *use_override, char items[][256]) {
     const berth_config *c = ex->cfg;
-    char items[16][256];
+    if (use_override) return split_use(use_override, items, BERTH_MAX_USE);
     uint32_t n = 0;
-    if (use_override) {
-        n = split_use(use_override, items, 16);
-    } else {
-        for (uint32_t i = 0; i < c->n_use && i < 16; i++) {
-            snprintf(items[i], sizeof items[i], "%s", c->use[i]);
-            n++;
-        }
-    }
-    if (n == 0) {
-        berth_errorf(err, "%s: [backend] use lists no backend", c->path);
-        return BERTH_ERR_INVALID;
-    }
-    if (c->split) {
-        berth_errorf(err, "%s:%u: [backend] split = on is not supported by this build of berth; "
-                     "use split = off", c->path, c->split_line);
-        return BERTH_ERR_UNSUPPORTED;
-    }
+    for (uint32_t i = 0; i < c->n_use && i < BERTH_MAX_USE; i++)
+        snprintf(items[n++], 256, "%s", c->use[i]);
+    return n;
+}
+
+/* Whether a backend that failed to open is skipped (no usable device, no
+ * module) rather than stopping the open: any other failure is the
+ * user's to fix (a mistyped option) or a fault worth seeing, which
+ * falling back would hide. */
+static int skippable(berth_status st, int loaded) {
+    return !loaded || st == BERTH_ERR_DEVICE || st == BERTH_ERR_UNSUPPORTED;
+}
+
+/* split = off: try each backend of `use` in order; the graph goes to the
+ * first that opens and runs every node of it (supports_node, or
+ * supports_op for a 1.0 module, at lane 0's first bucket). Log why each
+ * skipped one was skipped, and if none serves, say why for all of them.
+ * A backend is skipped when its module cannot be found, loaded or
+ * negotiated with, when open() says BERTH_ERR_DEVICE (no usable device)
+ * or BERTH_ERR_UNSUPPORTED (this device cannot serve), or when it
+ * refuses a node with BERTH_ERR_UNSUPPORTED. */
+static berth_status open_first(berth_executor *ex, char items[][256], uint32_t n,
+                               const char *use_name, berth_error *err) {
     char reasons[BERTH_ERROR_CAP];
     size_t off = 0;
     reasons[0] = 0;
     uint32_t refused = 0; /* backends that opened and refused a node */
+    exec_backend *b = &ex->be[0];
     for (uint32_t i = 0; i < n; i++) {
         berth_error e;
         int loaded;
-        berth_status st = open_one(ex, items[i], &loaded, &e);
+        berth_status st = open_one(ex, b, items[i], &loaded, &e);
         if (st == BERTH_OK) {
+            ex->n_be = 1;
             if (!ex->lanes) {
                 st = init_lanes(ex, err);
                 if (st != BERTH_OK) return st;
             }
-            st = check_graph(ex, &e);
+            st = check_graph(ex, 0, &e);
             if (st == BERTH_OK) {
                 berth_logf(&ex->log, BERTH_LOG_INFO, "backend '%s' chosen (%s, device: %s)",
-                           items[i], ex->mod.path, ex->device_name);
+                           items[i], b->mod.path, b->device_name);
                 return BERTH_OK;
             }
             if (st != BERTH_ERR_UNSUPPORTED || !ex->lanes[0].first_spec) {
@@ -172,13 +173,12 @@ static berth_status open_backend(berth_executor *ex, const char *use_override, b
                 berth_errorf(err, "%s", e.msg);
                 return st;
             }
-            close_one(ex);
+            close_one(b);
+            ex->n_be = 0;
             refused++;
-        } else if (loaded) {
-            if (st != BERTH_ERR_DEVICE && st != BERTH_ERR_UNSUPPORTED) {
-                berth_errorf(err, "%s", e.msg);
-                return st;
-            }
+        } else if (!skippable(st, loaded)) {
+            berth_errorf(err, "%s", e.msg);
+            return st;
         }
         berth_logf(&ex->log, BERTH_LOG_WARN, "backend '%s' skipped: %s", items[i], e.msg);
         if (off < sizeof reasons)
@@ -186,34 +186,136 @@ static berth_status open_backend(berth_executor *ex, const char *use_override, b
                                     e.msg);
     }
     if (n == 1) berth_errorf(err, "%s", reasons);
-    else berth_errorf(err, "no backend of '%s' could %s: %s", use_override ? use_override : "use",
+    else berth_errorf(err, "no backend of '%s' could %s: %s", use_name,
                       refused ? "run the graph" : "be opened", reasons);
     return refused == n ? BERTH_ERR_UNSUPPORTED : BERTH_ERR_DEVICE;
 }
 
+/* split = on: open every backend of `use` that can be (skipping, with a
+ * warning, those skipped above for want of a device or module); the
+ * graphs are partitioned among them per bucket. */
+static berth_status open_all(berth_executor *ex, char items[][256], uint32_t n,
+                             const char *use_name, berth_error *err) {
+    char reasons[BERTH_ERROR_CAP];
+    size_t off = 0;
+    reasons[0] = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        berth_error e;
+        int loaded;
+        berth_status st = open_one(ex, &ex->be[ex->n_be], items[i], &loaded, &e);
+        if (st == BERTH_OK) {
+            berth_logf(&ex->log, BERTH_LOG_INFO, "backend '%s' opened for split execution (%s, device: %s)",
+                       items[i], ex->be[ex->n_be].mod.path, ex->be[ex->n_be].device_name);
+            ex->n_be++;
+            continue;
+        }
+        if (!skippable(st, loaded)) {
+            berth_errorf(err, "%s", e.msg);
+            return st;
+        }
+        berth_logf(&ex->log, BERTH_LOG_WARN, "backend '%s' skipped: %s", items[i], e.msg);
+        if (off < sizeof reasons)
+            off += (size_t)snprintf(reasons + off, sizeof reasons - off, "%s%s", off ? "; " : "", e.msg);
+    }
+    if (!ex->n_be) {
+        if (n == 1) berth_errorf(err, "%s", reasons);
+        else berth_errorf(err, "no backend of '%s' could be opened: %s", use_name, reasons);
+        return BERTH_ERR_DEVICE;
+    }
+    return init_lanes(ex, err);
+}
+
+static berth_status open_backends(berth_executor *ex, const char *use_override, berth_error *err) {
+    char items[BERTH_MAX_USE][256];
+    uint32_t n = use_items(ex, use_override, items);
+    if (n == 0) {
+        berth_errorf(err, "%s: [backend] use lists no backend", ex->cfg->path);
+        return BERTH_ERR_INVALID;
+    }
+    const char *use_name = use_override ? use_override : "use";
+    ex->split = ex->cfg->split;
+    return ex->split ? open_all(ex, items, n, use_name, err) : open_first(ex, items, n, use_name, err);
+}
+
+/* split = on: which backend needs which weight. Every lane's first
+ * bucket is partitioned as planned (fused as it will be, and unfused as
+ * a backend first sees it): each backend is given the weights its
+ * subgraphs read in either. A later bucket whose partition puts a
+ * weight's reader on a backend that was not given it refuses that
+ * backend for the node and tries the next. */
+static berth_status assign_split_weights(berth_executor *ex, berth_error *err) {
+    uint8_t *need = calloc((size_t)ex->n_be * (ex->n_weights ? ex->n_weights : 1), 1);
+    if (!need) {
+        berth_errorf(err, "out of memory");
+        return BERTH_ERR_NOMEM;
+    }
+    berth_status st = BERTH_OK;
+    for (uint32_t l = 0; l < ex->n_lanes && st == BERTH_OK; l++)
+        for (int fused = 0; fused < 2 && st == BERTH_OK; fused++)
+            st = berth_split_weights(ex, &ex->lanes[l], fused, need, err);
+    for (uint32_t k = 0; k < ex->n_be && st == BERTH_OK; k++) {
+        exec_backend *b = &ex->be[k];
+        b->weight_id = malloc(sizeof *b->weight_id * (ex->n_weights ? ex->n_weights : 1));
+        if (!b->weight_id) {
+            berth_errorf(err, "out of memory");
+            st = BERTH_ERR_NOMEM;
+            break;
+        }
+        for (uint32_t w = 0; w < ex->n_weights; w++)
+            b->weight_id[w] = need[(size_t)k * ex->n_weights + w] ? b->n_weights++ : UINT32_MAX;
+    }
+    free(need);
+    return st;
+}
+
+/* The weights each backend holds, streamed from the archive in one pass. */
 static berth_status upload(berth_executor *ex, berth_error *err) {
-    berth_weight_request *req = calloc(ex->n_weights ? ex->n_weights : 1, sizeof *req);
+    berth_stream_target t[BERTH_MAX_USE];
+    berth_weight_request *req = calloc((size_t)ex->n_be * (ex->n_weights ? ex->n_weights : 1), sizeof *req);
     if (!req) {
         berth_errorf(err, "out of memory");
         return BERTH_ERR_NOMEM;
     }
     const berth_graph *g = ex->lanes[0].g;
+    for (uint32_t k = 0; k < ex->n_be; k++) {
+        exec_backend *b = &ex->be[k];
+        t[k] = (berth_stream_target){b->mod.be, b->dev, &b->host.services,
+                                     req + (size_t)k * ex->n_weights, b->n_weights, NULL};
+    }
     for (uint32_t v = 0; v < g->n_values; v++) {
         uint32_t id = ex->lanes[0].weight_ids[v];
-        if (id == UINT32_MAX || req[id].ref) continue;
+        if (id == UINT32_MAX) continue;
         const bg_value *val = &g->values[v];
-        req[id].ref = val->ref;
-        req[id].value = val->name;
-        req[id].dtype = val->dtype;
-        req[id].rank = val->rank;
-        memcpy(req[id].dims, ex->weights[id].dims, sizeof req[id].dims);
-        req[id].id = id;
+        for (uint32_t k = 0; k < ex->n_be; k++) {
+            uint32_t local = ex->be[k].weight_id[id];
+            berth_weight_request *r = (berth_weight_request *)t[k].req + local;
+            if (local == UINT32_MAX || r->ref) continue;
+            r->ref = val->ref;
+            r->value = val->name;
+            r->dtype = val->dtype;
+            r->rank = val->rank;
+            memcpy(r->dims, ex->weights[id].dims, sizeof r->dims);
+            r->id = local;
+        }
     }
-    berth_status st = berth_archive_stream(ex->archive, req, ex->n_weights, ex->mod.be, ex->dev,
-                                           &ex->host.services, &ex->w, NULL, err);
+    berth_status st = berth_archive_stream_to(ex->archive, t, ex->n_be, NULL, err);
     free(req);
-    if (st != BERTH_OK) ex->w = NULL;
+    if (st == BERTH_OK)
+        for (uint32_t k = 0; k < ex->n_be; k++) ex->be[k].w = t[k].w;
     return st;
+}
+
+/* split = off: the one backend holds every weight by its own id. */
+static berth_status assign_all_weights(berth_executor *ex, berth_error *err) {
+    exec_backend *b = &ex->be[0];
+    b->weight_id = malloc(sizeof *b->weight_id * (ex->n_weights ? ex->n_weights : 1));
+    if (!b->weight_id) {
+        berth_errorf(err, "out of memory");
+        return BERTH_ERR_NOMEM;
+    }
+    for (uint32_t w = 0; w < ex->n_weights; w++) b->weight_id[w] = w;
+    b->n_weights = ex->n_weights;
+    return BERTH_OK;
 }
 
 /* Fields appended to berth_open_options since its first release: a
@@ -223,7 +325,8 @@ static berth_status upload(berth_executor *ex, berth_error *err) {
     ((o) && (o)->struct_size >= offsetof(berth_open_options, field) + sizeof((o)->field))
 
 /* The bytes the weights will take once uploaded in the dtype and shape
- * lane 0 declares: what berth_archive_stream announces to the backend. */
+ * lane 0 declares, on every backend that holds them: what
+ * berth_archive_stream_to announces to the backends. */
 static uint64_t declared_weights_bytes(const berth_executor *ex) {
     uint64_t total = 0;
     for (uint32_t i = 0; i < ex->n_weights; i++) {
@@ -232,9 +335,19 @@ static uint64_t declared_weights_bytes(const berth_executor *ex) {
         int64_t n = 1;
         for (uint32_t d = 0; d < w->rank; d++) n = berth_mul_checked(n, w->dims[d], &ok);
         size_t bytes = berth_dtype_bytes(w->dtype, (size_t)n, &ok);
-        if (!ok || total > UINT64_MAX - bytes) return UINT64_MAX;
-        total += bytes;
+        for (uint32_t k = 0; k < ex->n_be; k++) {
+            if (ex->be[k].weight_id[i] == UINT32_MAX) continue;
+            if (!ok || total > UINT64_MAX - bytes) return UINT64_MAX;
+            total += bytes;
+        }
     }
+    return total;
+}
+
+static uint64_t held_weights_bytes(const berth_executor *ex) {
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < ex->n_be; k++)
+        if (ex->be[k].w) total += ex->be[k].mod.be->weights_bytes(ex->be[k].w);
     return total;
 }
 
@@ -253,28 +366,29 @@ berth_status berth_executor_open(const char *config_path, const berth_open_optio
         ex->log.ctx = opts->log_ctx;
         ex->log.level = opts->log_level;
     }
-    berth_host_init(&ex->host, &ex->log);
     berth_status st = BERTH_ERR_INVALID;
     ex->cfg = berth_config_load(config_path, err);
     if (!ex->cfg) goto fail;
     berth_limit_init(ex, OPTION_GIVEN(opts, max_memory_bytes) ? opts->max_memory_bytes : 0);
     ex->archive = berth_archive_open(ex->cfg->weights, ex->cfg->manifest, err);
     if (!ex->archive) goto fail;
-    /* Opens the backend, reads the lanes' graphs and checks lane 0 on it. */
-    st = open_backend(ex, OPTION_GIVEN(opts, use) ? opts->use : NULL, err);
+    /* Opens the backend(s), reads the lanes' graphs and checks lane 0. */
+    st = open_backends(ex, OPTION_GIVEN(opts, use) ? opts->use : NULL, err);
+    if (st == BERTH_OK) st = ex->split ? assign_split_weights(ex, err) : assign_all_weights(ex, err);
     if (st != BERTH_OK) goto fail;
     /* Weights over the limit are refused before a byte is streamed, and
-     * again as the backend holds them (it may align or convert). */
+     * again as the backends hold them (they may align or convert). */
     st = berth_limit_check_weights(ex, declared_weights_bytes(ex), "the graphs read take", err);
     if (st != BERTH_OK) goto fail;
     uint64_t t0 = berth_now_ns();
     st = upload(ex, err);
     if (st != BERTH_OK) goto fail;
-    st = berth_limit_check_weights(ex, ex->mod.be->weights_bytes(ex->w), "take on the device", err);
+    st = berth_limit_check_weights(ex, held_weights_bytes(ex), "take on the device", err);
     if (st != BERTH_OK) goto fail;
-    berth_logf(&ex->log, BERTH_LOG_INFO, "%u weights (%llu bytes on the device) uploaded in %.1f ms",
-               ex->n_weights, (unsigned long long)ex->mod.be->weights_bytes(ex->w),
-               (double)(berth_now_ns() - t0) / 1e6);
+    for (uint32_t k = 0; k < ex->n_be; k++)
+        berth_logf(&ex->log, BERTH_LOG_INFO, "%u weights (%llu bytes) uploaded to '%s'", ex->be[k].n_weights,
+                   (unsigned long long)ex->be[k].mod.be->weights_bytes(ex->be[k].w), ex->be[k].item);
+    berth_logf(&ex->log, BERTH_LOG_INFO, "weights streamed in %.1f ms", (double)(berth_now_ns() - t0) / 1e6);
     *out = ex;
     return BERTH_OK;
 fail:
@@ -286,9 +400,7 @@ void berth_executor_close(berth_executor *ex) {
     if (!ex) return;
     for (uint32_t i = 0; i < ex->n_lanes; i++) berth_lane_free(ex, &ex->lanes[i]);
     free(ex->lanes);
-    if (ex->w) ex->mod.be->free_weights(ex->w);
-    if (ex->dev) ex->mod.be->close(ex->dev);
-    if (ex->mod.handle) berth_module_unload(&ex->mod);
+    for (uint32_t k = 0; k < ex->n_be; k++) close_one(&ex->be[k]);
     berth_archive_close(ex->archive);
     berth_config_free(ex->cfg);
     free(ex->weights);
@@ -337,12 +449,19 @@ berth_status berth_executor_add_graph(berth_executor *ex, const char *name, cons
     return st;
 }
 
-const char *berth_executor_backend(const berth_executor *ex) { return ex->mod.be->name; }
-const char *berth_executor_backend_path(const berth_executor *ex) { return ex->mod.path; }
+const char *berth_executor_backend(const berth_executor *ex) { return ex->be[0].mod.be->name; }
+const char *berth_executor_backend_path(const berth_executor *ex) { return ex->be[0].mod.path; }
 void *berth_executor_backend_proc(berth_executor *ex, const char *name) {
-    return ex ? berth_backend_proc(ex->mod.be, name) : NULL;
+    return ex ? berth_backend_proc(ex->be[0].mod.be, name) : NULL;
 }
-const char *berth_executor_device(const berth_executor *ex) { return ex->device_name; }
+const char *berth_executor_device(const berth_executor *ex) { return ex->be[0].device_name; }
+uint32_t berth_executor_backend_count(const berth_executor *ex) { return ex->n_be; }
+
+const char *berth_executor_backend_at(const berth_executor *ex, uint32_t k, const char **device) {
+    if (k >= ex->n_be) return NULL;
+    if (device) *device = ex->be[k].device_name;
+    return ex->be[k].mod.be->name;
+}
 uint32_t berth_executor_lane_count(const berth_executor *ex) { return ex->n_lanes; }
 
 const char *berth_executor_lane_name(const berth_executor *ex, uint32_t lane_i) {
@@ -451,20 +570,41 @@ berth_status berth_executor_prepare(berth_executor *ex, uint32_t l, uint32_t b, 
 }
 
 int berth_executor_is_warm(const berth_executor *ex, uint32_t l, uint32_t b) {
-    return l < ex->n_lanes && b < ex->lanes[l].n_buckets && ex->lanes[l].slots[b].plan != NULL;
+    return l < ex->n_lanes && b < ex->lanes[l].n_buckets && ex->lanes[l].slots[b].n_steps != 0;
 }
 
-void berth_executor_memory(const berth_executor *ex, berth_memory *m) {
+/* Backend k's share (k = UINT32_MAX: all of them). */
+static void memory_of(const berth_executor *ex, uint32_t k, berth_memory *m) {
     memset(m, 0, sizeof *m);
-    m->weights_bytes = ex->w ? ex->mod.be->weights_bytes(ex->w) : 0;
+    for (uint32_t j = 0; j < ex->n_be; j++)
+        if ((k == UINT32_MAX || k == j) && ex->be[j].w)
+            m->weights_bytes += ex->be[j].mod.be->weights_bytes(ex->be[j].w);
     for (uint32_t l = 0; l < ex->n_lanes; l++)
         for (uint32_t b = 0; b < ex->lanes[l].n_buckets; b++) {
             const plan_slot *s = &ex->lanes[l].slots[b];
-            if (!s->plan) continue;
+            int mine = 0;
+            for (uint32_t i = 0; i < s->n_steps; i++) {
+                const plan_step *st = &s->steps[i];
+                if (k != UINT32_MAX && st->backend != k) continue;
+                mine = 1;
+                m->plans_bytes += ex->be[st->backend].mod.be->plan_bytes(st->plan);
+            }
+            if (!mine) continue;
             m->plans++;
-            m->plans_bytes += ex->mod.be->plan_bytes(s->plan);
-            m->host_bytes += s->host_bytes;
+            /* The engine's buffers are the slot's, not any backend's. */
+            if (k == UINT32_MAX) m->host_bytes += s->host_bytes;
         }
+}
+
+void berth_executor_memory(const berth_executor *ex, berth_memory *m) { memory_of(ex, UINT32_MAX, m); }
+
+berth_status berth_executor_backend_memory(const berth_executor *ex, uint32_t k, berth_memory *m) {
+    if (k >= ex->n_be) {
+        memset(m, 0, sizeof *m);
+        return BERTH_ERR_INVALID;
+    }
+    memory_of(ex, k, m);
+    return BERTH_OK;
 }
 
 berth_status berth_executor_profile(const berth_executor *ex, uint32_t l, uint32_t b,
@@ -474,9 +614,12 @@ berth_status berth_executor_profile(const berth_executor *ex, uint32_t l, uint32
         return BERTH_ERR_INVALID;
     }
     const plan_slot *s = &ex->lanes[l].slots[b];
-    if (!ex->mod.be->plan_profile) {
-        berth_errorf(err, "backend '%s' does not time nodes", ex->mod.be->name);
-        return BERTH_ERR_UNSUPPORTED;
+    for (uint32_t i = 0; i < s->n_steps; i++) {
+        const berth_backend *be = ex->be[s->steps[i].backend].mod.be;
+        if (!be->plan_profile) {
+            berth_errorf(err, "backend '%s' does not time nodes", be->name);
+            return BERTH_ERR_UNSUPPORTED;
+        }
     }
     uint32_t n = s->spec->desc.n_nodes;
     uint64_t *ns = calloc(n ? n : 1, sizeof *ns);
@@ -484,19 +627,54 @@ berth_status berth_executor_profile(const berth_executor *ex, uint32_t l, uint32
         berth_errorf(err, "out of memory");
         return BERTH_ERR_NOMEM;
     }
-    /* The plan's timings are written by run(): read them under the same
+    /* The plans' timings are written by run(): read them under the same
      * claim. The executor is const to callers, not to its own state. */
     berth_executor *self = (berth_executor *)ex;
     berth_status st = berth_executor_enter(self, "berth_executor_profile", err);
-    if (st == BERTH_OK) {
-        berth_backend_msg_reset(err);
-        st = ex->mod.be->plan_profile(s->plan, ns, n, err);
-        st = berth_backend_result(st, ex->mod.be->name, "plan_profile", err, err);
-        berth_executor_leave(self);
+    if (st != BERTH_OK) {
+        free(ns);
+        return st;
     }
-    if (st == BERTH_OK)
-        for (uint32_t i = 0; i < n; i++)
-            fn(ctx, s->spec->desc.nodes[i].name, s->spec->desc.nodes[i].op, ns[i]);
+    /* Each step's nodes, in the order they ran. */
+    for (uint32_t i = 0; i < s->n_steps && st == BERTH_OK; i++) {
+        const plan_step *ps = &s->steps[i];
+        const berth_backend *be = ex->be[ps->backend].mod.be;
+        berth_backend_msg_reset(err);
+        st = be->plan_profile(ps->plan, ns, ps->desc.n_nodes, err);
+        st = berth_backend_result(st, be->name, "plan_profile", err, err);
+        for (uint32_t j = 0; j < ps->desc.n_nodes && st == BERTH_OK; j++)
+            fn(ctx, ps->desc.nodes[j].name, ps->desc.nodes[j].op, ns[j]);
+    }
+    berth_executor_leave(self);
     free(ns);
     return st;
+}
+
+berth_status berth_executor_subgraphs(const berth_executor *ex, uint32_t l, uint32_t b,
+                                      berth_subgraph_fn fn, void *ctx, berth_error *err) {
+    if (!berth_executor_is_warm(ex, l, b)) {
+        berth_errorf(err, "bucket %u of lane %u has no plan yet", b, l);
+        return BERTH_ERR_INVALID;
+    }
+    const plan_slot *s = &ex->lanes[l].slots[b];
+    for (uint32_t i = 0; i < s->n_steps; i++) {
+        const plan_step *ps = &s->steps[i];
+        berth_subgraph_info info;
+        memset(&info, 0, sizeof info);
+        info.backend = ps->backend;
+        info.n_nodes = ps->desc.n_nodes;
+        info.first_node = ps->desc.n_nodes ? ps->desc.nodes[0].name : "";
+        info.last_node = ps->desc.n_nodes ? ps->desc.nodes[ps->desc.n_nodes - 1].name : "";
+        info.n_in = ps->n_in;
+        info.n_out = ps->n_out;
+        info.in_names = ps->in_names;
+        info.out_names = ps->out_names;
+        info.in_crosses = ps->in_crosses;
+        info.out_crosses = ps->out_crosses;
+        info.bytes_in = ps->bytes_in;
+        info.bytes_out = ps->bytes_out;
+        info.last_run_ns = ps->last_ns;
+        fn(ctx, &info);
+    }
+    return BERTH_OK;
 }

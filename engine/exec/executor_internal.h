@@ -13,11 +13,34 @@
 #include "loader.h"
 #include "specialize.h"
 
+/* One backend's part of a plan: with split = off the whole graph, with
+ * split = on one subgraph, run in order. */
+typedef struct plan_step {
+    uint32_t backend;        /* index into the executor's backends */
+    berth_plan *plan;
+    berth_graph_desc desc;   /* what was planned: the spec's, or a subgraph cut from it */
+    uint32_t n_in, n_out;
+    berth_tensor *in, *out;  /* what run() hands the backend */
+    /* Per input: the graph input whose view it is (refreshed each run),
+     * or -1 for a buffer between subgraphs, fixed at plan time. */
+    int32_t *in_from;
+    const char **in_names, **out_names;
+    uint8_t *in_crosses, *out_crosses; /* 1: from or to another subgraph */
+    uint64_t bytes_in, bytes_out; /* crossing from or to other subgraphs, per run */
+    uint64_t last_ns;        /* the last run's time */
+} plan_step;
+
 /* One plan for one (lane, bucket), with the host buffers a run needs so
  * that a warm run allocates nothing. */
 typedef struct plan_slot {
-    berth_plan *plan;      /* NULL: cold */
+    uint32_t n_steps;      /* 0: cold */
+    plan_step *steps;
     berth_spec *spec;      /* the specialized graph, kept for profiling names */
+    void *cut;             /* berth_arena of the subgraphs' descs (split = on) */
+    void *cross;           /* the tensors crossing between subgraphs, placed by liveness */
+    /* Per output: the output whose buffer the last step wrote when the
+     * graph names one operand twice (copied after the run), else itself. */
+    uint32_t *out_src;
     berth_tensor *in_pad;  /* per input: bucket-sized buffer (data NULL when static) */
     berth_tensor *in_view; /* per input: what run() hands the backend */
     berth_tensor *out_full;/* per output: bucket-sized result */
@@ -53,6 +76,24 @@ typedef struct lane {
     int32_t *in_sym;      /* n_inputs x BERTH_MAX_RANK */
 } lane;
 
+/* Backends of `use` the executor may hold. */
+#define BERTH_MAX_USE 16
+
+/* One backend the executor holds open: with split = off the one that
+ * runs every graph, with split = on each backend of `use` that opened. */
+typedef struct exec_backend {
+    berth_host host;       /* at a fixed address: the services' ctx points at it */
+    berth_module mod;
+    berth_device *dev;
+    berth_weights *w;
+    char item[256];        /* as `use` names it */
+    char device_name[256];
+    /* Per executor weight: the id this backend holds it by, or
+     * UINT32_MAX when none of its subgraphs reads it. */
+    uint32_t *weight_id;
+    uint32_t n_weights;
+} exec_backend;
+
 /* One uploaded tensor as lane 0 declared it. */
 typedef struct weight_info {
     int32_t entry; /* archive entry index */
@@ -64,12 +105,10 @@ typedef struct weight_info {
 struct berth_executor {
     berth_config *cfg;
     berth_logger log;
-    berth_host host;
-    berth_module mod;
-    berth_device *dev;
-    berth_weights *w;
+    int split;             /* [backend] split = on */
+    uint32_t n_be;
+    exec_backend be[BERTH_MAX_USE];
     berth_archive *archive;
-    char device_name[256];
     uint32_t n_weights;
     weight_info *weights;
     uint32_t n_lanes;
@@ -114,14 +153,22 @@ berth_status berth_limit_check_built(const berth_executor *ex, const lane *ln, u
                                      berth_error *err);
 
 /* plan_slot.c */
-/* Ask the backend whether it runs node i of d: supports_node for a 1.1
+/* Ask backend k whether it runs node i of d: supports_node for a 1.1
  * module, supports_op(op, first input's dtype) for a 1.0 one. A refusal
  * comes back with the backend's status and a message naming the graph
  * file, the node, its op, the backend's reason, and what was asked: for
  * a 1.1 module every operand's name, dtype and shape, for a 1.0 module
  * the dtype supports_op was asked about. */
-berth_status berth_node_check(berth_executor *ex, const char *graph_path, const berth_graph_desc *d,
-                              uint32_t i, berth_error *err);
+berth_status berth_node_check(berth_executor *ex, uint32_t k, const char *graph_path,
+                              const berth_graph_desc *d, uint32_t i, berth_error *err);
+/* split = on: whether backend k runs node i of d; with `held`, also that
+ * it holds every weight the node reads. */
+int berth_node_runs_on(berth_executor *ex, uint32_t k, const berth_graph_desc *d, uint32_t i,
+                       int held);
+/* split = on, at open: mark in need (n_be x n_weights) the weights each
+ * backend's subgraphs read in lane ln's first bucket, fused or not. */
+berth_status berth_split_weights(berth_executor *ex, lane *ln, int fused, uint8_t *need,
+                                 berth_error *err);
 berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_error *err);
 void berth_slot_free(berth_executor *ex, plan_slot *s, uint32_t n_inputs, uint32_t n_outputs);
 

@@ -198,8 +198,9 @@ berth_status berth_limit_check_built(const berth_executor *ex, const lane *ln, u
     berth_format_bytes(w, sizeof w, weights);
     berth_format_bytes(p, sizeof p, plans);
     berth_errorf(err,
-                 "%s: once backend '%s' planned it, berth held %s (weights %s + plans %s, this one "
-                 "included), more than %s; the plan was freed",
-                 at, ex->mod.be->name, a, w, p, ex->mem_limit_what);
+                 "%s: once backend%s '%s'%s planned it, berth held %s (weights %s + plans %s, this "
+                 "one included), more than %s; the plan was freed",
+                 at, ex->n_be > 1 ? "s" : "", ex->be[0].mod.be->name, ex->n_be > 1 ? " and the rest of use" : "",
+                 a, w, p, ex->mem_limit_what);
     return BERTH_ERR_NOMEM;
 }

@@ -8,7 +8,10 @@
 
 #include "backend_call.h"
 #include "dtype.h"
+#include "arena.h"
+#include "bk.h"
 #include "executor_internal.h"
+#include "partition.h"
 #include "infer.h"
 #include "util.h"
 
@@ -22,9 +25,13 @@ _Static_assert(sizeof(berth_tensor) == BERTH_TENSOR_V1_SIZE, "tensor stride");
 _Static_assert(sizeof(berth_weight_desc) == BERTH_WEIGHT_DESC_V1_SIZE, "weight desc stride");
 
 /* The ops fusion may create, each of which can be turned off when the
- * backend refuses a node it made. */
-static const char *const fused_ops[] = {"berth.matmulEpilogue", "berth.attention",
-                                        "layerNormalization"};
+ * backend refuses a node it made, with the op of the graph each starts
+ * from (with split = on, the backend that runs that op decides). */
+static const struct fused_op {
+    const char *op, *anchor;
+} fused_ops[] = {{"berth.matmulEpilogue", "matmul"},
+                 {"berth.attention", "matmul"},
+                 {"layerNormalization", "reduceMean"}};
 #define N_FUSED_OPS (sizeof fused_ops / sizeof fused_ops[0])
 
 typedef struct fuse_ctx {
@@ -32,18 +39,34 @@ typedef struct fuse_ctx {
     unsigned disabled; /* bit k: fused_ops[k] is not to be made */
 } fuse_ctx;
 
+static int supports_op_on(berth_executor *ex, uint32_t k, const char *op, berth_dtype dtype) {
+    const exec_backend *b = &ex->be[k];
+    berth_error e;
+    berth_backend_msg_reset(&e);
+    berth_status st = b->mod.be->supports_op(b->dev, op, dtype, &e);
+    /* Only the answer matters to fusion; the message is dropped. */
+    return berth_backend_result(st, b->mod.be->name, "supports_op", &e, &e) == BERTH_OK;
+}
+
 /* Fusion's cheap pre-filter: supports_op on (op, dtype). The fused nodes
- * are then asked supports_node like every other (berth_node_check). */
+ * are then asked supports_node like every other (berth_node_check). With
+ * split = on, a fused op is made only where the first backend that runs
+ * the op it starts from runs the fused op too, so fusing moves no work
+ * to another backend; any other op, where some backend runs it. */
 static int backend_supports(void *ctx, const char *op, berth_dtype dtype) {
     fuse_ctx *fc = ctx;
     berth_executor *ex = fc->ex;
+    const char *anchor = NULL;
     for (unsigned k = 0; k < N_FUSED_OPS; k++)
-        if ((fc->disabled & (1u << k)) && !strcmp(op, fused_ops[k])) return 0;
-    berth_error e;
-    berth_backend_msg_reset(&e);
-    berth_status st = ex->mod.be->supports_op(ex->dev, op, dtype, &e);
-    /* Only the answer matters to fusion; the message is dropped. */
-    return berth_backend_result(st, ex->mod.be->name, "supports_op", &e, &e) == BERTH_OK;
+        if (!strcmp(op, fused_ops[k].op)) {
+            if (fc->disabled & (1u << k)) return 0;
+            anchor = fused_ops[k].anchor;
+        }
+    if (!ex->split) return supports_op_on(ex, 0, op, dtype);
+    for (uint32_t k = 0; k < ex->n_be; k++)
+        if (supports_op_on(ex, k, anchor ? anchor : op, dtype))
+            return anchor ? supports_op_on(ex, k, op, dtype) : 1;
+    return 0;
 }
 
 static size_t describe_operand(char *buf, size_t cap, const berth_operand *o) {
@@ -83,9 +106,10 @@ static void describe_operands(char *buf, size_t cap, const berth_graph_desc *d, 
     }
 }
 
-berth_status berth_node_check(berth_executor *ex, const char *graph_path, const berth_graph_desc *d,
-                              uint32_t i, berth_error *err) {
-    const berth_backend *be = ex->mod.be;
+berth_status berth_node_check(berth_executor *ex, uint32_t k, const char *graph_path,
+                              const berth_graph_desc *d, uint32_t i, berth_error *err) {
+    const berth_backend *be = ex->be[k].mod.be;
+    berth_device *dev = ex->be[k].dev;
     const berth_node *nd = &d->nodes[i];
     berth_dtype t = nd->n_inputs ? d->operands[nd->inputs[0]].dtype : d->operands[nd->outputs[0]].dtype;
     berth_error e;
@@ -94,10 +118,10 @@ berth_status berth_node_check(berth_executor *ex, const char *graph_path, const 
     const char *verb;
     if (berth_backend_has_supports_node(be)) {
         verb = "supports_node";
-        st = be->supports_node(ex->dev, d, i, &e);
+        st = be->supports_node(dev, d, i, &e);
     } else {
         verb = "supports_op";
-        st = be->supports_op(ex->dev, nd->op, t, &e);
+        st = be->supports_op(dev, nd->op, t, &e);
     }
     st = berth_backend_result(st, be->name, verb, &e, &e);
     if (st == BERTH_OK) return BERTH_OK;
@@ -113,12 +137,116 @@ berth_status berth_node_check(berth_executor *ex, const char *graph_path, const 
     return st;
 }
 
-/* Specialize (ln, b), fuse, and ask the backend about every node. A
- * fused node the backend refuses does not fail the bucket: the bucket is
- * specialized again with that fusion turned off. A node of the graph
- * itself that is refused stops here, before plan() is called. */
-static berth_spec *specialize_checked(berth_executor *ex, lane *ln, uint32_t b, berth_status *st,
-                                      berth_error *err) {
+/* The weight operand node i of d reads that backend k was not given, or
+ * -1: with split = on a backend holds only what its first-bucket
+ * subgraphs read. */
+static int64_t missing_weight(const berth_executor *ex, uint32_t k, const berth_graph_desc *d,
+                              uint32_t i) {
+    const berth_node *nd = &d->nodes[i];
+    const uint32_t *wid = ex->be[k].weight_id;
+    for (uint32_t j = 0; j < nd->n_inputs; j++) {
+        const berth_operand *o = &d->operands[nd->inputs[j]];
+        if (o->kind == BERTH_OPERAND_WEIGHT && wid && wid[o->weight] == UINT32_MAX) return nd->inputs[j];
+    }
+    for (uint32_t a = 0; a < nd->n_attrs; a++) {
+        const berth_attr *at = &nd->attrs[a];
+        size_t n = at->type == BERTH_ATTR_OPERAND ? 1 : at->type == BERTH_ATTR_OPERANDS ? at->count : 0;
+        for (size_t j = 0; j < n; j++) {
+            uint32_t o = at->type == BERTH_ATTR_OPERAND ? (uint32_t)at->i : (uint32_t)at->ints[j];
+            if (d->operands[o].kind == BERTH_OPERAND_WEIGHT && wid && wid[d->operands[o].weight] == UINT32_MAX)
+                return o;
+        }
+    }
+    return -1;
+}
+
+int berth_node_runs_on(berth_executor *ex, uint32_t k, const berth_graph_desc *d, uint32_t i, int held) {
+    berth_error e;
+    if (berth_node_check(ex, k, "", d, i, &e) != BERTH_OK) return 0;
+    return !held || missing_weight(ex, k, d, i) < 0;
+}
+
+typedef struct part_ctx {
+    berth_executor *ex;
+    int held;
+} part_ctx;
+
+static int part_supports(void *ctx, uint32_t k, const berth_graph_desc *d, uint32_t i) {
+    part_ctx *pc = ctx;
+    return berth_node_runs_on(pc->ex, k, d, i, pc->held);
+}
+
+/* Why no backend runs node i: each backend's reason, in `use` order. */
+static berth_status split_refusal(berth_executor *ex, const char *path, const berth_graph_desc *d,
+                                  uint32_t i, int held, berth_error *err) {
+    char why[BERTH_ERROR_CAP];
+    size_t off = 0;
+    why[0] = 0;
+    berth_status st = BERTH_ERR_UNSUPPORTED;
+    for (uint32_t k = 0; k < ex->n_be && off < sizeof why; k++) {
+        berth_error e;
+        berth_status ks = berth_node_check(ex, k, path, d, i, &e);
+        int64_t w = held && ks == BERTH_OK ? missing_weight(ex, k, d, i) : -1;
+        if (ks != BERTH_OK && ks != BERTH_ERR_UNSUPPORTED) st = ks; /* a fault, not a refusal */
+        if (ks == BERTH_OK && w < 0) continue;
+        if (k == 0) /* the first message names the node; the others need only their reason */
+            off += (size_t)snprintf(why + off, sizeof why - off, "%s", ks != BERTH_OK ? e.msg : "");
+        const char *reason = ks != BERTH_OK ? strstr(e.msg, "): ") : NULL;
+        if (ks == BERTH_OK)
+            off += (size_t)snprintf(why + off, sizeof why - off,
+                                    "%s%s: node '%s' reads weight '%s', which this backend was not "
+                                    "given (the first bucket's partition read it elsewhere)",
+                                    off ? "; " : "", ex->be[k].item, d->nodes[i].name,
+                                    d->operands[w].name);
+        else if (k)
+            off += (size_t)snprintf(why + off, sizeof why - off, "; %s: %s", ex->be[k].item,
+                                    reason ? reason + 3 : e.msg);
+    }
+    berth_errorf(err, "no backend of use runs it: %s", why);
+    return st;
+}
+
+/* Partition d among the backends; a refusal names every backend's reason. */
+static berth_status partition(berth_executor *ex, const char *path, const berth_graph_desc *d,
+                              int held, berth_partition *p, uint32_t *failed, berth_error *err) {
+    part_ctx pc = {ex, held};
+    berth_status st = berth_partition_build(d, ex->n_be, part_supports, &pc, p, failed, err);
+    if (st == BERTH_ERR_UNSUPPORTED) st = split_refusal(ex, path, d, *failed, held, err);
+    return st;
+}
+
+berth_status berth_split_weights(berth_executor *ex, lane *ln, int fused, uint8_t *need,
+                                 berth_error *err) {
+    berth_spec *spec = !fused && ln->first_spec ? ln->first_spec : berth_lane_specialize(ln, 0, err);
+    if (!spec) return BERTH_ERR_INVALID;
+    fuse_ctx fc = {ex, 0};
+    if (fused) berth_fuse(spec, backend_supports, &fc);
+    berth_partition p;
+    uint32_t failed;
+    berth_status st = partition(ex, ln->g->path, &spec->desc, 0, &p, &failed, err);
+    if (st == BERTH_OK) {
+        const berth_graph_desc *d = &spec->desc;
+        for (uint32_t k = 0; k < ex->n_be; k++)
+            for (uint32_t o = 0; o < d->n_operands; o++)
+                if (p.reads_weight[(size_t)k * d->n_operands + o])
+                    need[(size_t)k * ex->n_weights + d->operands[o].weight] = 1;
+        berth_partition_free(&p);
+    } else if (fused && st == BERTH_ERR_UNSUPPORTED) {
+        st = BERTH_OK; /* the plan will unfuse what no backend takes */
+    }
+    if (!fused && ln == &ex->lanes[0] && !ln->first_spec) ln->first_spec = spec;
+    else if (spec != ln->first_spec) berth_spec_free(spec);
+    return st;
+}
+
+/* Specialize (ln, b), fuse, and find where every node runs: on the one
+ * backend (split = off: every node asked), or partitioned among them
+ * (split = on, into *part). A fused node no backend takes does not fail
+ * the bucket: it is specialized again with that fusion turned off. A
+ * node of the graph itself that is refused stops here, before plan() is
+ * called. */
+static berth_spec *specialize_checked(berth_executor *ex, lane *ln, uint32_t b, berth_partition *part,
+                                      berth_status *st, berth_error *err) {
     fuse_ctx fc = {ex, 0};
     for (;;) {
         berth_spec *spec;
@@ -134,18 +262,24 @@ static berth_spec *specialize_checked(berth_executor *ex, lane *ln, uint32_t b, 
             return NULL;
         }
         berth_fuse(spec, backend_supports, &fc);
-        uint32_t i;
+        uint32_t i = 0;
         *st = BERTH_OK;
-        for (i = 0; i < spec->desc.n_nodes; i++)
-            if ((*st = berth_node_check(ex, ln->g->path, &spec->desc, i, err)) != BERTH_OK) break;
+        if (ex->split) {
+            *st = partition(ex, ln->g->path, &spec->desc, 1, part, &i, err);
+        } else {
+            for (i = 0; i < spec->desc.n_nodes; i++)
+                if ((*st = berth_node_check(ex, 0, ln->g->path, &spec->desc, i, err)) != BERTH_OK) break;
+        }
         if (*st == BERTH_OK) return spec;
+        /* The partitioner names the node only when none takes it. */
+        int named = ex->split ? *st == BERTH_ERR_UNSUPPORTED : i < spec->desc.n_nodes;
         unsigned k = 0;
-        while (k < N_FUSED_OPS && strcmp(spec->desc.nodes[i].op, fused_ops[k])) k++;
-        if (k == N_FUSED_OPS || (fc.disabled & (1u << k))) {
+        while (named && k < N_FUSED_OPS && strcmp(spec->desc.nodes[i].op, fused_ops[k].op)) k++;
+        if (!named || k == N_FUSED_OPS || (fc.disabled & (1u << k))) {
             berth_spec_free(spec);
             return NULL;
         }
-        berth_logf(&ex->log, BERTH_LOG_INFO, "%s: not fusing to %s: %s", ln->g->path, fused_ops[k], err->msg);
+        berth_logf(&ex->log, BERTH_LOG_INFO, "%s: not fusing to %s: %s", ln->g->path, fused_ops[k].op, err->msg);
         fc.disabled |= 1u << k;
         berth_spec_free(spec);
     }
@@ -230,13 +364,174 @@ static berth_status find_index_checks(const lane *ln, plan_slot *s, berth_error 
     return BERTH_OK;
 }
 
+/* split = off: one step, the whole graph on the one backend, handed the
+ * slot's own input views and output buffers. */
+static berth_status one_step(berth_executor *ex, plan_slot *s) {
+    const berth_graph_desc *d = &s->spec->desc;
+    plan_step *ps = &s->steps[0];
+    ps->backend = 0;
+    ps->desc = *d;
+    ps->n_in = d->n_inputs;
+    ps->n_out = d->n_outputs;
+    ps->in = s->in_view;
+    ps->out = s->out_full;
+    ps->in_names = calloc(d->n_inputs + 1, sizeof *ps->in_names);
+    ps->out_names = calloc(d->n_outputs + 1, sizeof *ps->out_names);
+    ps->in_crosses = calloc(d->n_inputs + 1, 1);
+    ps->out_crosses = calloc(d->n_outputs + 1, 1);
+    if (!ps->in_names || !ps->out_names || !ps->in_crosses || !ps->out_crosses) return BERTH_ERR_NOMEM;
+    for (uint32_t j = 0; j < d->n_inputs; j++) ps->in_names[j] = d->operands[d->inputs[j]].name;
+    for (uint32_t j = 0; j < d->n_outputs; j++) ps->out_names[j] = d->operands[d->outputs[j]].name;
+    (void)ex;
+    return BERTH_OK;
+}
+
+/* split = on: a step per subgraph, cut from the spec, with a host buffer
+ * for every tensor crossing between them (a graph output crosses
+ * through its own output buffer). */
+static berth_status split_steps(berth_executor *ex, plan_slot *s, const berth_partition *p,
+                                berth_error *err) {
+    const berth_graph_desc *d = &s->spec->desc;
+    berth_tensor **buf_of = calloc(d->n_operands + 1, sizeof *buf_of);
+    s->out_src = malloc(sizeof *s->out_src * (d->n_outputs + 1));
+    s->cut = berth_arena_new();
+    berth_tensor *cross_t = s->cut ? berth_arena_array(s->cut, p->n_crossing + 1, sizeof *cross_t) : NULL;
+    if (!buf_of || !s->out_src || !cross_t) goto nomem;
+    for (uint32_t o = 0; o < d->n_outputs; o++) {
+        uint32_t k = d->outputs[o];
+        s->out_src[o] = o;
+        if (buf_of[k]) s->out_src[o] = (uint32_t)(buf_of[k] - s->out_full);
+        else buf_of[k] = &s->out_full[o];
+    }
+    /* Crossing tensors share one host block: each lives from the
+     * subgraph writing it to the last reading it, and tensors whose
+     * lives do not overlap reuse the same bytes (as a backend places its
+     * own). A graph output crosses through its output buffer. */
+    bk_span *spans = calloc(p->n_crossing + 1, sizeof *spans);
+    if (!spans) goto nomem;
+    uint32_t n_spans = 0;
+    for (uint32_t k = 0; k < d->n_operands; k++) {
+        if (!p->crosses[k] || buf_of[k]) continue;
+        int ok = 1;
+        size_t bytes = tensor_bytes(&d->operands[k], &ok);
+        if (!ok) {
+            berth_errorf(err, "tensor '%s' crossing between backends is too large to address",
+                         d->operands[k].name);
+            free(spans);
+            free(buf_of);
+            return BERTH_ERR_INVALID;
+        }
+        bk_span *sp = &spans[n_spans++];
+        sp->size = bytes ? bytes : 1;
+        sp->id = k;
+        sp->first = INT64_MAX;
+        for (uint32_t g = 0; g < p->n_subgraphs; g++) {
+            const berth_subgraph *sg = &p->subgraphs[g];
+            for (uint32_t j = 0; j < sg->n_out; j++)
+                if (sg->out[j] == k && sp->first == INT64_MAX) sp->first = g;
+            for (uint32_t j = 0; j < sg->n_in; j++)
+                if (sg->in[j] == k) sp->last = g;
+        }
+    }
+    size_t block = bk_place(spans, n_spans, 64);
+    s->cross = n_spans ? aligned_alloc(64, (block + 63) & ~(size_t)63) : NULL;
+    if (n_spans && !s->cross) {
+        free(spans);
+        goto nomem;
+    }
+    s->host_bytes += block;
+    for (uint32_t j = 0; j < n_spans; j++) {
+        uint32_t k = spans[j].id;
+        berth_tensor *t = &cross_t[j];
+        int ok = 1;
+        set_tensor(t, &d->operands[k], tensor_bytes(&d->operands[k], &ok));
+        t->data = (char *)s->cross + spans[j].off;
+        t->capacity = t->bytes;
+        buf_of[k] = t;
+    }
+    free(spans);
+    for (uint32_t g = 0; g < p->n_subgraphs; g++) {
+        const berth_subgraph *sg = &p->subgraphs[g];
+        plan_step *ps = &s->steps[g];
+        ps->backend = sg->backend;
+        berth_status st = berth_subgraph_desc(d, sg, ex->be[sg->backend].weight_id, s->cut, &ps->desc, err);
+        if (st != BERTH_OK) {
+            free(buf_of);
+            return st;
+        }
+        ps->n_in = sg->n_in;
+        ps->n_out = sg->n_out;
+        ps->in = berth_arena_array(s->cut, sg->n_in + 1, sizeof *ps->in);
+        ps->out = berth_arena_array(s->cut, sg->n_out + 1, sizeof *ps->out);
+        ps->in_from = berth_arena_array(s->cut, sg->n_in + 1, sizeof *ps->in_from);
+        ps->in_names = berth_arena_array(s->cut, sg->n_in + 1, sizeof *ps->in_names);
+        ps->out_names = berth_arena_array(s->cut, sg->n_out + 1, sizeof *ps->out_names);
+        ps->in_crosses = berth_arena_array(s->cut, sg->n_in + 1, 1);
+        ps->out_crosses = berth_arena_array(s->cut, sg->n_out + 1, 1);
+        if (!ps->in || !ps->out || !ps->in_from || !ps->in_names || !ps->out_names || !ps->in_crosses ||
+            !ps->out_crosses)
+            goto nomem;
+        for (uint32_t j = 0; j < sg->n_in; j++) {
+            uint32_t k = sg->in[j];
+            ps->in_names[j] = d->operands[k].name;
+            ps->in_from[j] = -1;
+            if (d->operands[k].kind == BERTH_OPERAND_INPUT) {
+                for (uint32_t i = 0; i < d->n_inputs; i++)
+                    if (d->inputs[i] == k) ps->in_from[j] = (int32_t)i;
+            } else {
+                ps->in[j] = *buf_of[k]; /* an earlier subgraph wrote it */
+                ps->in_crosses[j] = 1;
+                ps->bytes_in += ps->in[j].bytes;
+            }
+        }
+        for (uint32_t j = 0; j < sg->n_out; j++) {
+            uint32_t k = sg->out[j];
+            ps->out[j] = *buf_of[k];
+            ps->out_names[j] = d->operands[k].name;
+            ps->out_crosses[j] = p->crosses[k];
+            if (p->crosses[k]) ps->bytes_out += ps->out[j].bytes;
+        }
+    }
+    free(buf_of);
+    return BERTH_OK;
+nomem:
+    free(buf_of);
+    berth_errorf(err, "out of memory preparing the subgraphs of a split plan");
+    return BERTH_ERR_NOMEM;
+}
+
+/* Plan every step on its backend. */
+static berth_status plan_steps(berth_executor *ex, plan_slot *s, berth_error *err) {
+    for (uint32_t i = 0; i < s->n_steps; i++) {
+        plan_step *ps = &s->steps[i];
+        const exec_backend *be = &ex->be[ps->backend];
+        berth_backend_msg_reset(err);
+        berth_status st = be->mod.be->plan(be->dev, be->w, &ps->desc, &ps->plan, err);
+        st = berth_backend_result(st, be->mod.be->name, "plan", err, err);
+        if (st != BERTH_OK) {
+            ps->plan = NULL;
+            if (s->n_steps > 1) {
+                char msg[BERTH_ERROR_CAP];
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                berth_errorf(err, "subgraph %u of %u (%u nodes, '%s' to '%s'): %s", i + 1, s->n_steps,
+                             ps->desc.n_nodes, ps->desc.n_nodes ? ps->desc.nodes[0].name : "",
+                             ps->desc.n_nodes ? ps->desc.nodes[ps->desc.n_nodes - 1].name : "", msg);
+            }
+            return st;
+        }
+    }
+    return BERTH_OK;
+}
+
 berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_error *err) {
     plan_slot *s = &ln->slots[b];
     const berth_graph *g = ln->g;
-    if (s->plan) return BERTH_OK;
+    if (s->n_steps) return BERTH_OK;
     berth_status st = BERTH_ERR_NOMEM;
     uint32_t ni = g->n_inputs, no = g->n_outputs;
-    s->spec = specialize_checked(ex, ln, b, &st, err);
+    berth_partition part;
+    memset(&part, 0, sizeof part);
+    s->spec = specialize_checked(ex, ln, b, &part, &st, err);
     if (!s->spec) return st;
     /* Before any buffer of the plan exists, so a bucket too large for the
      * limit costs nothing but its specialization. */
@@ -278,15 +573,17 @@ berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_er
     find_output_deps(ln, b, s);
     if ((st = find_index_checks(ln, s, err)) != BERTH_OK) goto fail;
 
-    berth_backend_msg_reset(err);
-    st = ex->mod.be->plan(ex->dev, ex->w, d, &s->plan, err);
-    st = berth_backend_result(st, ex->mod.be->name, "plan", err, err);
-    if (st != BERTH_OK) {
-        s->plan = NULL;
-        goto fail;
-    }
-    /* The backend may hold more than the estimate (packed weights,
-     * scratch): what it reports now must fit too. */
+    uint32_t n_steps = ex->split ? part.n_subgraphs : 1;
+    s->steps = calloc(n_steps, sizeof *s->steps);
+    if (!s->steps) goto nomem;
+    s->n_steps = n_steps;
+    st = ex->split ? split_steps(ex, s, &part, err) : one_step(ex, s);
+    if (st == BERTH_ERR_NOMEM && !ex->split) goto nomem;
+    if (st == BERTH_OK) st = plan_steps(ex, s, err);
+    if (st != BERTH_OK) goto fail;
+    berth_partition_free(&part);
+    /* The backends may hold more than the estimate (packed weights,
+     * scratch): what they report now must fit too. */
     if ((st = berth_limit_check_built(ex, ln, b, err)) != BERTH_OK) goto fail;
     return BERTH_OK;
 overflow:
@@ -297,16 +594,30 @@ nomem:
     berth_errorf(err, "out of memory preparing a plan of %s", g->path);
     st = BERTH_ERR_NOMEM; /* st held the last check's BERTH_OK */
 fail:
+    berth_partition_free(&part);
     berth_slot_free(ex, s, ni, no);
     return st;
 }
 
 void berth_slot_free(berth_executor *ex, plan_slot *s, uint32_t n_inputs, uint32_t n_outputs) {
-    if (s->plan) ex->mod.be->free_plan(s->plan);
+    for (uint32_t i = 0; s->steps && i < s->n_steps; i++) {
+        plan_step *ps = &s->steps[i];
+        if (ps->plan) ex->be[ps->backend].mod.be->free_plan(ps->plan);
+        if (!s->cut) { /* one step: its name arrays are its own, the tensors the slot's */
+            free(ps->in_names);
+            free(ps->out_names);
+            free(ps->in_crosses);
+            free(ps->out_crosses);
+        }
+    }
+    free(s->steps);
     if (s->in_pad)
         for (uint32_t i = 0; i < n_inputs; i++) free(s->in_pad[i].data);
     if (s->out_full)
         for (uint32_t i = 0; i < n_outputs; i++) free(s->out_full[i].data);
+    free(s->cross);
+    if (s->cut) berth_arena_free(s->cut);
+    free(s->out_src);
     free(s->in_pad);
     free(s->in_view);
     free(s->out_full);

@@ -128,6 +128,37 @@ static berth_status ensure_capacity(berth_tensor *t, size_t bytes, berth_error *
     return BERTH_OK;
 }
 
+/* Each backend's part in order; between them, crossing tensors wait in
+ * the slot's host buffers. */
+static berth_status run_steps(berth_executor *ex, plan_slot *s, berth_error *err) {
+    for (uint32_t i = 0; i < s->n_steps; i++) {
+        plan_step *ps = &s->steps[i];
+        const berth_backend *be = ex->be[ps->backend].mod.be;
+        if (ps->in_from)
+            for (uint32_t j = 0; j < ps->n_in; j++)
+                if (ps->in_from[j] >= 0) ps->in[j] = s->in_view[ps->in_from[j]];
+        uint64_t t0 = berth_now_ns();
+        berth_backend_msg_reset(err);
+        berth_status st = be->run(ps->plan, ps->in, ps->n_in, ps->out, ps->n_out, err);
+        st = berth_backend_result(st, be->name, "run", err, err);
+        ps->last_ns = berth_now_ns() - t0;
+        if (st != BERTH_OK) {
+            if (s->n_steps > 1) {
+                char msg[BERTH_ERROR_CAP];
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                berth_errorf(err, "subgraph %u of %u: %s", i + 1, s->n_steps, msg);
+            }
+            return st;
+        }
+    }
+    /* A graph output named twice was written once, to the first. */
+    if (s->out_src)
+        for (uint32_t o = 0; o < s->spec->desc.n_outputs; o++)
+            if (s->out_src[o] != o)
+                memcpy(s->out_full[o].data, s->out_full[s->out_src[o]].data, s->out_full[o].bytes);
+    return BERTH_OK;
+}
+
 static berth_status run(berth_executor *ex, uint32_t l, const berth_tensor *inputs,
                         uint32_t n_inputs, berth_tensor *outputs, uint32_t n_outputs,
                         uint32_t *bucket, berth_error *err) {
@@ -154,7 +185,7 @@ static berth_status run(berth_executor *ex, uint32_t l, const berth_tensor *inpu
         return BERTH_ERR_INVALID;
     }
     plan_slot *s = &ln->slots[b];
-    if (!s->plan) {
+    if (!s->n_steps) {
         st = berth_slot_build(ex, ln, (uint32_t)b, err);
         if (st != BERTH_OK) return st;
     }
@@ -176,9 +207,7 @@ static berth_status run(berth_executor *ex, uint32_t l, const berth_tensor *inpu
         berth_pad_copy(pad->data, pad->dims, inputs[i].data, inputs[i].dims, pad->rank, esz);
         s->in_view[i] = *pad;
     }
-    berth_backend_msg_reset(err);
-    st = ex->mod.be->run(s->plan, s->in_view, n_inputs, s->out_full, n_outputs, err);
-    st = berth_backend_result(st, ex->mod.be->name, "run", err, err);
+    st = run_steps(ex, s, err);
     if (st != BERTH_OK) return st;
 
     for (uint32_t o = 0; o < n_outputs; o++) {

@@ -67,7 +67,8 @@ berth_status berth_executor_open(const char *config_path, const berth_open_optio
                                  berth_executor **out, berth_error *err);
 void berth_executor_close(berth_executor *ex);
 
-/* The backend in use: its short name, module path and device name. */
+/* The backend in use (with split = on, the first of those held): its
+ * short name, module path and device name. */
 const char *berth_executor_backend(const berth_executor *ex);
 const char *berth_executor_backend_path(const berth_executor *ex);
 const char *berth_executor_device(const berth_executor *ex);
@@ -157,6 +158,38 @@ void berth_executor_memory(const berth_executor *ex, berth_memory *m);
 /* The memory limit in bytes; *what (optional) receives where it came
  * from, e.g. "[limits] max_memory_mb = 1024". UINT64_MAX: no limit. */
 uint64_t berth_executor_memory_limit(const berth_executor *ex, const char **what);
+
+/* The backends the executor holds: one with [backend] split = off; with
+ * split = on every backend of `use` that opened, in `use` order. _at
+ * gives backend k's module name and (optional) its device's; NULL past
+ * the last. */
+uint32_t berth_executor_backend_count(const berth_executor *ex);
+const char *berth_executor_backend_at(const berth_executor *ex, uint32_t k, const char **device);
+/* Backend k's weights and plans (host_bytes is the engine's, counted
+ * only by berth_executor_memory); `plans` counts the warm plans that have
+ * a part on it. A weight read by two backends is held, and counted, by
+ * both. BERTH_ERR_INVALID past the last backend. */
+berth_status berth_executor_backend_memory(const berth_executor *ex, uint32_t k, berth_memory *m);
+
+/* How the warm plan of (lane, bucket) runs: one subgraph per backend
+ * run, in order (a single one with split = off). Inputs are graph inputs
+ * and tensors an earlier subgraph wrote; outputs are graph outputs and
+ * tensors a later one reads; those passing between subgraphs cross
+ * through host buffers planned with the rest. */
+typedef struct berth_subgraph_info {
+    uint32_t backend;                 /* see berth_executor_backend_at */
+    uint32_t n_nodes;
+    const char *first_node, *last_node;
+    uint32_t n_in, n_out;
+    const char *const *in_names, *const *out_names;
+    const uint8_t *in_crosses, *out_crosses; /* per tensor: 1 from or to another subgraph */
+    uint64_t bytes_in, bytes_out;     /* bytes crossing from and to other subgraphs per run */
+    uint64_t last_run_ns;             /* the subgraph's time in the last run; 0 before one */
+} berth_subgraph_info;
+typedef void (*berth_subgraph_fn)(void *ctx, const berth_subgraph_info *info);
+/* Calls fn once per subgraph. BERTH_ERR_INVALID when the plan is not warm. */
+berth_status berth_executor_subgraphs(const berth_executor *ex, uint32_t lane, uint32_t bucket,
+                                      berth_subgraph_fn fn, void *ctx, berth_error *err);
 
 /* Per-node times of the last run of (lane, bucket), in graph order:
  * calls fn once per node. BERTH_ERR_UNSUPPORTED when the backend does not

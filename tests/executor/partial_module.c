@@ -1,7 +1,9 @@
-/* A backend module that is the cpu backend running only matmul and add:
+/* A backend module that is the cpu backend running only conv2d, matmul
+ * and add (a vendor's first module, say):
  * supports_node and supports_op refuse every other op with
  * BERTH_ERR_UNSUPPORTED. It stands for a device with a partial op set,
- * for the tests of which backend of `use` a graph goes to. */
+ * for the tests of which backend of `use` a graph goes to and of graphs
+ * split between it and cpu. */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,12 +13,12 @@
 static berth_backend table;
 static const berth_backend *cpu;
 
-static int runs(const char *op) { return !strcmp(op, "matmul") || !strcmp(op, "add"); }
+static int runs(const char *op) { return !strcmp(op, "conv2d") || !strcmp(op, "matmul") || !strcmp(op, "add"); }
 
 static berth_status partial_supports_op(berth_device *dev, const char *op, berth_dtype dtype,
                                         berth_error *err) {
     if (!runs(op)) {
-        snprintf(err->msg, sizeof err->msg, "partial runs only matmul and add, not %s", op);
+        snprintf(err->msg, sizeof err->msg, "partial runs only conv2d, matmul and add, not %s", op);
         return BERTH_ERR_UNSUPPORTED;
     }
     return cpu->supports_op(dev, op, dtype, err);
@@ -26,7 +28,7 @@ static berth_status partial_supports_node(berth_device *dev, const berth_graph_d
                                           uint32_t node_index, berth_error *err) {
     const char *op = graph->nodes[node_index].op;
     if (!runs(op)) {
-        snprintf(err->msg, sizeof err->msg, "partial runs only matmul and add, not %s", op);
+        snprintf(err->msg, sizeof err->msg, "partial runs only conv2d, matmul and add, not %s", op);
         return BERTH_ERR_UNSUPPORTED;
     }
     return cpu->supports_node(dev, graph, node_index, err);

@@ -1,6 +1,8 @@
 /* Once a bucket's plan exists and the caller's output has grown, a run
  * allocates nothing on the host: 1,000 batches through a warm bucket,
- * counted by alloc_count.c, must make zero allocations. */
+ * counted by alloc_count.c, must make zero allocations. With argument
+ * `split`, the model runs split between the partial fixture and cpu
+ * (three subgraphs, two tensors crossing through host buffers). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,14 +12,19 @@
 #include "check.h"
 #include "slice_fixture.h"
 
-int main(void) {
+int main(int argc, char **argv) {
+    int split = argc > 1 && !strcmp(argv[1], "split");
     slice_model model;
     if (slice_model_write(&model, 7)) return 1;
     char path[256];
     slice_write_file(&model, "alloc.ini",
-                     "[model]\ngraph = model.webnn\nweights = model.safetensors\n"
-                     "[backend.cpu]\nthreads = 2\n"
-                     "[buckets]\nrows = batch=4 | batch=16\n",
+                     split ? "[model]\ngraph = model.webnn\nweights = model.safetensors\n"
+                             "[backend]\nuse = " PARTIAL_MODULE ", cpu\nsplit = on\n"
+                             "[backend.cpu]\nthreads = 2\n"
+                             "[buckets]\nrows = batch=4 | batch=16\n"
+                           : "[model]\ngraph = model.webnn\nweights = model.safetensors\n"
+                             "[backend.cpu]\nthreads = 2\n"
+                             "[buckets]\nrows = batch=4 | batch=16\n",
                      path, sizeof path);
     berth_executor *ex;
     berth_error err;
@@ -26,6 +33,7 @@ int main(void) {
         fprintf(stderr, "open: %s\n", err.msg);
         return check_exit();
     }
+    CHECK(berth_executor_backend_count(ex) == (split ? 2u : 1u));
     float x[16 * SLICE_IN];
     for (int i = 0; i < 16 * SLICE_IN; i++) x[i] = (float)(i % 11) / 10.0f - 0.5f;
     berth_tensor in = {BERTH_DTYPE_F32, 2, {4, SLICE_IN}, x, sizeof(float) * 4 * SLICE_IN, 0};
