@@ -25,7 +25,11 @@ static const char *run_usage =
     "  --lane NAME             run only this lane\n"
     "  --use LIST              override [backend] use, e.g. --use cpu\n"
     "  --repeat N              warm runs after the first (default 3)\n"
-    "  --profile               print time per node of the last run\n"
+    "  --profile               print time per node (and per subgraph) of the\n"
+    "                          last run\n"
+    "  --explain               print, for every bucket of each lane run, the\n"
+    "                          subgraphs and backends that run it and the\n"
+    "                          tensors crossing between them\n"
     "  --quiet                 print only errors and outputs\n"
     "\n"
     "Exit status: 0 success, 1 error, 2 usage, 3 unsupported: the deployment\n"
@@ -52,6 +56,7 @@ typedef struct run_args {
     const char *use;
     int repeat;
     int profile;
+    int explain;
     int quiet;
 } run_args;
 
@@ -80,6 +85,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
             return 0;
         } else if (!strcmp(s, "--profile")) {
             a->profile = 1;
+        } else if (!strcmp(s, "--explain")) {
+            a->explain = 1;
         } else if (!strcmp(s, "--quiet")) {
             a->quiet = 1;
         } else if (!strcmp(s, "--input") || !strcmp(s, "--output") || !strcmp(s, "--lane") ||
@@ -275,6 +282,84 @@ static void print_profile(void *ctx, const char *node, const char *op, uint64_t 
     printf("    %-32s %-24s %10.3f ms\n", node, op, (double)ns / 1e6);
 }
 
+/* The names of a subgraph's tensors, crossing ones with their bytes,
+ * cut after a few: a CNN split often crosses dozens. */
+static void print_tensors(const char *what, uint32_t n, const char *const *names, const uint8_t *crosses) {
+    if (!n) return;
+    printf("      %s:", what);
+    uint32_t shown = n < 6 ? n : 5;
+    for (uint32_t j = 0; j < shown; j++) printf(" %s%s", names[j], crosses[j] ? "*" : "");
+    if (shown < n) printf(" and %u more", n - shown);
+    printf("\n");
+}
+
+typedef struct explain_ctx {
+    const berth_executor *ex;
+    uint32_t index;
+    int timed; /* print each subgraph's last run time (--profile) */
+} explain_ctx;
+
+static void print_subgraph(void *ctx, const berth_subgraph_info *s) {
+    explain_ctx *c = ctx;
+    char in[32], out[32];
+    berth_format_bytes(in, sizeof in, s->bytes_in);
+    berth_format_bytes(out, sizeof out, s->bytes_out);
+    printf("    #%-3u %-10s %5u node%s  %s%s%s", ++c->index, berth_executor_backend_at(c->ex, s->backend, NULL),
+           s->n_nodes, s->n_nodes == 1 ? " " : "s", s->first_node, s->n_nodes > 1 ? " .. " : "",
+           s->n_nodes > 1 ? s->last_node : "");
+    if (c->timed) {
+        printf("  %.3f ms\n", (double)s->last_run_ns / 1e6);
+        return;
+    }
+    printf("  crossing in %s, out %s\n", in, out);
+    print_tensors("reads", s->n_in, s->in_names, s->in_crosses);
+    print_tensors("writes", s->n_out, s->out_names, s->out_crosses);
+}
+
+typedef struct crossing_sum {
+    uint32_t n, tensors;
+    uint64_t bytes;
+    uint32_t subgraphs[16], nodes[16]; /* per backend */
+} crossing_sum;
+
+static void sum_subgraph(void *ctx, const berth_subgraph_info *s) {
+    crossing_sum *c = ctx;
+    c->n++;
+    if (s->backend < 16) {
+        c->subgraphs[s->backend]++;
+        c->nodes[s->backend] += s->n_nodes;
+    }
+    for (uint32_t j = 0; j < s->n_out; j++) c->tensors += s->out_crosses[j];
+    c->bytes += s->bytes_out;
+}
+
+/* --explain: every bucket of the lane, planned if it was not yet. */
+static int explain_lane(berth_executor *ex, uint32_t lane) {
+    for (uint32_t b = 0; b < berth_executor_bucket_count(ex, lane); b++) {
+        berth_error err;
+        char desc[256], bytes[32];
+        berth_executor_bucket_describe(ex, lane, b, desc, sizeof desc);
+        berth_status st = berth_executor_prepare(ex, lane, b, &err);
+        if (st != BERTH_OK) {
+            fprintf(stderr, "berth run: lane '%s': bucket %s: %s\n", berth_executor_lane_name(ex, lane), desc,
+                    err.msg);
+            return exit_for(st);
+        }
+        crossing_sum sum;
+        memset(&sum, 0, sizeof sum);
+        berth_executor_subgraphs(ex, lane, b, sum_subgraph, &sum, &err);
+        berth_format_bytes(bytes, sizeof bytes, sum.bytes);
+        printf("  explain bucket %s: %u subgraph%s, %u tensor%s crossing (%s per run; * marks them)\n", desc,
+               sum.n, sum.n == 1 ? "" : "s", sum.tensors, sum.tensors == 1 ? "" : "s", bytes);
+        for (uint32_t k = 0; k < berth_executor_backend_count(ex) && k < 16; k++)
+            printf("    on %-10s %u node%s in %u subgraph%s\n", berth_executor_backend_at(ex, k, NULL), sum.nodes[k],
+                   sum.nodes[k] == 1 ? "" : "s", sum.subgraphs[k], sum.subgraphs[k] == 1 ? "" : "s");
+        explain_ctx c = {ex, 0, 0};
+        berth_executor_subgraphs(ex, lane, b, print_subgraph, &c, &err);
+    }
+    return 0;
+}
+
 static int write_outputs(const char *path, berth_executor *ex, const berth_tensor *out, uint32_t n) {
     static const struct {
         berth_dtype t;
@@ -349,8 +434,12 @@ static int run_lane(berth_executor *ex, uint32_t lane, const run_args *a) {
         printf("  profile of the last run:\n");
         if (berth_executor_profile(ex, lane, bucket, print_profile, NULL, &err) != BERTH_OK)
             printf("    (not available: %s)\n", err.msg);
+        explain_ctx c = {ex, 0, 1};
+        printf("  subgraphs of the last run:\n");
+        berth_executor_subgraphs(ex, lane, bucket, print_subgraph, &c, &err);
     }
     rc = (lane == 0 && a->output) ? write_outputs(a->output, ex, out, no) : 0;
+    if (rc == 0 && a->explain) rc = explain_lane(ex, lane);
 done:
     for (uint32_t i = 0; in && i < ni; i++) berth_tensor_release(&in[i]);
     for (uint32_t o = 0; out && o < no; o++) berth_tensor_release(&out[o]);
@@ -372,9 +461,16 @@ int berth_cli_run(int argc, char **argv) {
         fprintf(stderr, "berth run: %s\n", err.msg);
         return exit_for(st);
     }
-    if (!a.quiet)
-        printf("opened %s in %.1f ms: backend %s (%s)\n", a.config, (double)(berth_now_ns() - t0) / 1e6,
-               berth_executor_backend(ex), berth_executor_device(ex));
+    if (!a.quiet) {
+        printf("opened %s in %.1f ms: backend", a.config, (double)(berth_now_ns() - t0) / 1e6);
+        uint32_t nb = berth_executor_backend_count(ex);
+        for (uint32_t k = 0; k < nb; k++) {
+            const char *device;
+            const char *name = berth_executor_backend_at(ex, k, &device);
+            printf("%s %s (%s)", k ? "," : nb > 1 ? "s" : "", name, device);
+        }
+        printf("%s\n", nb > 1 ? ", graphs split among them" : "");
+    }
     int32_t only = a.lane ? berth_executor_find_lane(ex, a.lane) : -1;
     if (a.lane && only < 0) {
         fprintf(stderr, "berth run: no lane named '%s' in %s\n", a.lane, a.config);
@@ -393,6 +489,13 @@ int berth_cli_run(int argc, char **argv) {
                "limit %llu bytes (%s)\n",
                (unsigned long long)m.weights_bytes, (unsigned long long)m.plans_bytes, m.plans,
                (unsigned long long)m.host_bytes, (unsigned long long)limit, limit_what);
+    for (uint32_t k = 0; rc == 0 && !a.quiet && berth_executor_backend_count(ex) > 1 &&
+                         k < berth_executor_backend_count(ex);
+         k++) {
+        berth_executor_backend_memory(ex, k, &m);
+        printf("  on %s: weights %llu bytes, plans %llu bytes (%u warm)\n", berth_executor_backend_at(ex, k, NULL),
+               (unsigned long long)m.weights_bytes, (unsigned long long)m.plans_bytes, m.plans);
+    }
     berth_executor_close(ex);
     return rc;
 }
