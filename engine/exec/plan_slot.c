@@ -298,31 +298,6 @@ static void set_tensor(berth_tensor *t, const berth_operand *o, size_t bytes) {
     t->bytes = bytes;
 }
 
-/* Which output dims scale with which dyn dim: specialize again with one
- * dim one smaller and see which output dims move. Trimming then scales
- * those dims by asked/bucket, which is exact for batch-like dims. */
-static void find_output_deps(const lane *ln, uint32_t b, plan_slot *s) {
-    const berth_graph *g = ln->g;
-    const int64_t *vals = ln->bucket_vals + (size_t)b * g->n_syms;
-    int64_t probe[64];
-    if (g->n_syms > 64) return;
-    for (uint32_t k = 0; k < g->n_syms; k++) {
-        if (vals[k] <= 1) continue;
-        memcpy(probe, vals, sizeof(int64_t) * g->n_syms);
-        probe[k] = vals[k] - 1;
-        berth_error e;
-        berth_spec *alt = berth_specialize(g, probe, ln->weight_ids, &e);
-        if (!alt) continue; /* this dim cannot move alone: never trimmed */
-        for (uint32_t o = 0; o < g->n_outputs; o++) {
-            const berth_operand *a = &s->spec->desc.operands[s->spec->desc.outputs[o]];
-            const berth_operand *c = &alt->desc.operands[alt->desc.outputs[o]];
-            for (uint32_t d = 0; d < a->rank && d < c->rank; d++)
-                if (a->dims[d] != c->dims[d]) s->out_dep[o * BERTH_MAX_RANK + d] |= UINT64_C(1) << k;
-        }
-        berth_spec_free(alt);
-    }
-}
-
 static const berth_attr *find_attr(const berth_node *n, const char *key) {
     for (uint32_t i = 0; i < n->n_attrs; i++)
         if (!strcmp(n->attrs[i].key, key)) return &n->attrs[i];
@@ -570,7 +545,8 @@ berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_er
         s->out_full[i].capacity = bytes;
         s->host_bytes += bytes;
     }
-    find_output_deps(ln, b, s);
+    /* Which output dims follow which dyn dim, as inference found them. */
+    memcpy(s->out_dep, s->spec->out_dep, sizeof *s->out_dep * (size_t)no * BERTH_MAX_RANK);
     if ((st = find_index_checks(ln, s, err)) != BERTH_OK) goto fail;
 
     uint32_t n_steps = ex->split ? part.n_subgraphs : 1;

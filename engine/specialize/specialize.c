@@ -19,6 +19,10 @@ typedef struct spec_build {
     const int64_t *syms;
     const uint32_t *weight_ids;
     char *live;
+    /* Which dims follow which dyn dim (section 7): alt[k][v] is value v
+     * as it would be with dyn dim k one smaller, or NULL where it would
+     * be the same; alt[k] itself is NULL when dim k cannot move alone. */
+    sp_val ***alt;
 } spec_build;
 
 static const char *gpath(const berth_graph *g) { return g->path ? g->path : "<graph>"; }
@@ -331,22 +335,28 @@ static int normalize(spec_build *b, uint32_t ni) {
 
 /* ---- 2, 4, 5: the walk ------------------------------------------------------- */
 
+/* Node i's options, shape rule and host evaluation, on whatever its
+ * inputs hold now; 0 or -1 with the error in c->err. */
+static int infer_node(spec_build *b, uint32_t i) {
+    if (normalize(b, i)) return -1;
+    sp_node *sn = &b->nodes[i];
+    b->c.n = sn;
+    sp_infer_fn fn = sp_find_rule(sn->id);
+    if (!fn) return sp_fail(&b->c, "expected an op with a shape rule, found '%s'", sn->op);
+    if (sp_check_counts(&b->c, sn->id) || fn(&b->c)) return -1;
+    for (uint32_t o = 0; o < sn->src->n_outputs; o++)
+        if (!b->c.vals[sn->src->outputs[o]].ready) return sp_fail(&b->c, "output %u was not inferred", o);
+    int r = sp_fold(&b->c);
+    if (r < 0) return -1;
+    sn->folded = r;
+    return 0;
+}
+
+static int alt_node(spec_build *b, uint32_t i);
+
 static int walk(spec_build *b) {
-    const berth_graph *g = b->c.g;
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        if (normalize(b, i)) return -1;
-        sp_node *sn = &b->nodes[i];
-        b->c.n = sn;
-        sp_infer_fn fn = sp_find_rule(sn->id);
-        if (!fn) return sp_fail(&b->c, "expected an op with a shape rule, found '%s'", sn->op);
-        if (sp_check_counts(&b->c, sn->id) || fn(&b->c)) return -1;
-        for (uint32_t o = 0; o < sn->src->n_outputs; o++)
-            if (!b->c.vals[sn->src->outputs[o]].ready)
-                return sp_fail(&b->c, "output %u was not inferred", o);
-        int r = sp_fold(&b->c);
-        if (r < 0) return -1;
-        sn->folded = r;
-    }
+    for (uint32_t i = 0; i < b->c.g->n_nodes; i++)
+        if (infer_node(b, i) || alt_node(b, i)) return -1;
     return 0;
 }
 
@@ -481,6 +491,154 @@ static int build_desc(spec_build *b) {
     return 0;
 }
 
+/* ---- 7. which output dims follow which dyn dim ------------------------------
+ *
+ * Trimming a result back from the bucket to the batch scales each output
+ * dim by asked/bucket for every dyn dim it follows. Which those are is
+ * found alongside the inference: for each dyn dim k, every value whose
+ * shape or host data would differ were k one smaller is kept in that
+ * form (alt[k]), node by node, by running the node's rule again on its
+ * inputs' alternatives. This is exactly what specializing the whole graph
+ * once more per dyn dim would find, at the cost of the nodes each dim
+ * reaches. A node whose rule refuses the alternative means the dim cannot
+ * move alone (it is tied to another): no output follows it. */
+
+static int same_val(const sp_val *a, const sp_val *b) {
+    if (a->dtype != b->dtype || a->rank != b->rank) return 0;
+    for (uint32_t d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d]) return 0;
+    if (!a->data != !b->data) return 0;
+    if (!a->data) return 1;
+    int ok = 1;
+    size_t bytes = berth_dtype_bytes(a->dtype, (size_t)sp_numel(a->rank, a->dims), &ok);
+    return ok && memcmp(a->data, b->data, bytes) == 0;
+}
+
+static int keep_alt(spec_build *b, uint32_t k, uint32_t v) {
+    sp_val *copy = berth_arena_alloc(b->c.arena, sizeof *copy);
+    if (!copy) return fail_at(b, 0, "out of memory");
+    *copy = b->c.vals[v];
+    b->alt[k][v] = copy;
+    return 0;
+}
+
+static int alt_leaves(spec_build *b) {
+    const berth_graph *g = b->c.g;
+    int64_t *syms = malloc(sizeof *syms * (g->n_syms + 1));
+    if (!syms) return fail_at(b, 0, "out of memory");
+    int rc = 0;
+    for (uint32_t k = 0; k < g->n_syms && !rc; k++) {
+        if (!b->alt[k]) continue;
+        memcpy(syms, b->syms, sizeof *syms * g->n_syms);
+        syms[k]--;
+        const int64_t *base = b->syms;
+        b->syms = syms;
+        for (uint32_t v = 0; v < g->n_values && !rc; v++) {
+            const bg_value *gv = &g->values[v];
+            int uses = 0;
+            for (uint32_t d = 0; d < gv->rank && d < BERTH_MAX_RANK; d++) uses |= gv->dims[d].sym == (int32_t)k;
+            if (gv->kind == BG_NODE_OUTPUT || !uses) continue;
+            sp_val save = b->c.vals[v];
+            berth_error *err = b->c.err, scratch;
+            b->c.err = &scratch;
+            int bad = bind_leaf(b, v);
+            b->c.err = err;
+            rc = !bad ? keep_alt(b, k, v) : 0;
+            b->c.vals[v] = save;
+            if (bad) { /* cannot happen for a dim within 1..max; then it does not move */
+                free(b->alt[k]);
+                b->alt[k] = NULL;
+                break;
+            }
+        }
+        b->syms = base;
+    }
+    free(syms);
+    return rc;
+}
+
+/* The values node i reads: its operands, option operands, host tensors. */
+static uint32_t node_reads(const spec_build *b, uint32_t i, int32_t *out, uint32_t cap) {
+    const bg_node *n = &b->c.g->nodes[i];
+    const sp_node *sn = &b->nodes[i];
+    uint32_t m = 0;
+    for (uint32_t j = 0; j < n->n_inputs && m < cap; j++) out[m++] = n->inputs[j];
+    for (uint32_t a = 0; a < sn->n_attrs; a++) {
+        const berth_attr *at = &sn->attrs[a];
+        if (at->type == BERTH_ATTR_OPERAND && m < cap) out[m++] = (int32_t)at->i;
+        if (at->type == BERTH_ATTR_OPERANDS)
+            for (size_t j = 0; j < at->count && m < cap; j++) out[m++] = (int32_t)at->ints[j];
+    }
+    return m;
+}
+
+static int alt_node(spec_build *b, uint32_t i) {
+    const berth_graph *g = b->c.g;
+    const bg_node *n = &g->nodes[i];
+    int32_t reads[64];
+    sp_val saved_in[64], saved_out[16];
+    uint32_t n_reads = node_reads(b, i, reads, 64);
+    if (n->n_outputs > 16) return 0; /* no op has that many */
+    for (uint32_t k = 0; k < g->n_syms; k++) {
+        if (!b->alt[k]) continue;
+        int touched = 0;
+        for (uint32_t j = 0; j < n_reads; j++) touched |= b->alt[k][reads[j]] != NULL;
+        if (!touched) continue;
+        /* The node's inputs as they would be, then its rule again. A value
+         * read twice is swapped once (saved_in keeps the first save). */
+        for (uint32_t j = 0; j < n_reads; j++) {
+            saved_in[j] = b->c.vals[reads[j]];
+            if (b->alt[k][reads[j]]) b->c.vals[reads[j]] = *b->alt[k][reads[j]];
+        }
+        for (uint32_t o = 0; o < n->n_outputs; o++) {
+            saved_out[o] = b->c.vals[n->outputs[o]];
+            memset(&b->c.vals[n->outputs[o]], 0, sizeof(sp_val));
+        }
+        sp_node saved_node = b->nodes[i];
+        memset(&b->nodes[i], 0, sizeof b->nodes[i]); /* normalize starts from nothing */
+        berth_error *err = b->c.err, scratch;
+        b->c.err = &scratch;
+        int bad = infer_node(b, i);
+        b->c.err = err;
+        int rc = 0;
+        for (uint32_t o = 0; o < n->n_outputs && !bad && !rc; o++)
+            if (!same_val(&b->c.vals[n->outputs[o]], &saved_out[o])) rc = keep_alt(b, k, (uint32_t)n->outputs[o]);
+        for (uint32_t o = 0; o < n->n_outputs; o++) b->c.vals[n->outputs[o]] = saved_out[o];
+        for (uint32_t j = n_reads; j-- > 0;) b->c.vals[reads[j]] = saved_in[j];
+        b->nodes[i] = saved_node;
+        b->c.n = &b->nodes[i];
+        if (rc) return -1;
+        if (bad) { /* dim k cannot move alone */
+            free(b->alt[k]);
+            b->alt[k] = NULL;
+        }
+    }
+    return 0;
+}
+
+/* Bit k of out_dep[o * BERTH_MAX_RANK + d]: output o's dim d follows dyn dim k. */
+static int record_deps(spec_build *b) {
+    const berth_graph *g = b->c.g;
+    berth_spec *s = b->s;
+    s->out_dep = berth_arena_array(b->c.arena, (size_t)g->n_outputs * BERTH_MAX_RANK + 1, sizeof(uint64_t));
+    if (!s->out_dep) return fail_at(b, 0, "out of memory");
+    for (uint32_t k = 0; k < g->n_syms && k < 64; k++) {
+        if (!b->alt[k]) continue;
+        for (uint32_t o = 0; o < g->n_outputs; o++) {
+            const sp_val *a = b->alt[k][g->outputs[o]], *v = &b->c.vals[g->outputs[o]];
+            for (uint32_t d = 0; a && d < v->rank && d < a->rank; d++)
+                if (a->dims[d] != v->dims[d]) s->out_dep[o * BERTH_MAX_RANK + d] |= UINT64_C(1) << k;
+        }
+    }
+    return 0;
+}
+
+static void free_alt(spec_build *b, uint32_t n_syms) {
+    if (!b->alt) return;
+    for (uint32_t k = 0; k < n_syms; k++) free(b->alt[k]);
+    free(b->alt);
+}
+
 berth_spec *berth_specialize(const berth_graph *g, const int64_t *sym_values,
                              const uint32_t *weight_ids, berth_error *err) {
     if (!g || !err) {
@@ -507,13 +665,22 @@ berth_spec *berth_specialize(const berth_graph *g, const int64_t *sym_values,
     if (bind_syms(&b)) goto fail;
     for (uint32_t v = 0; v < g->n_values; v++)
         if (g->values[v].kind != BG_NODE_OUTPUT && bind_leaf(&b, v)) goto fail;
-    if (walk(&b)) goto fail;
+    /* A dim at 1 cannot be one smaller, and at most 64 are tracked (the
+     * parser allows no more). */
+    b.alt = calloc(g->n_syms + 1, sizeof *b.alt);
+    if (!b.alt) goto oom;
+    for (uint32_t k = 0; k < g->n_syms && k < 64; k++)
+        if (sym_values[k] > 1 && !(b.alt[k] = calloc(g->n_values + 1, sizeof **b.alt))) goto oom;
+    if (alt_leaves(&b) || walk(&b) || record_deps(&b)) goto fail;
+    free_alt(&b, g->n_syms);
     mark_live(&b);
-    if (build_desc(&b)) goto fail;
+    if (build_desc(&b)) goto fail_freed;
     return s;
 oom:
     snprintf(err->msg, sizeof err->msg, "%s: out of memory specializing", gpath(g));
 fail:
+    free_alt(&b, g->n_syms);
+fail_freed:
     berth_arena_free(a);
     return NULL;
 }

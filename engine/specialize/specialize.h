@@ -15,6 +15,10 @@ typedef struct berth_spec {
     int32_t *operand_of;    /* per graph value: its operand index, or -1 (folded away / dead) */
     void *arena;            /* owns everything */
     uint32_t n_values;      /* length of operand_of: the graph's value count */
+    /* Per output o and dim d, out_dep[o * BERTH_MAX_RANK + d]: bit k set
+     * when that dim follows dyn dim k (would change were k one smaller),
+     * found during inference. Trimming scales those dims by asked/bucket. */
+    uint64_t *out_dep;
 } berth_spec;
 
 /* sym_values[i] binds g->syms[i]; each must be 1..max.
