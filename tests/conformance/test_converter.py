@@ -350,6 +350,61 @@ def case_computed_shape(tmp, args):
         near(out["y"], xv.reshape(5, 2, 3)[1:], "computed reshape and dynamic slice")
 
 
+def _conv_ref(x, w, b, pad):
+    """Direct NCHW convolution, stride 1, symmetric padding, in float64."""
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1
+    y = np.zeros((n, o, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            y[:, :, i, j] = np.einsum("nchw,ochw->no", xp[:, :, i:i + kh, j:j + kw], w.astype(np.float64))
+    return y + (0 if b is None else b.reshape(1, o, 1, 1))
+
+
+def case_batchnorm_fold(tmp, args):
+    """Conv then BatchNormalization (with and without a conv bias) becomes
+    one conv2d with folded weights; --keep-batchnorm keeps the node; a BN
+    whose conv output has another reader is left alone. Each matches a
+    float64 reference."""
+    rs = np.random.RandomState(4)
+    x = rs.randn(2, 3, 6, 5).astype(np.float32)
+    w = rs.randn(4, 3, 3, 3).astype(np.float32)
+    cb = rs.randn(4).astype(np.float32)
+    scale, bias = rs.rand(4).astype(np.float32) + 0.5, rs.randn(4).astype(np.float32)
+    mean, var = rs.randn(4).astype(np.float32), rs.rand(4).astype(np.float32) + 0.1
+    inits = [helper.make_tensor(n, TensorProto.FLOAT, a.shape, a.reshape(-1).tolist())
+             for n, a in (("w", w), ("cb", cb), ("s", scale), ("b", bias), ("m", mean), ("v", var))]
+    xi = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 6, 5])
+    yi = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4, 6, 5])
+    ci = helper.make_tensor_value_info("c", TensorProto.FLOAT, [2, 4, 6, 5])
+    bn = helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["y"], epsilon=1e-3)
+    # exporters write weights as initializers or as Constant nodes
+    as_nodes = [helper.make_node("Constant", [], [t.name], value=t) for t in inits]
+    for with_bias, constant_nodes in ((True, False), (False, False), (True, True)):
+        conv = helper.make_node("Conv", ["x", "w"] + (["cb"] if with_bias else []), ["c"], pads=[1, 1, 1, 1])
+        want = _conv_ref(x, w, cb if with_bias else None, 1)
+        want = (want - mean.reshape(1, 4, 1, 1)) * (scale / np.sqrt(var + 1e-3)).reshape(1, 4, 1, 1) + \
+            bias.reshape(1, 4, 1, 1)
+        m = model(as_nodes + [conv, bn], [xi], [yi]) if constant_nodes else model([conv, bn], [xi], [yi], inits)
+        p, text = convert(tmp, m)
+        check("batchNormalization" not in text and text.count("conv2d(") == 1, "folded:\n" + text)
+        check("1 BatchNormalization folded" in p.stdout, "the summary says so: " + p.stdout)
+        out = run_berth(tmp, args, {"x": x})
+        if out:
+            near(out["y"], want, "folded, conv bias %s" % with_bias)
+        p, text = convert(tmp, m, "--keep-batchnorm")
+        check("batchNormalization(" in text, "kept:\n" + text)
+        out = run_berth(tmp, args, {"x": x})
+        if out:
+            near(out["y"], want, "kept, conv bias %s" % with_bias)
+    # c is a graph output too: the BN cannot take the conv's place
+    m = model([helper.make_node("Conv", ["x", "w", "cb"], ["c"], pads=[1, 1, 1, 1]), bn], [xi], [yi, ci], inits)
+    p, text = convert(tmp, m)
+    check("batchNormalization(" in text and "folded" not in p.stdout, "not folded:\n" + text)
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 

@@ -5,12 +5,13 @@ dims become dyn(...)), initializers and Constant nodes become known
 values, shape arithmetic over known values is folded here, and every
 other node goes to its handler in OPS. Errors are collected, not raised
 one at a time, so a model's every unsupported op is listed in one go."""
+import copy
 import json
 
 import numpy as np
 import onnx
 
-from . import fold, infer, ops_basic, ops_nn, ops_shape
+from . import bn_fold, fold, infer, ops_basic, ops_nn, ops_shape
 from .core import DTYPES, Converter, Poisoned, Unsupported, elem_name, tensor_value
 
 OPS = {}
@@ -55,12 +56,13 @@ class ConversionError(Exception):
 
 
 class Result:
-    def __init__(self, text, weights, inputs, outputs, syms):
+    def __init__(self, text, weights, inputs, outputs, syms, folded_bn=0):
         self.text = text  # the .webnn file
         self.weights = weights  # [(name, ndarray)] for the .safetensors
         self.inputs = inputs  # [(onnx name, identifier)]
         self.outputs = outputs  # [(onnx name, identifier)]
         self.syms = syms  # {dyn name: max}
+        self.folded_bn = folded_bn  # BatchNormalizations folded into their convolutions
 
 
 def _declare_inputs(cv, frozen):
@@ -157,10 +159,14 @@ def _outputs(cv):
     return outs
 
 
-def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freeze=None):
+def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freeze=None, fold_batchnorm=True):
     """Returns a Result or raises ConversionError listing every problem.
-    freeze: {graph input: ndarray} inputs turned into constants."""
+    freeze: {graph input: ndarray} inputs turned into constants.
+    fold_batchnorm: fold BatchNormalization into the Conv before it
+    (bn_fold.py); the caller's model is not changed."""
     freeze = dict(freeze or {})
+    if fold_batchnorm and any(n.op_type == "BatchNormalization" for n in model.graph.node):
+        model = copy.deepcopy(model)
     input_shapes = dict(input_shapes or {})
     for k, arr in freeze.items():
         input_shapes[k] = list(np.shape(arr))
@@ -175,6 +181,7 @@ def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freez
             cv.errors.append(("(initializer)", t.name, "cannot be read: %s" % e))
     for k, arr in freeze.items():
         cv.consts[k] = np.asarray(arr)
+    folded_bn = bn_fold.fold(cv.model.graph, cv.consts) if fold_batchnorm else 0
     inputs = _declare_inputs(cv, freeze)
     _walk(cv)
     outputs = _outputs(cv)
@@ -186,7 +193,7 @@ def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freez
     lines += cv.input_lines
     lines += ["  }", "  consts {"] + cv.const_lines + ["  }", "  nodes {"] + cv.node_lines + ["  }"]
     lines += ["  outputs { %s; }" % "; ".join(i for _, i in outputs), "}", ""]
-    return Result("\n".join(lines), cv.weights, inputs, outputs, dict(cv.syms))
+    return Result("\n".join(lines), cv.weights, inputs, outputs, dict(cv.syms), folded_bn)
 
 
 def load(path):
