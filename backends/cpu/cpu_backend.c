@@ -109,25 +109,90 @@ static void cpu_free_weights(berth_weights *w) {
     }
     for (uint32_t i = 0; w->packed && i < 2 * w->n; i++) free(w->packed[i]);
     free(w->packed);
+    free(w->pack_k);
+    free(w->pack_n);
+    free(w->raw_users);
     free(w->t);
     bk_upload_free(&w->up);
     free(w);
 }
 
+/* Weight id as uploaded, rebuilt from a packed copy when it was dropped. */
+static berth_status raw_ensure(berth_weights *w, uint32_t id, berth_error *err) {
+    cpu_weight *t = &w->t[id];
+    if (t->data || !t->bytes) return BERTH_OK;
+    int tb = w->packed && w->packed[2 * (size_t)id] ? 0 : 1;
+    const float *src = w->packed ? w->packed[2 * (size_t)id + (size_t)tb] : NULL;
+    void *dst = NULL;
+    if (!src || posix_memalign(&dst, CPU_ALIGN, t->bytes)) {
+        bk_errf(err, "cpu: out of memory rebuilding weight %u (%zu bytes) from its packed copy", id, t->bytes);
+        return BERTH_ERR_NOMEM;
+    }
+    size_t k = w->pack_k[2 * (size_t)id + (size_t)tb], n = w->pack_n[2 * (size_t)id + (size_t)tb];
+    cpu_gemm_unpack_b(w->dev->gemm, src, tb ? k : n, tb, k, n, dst);
+    t->data = dst;
+    t->given = 0;
+    w->total += t->bytes;
+    return BERTH_OK;
+}
+
 const float *cpu_weight_packed(berth_weights *w, uint32_t id, int tb, size_t k, size_t n, berth_error *err) {
-    if (!w->packed && !(w->packed = calloc(2 * (size_t)w->n, sizeof *w->packed))) goto nomem;
-    float **slot = &w->packed[2 * (size_t)id + (tb ? 1 : 0)];
-    if (*slot) return *slot;
+    if (!w->packed) {
+        w->packed = calloc(2 * (size_t)w->n, sizeof *w->packed);
+        w->pack_k = calloc(2 * (size_t)w->n, sizeof *w->pack_k);
+        w->pack_n = calloc(2 * (size_t)w->n, sizeof *w->pack_n);
+        if (!w->packed || !w->pack_k || !w->pack_n) goto nomem;
+    }
+    size_t slot = 2 * (size_t)id + (tb ? 1 : 0);
+    if (w->packed[slot]) return w->packed[slot];
+    if (raw_ensure(w, id, err)) return NULL;
     size_t floats = cpu_gemm_packed_floats(w->dev->gemm, k, n);
     void *dst = NULL;
     if (posix_memalign(&dst, CPU_ALIGN, sizeof(float) * floats)) goto nomem;
     cpu_gemm_pack_b(w->dev->gemm, w->t[id].data, tb ? k : n, tb, k, n, 1.0f, dst);
-    *slot = dst;
+    w->packed[slot] = dst;
+    w->pack_k[slot] = k;
+    w->pack_n[slot] = n;
     w->total += sizeof(float) * floats;
     return dst;
 nomem:
     bk_errf(err, "cpu: out of memory packing weight %u (%zu x %zu) for the matrix kernels", id, k, n);
     return NULL;
+}
+
+static void raw_free(berth_weights *w, uint32_t id) {
+    cpu_weight *t = &w->t[id];
+    if (!t->data) return;
+    if (t->given) w->dev->host->free(w->dev->host->ctx, t->data);
+    else free(t->data);
+    t->data = NULL;
+    w->total -= t->bytes;
+}
+
+berth_status cpu_weights_hold(berth_weights *w, const uint32_t *ids, uint32_t n, berth_error *err) {
+    if (!w->raw_users && !(w->raw_users = calloc(w->n + 1, sizeof *w->raw_users))) {
+        bk_errf(err, "cpu: out of memory");
+        return BERTH_ERR_NOMEM;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        berth_status st = raw_ensure(w, ids[i], err);
+        if (st) {
+            cpu_weights_release(w, ids, i);
+            return st;
+        }
+        w->raw_users[ids[i]]++;
+    }
+    return BERTH_OK;
+}
+
+void cpu_weights_release(berth_weights *w, const uint32_t *ids, uint32_t n) {
+    for (uint32_t i = 0; i < n && w->raw_users; i++) w->raw_users[ids[i]]--;
+}
+
+void cpu_weights_trim(berth_weights *w) {
+    for (uint32_t id = 0; w->packed && id < w->n; id++)
+        if ((w->packed[2 * (size_t)id] || w->packed[2 * (size_t)id + 1]) && !(w->raw_users && w->raw_users[id]))
+            raw_free(w, id);
 }
 
 static berth_status cpu_upload_begin(berth_device *dev, const berth_upload_info *info,

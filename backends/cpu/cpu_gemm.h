@@ -50,6 +50,10 @@ void cpu_gemm_pack_b(const cpu_gemm_isa *isa, const float *b, size_t ldb, int tb
                      float *dst);
 
 struct cpu_pool;
+/* The inverse of cpu_gemm_pack_b with alpha 1: b (leading dimension
+ * ldb, n x k when tb) rebuilt from its packed panels. */
+void cpu_gemm_unpack_b(const cpu_gemm_isa *isa, const float *packed, size_t ldb, int tb, size_t k, size_t n, float *b);
+
 /* C = A @ Bpacked, then the epilogue; spread over the pool. */
 void cpu_gemm(struct cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_t k, const float *a,
               size_t lda, const float *bp, float *c, size_t ldc, const cpu_gemm_epi *epi);

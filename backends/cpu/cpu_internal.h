@@ -58,15 +58,28 @@ struct berth_weights {
     bk_upload up;
     uint32_t n;
     cpu_weight *t;
-    uint64_t total; /* uploaded bytes plus packed copies */
+    uint64_t total; /* bytes held: each weight as uploaded, packed, or both */
     /* B panels packed for dev->gemm, made by the first plan that needs
-     * them and shared by every later plan: [2 * id + transposed]. */
+     * them and shared by every later plan: [2 * id + transposed], with
+     * the k and n each was packed for. */
     float **packed;
+    size_t *pack_k, *pack_n;
+    /* Per weight: the live plans that read it as uploaded. A packed
+     * weight no plan reads that way is kept only packed (one copy); a
+     * later plan that needs it as uploaded unpacks it again. */
+    uint32_t *raw_users;
 };
 
 /* The packed copy of weight `id` as a k x n right-hand side (stored n x k
  * when tb), made on first use; NULL and err set when out of memory. */
 const float *cpu_weight_packed(berth_weights *w, uint32_t id, int tb, size_t k, size_t n, berth_error *err);
+/* Plan-time bookkeeping of weights read as uploaded (cpu_backend.c):
+ * hold makes sure each of ids[0..n) exists as uploaded (unpacking it if
+ * it was dropped) and counts the plan as its reader; release uncounts;
+ * trim drops the uploaded form of every packed weight no plan reads. */
+berth_status cpu_weights_hold(berth_weights *w, const uint32_t *ids, uint32_t n, berth_error *err);
+void cpu_weights_release(berth_weights *w, const uint32_t *ids, uint32_t n);
+void cpu_weights_trim(berth_weights *w);
 
 typedef struct cpu_opnd {
     berth_operand_kind kind;
@@ -91,6 +104,7 @@ struct cpu_node {
     size_t scratch_bytes; /* per-node scratch placed in the arena */
     size_t scratch_off;
     int is_view; /* output may share the input's bytes (reshape and kin) */
+    uint32_t packed_in; /* bit k: input k, a weight, is read only through its packed copy */
     int empty;   /* every output has zero elements: nothing to run */
 };
 
@@ -112,6 +126,8 @@ struct berth_plan {
     size_t packed_bytes; /* constants and params */
     uint64_t *ns;
     size_t tensor_size; /* element size of run()'s tensor arrays */
+    uint32_t n_raw;
+    uint32_t *raw_ids; /* weights this plan reads as uploaded (cpu_weights_hold) */
 };
 
 static inline void *cpu_ptr(const berth_plan *p, uint32_t idx) { return p->ops[idx].ptr; }
@@ -152,12 +168,17 @@ static inline const cpu_opnd *cpu_out(const cpu_prep *c, uint32_t i) {
     X(slice) X(gather) X(expand) X(where) X(logical_not) X(reduce) X(pad)             \
     X(layer_norm) X(batch_norm) X(gemm) X(conv2d) X(pool2d) X(conv_transpose2d) X(resample2d)  \
     X(matmul_epilogue) X(attention) X(arg) X(cumsum) X(instance_norm) X(tile) X(triangular)              \
-    X(gather_elements) X(scatter_elements) X(quantize) X(dequantize)
+    X(gather_elements) X(scatter_elements) X(quantize) X(dequantize) X(elementwise_program)
 #define CPU_DECL_PREP(name) berth_status cpu_prep_##name(cpu_prep *c);
 CPU_OPS(CPU_DECL_PREP)
 #undef CPU_DECL_PREP
 
 /* ---- shared kernels ---- */
+/* The unary kernels of ops_unary.c by code: cpu_unary_code(WebNN name)
+ * (-1: none), then y = op(x) over n floats (alpha, beta: the op's
+ * options, as clamp's minValue and maxValue); x may be y. */
+int cpu_unary_code(const char *op);
+void cpu_unary_f32(int code, float alpha, float beta, const float *x, float *y, size_t n);
 /* Broadcasting: the kit's collapsed iteration shape and per-input
  * strides, and the number of rows (product of all dims but the last). */
 typedef struct cpu_bcast {

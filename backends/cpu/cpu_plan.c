@@ -22,20 +22,54 @@ static void describe(const berth_operand *o, cpu_opnd *d) {
 
 static size_t align_up(size_t x) { return (x + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1); }
 
-/* Binds WEIGHT and CONSTANT operands; constants are copied into one block. */
+/* Binds WEIGHT operands once the nodes are prepared: the weights some
+ * node reads as uploaded (a node input not read only through its packed
+ * copy, an operand option, a graph output) are held for the plan's life;
+ * the others may be held only packed. */
+static berth_status bind_weights(berth_plan *p, berth_weights *w, const berth_graph_desc *g, berth_error *err) {
+    if (!w) return BERTH_OK;
+    uint8_t *raw = calloc(w->n + 1, 1);
+    p->raw_ids = calloc(w->n + 1, sizeof *p->raw_ids);
+    if (!raw || !p->raw_ids) {
+        free(raw);
+        bk_errf(err, "cpu: out of memory binding weights");
+        return BERTH_ERR_NOMEM;
+    }
+#define MARK(idx) do { \
+        if (g->operands[idx].kind == BERTH_OPERAND_WEIGHT) raw[g->operands[idx].weight] = 1; \
+    } while (0)
+    for (uint32_t i = 0; i < g->n_outputs; i++) MARK(g->outputs[i]);
+    for (uint32_t k = 0; k < g->n_nodes; k++) {
+        const berth_node *nd = &g->nodes[k];
+        for (uint32_t j = 0; j < nd->n_inputs; j++)
+            if (j >= 32 || !(p->nodes[k].packed_in & (1u << j))) MARK(nd->inputs[j]);
+        for (uint32_t a = 0; a < nd->n_attrs; a++) {
+            if (nd->attrs[a].type == BERTH_ATTR_OPERAND) MARK(nd->attrs[a].i);
+            if (nd->attrs[a].type == BERTH_ATTR_OPERANDS)
+                for (size_t j = 0; j < nd->attrs[a].count; j++) MARK(nd->attrs[a].ints[j]);
+        }
+    }
+#undef MARK
+    uint32_t n = 0;
+    for (uint32_t id = 0; id < w->n; id++)
+        if (raw[id]) p->raw_ids[n++] = id;
+    free(raw);
+    berth_status st = cpu_weights_hold(w, p->raw_ids, n, err);
+    if (st) return st;
+    p->n_raw = n;
+    for (uint32_t i = 0; i < g->n_operands; i++)
+        if (g->operands[i].kind == BERTH_OPERAND_WEIGHT) p->ops[i].ptr = w->t[g->operands[i].weight].data;
+    cpu_weights_trim(w);
+    return BERTH_OK;
+}
+
+/* Copies CONSTANT operands into one block. */
 static berth_status bind_data(berth_plan *p, berth_weights *w, const berth_graph_desc *g, berth_error *err) {
     berth_status st = bk_bind_check(w ? &w->up : NULL, g, "cpu", err);
     if (st) return st;
     size_t total = 0;
-    for (uint32_t i = 0; i < g->n_operands; i++) {
-        const berth_operand *o = &g->operands[i];
-        cpu_opnd *d = &p->ops[i];
-        if (o->kind == BERTH_OPERAND_CONSTANT) {
-            total += align_up(d->bytes);
-        } else if (o->kind == BERTH_OPERAND_WEIGHT) {
-            d->ptr = w->t[o->weight].data;
-        }
-    }
+    for (uint32_t i = 0; i < g->n_operands; i++)
+        if (g->operands[i].kind == BERTH_OPERAND_CONSTANT) total += align_up(p->ops[i].bytes);
     if (total == 0) return BERTH_OK;
     void *block = NULL;
     if (posix_memalign(&block, CPU_ALIGN, total)) {
@@ -196,6 +230,7 @@ berth_status cpu_plan_graph(berth_device *dev, berth_weights *w, const berth_gra
     st = bind_data(p, w, g, err);
     if (st) goto fail;
     st = plan_nodes(p, g, &lv, err);
+    if (st == BERTH_OK) st = bind_weights(p, w, g, err);
     if (st) goto fail;
     for (uint32_t i = 0; i < g->n_outputs; i++) {
         uint32_t o = g->outputs[i];
@@ -225,6 +260,11 @@ fail:
 
 void cpu_plan_free(berth_plan *p) {
     if (!p) return;
+    if (p->w && p->n_raw) {
+        cpu_weights_release(p->w, p->raw_ids, p->n_raw);
+        cpu_weights_trim(p->w);
+    }
+    free(p->raw_ids);
     for (uint32_t k = 0; p->nodes && k < p->n_nodes; k++) {
         free(p->nodes[k].params);
         free(p->nodes[k].in);

@@ -82,6 +82,17 @@ void cpu_gemm_pack_b(const cpu_gemm_isa *isa, const float *b, size_t ldb, int tb
     }
 }
 
+void cpu_gemm_unpack_b(const cpu_gemm_isa *isa, const float *packed, size_t ldb, int tb, size_t k, size_t n, float *b) {
+    size_t nr = (size_t)isa->nr;
+    for (size_t j = 0; j < n; j++) {
+        const float *col = packed + (j / nr) * nr * k + j % nr;
+        if (tb)
+            for (size_t p = 0; p < k; p++) b[j * ldb + p] = col[p * nr];
+        else
+            for (size_t p = 0; p < k; p++) b[p * ldb + j] = col[p * nr];
+    }
+}
+
 static float act1(int act, float v) {
     switch (act) {
     case CPU_ACT_RELU: return v > 0.0f ? v : 0.0f;

@@ -143,6 +143,7 @@ static berth_status mm_pack(cpu_prep *c, mm_params *mp) {
     for (size_t i = 0; i < mp->batch; i++) contiguous &= mp->a_off[i] == i * (size_t)(mp->m * mp->k);
     mp->bpack = cpu_weight_packed(c->plan->w, bo->weight, 0, (size_t)mp->k, (size_t)mp->n, c->err);
     if (!mp->bpack) return BERTH_ERR_NOMEM;
+    c->cn->packed_in |= 1u << 1; /* b is never read as uploaded */
     if (contiguous && mp->batch > 1) {
         mp->m *= (int64_t)mp->batch;
         mp->batch = 1;

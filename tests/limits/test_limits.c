@@ -295,16 +295,19 @@ static void test_weights_over_limit(void) {
     berth_executor_close(ex);
 
     /* The cpu backend packs a weight for its matrix kernels when it plans
-     * a matmul of three rows or more, on top of the estimate (32 KiB at
-     * batch=4): a limit between the estimate and what the backend then
-     * holds refuses the plan after the fact, frees it and leaves the
-     * bucket cold. */
+     * a matmul of three rows or more. The packed copy replaces the
+     * weight, unless a plan still reads it unpacked: the batch=1 plan
+     * does (one row stays with OpenBLAS), so while it lives both copies
+     * are held, on top of the estimate (32 KiB at batch=4). A limit
+     * between the estimate and what the backend then holds refuses the
+     * plan after the fact, frees it and leaves the bucket cold. */
     ex = open_with(cfg, (uint64_t)2 << 20 | 64 << 10, &st, &err);
     CHECK(ex != NULL);
     if (!ex) {
         fprintf(stderr, "open: %s\n", err.msg);
         return;
     }
+    CHECK(berth_executor_prepare(ex, 0, 0, &err) == BERTH_OK);
     st = berth_executor_prepare(ex, 0, 1, &err);
     CHECK(st == BERTH_ERR_NOMEM);
     CHECK_CONTAINS(err.msg, "bucket batch=4: once backend 'cpu' planned it, berth held ");
@@ -314,7 +317,7 @@ static void test_weights_over_limit(void) {
     CHECK(!berth_executor_is_warm(ex, 0, 1));
     berth_memory m;
     berth_executor_memory(ex, &m);
-    CHECK(m.plans == 0 && m.host_bytes == 0);
+    CHECK(m.plans == 1); /* batch=1's */
     berth_executor_close(ex);
 }
 
