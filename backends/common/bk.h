@@ -145,6 +145,53 @@ typedef struct bk_attention {
     int64_t mstride[BERTH_MAX_RANK];
 } bk_attention;
 berth_status bk_param_attention(const bk_node_ctx *c, bk_attention *a);
+/* berth.elementwise, decoded and checked against its notes in
+ * docs/backend-ops.md: each step's op (an id of ops.def, inside this
+ * build only), its references (>= 0: input, then earlier steps' results;
+ * < 0: a constant, -r - 1), its options for clamp, leakyRelu, elu and
+ * hardSigmoid (p0, p1, with WebNN's meaning), and per input the
+ * broadcast: element (i / inner) % count of it feeds output element i. */
+#define BK_EW_MAX_STEPS 64
+#define BK_EW_MAX_INPUTS 16
+#define BK_EW_MAX_CONSTANTS 256
+typedef struct bk_ew_step {
+    berth_op_id op;
+    int32_t a, b;
+    float p0, p1;
+} bk_ew_step;
+typedef struct bk_ew_program {
+    uint32_t n_steps, n_in, n_constants;
+    bk_ew_step steps[BK_EW_MAX_STEPS];
+    size_t inner[BK_EW_MAX_INPUTS], count[BK_EW_MAX_INPUTS];
+    float constants[BK_EW_MAX_CONSTANTS];
+    size_t numel; /* the output's */
+} bk_ew_program;
+berth_status bk_param_elementwise(const bk_node_ctx *c, bk_ew_program *p);
+/* 1 for the unary ops a step may apply, 2 for the binary ones, 0 else
+ * (the engine's fusion pass asks it too). */
+static inline int bk_ew_arity(berth_op_id op) {
+    switch (op) {
+    case BERTH_OP_ADD: case BERTH_OP_SUB: case BERTH_OP_MUL: case BERTH_OP_DIV:
+    case BERTH_OP_MAX: case BERTH_OP_MIN: case BERTH_OP_POW:
+        return 2;
+    case BERTH_OP_RELU: case BERTH_OP_SIGMOID: case BERTH_OP_TANH: case BERTH_OP_EXP: case BERTH_OP_LOG:
+    case BERTH_OP_SQRT: case BERTH_OP_ABS: case BERTH_OP_NEG: case BERTH_OP_ERF: case BERTH_OP_GELU:
+    case BERTH_OP_RECIPROCAL: case BERTH_OP_FLOOR: case BERTH_OP_CEIL: case BERTH_OP_SIN: case BERTH_OP_COS:
+    case BERTH_OP_SIGN: case BERTH_OP_SOFTSIGN: case BERTH_OP_SOFTPLUS: case BERTH_OP_HARD_SWISH:
+    case BERTH_OP_IDENTITY: case BERTH_OP_CLAMP: case BERTH_OP_LEAKY_RELU: case BERTH_OP_ELU:
+    case BERTH_OP_HARD_SIGMOID:
+        return 1;
+    default:
+        return 0;
+    }
+}
+/* How many options a step of op reads from its constant reference:
+ * clamp and hardSigmoid 2, leakyRelu and elu 1, others 0. */
+static inline int bk_ew_options(berth_op_id op) {
+    return op == BERTH_OP_CLAMP || op == BERTH_OP_HARD_SIGMOID ? 2
+         : op == BERTH_OP_LEAKY_RELU || op == BERTH_OP_ELU ? 1 : 0;
+}
+
 /* berth.matmulEpilogue's activation: 0 none, 1 relu, 2 gelu, 3 sigmoid,
  * 4 tanh. */
 berth_status bk_param_activation(const bk_node_ctx *c, int *code);

@@ -5,6 +5,7 @@ set(BERTH_KIT_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(BERTH_KIT_SOURCES
   ${BERTH_KIT_DIR}/bk_attr.c
   ${BERTH_KIT_DIR}/bk_dtype.c
+  ${BERTH_KIT_DIR}/bk_elementwise.c
   ${BERTH_KIT_DIR}/bk_entry.c
   ${BERTH_KIT_DIR}/bk_graph.c
   ${BERTH_KIT_DIR}/bk_node.c

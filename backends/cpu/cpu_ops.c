@@ -79,6 +79,7 @@ static const cpu_op ops[BERTH_OP_COUNT] = {
     [BERTH_OP_DEQUANTIZE_LINEAR] = {cpu_prep_dequantize, {BK_BIT(BERTH_DTYPE_I8) | U8 | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32) | BK_BIT(BERTH_DTYPE_I4) | BK_BIT(BERTH_DTYPE_U4), NULL}},
     [BERTH_OP_MATMUL_EPILOGUE] = {cpu_prep_matmul_epilogue, {F32, NULL}},
     [BERTH_OP_ATTENTION] = {cpu_prep_attention, {F32, NULL}},
+    [BERTH_OP_ELEMENTWISE] = {cpu_prep_elementwise_program, {F32, NULL}},
 };
 
 const bk_op_set cpu_op_set = BK_OP_SET("cpu", ops, cpu_op);

@@ -63,6 +63,17 @@ CPU_CLONES static void un_f32(const un_params *u, const float *restrict x, float
     }
 }
 
+int cpu_unary_code(const char *op) {
+    for (size_t i = 0; i < sizeof un_names / sizeof un_names[0]; i++)
+        if (strcmp(op, un_names[i].name) == 0) return un_names[i].op;
+    return -1;
+}
+
+void cpu_unary_f32(int code, float alpha, float beta, const float *x, float *y, size_t n) {
+    un_params u = {code, alpha, beta, n, x, y};
+    un_f32(&u, x, y, n);
+}
+
 static void un_task(void *ctx, size_t b, size_t e) {
     const un_params *u = ctx;
     if (u->op == U_NOT) {
@@ -86,9 +97,7 @@ static berth_status same_shape(cpu_prep *c) {
 }
 
 berth_status cpu_prep_unary(cpu_prep *c) {
-    int op = -1;
-    for (size_t i = 0; i < sizeof un_names / sizeof un_names[0]; i++)
-        if (strcmp(c->node->op, un_names[i].name) == 0) op = un_names[i].op;
+    int op = cpu_unary_code(c->node->op);
     berth_status st = BERTH_OK;
     if (!st) st = same_shape(c);
     if (st) return st;

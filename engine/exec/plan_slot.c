@@ -31,7 +31,8 @@ static const struct fused_op {
     const char *op, *anchor;
 } fused_ops[] = {{"berth.matmulEpilogue", "matmul"},
                  {"berth.attention", "matmul"},
-                 {"layerNormalization", "reduceMean"}};
+                 {"layerNormalization", "reduceMean"},
+                 {"berth.elementwise", "add"}};
 #define N_FUSED_OPS (sizeof fused_ops / sizeof fused_ops[0])
 
 typedef struct fuse_ctx {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "bk.h"
 #include "infer.h"
 #include "specialize.h"
 
@@ -423,6 +424,195 @@ static int try_layer_norm(fuser *f, uint32_t r1) {
     return replace(f, chain, n, fused);
 }
 
+/* ---- (d) connected elementwise groups --------------------------------------------- */
+
+/* An f32 node a program step can be: one output, its op's operands. */
+static berth_op_id ew_op(const fuser *f, uint32_t n) {
+    const berth_node *nd = &f->nodes[n];
+    if (f->removed[n] || nd->n_outputs != 1 || !is_f32(f, nd->outputs[0])) return BERTH_OP_UNKNOWN;
+    berth_op_id id = berth_op_find(nd->op);
+    if (id == BERTH_OP_UNKNOWN || (int)nd->n_inputs != bk_ew_arity(id)) return BERTH_OP_UNKNOWN;
+    for (uint32_t k = 0; k < nd->n_inputs; k++)
+        if (!is_f32(f, nd->inputs[k])) return BERTH_OP_UNKNOWN;
+    for (uint32_t k = 0; k < nd->n_attrs; k++)
+        if (nd->attrs[k].type == BERTH_ATTR_OPERAND || nd->attrs[k].type == BERTH_ATTR_OPERANDS) return BERTH_OP_UNKNOWN;
+    return id;
+}
+
+/* The broadcast berth.elementwise allows: x has y's shape, one element,
+ * or its non-1 dims (ranks right-aligned) are one run equal to y's. */
+static int ew_broadcasts(const berth_operand *x, const berth_operand *y) {
+    if (x->rank > y->rank) return 0;
+    uint32_t off = y->rank - x->rank;
+    int last = -1;
+    for (uint32_t d = 0; d < x->rank; d++) {
+        if (x->dims[d] == 1) continue;
+        if (x->dims[d] != y->dims[off + d] || (last >= 0 && (uint32_t)last != off + d - 1)) return 0;
+        last = (int)(off + d);
+    }
+    return 1;
+}
+
+/* An option of a step's op, or its default (ops.def's). */
+static double ew_option(const berth_node *nd, const char *key, double def) {
+    const berth_attr *a = node_attr(nd, key);
+    return !a ? def : a->type == BERTH_ATTR_FLOAT ? a->f : a->type == BERTH_ATTR_INT ? (double)a->i : def;
+}
+
+typedef struct ew_build {
+    uint32_t nodes[BK_EW_MAX_STEPS], n;
+    uint32_t in[BK_EW_MAX_INPUTS], n_in;
+    int64_t refs[2 * BK_EW_MAX_STEPS];
+    double constants[BK_EW_MAX_CONSTANTS];
+    uint32_t n_constants;
+} ew_build;
+
+static int in_group(const ew_build *b, int32_t n) {
+    for (uint32_t i = 0; i < b->n; i++)
+        if ((int32_t)b->nodes[i] == n) return 1;
+    return 0;
+}
+
+/* How many group nodes read operand o. */
+static int32_t group_readers(const fuser *f, const ew_build *b, uint32_t o) {
+    int32_t r = 0;
+    for (uint32_t i = 0; i < b->n; i++) {
+        const berth_node *nd = &f->nodes[b->nodes[i]];
+        int reads = 0;
+        for (uint32_t k = 0; k < nd->n_inputs; k++) reads |= nd->inputs[k] == o;
+        r += reads;
+    }
+    return r;
+}
+
+static int64_t ew_constant(ew_build *b, double v) {
+    for (uint32_t j = 0; j < b->n_constants; j++)
+        if (b->constants[j] == v && !signbit(b->constants[j]) == !signbit(v)) return -(int64_t)j - 1;
+    if (b->n_constants == BK_EW_MAX_CONSTANTS) return 0;
+    b->constants[b->n_constants++] = v;
+    return -(int64_t)b->n_constants;
+}
+
+/* The reference step i makes to operand o: an earlier step, a constant
+ * scalar, or an input of the fused node; 0 when the program is full. */
+static int64_t ew_ref(const fuser *f, ew_build *b, uint32_t i, uint32_t o, int *ok) {
+    for (uint32_t j = 0; j < i; j++)
+        if (f->nodes[b->nodes[j]].outputs[0] == o) return BK_EW_MAX_INPUTS + (int64_t)j;
+    double v;
+    if (const_scalar(f, o, &v)) {
+        int64_t r = ew_constant(b, v);
+        *ok &= r != 0;
+        return r;
+    }
+    for (uint32_t k = 0; k < b->n_in; k++)
+        if (b->in[k] == o) return k;
+    if (b->n_in == BK_EW_MAX_INPUTS) return *ok = 0;
+    b->in[b->n_in] = o;
+    return b->n_in++;
+}
+
+/* Node n can be a step of a program whose output is y: a step op of y's
+ * shape whose operands are constant scalars or broadcast to y as a
+ * program input may. */
+static int ew_fits(const fuser *f, uint32_t n, const berth_operand *y) {
+    if (ew_op(f, n) == BERTH_OP_UNKNOWN || !same_shape(opnd(f, f->nodes[n].outputs[0]), y)) return 0;
+    const berth_node *nd = &f->nodes[n];
+    for (uint32_t k = 0; k < nd->n_inputs; k++) {
+        double v;
+        if (!const_scalar(f, nd->inputs[k], &v) && !ew_broadcasts(opnd(f, nd->inputs[k]), y)) return 0;
+    }
+    return 1;
+}
+
+/* The group ending at `sink`: grown through producers whose result only
+ * the group reads and that fit, then written as one berth.elementwise
+ * program. */
+static int try_elementwise(fuser *f, uint32_t sink) {
+    const berth_operand *y = opnd(f, f->nodes[sink].outputs[0]);
+    if (!ew_fits(f, sink, y)) return 0;
+    ew_build b;
+    b.n = 1;
+    b.nodes[0] = sink;
+    b.n_in = b.n_constants = 0;
+    for (int grown = 1; grown && b.n < BK_EW_MAX_STEPS;) {
+        grown = 0;
+        for (uint32_t i = 0; i < b.n && b.n < BK_EW_MAX_STEPS; i++) {
+            const berth_node *nd = &f->nodes[b.nodes[i]];
+            for (uint32_t k = 0; k < nd->n_inputs && b.n < BK_EW_MAX_STEPS; k++) {
+                uint32_t o = nd->inputs[k];
+                int32_t p = f->producer[o];
+                if (p < 0 || in_group(&b, p) || !ew_fits(f, (uint32_t)p, y) ||
+                    f->users[o] != group_readers(f, &b, o))
+                    continue;
+                b.nodes[b.n++] = (uint32_t)p;
+                grown = 1;
+            }
+        }
+    }
+    if (b.n < 2) return 0;
+    /* steps in graph order, which is topological; the sink comes last */
+    for (uint32_t i = 1; i < b.n; i++)
+        for (uint32_t j = i; j > 0 && b.nodes[j - 1] > b.nodes[j]; j--) {
+            uint32_t t = b.nodes[j];
+            b.nodes[j] = b.nodes[j - 1];
+            b.nodes[j - 1] = t;
+        }
+    int ok = 1;
+    size_t ops_len = 0;
+    for (uint32_t i = 0; i < b.n && ok; i++) {
+        const berth_node *nd = &f->nodes[b.nodes[i]];
+        berth_op_id id = berth_op_find(nd->op);
+        ops_len += strlen(nd->op) + 1;
+        b.refs[2 * i] = ew_ref(f, &b, i, nd->inputs[0], &ok);
+        b.refs[2 * i + 1] = 0;
+        if (nd->n_inputs == 2) {
+            b.refs[2 * i + 1] = ew_ref(f, &b, i, nd->inputs[1], &ok);
+        } else if (bk_ew_options(id)) {
+            /* the options, consecutive constants (never shared: order matters) */
+            double p0, p1 = 0;
+            if (id == BERTH_OP_CLAMP) p0 = ew_option(nd, "minValue", -INFINITY), p1 = ew_option(nd, "maxValue", INFINITY);
+            else if (id == BERTH_OP_HARD_SIGMOID) p0 = ew_option(nd, "alpha", 0.2), p1 = ew_option(nd, "beta", 0.5);
+            else p0 = ew_option(nd, "alpha", id == BERTH_OP_ELU ? 1.0 : 0.01);
+            int n_opt = bk_ew_options(id);
+            if (b.n_constants + (uint32_t)n_opt > BK_EW_MAX_CONSTANTS) ok = 0;
+            if (ok) {
+                b.refs[2 * i + 1] = -(int64_t)b.n_constants - 1;
+                b.constants[b.n_constants++] = p0;
+                if (n_opt > 1) b.constants[b.n_constants++] = p1;
+            }
+        }
+    }
+    if (!ok) return 0;
+    /* step references were written against BK_EW_MAX_INPUTS inputs; now
+     * the count is known, steps start right after the inputs */
+    for (uint32_t i = 0; i < 2 * b.n; i++)
+        if (b.refs[i] >= BK_EW_MAX_INPUTS) b.refs[i] -= BK_EW_MAX_INPUTS - (int64_t)b.n_in;
+    char *words = berth_arena_alloc(f->a, ops_len + 1);
+    int64_t *refs = berth_arena_array(f->a, 2 * b.n, sizeof(int64_t));
+    double *consts = berth_arena_array(f->a, b.n_constants + 1, sizeof(double));
+    if (!words || !refs || !consts) return -1;
+    size_t w = 0;
+    for (uint32_t i = 0; i < b.n; i++) {
+        const char *op = f->nodes[b.nodes[i]].op;
+        if (i) words[w++] = ' ';
+        memcpy(words + w, op, strlen(op));
+        w += strlen(op);
+    }
+    words[w] = 0;
+    memcpy(refs, b.refs, sizeof(int64_t) * 2 * b.n);
+    memcpy(consts, b.constants, sizeof(double) * b.n_constants);
+    berth_attr at[3];
+    uint32_t na = 0;
+    at[na++] = (berth_attr){.key = "ops", .type = BERTH_ATTR_STRING, .s = words};
+    at[na++] = (berth_attr){.key = "steps", .type = BERTH_ATTR_INTS, .count = 2 * b.n, .ints = refs};
+    if (b.n_constants) at[na++] = (berth_attr){.key = "constants", .type = BERTH_ATTR_FLOATS, .count = b.n_constants, .floats = consts};
+    int32_t chain[BK_EW_MAX_STEPS];
+    for (uint32_t i = 0; i < b.n; i++) chain[i] = (int32_t)b.nodes[i];
+    berth_node fused = make_node(f, "berth.elementwise", &f->nodes[sink], b.n_in, b.in, na, at);
+    if (!fused.op) return -1;
+    return replace(f, chain, (int)b.n, fused);
+}
+
 /* ---- compaction ------------------------------------------------------------------ */
 
 static int compact(fuser *f) {
@@ -518,6 +708,7 @@ int berth_fuse(berth_spec *s, berth_supports_fn supports, void *ctx) {
     f.can_transpose = supports(ctx, "transpose", BERTH_DTYPE_F32);
     int want_epi = supports(ctx, "berth.matmulEpilogue", BERTH_DTYPE_F32);
     int want_ln = supports(ctx, "layerNormalization", BERTH_DTYPE_F32);
+    int want_ew = supports(ctx, "berth.elementwise", BERTH_DTYPE_F32);
     int total = 0;
     /* attention first: its matmuls must not be taken by the epilogue pass */
     for (uint32_t i = 0; i < f.n_nodes; i++) {
@@ -532,6 +723,13 @@ int berth_fuse(berth_spec *s, berth_supports_fn supports, void *ctx) {
     for (uint32_t i = 0; i < f.n_nodes && want_epi; i++) {
         if (f.removed[i] || strcmp(f.nodes[i].op, "matmul")) continue;
         int r = try_epilogue(&f, i);
+        if (r < 0) return 0;
+        total += r;
+    }
+    /* last: the passes above take their chains' elementwise nodes first;
+     * from the end, so each group is grown from the node that ends it */
+    for (uint32_t i = f.n_nodes; i-- > 0 && want_ew;) {
+        int r = try_elementwise(&f, i);
         if (r < 0) return 0;
         total += r;
     }

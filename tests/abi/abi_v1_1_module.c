@@ -100,9 +100,9 @@ static berth_status fx_supports_node(berth_device *d, const berth_graph_desc *g,
     return BERTH_ERR_INTERNAL;
 #else
     const berth_node *n = node_at(g, i);
-    if (!strcmp(n->op, "berth.matmulEpilogue")) {
+    if (!strcmp(n->op, "berth.matmulEpilogue") || !strcmp(n->op, "berth.elementwise")) {
         n_fused_refused++;
-        SAY(e, "this device runs the matmul and its epilogue as separate nodes");
+        SAY(e, "this device runs the matmul, its epilogue and each elementwise op as separate nodes");
         return BERTH_ERR_UNSUPPORTED;
     }
     if (!strcmp(n->op, "matmul") && n->n_inputs == 2) {

@@ -327,6 +327,26 @@ static void c_matmul_epilogue(oc_case *c, const char *op) {
     node(c, op, 2, IDX(x, y), 1, IDX(o), ATTRS(A_OPND("bias", bi), A_STR("activation", "relu"), A_OPND("residual", r)));
 }
 
+static void c_elementwise(oc_case *c, const char *op) {
+    /* hardswish(x * s) + r, spelled as six steps, s per channel:
+     * a = x * s; b = a + 3; c = clamp(b, 0, 6); d = a * c; e = d / 6; y = e + r */
+    static const float x[8] = {-4, -1, 0, 0.5f, 1, 2, 3, 5}, sc[2] = {1, -0.5f};
+    static const float r[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    static double want[8];
+    for (int i = 0; i < 8; i++) {
+        double a = (double)x[i] * sc[i / 4], cl = a + 3 < 0 ? 0 : a + 3 > 6 ? 6 : a + 3;
+        want[i] = a * cl / 6 + r[i];
+    }
+    uint32_t xi = in(c, "x", F32, 4, DIMS(1, 2, 2, 2), x), si = in(c, "s", F32, 3, DIMS(2, 1, 1), sc);
+    uint32_t ri = in(c, "r", F32, 4, DIMS(1, 2, 2, 2), r);
+    uint32_t o = out_f(c, "y", 4, DIMS(1, 2, 2, 2), want);
+    /* references: inputs 0-2, steps from 3 on, constants -1 (3), -2 and -3 (0, 6) */
+    node(c, op, 3, IDX(xi, si, ri), 1, IDX(o),
+         ATTRS(A_STR("ops", "mul add clamp mul div add"),
+               A_INTS("steps", 12, 0, 1, 3, -1, 4, -2, 3, 5, 6, -3, 7, 2),
+               A_FLOATS("constants", 3, 3.0, 0.0, 6.0)));
+}
+
 static void c_attention(oc_case *c, const char *op) {
     /* softmax(q * k' * scale + mask) * v; q [1, 2, 2], k and v [1, 3, 2], mask [2, 3] */
     static const float q[4] = {1, 0, 0.5f, -1}, k[6] = {1, 1, 0, 2, -1, 0.5f}, v[6] = {1, 2, 3, 4, 5, 6};
@@ -894,5 +914,6 @@ const oc_entry oc_table[] = {
     {"dequantizeLinear int8 blockwise", c_dequantize_blockwise, "dequantizeLinear"},
     {"berth.matmulEpilogue", c_matmul_epilogue, "berth.matmulEpilogue"},
     {"berth.attention", c_attention, "berth.attention"},
+    {"berth.elementwise hardswish per channel residual", c_elementwise, "berth.elementwise"},
 };
 const size_t oc_count = sizeof oc_table / sizeof oc_table[0];

@@ -71,6 +71,71 @@ static double unary_opts(const berth_node *n, double x) {
     return NAN;
 }
 
+/* One step of berth.elementwise, in double, by its op's WebNN meaning;
+ * opt: the step's options (clamp minValue and maxValue, ...). */
+static double ew_step(const char *op, double x, double z, const double *opt) {
+    if (!strcmp(op, "add")) return x + z;
+    if (!strcmp(op, "sub")) return x - z;
+    if (!strcmp(op, "mul")) return x * z;
+    if (!strcmp(op, "div")) return x / z;
+    if (!strcmp(op, "max")) return x != x || z != z ? NAN : x > z ? x : z;
+    if (!strcmp(op, "min")) return x != x || z != z ? NAN : x < z ? x : z;
+    if (!strcmp(op, "pow")) return pow(x, z);
+    if (!strcmp(op, "clamp")) return x < opt[0] ? opt[0] : x > opt[1] ? opt[1] : x;
+    if (!strcmp(op, "leakyRelu")) return x >= 0 ? x : opt[0] * x;
+    if (!strcmp(op, "elu")) return x >= 0 ? x : opt[0] * (exp(x) - 1);
+    if (!strcmp(op, "hardSigmoid")) return fmax(0, fmin(1, opt[0] * x + opt[1]));
+    if (!strcmp(op, "hardSwish")) return x * fmax(0, fmin(6, x + 3)) / 6;
+    if (!strcmp(op, "softplus")) return log1p(exp(x));
+    if (!strcmp(op, "softsign")) return x / (1 + fabs(x));
+    if (!strcmp(op, "reciprocal")) return 1 / x;
+    if (!strcmp(op, "floor")) return floor(x);
+    if (!strcmp(op, "ceil")) return ceil(x);
+    if (!strcmp(op, "sin")) return sin(x);
+    if (!strcmp(op, "cos")) return cos(x);
+    if (!strcmp(op, "sign")) return x > 0 ? 1 : x < 0 ? -1 : x;
+    if (!strcmp(op, "identity")) return x;
+    return act(op, x);
+}
+
+/* berth.elementwise as its notes in docs/backend-ops.md define it,
+ * element by element, every input broadcast numpy-style. */
+static void elementwise(const berth_graph_desc *d, const berth_node *n, float **buf, ten y) {
+    const berth_attr *ops = attr(n, "ops"), *steps = attr(n, "steps"), *cs = attr(n, "constants");
+    char words[64][32];
+    uint32_t ns = 0;
+    for (const char *at = ops->s; *at && ns < 64;) {
+        while (*at == ' ') at++;
+        size_t len = strcspn(at, " ");
+        if (!len) break;
+        snprintf(words[ns++], sizeof words[0], "%.*s", (int)len, at);
+        at += len;
+    }
+    double val[64];
+    size_t ny = numel(y.rank, y.dims);
+    for (size_t i = 0; i < ny; i++) {
+        for (uint32_t k = 0; k < ns; k++) {
+            double v[2];
+            for (int r = 0; r < 2; r++) {
+                int64_t ref = steps->ints[2 * k + r];
+                if (ref < 0) {
+                    v[r] = cs->floats[-ref - 1];
+                } else if (ref < (int64_t)n->n_inputs) {
+                    const berth_operand *o = &d->operands[n->inputs[ref]];
+                    v[r] = buf[n->inputs[ref]][bidx(y.rank, y.dims, o->rank, o->dims, i)];
+                } else {
+                    v[r] = val[ref - n->n_inputs];
+                }
+            }
+            int64_t b = steps->ints[2 * k + 1];
+            const double *opt = b < 0 && cs ? &cs->floats[-b - 1] : NULL;
+            /* each step rounds to f32, as the unfused nodes would */
+            val[k] = (float)ew_step(words[k], v[0], v[1], opt);
+        }
+        y.data[i] = (float)val[ns - 1];
+    }
+}
+
 static void binary(const char *op, ten a, ten b, ten y) {
     size_t n = numel(y.rank, y.dims);
     for (size_t i = 0; i < n; i++) {
@@ -333,6 +398,8 @@ float **ref_run(const berth_graph_desc *d, const float *const *inputs, const flo
                 if (r) v += buf[r->i][i];
                 y.data[i] = (float)v;
             }
+        } else if (!strcmp(op, "berth.elementwise")) {
+            elementwise(d, n, buf, y);
         } else if (!strcmp(op, "berth.attention")) {
             const berth_attr *s = attr(n, "scale"), *m = attr(n, "mask");
             ten mt = m ? T(m->i) : y;

@@ -14,6 +14,11 @@ static int supports_all(void *ctx, const char *op, berth_dtype t) {
     return t == BERTH_DTYPE_F32 && op != NULL;
 }
 
+/* Everything but berth.elementwise: for the other passes' own behaviour. */
+static int supports_but_elementwise(void *ctx, const char *op, berth_dtype t) {
+    return supports_all(ctx, op, t) && strcmp(op, "berth.elementwise") != 0;
+}
+
 static int supports_none(void *ctx, const char *op, berth_dtype t) {
     (void)ctx, (void)op, (void)t;
     return 0;
@@ -164,23 +169,36 @@ static void epilogue(void) {
     }
     spec_close(&fused);
 
-    /* m is read by a graph output too: no fusion at all */
+    /* m is read by a graph output too: no epilogue (the add, gelu and add
+     * after it still make one elementwise program) */
     t = epilogue_text("y; m;", NULL);
     CHECK(spec_open(&fused, t, NULL) == 0);
     if (fused.s) {
-        CHECK(berth_fuse(fused.s, supports_all, NULL) == 0);
+        CHECK(berth_fuse(fused.s, supports_but_elementwise, NULL) == 0);
         CHECK(spec_count_op(fused.s, "matmul") == 1 && fused.s->desc.n_nodes == 4);
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 1);
+        CHECK(spec_count_op(fused.s, "matmul") == 1 && spec_count_op(fused.s, "berth.elementwise") == 1 &&
+              fused.s->desc.n_nodes == 2);
     }
     spec_close(&fused);
 
-    /* h has another user: only matmul + bias fuse, gelu and add stay */
+    /* h has another user: only matmul + bias fuse, gelu and add stay
+     * (and, where the backend runs it, become one elementwise program) */
     t = epilogue_text("y; h;", NULL);
     CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
     if (plain.s && fused.s) {
-        CHECK(berth_fuse(fused.s, supports_all, NULL) == 1);
+        CHECK(berth_fuse(fused.s, supports_but_elementwise, NULL) == 1);
         const berth_node *e = find_node(fused.s, "berth.matmulEpilogue");
         CHECK(e && !find_attr(e, "activation") && !find_attr(e, "residual"));
         CHECK(spec_count_op(fused.s, "gelu") == 1 && spec_count_op(fused.s, "add") == 1);
+        CHECK(fused_vs_unfused(&plain, &fused) < 1e-5);
+    }
+    spec_close(&fused);
+    CHECK(spec_open(&fused, t, NULL) == 0);
+    if (plain.s && fused.s) {
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 2);
+        CHECK(spec_count_op(fused.s, "berth.matmulEpilogue") == 1 && spec_count_op(fused.s, "berth.elementwise") == 1);
+        CHECK(spec_count_op(fused.s, "gelu") == 0 && spec_count_op(fused.s, "add") == 0);
         CHECK(fused_vs_unfused(&plain, &fused) < 1e-5);
     }
     spec_close(&plain);
@@ -406,8 +424,86 @@ static void layer_norm(void) {
     t = layer_norm_text("pow(d, two)", "    sc = mul(n, g);\n    y = add(sc, b);\n", "y; d;");
     CHECK(spec_open(&fused, t, NULL) == 0);
     if (fused.s) {
-        CHECK(berth_fuse(fused.s, supports_all, NULL) == 0);
+        CHECK(berth_fuse(fused.s, supports_but_elementwise, NULL) == 0);
         CHECK(spec_count_op(fused.s, "layerNormalization") == 0 && fused.s->desc.n_nodes == 9);
+    }
+    spec_close(&fused);
+}
+
+/* A per-channel scale, hardswish spelled as primitives and a residual
+ * add: one berth.elementwise over x, the scale and r. */
+static const char *hardswish_text(const char *outputs, const char *scale_dims) {
+    static char buf[1024];
+    snprintf(buf, sizeof buf,
+             "webnn_graph \"hs\" v2 {\n"
+             "  inputs { x: f32[2, 4, 3, 5]; r: f32[2, 4, 3, 5]; }\n"
+             "  consts { s: f32[%s]; three: f32[] @scalar(3); six: f32[] @scalar(6); }\n"
+             "  nodes {\n"
+             "    a = mul(x, s);\n"
+             "    b = add(a, three);\n"
+             "    c = clamp(b, minValue=0, maxValue=6);\n"
+             "    d = mul(a, c);\n"
+             "    e = div(d, six);\n"
+             "    y = add(e, r);\n"
+             "  }\n"
+             "  outputs { %s }\n"
+             "}\n",
+             scale_dims, outputs);
+    return buf;
+}
+
+static void elementwise_groups(void) {
+    spec_case plain, fused;
+    const char *t = hardswish_text("y;", "4, 1, 1");
+    CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+    if (plain.s && fused.s) {
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 1);
+        CHECK(fused.s->desc.n_nodes == 1);
+        const berth_node *e = find_node(fused.s, "berth.elementwise");
+        CHECK(e && e->n_inputs == 3);
+        const berth_attr *ops = e ? find_attr(e, "ops") : NULL, *steps = e ? find_attr(e, "steps") : NULL;
+        CHECK_MSG(ops ? ops->s : "", "mul add clamp mul div add");
+        CHECK(steps && steps->count == 12);
+        /* the clamp reads its minValue and maxValue from two constants */
+        const berth_attr *cs = e ? find_attr(e, "constants") : NULL;
+        CHECK(cs && cs->count == 3); /* 3, then 0 and 6 (the 6 of the div shares it) */
+        CHECK(fused_vs_unfused(&plain, &fused) < 1e-6);
+        check_well_formed(fused.s);
+    }
+    spec_close(&plain);
+    spec_close(&fused);
+
+    /* a is an output too: it stays a node of its own, the rest fuse */
+    t = hardswish_text("y; a;", "4, 1, 1");
+    CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+    if (plain.s && fused.s) {
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 1);
+        CHECK(fused.s->desc.n_nodes == 2 && spec_count_op(fused.s, "mul") == 1);
+        const berth_node *e = find_node(fused.s, "berth.elementwise");
+        CHECK(e && e->n_inputs == 2);
+        CHECK(fused_vs_unfused(&plain, &fused) < 1e-6);
+    }
+    spec_close(&plain);
+    spec_close(&fused);
+
+    /* a scale [4, 1, 5] broadcasts along two runs of dims, which a
+     * program input may not: its mul stays a node, the rest fuse */
+    t = hardswish_text("y;", "4, 1, 5");
+    CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+    if (plain.s && fused.s) {
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 1);
+        CHECK(fused.s->desc.n_nodes == 2 && spec_count_op(fused.s, "mul") == 1);
+        CHECK(fused_vs_unfused(&plain, &fused) < 1e-6);
+    }
+    spec_close(&plain);
+    spec_close(&fused);
+
+    /* not supported: nothing changes */
+    t = hardswish_text("y;", "4, 1, 1");
+    CHECK(spec_open(&fused, t, NULL) == 0);
+    if (fused.s) {
+        CHECK(berth_fuse(fused.s, supports_but_elementwise, NULL) == 0);
+        CHECK(fused.s->desc.n_nodes == 6);
     }
     spec_close(&fused);
 }
@@ -474,6 +570,7 @@ static void transformer_block(void) {
 }
 
 int main(void) {
+    elementwise_groups();
     transformer_block();
     epilogue();
     epilogue_rank1();
