@@ -405,6 +405,35 @@ def case_batchnorm_fold(tmp, args):
     check("batchNormalization(" in text and "folded" not in p.stdout, "not folded:\n" + text)
 
 
+def case_affine_fold(tmp, args):
+    """Conv then Mul by a scalar then Add of a per-channel [4, 1, 1]
+    constant folds into one conv2d; an Add of a [5] vector (which
+    broadcasts along the width, not the channels) does not."""
+    rs = np.random.RandomState(5)
+    x = rs.randn(1, 3, 4, 5).astype(np.float32)
+    w = rs.randn(4, 3, 3, 3).astype(np.float32)
+    cb, s1 = rs.randn(4).astype(np.float32), np.array([1.7], np.float32)
+    sh, row = rs.randn(4, 1, 1).astype(np.float32), rs.randn(5).astype(np.float32)
+    inits = [helper.make_tensor(n, TensorProto.FLOAT, a.shape, a.reshape(-1).tolist())
+             for n, a in (("w", w), ("cb", cb), ("s1", s1), ("sh", sh), ("row", row))]
+    xi = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 5])
+    yi = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 5])
+    conv = helper.make_node("Conv", ["x", "w", "cb"], ["c"], pads=[1, 1, 1, 1])
+    base = _conv_ref(x, w, cb, 1) * 1.7
+    for shift, folds in (("sh", True), ("row", False)):
+        nodes = [conv, helper.make_node("Mul", ["s1", "c"], ["m"]), helper.make_node("Add", ["m", shift], ["y"])]
+        p, text = convert(tmp, model(nodes, [xi], [yi], inits))
+        if folds:
+            check("mul(" not in text and "add(" not in text and "2 Mul/Add by constants folded" in p.stdout,
+                  "folded:\n" + text + p.stdout)
+        else:
+            check("add(" in text and "mul(" not in text and "1 Mul/Add by constants folded" in p.stdout,
+                  "only the Mul folds:\n" + text + p.stdout)
+        out = run_berth(tmp, args, {"x": x})
+        if out:
+            near(out["y"], base + (sh if folds else row), "affine %s" % shift)
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 

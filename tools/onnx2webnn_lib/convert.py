@@ -56,13 +56,14 @@ class ConversionError(Exception):
 
 
 class Result:
-    def __init__(self, text, weights, inputs, outputs, syms, folded_bn=0):
+    def __init__(self, text, weights, inputs, outputs, syms, folded_bn=0, folded_affine=0):
         self.text = text  # the .webnn file
         self.weights = weights  # [(name, ndarray)] for the .safetensors
         self.inputs = inputs  # [(onnx name, identifier)]
         self.outputs = outputs  # [(onnx name, identifier)]
         self.syms = syms  # {dyn name: max}
         self.folded_bn = folded_bn  # BatchNormalizations folded into their convolutions
+        self.folded_affine = folded_affine  # Mul and Add by constants folded likewise
 
 
 def _declare_inputs(cv, frozen):
@@ -162,10 +163,11 @@ def _outputs(cv):
 def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freeze=None, fold_batchnorm=True):
     """Returns a Result or raises ConversionError listing every problem.
     freeze: {graph input: ndarray} inputs turned into constants.
-    fold_batchnorm: fold BatchNormalization into the Conv before it
-    (bn_fold.py); the caller's model is not changed."""
+    fold_batchnorm: fold BatchNormalization, and Mul and Add by per-channel
+    constants, into the Conv before them (bn_fold.py); the caller's model
+    is not changed."""
     freeze = dict(freeze or {})
-    if fold_batchnorm and any(n.op_type == "BatchNormalization" for n in model.graph.node):
+    if fold_batchnorm and any(n.op_type in ("BatchNormalization", "Mul", "Add") for n in model.graph.node):
         model = copy.deepcopy(model)
     input_shapes = dict(input_shapes or {})
     for k, arr in freeze.items():
@@ -182,6 +184,7 @@ def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freez
     for k, arr in freeze.items():
         cv.consts[k] = np.asarray(arr)
     folded_bn = bn_fold.fold(cv.model.graph, cv.consts) if fold_batchnorm else 0
+    folded_affine = bn_fold.fold_affine(cv.model.graph, cv.consts) if fold_batchnorm else 0
     inputs = _declare_inputs(cv, freeze)
     _walk(cv)
     outputs = _outputs(cv)
@@ -193,7 +196,7 @@ def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freez
     lines += cv.input_lines
     lines += ["  }", "  consts {"] + cv.const_lines + ["  }", "  nodes {"] + cv.node_lines + ["  }"]
     lines += ["  outputs { %s; }" % "; ".join(i for _, i in outputs), "}", ""]
-    return Result("\n".join(lines), cv.weights, inputs, outputs, dict(cv.syms), folded_bn)
+    return Result("\n".join(lines), cv.weights, inputs, outputs, dict(cv.syms), folded_bn, folded_affine)
 
 
 def load(path):
