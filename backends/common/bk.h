@@ -167,6 +167,10 @@ typedef struct bk_ew_program {
     size_t numel; /* the output's */
 } bk_ew_program;
 berth_status bk_param_elementwise(const bk_node_ctx *c, bk_ew_program *p);
+/* berth.conv2dEpilogue's program: input 0 is the convolution's result
+ * (the output's shape, read in place), then its epilogueInputs. The
+ * convolution itself is read with bk_param_conv like conv2d's. */
+berth_status bk_param_conv_epilogue(const bk_node_ctx *c, bk_ew_program *p);
 /* 1 for the unary ops a step may apply, 2 for the binary ones, 0 else
  * (the engine's fusion pass asks it too). */
 static inline int bk_ew_arity(berth_op_id op) {

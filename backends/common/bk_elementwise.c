@@ -1,13 +1,14 @@
-/* berth.elementwise: its program decoded and checked, and each input's
- * broadcast reduced to (inner, count), as docs/backend-ops.md states it. */
+/* berth.elementwise and berth.conv2dEpilogue: the program decoded and
+ * checked, and each of its inputs' broadcast reduced to (inner, count),
+ * as docs/backend-ops.md states it. */
 #include <math.h>
 #include <string.h>
 
 #include "bk.h"
 
-/* Input k's (inner, count) against the output, or a failure. */
-static berth_status broadcast(const bk_node_ctx *c, uint32_t k, bk_ew_program *p) {
-    const berth_operand *x = bk_in(c, k), *y = bk_out(c, 0);
+/* Program input k, operand x, as (inner, count) against the output. */
+static berth_status broadcast(const bk_node_ctx *c, uint32_t k, const berth_operand *x, bk_ew_program *p) {
+    const berth_operand *y = bk_out(c, 0);
     if (x->dtype != BERTH_DTYPE_F32) return bk_fail(c, "input %u: expected float32, found %s", k, bk_dtype_name(x->dtype));
     if (x->rank > y->rank) return bk_fail(c, "input %u: rank %u is above the output's %u", k, x->rank, y->rank);
     uint32_t off = y->rank - x->rank;
@@ -34,16 +35,18 @@ pattern:;
     return bk_fail(c, "input %u: %s does not broadcast to the output %s as one run of its dims", k, xs, ys);
 }
 
-berth_status bk_param_elementwise(const bk_node_ctx *c, bk_ew_program *p) {
+/* The program over inputs in[0..n_in) (operands of the node's graph;
+ * BK_NONE: the output itself, a convolution's result). */
+static berth_status program(const bk_node_ctx *c, uint32_t n_in, const uint32_t *in, bk_ew_program *p) {
     memset(p, 0, sizeof *p);
     const berth_operand *y = bk_out(c, 0);
     if (y->dtype != BERTH_DTYPE_F32) return bk_fail(c, "output: expected float32, found %s", bk_dtype_name(y->dtype));
     p->numel = 1;
     for (uint32_t d = 0; d < y->rank; d++) p->numel *= (size_t)y->dims[d];
-    p->n_in = c->node->n_inputs;
+    p->n_in = n_in;
     if (p->n_in > BK_EW_MAX_INPUTS) return bk_fail(c, "expected at most %d inputs, found %u", BK_EW_MAX_INPUTS, p->n_in);
     for (uint32_t k = 0; k < p->n_in; k++) {
-        berth_status st = broadcast(c, k, p);
+        berth_status st = broadcast(c, k, in[k] == BK_NONE ? y : &c->g->operands[in[k]], p);
         if (st) return st;
     }
     double cs[BK_EW_MAX_CONSTANTS];
@@ -101,4 +104,23 @@ berth_status bk_param_elementwise(const bk_node_ctx *c, bk_ew_program *p) {
         }
     }
     return BERTH_OK;
+}
+
+berth_status bk_param_elementwise(const bk_node_ctx *c, bk_ew_program *p) {
+    return program(c, c->node->n_inputs, c->node->inputs, p);
+}
+
+berth_status bk_param_conv_epilogue(const bk_node_ctx *c, bk_ew_program *p) {
+    uint32_t in[BK_EW_MAX_INPUTS] = {BK_NONE};
+    const berth_attr *a = bk_opt_find(c, "epilogueInputs");
+    size_t n = a && a->type == BERTH_ATTR_OPERANDS ? a->count : 0;
+    if (a && a->type != BERTH_ATTR_OPERANDS && a->type != BERTH_ATTR_NULL)
+        return bk_fail(c, "epilogueInputs: expected a list of operands");
+    if (n + 1 > BK_EW_MAX_INPUTS) return bk_fail(c, "epilogueInputs: expected at most %d, found %zu", BK_EW_MAX_INPUTS - 1, n);
+    for (size_t k = 0; k < n; k++) {
+        if (a->ints[k] < 0 || (uint64_t)a->ints[k] >= c->g->n_operands)
+            return bk_fail(c, "epilogueInputs: operand %lld is out of range", (long long)a->ints[k]);
+        in[k + 1] = (uint32_t)a->ints[k];
+    }
+    return program(c, (uint32_t)n + 1, in, p);
 }

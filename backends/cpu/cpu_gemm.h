@@ -29,6 +29,10 @@ typedef struct cpu_gemm_epi {
     int act;          /* CPU_ACT_* */
     const float *res; /* NULL, or [m, n] added last, row stride ldr */
     size_t ldr;
+    /* NULL, or called last on each block of C a task finished, while it
+     * is still in cache: rows [r0, r1), columns [j0, j1) */
+    void (*post)(void *ctx, float *c, size_t ldc, size_t r0, size_t r1, size_t j0, size_t j1);
+    void *post_ctx;
 } cpu_gemm_epi;
 
 /* The kernels (each defined in its own file; the x86 ones only exist on

@@ -168,10 +168,39 @@ static inline const cpu_opnd *cpu_out(const cpu_prep *c, uint32_t i) {
     X(slice) X(gather) X(expand) X(where) X(logical_not) X(reduce) X(pad)             \
     X(layer_norm) X(batch_norm) X(gemm) X(conv2d) X(pool2d) X(conv_transpose2d) X(resample2d)  \
     X(matmul_epilogue) X(attention) X(arg) X(cumsum) X(instance_norm) X(tile) X(triangular)              \
-    X(gather_elements) X(scatter_elements) X(quantize) X(dequantize) X(elementwise_program)
+    X(gather_elements) X(scatter_elements) X(quantize) X(dequantize) X(elementwise_program) X(conv2d_epilogue)
 #define CPU_DECL_PREP(name) berth_status cpu_prep_##name(cpu_prep *c);
 CPU_OPS(CPU_DECL_PREP)
 #undef CPU_DECL_PREP
+
+/* ---- elementwise programs (ops_program.c) ----
+ * A decoded berth.elementwise program made ready to run: registers
+ * assigned, broadcast inputs given buffers. in[] and out are set by the
+ * caller before each run; in_place says out is also input 0 (a
+ * convolution's result the program rewrites). */
+#define CPU_PROGRAM_BLOCK 512
+#define CPU_PROGRAM_REGS 12
+typedef struct cpu_program_step {
+    berth_op_id op;
+    int unary; /* cpu_unary_code, for unary steps other than identity */
+    uint8_t kind[2];
+    uint32_t idx[2]; /* register, input or constant index */
+    uint32_t dst;    /* register */
+    float p0, p1;
+} cpu_program_step;
+typedef struct cpu_program {
+    bk_ew_program prog;
+    cpu_program_step steps[BK_EW_MAX_STEPS];
+    uint32_t n_regs, n_bcast;
+    uint32_t bcast_slot[BK_EW_MAX_INPUTS]; /* per input: its buffer, or UINT32_MAX when read in place */
+    int in_place;
+    const float *in[BK_EW_MAX_INPUTS];
+    float *out;
+} cpu_program;
+/* After bk_param_* filled pp->prog. */
+berth_status cpu_program_prep(cpu_prep *c, cpu_program *pp);
+/* Output elements [at, at + n), on the calling thread. */
+void cpu_program_range(const cpu_program *pp, size_t at, size_t n);
 
 /* ---- shared kernels ---- */
 /* The unary kernels of ops_unary.c by code: cpu_unary_code(WebNN name)

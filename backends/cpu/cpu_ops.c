@@ -80,6 +80,7 @@ static const cpu_op ops[BERTH_OP_COUNT] = {
     [BERTH_OP_MATMUL_EPILOGUE] = {cpu_prep_matmul_epilogue, {F32, NULL}},
     [BERTH_OP_ATTENTION] = {cpu_prep_attention, {F32, NULL}},
     [BERTH_OP_ELEMENTWISE] = {cpu_prep_elementwise_program, {F32, NULL}},
+    [BERTH_OP_CONV2D_EPILOGUE] = {cpu_prep_conv2d_epilogue, {F32, NULL}},
 };
 
 const bk_op_set cpu_op_set = BK_OP_SET("cpu", ops, cpu_op);

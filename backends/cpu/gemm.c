@@ -124,6 +124,7 @@ void cpu_gemm_epilogue(const cpu_gemm_epi *epi, float *c, size_t ldc, size_t r0,
             for (size_t j = j0; j < j1; j++) row[j] += rr[j];
         }
     }
+    if (epi->post) epi->post(epi->post_ctx, c, ldc, r0, r1, j0, j1);
 }
 
 typedef struct gemm_job {

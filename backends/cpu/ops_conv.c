@@ -30,6 +30,11 @@ typedef struct conv_params {
     /* run-time context for pool tasks */
     const float *x, *f, *src, *bv;
     float *y, *col, *pack;
+    /* berth.conv2dEpilogue: the program run on the result (NULL for
+     * conv2d), and where the current (batch, group) starts in it */
+    cpu_program *prog;
+    size_t prog_base;
+    uint32_t prog_in[BK_EW_MAX_INPUTS]; /* operand of program input k >= 1 */
 } conv_params;
 
 /* Maps the filterLayout attribute onto the canonical letter order. */
@@ -203,7 +208,37 @@ CPU_CLONES static void depthwise_task(void *ctx, size_t t0, size_t t1) {
                 }
             }
         }
+        if (cp->prog) cpu_program_range(cp->prog, t * (size_t)(cp->oh * cp->ow), (size_t)(cp->oh * cp->ow));
     }
+}
+
+/* The program on a block of one (batch, group)'s result the product just
+ * wrote: rows are output channels of the group, columns pixels. */
+static void conv_post(void *ctx, float *c, size_t ldc, size_t r0, size_t r1, size_t j0, size_t j1) {
+    const conv_params *cp = ctx;
+    (void)c;
+    if (j0 == 0 && j1 == ldc) { /* whole rows: one range, fewer short blocks */
+        cpu_program_range(cp->prog, cp->prog_base + r0 * ldc, (r1 - r0) * ldc);
+        return;
+    }
+    for (size_t r = r0; r < r1; r++) cpu_program_range(cp->prog, cp->prog_base + r * ldc + j0, j1 - j0);
+}
+
+/* The program over the whole result, where no kernel ran it as it went. */
+static void prog_task(void *ctx, size_t b, size_t e) {
+    const cpu_program *pp = ctx;
+    size_t n = pp->prog.numel;
+    cpu_program_range(pp, b * CPU_PROGRAM_BLOCK, (e * CPU_PROGRAM_BLOCK < n ? e * CPU_PROGRAM_BLOCK : n) - b * CPU_PROGRAM_BLOCK);
+}
+
+/* Binds the program's pointers for this run: input 0 and the output are
+ * the convolution's result. */
+static void prog_bind(conv_params *cp, const cpu_node *nd, berth_plan *p) {
+    if (!cp->prog) return;
+    float *y = cpu_ptr(p, nd->out[0]);
+    cp->prog->out = y;
+    cp->prog->in[0] = y;
+    for (uint32_t k = 1; k < cp->prog->prog.n_in; k++) cp->prog->in[k] = cpu_ptr(p, cp->prog_in[k]);
 }
 
 /* Panels [p0, p1) of the right-hand side src (kk x plane). */
@@ -214,6 +249,14 @@ static void pack_task(void *ctx, size_t p0, size_t p1) {
     cpu_gemm_pack_b(cp->isa, cp->src + j0, plane, 0, kk, j1 - j0, 1.0f, cp->pack + j0 * kk);
 }
 
+/* A program the kernels cannot run as they go (an nhwc result is
+ * relaid after them; OpenBLAS adds the bias after its product) runs on
+ * the final result. */
+static void prog_after(conv_params *cp, berth_plan *p) {
+    cpu_program *pp = cp->prog;
+    cpu_pool_for(p->dev->pool, (pp->prog.numel + CPU_PROGRAM_BLOCK - 1) / CPU_PROGRAM_BLOCK, 8, prog_task, pp);
+}
+
 static void conv_exec(const cpu_node *nd, berth_plan *p) {
     conv_params *cp = nd->params;
     const float *x, *f;
@@ -221,12 +264,18 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
     relayout_in(cp, p, nd, &x, &f, &y);
     cp->f = f;
     cp->y = y;
+    prog_bind(cp, nd, p);
+    cpu_program *prog = cp->prog;
+    int as_it_goes = prog && !cp->at.nhwc && (cp->kernel == K_DEPTHWISE || cp->isa);
+    if (!as_it_goes) cp->prog = NULL; /* the kernels see none; prog_after runs it */
     if (cp->kernel == K_DEPTHWISE) {
         cp->x = x;
         cp->col = (float *)cpu_scratch(p, nd);
         cp->bv = cp->at.bias != CPU_NONE ? cpu_ptr(p, cp->at.bias) : NULL;
         cpu_pool_for(p->dev->pool, (size_t)(cp->at.n * cp->at.c), 1, depthwise_task, cp);
         relayout_out(cp, p, nd, y);
+        cp->prog = prog;
+        if (prog && !as_it_goes) prog_after(cp, p);
         return;
     }
     int64_t plane_in = cp->at.h * cp->at.w, plane_out = cp->oh * cp->ow, kk = cp->at.cg * cp->at.kh * cp->at.kw;
@@ -246,7 +295,8 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
                 cp->pack = (float *)(cpu_scratch(p, nd) + cp->off_pack);
                 cpu_pool_for(p->dev->pool, panels, 4, pack_task, cp);
                 cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) + g * cp->at.og : NULL,
-                                    .bias_rows = 1};
+                                    .bias_rows = 1, .post = cp->prog ? conv_post : NULL, .post_ctx = cp};
+                cp->prog_base = (size_t)((n * cp->at.o + g * cp->at.og) * plane_out);
                 cpu_gemm(p->dev->pool, cp->isa, (size_t)cp->at.og, (size_t)plane_out, (size_t)kk, f + g * cp->at.og * kk,
                          (size_t)kk, cp->pack, y + (n * cp->at.o + g * cp->at.og) * plane_out, (size_t)plane_out, &epi);
                 continue;
@@ -256,6 +306,8 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
         }
     if (!cp->isa) add_bias(cp, p, y);
     relayout_out(cp, p, nd, y);
+    cp->prog = prog;
+    if (prog && !as_it_goes) prog_after(cp, p);
 }
 
 static berth_status conv_shapes(cpu_prep *c, conv_params *cp, int transposed) {
@@ -265,9 +317,10 @@ static berth_status conv_shapes(cpu_prep *c, conv_params *cp, int transposed) {
     return bk_conv_geom(&c->bk, fd, transposed, &cp->at);
 }
 
-berth_status cpu_prep_conv2d(cpu_prep *c) {
+/* conv2d's plan-time work; params of `bytes` (a conv_params first). */
+static berth_status conv_prep(cpu_prep *c, size_t bytes) {
     berth_status st;
-    conv_params *cp = cpu_params(c, sizeof *cp);
+    conv_params *cp = cpu_params(c, bytes);
     if (!cp) return BERTH_ERR_NOMEM;
     static const char *const layouts[] = {"oihw", "hwio", "ohwi", "ihwo", NULL};
     if ((st = bk_param_conv(&c->bk, &cp->at)) || (st = filter_layout(c, cp, "oihw", layouts))) return st;
@@ -300,6 +353,29 @@ berth_status cpu_prep_conv2d(cpu_prep *c) {
     }
     conv_scratch(c, cp, kernel_bytes);
     c->cn->exec = conv_exec;
+    return BERTH_OK;
+}
+
+berth_status cpu_prep_conv2d(cpu_prep *c) { return conv_prep(c, sizeof(conv_params)); }
+
+/* conv2d with a program on its result (see conv_exec), which lives in
+ * the node's params after the convolution's. */
+typedef struct conv_epi_params {
+    conv_params conv;
+    cpu_program prog;
+} conv_epi_params;
+
+berth_status cpu_prep_conv2d_epilogue(cpu_prep *c) {
+    berth_status st = conv_prep(c, sizeof(conv_epi_params));
+    if (st) return st;
+    conv_epi_params *ep = c->cn->params;
+    conv_params *cp = &ep->conv;
+    cpu_program *pp = &ep->prog;
+    if ((st = bk_param_conv_epilogue(&c->bk, &pp->prog)) || (st = cpu_program_prep(c, pp))) return st;
+    pp->in_place = 1;
+    const berth_attr *a = bk_opt_find(&c->bk, "epilogueInputs");
+    for (uint32_t k = 1; k < pp->prog.n_in; k++) cp->prog_in[k] = (uint32_t)a->ints[k - 1];
+    cp->prog = pp;
     return BERTH_OK;
 }
 

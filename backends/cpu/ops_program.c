@@ -1,6 +1,7 @@
-/* berth.elementwise: a program of elementwise steps run block by block,
- * so each block of the output is computed in L1 from one read of each
- * input and written once, instead of one pass over memory per step.
+/* berth.elementwise, and the programs berth.conv2dEpilogue runs on its
+ * result: elementwise steps run block by block, so each block of the
+ * output is computed in L1 from one read of each input and written once,
+ * instead of one pass over memory per step.
  *
  * At plan time every step's result gets a register (a block-sized
  * buffer) by linear scan over the steps: a register is reused once the
@@ -13,30 +14,14 @@
 
 #include "cpu_internal.h"
 
-#define BLOCK 512
-#define MAX_REGS 12
+#define BLOCK CPU_PROGRAM_BLOCK
+#define MAX_REGS CPU_PROGRAM_REGS
 
 /* Where a step reads an operand: a register, an input, or a constant. */
 enum { SRC_REG, SRC_IN, SRC_CONST };
 
-typedef struct prog_step {
-    berth_op_id op;
-    int unary; /* cpu_unary_code, for unary steps other than identity */
-    uint8_t kind[2];
-    uint32_t idx[2]; /* register, input or constant index */
-    uint32_t dst;    /* register */
-    float p0, p1;
-} prog_step;
-
-typedef struct prog_params {
-    bk_ew_program prog;
-    prog_step steps[BK_EW_MAX_STEPS];
-    uint32_t n_regs, n_bcast;
-    uint32_t bcast_slot[BK_EW_MAX_INPUTS]; /* per input: its buffer, or UINT32_MAX when read in place */
-    /* run time */
-    const float *in[BK_EW_MAX_INPUTS];
-    float *out;
-} prog_params;
+typedef cpu_program prog_params;
+typedef cpu_program_step prog_step;
 
 /* One operand for n elements from `at`: a pointer and whether it is one
  * value for all of them. */
@@ -116,7 +101,11 @@ static void run_block(const prog_params *pp, size_t at, size_t n) {
     }
     for (uint32_t i = 0; i < g->n_steps; i++) {
         const prog_step *s = &pp->steps[i];
-        float *y = i + 1 == g->n_steps ? pp->out + at : regs[s->dst];
+        /* the last step writes the output, unless the output is also
+         * input 0 (a convolution's result): then a register first, so no
+         * kernel writes what it reads */
+        int last = i + 1 == g->n_steps;
+        float *y = last && !pp->in_place ? pp->out + at : regs[s->dst];
         view a = operand(pp, s, 0, regs, bufs, at);
         if (bk_ew_arity(s->op) == 2) {
             binary(s->op, a, operand(pp, s, 1, regs, bufs, at), y, n);
@@ -138,6 +127,11 @@ static void run_block(const prog_params *pp, size_t at, size_t n) {
             cpu_unary_f32(s->unary, s->p0, s->p1, x, y, n);
         }
     }
+    if (pp->in_place) memcpy(pp->out + at, regs[pp->steps[g->n_steps - 1].dst], sizeof(float) * n);
+}
+
+void cpu_program_range(const cpu_program *pp, size_t at, size_t n) {
+    for (size_t end = at + n; at < end; at += BLOCK) run_block(pp, at, end - at < BLOCK ? end - at : BLOCK);
 }
 
 /* cpu_pool_for hands out whole blocks, so only the last one is short. */
@@ -159,7 +153,12 @@ berth_status cpu_prep_elementwise_program(cpu_prep *c) {
     prog_params *pp = cpu_params(c, sizeof *pp);
     if (!pp) return BERTH_ERR_NOMEM;
     berth_status st = bk_param_elementwise(&c->bk, &pp->prog);
-    if (st) return st;
+    if (!st) st = cpu_program_prep(c, pp);
+    if (!st) c->cn->exec = prog_exec;
+    return st;
+}
+
+berth_status cpu_program_prep(cpu_prep *c, cpu_program *pp) {
     const bk_ew_program *g = &pp->prog;
     for (uint32_t k = 0; k < g->n_in; k++) {
         int in_place = g->inner[k] == 1 && g->count[k] == g->numel;
@@ -201,6 +200,5 @@ berth_status cpu_prep_elementwise_program(cpu_prep *c) {
         s->dst = reg;
         if (reg + 1 > pp->n_regs) pp->n_regs = reg + 1;
     }
-    c->cn->exec = prog_exec;
     return BERTH_OK;
 }

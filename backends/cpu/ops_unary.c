@@ -31,6 +31,9 @@ typedef struct un_params {
     void *y;
 } un_params;
 
+static inline float clamp01(float t) { return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t; }
+static inline float clamp06(float t) { return t < 0.0f ? 0.0f : t > 6.0f ? 6.0f : t; }
+
 #define LOOP(EXPR) for (size_t i = 0; i < n; i++) { float v = x[i]; y[i] = (EXPR); }
 
 CPU_CLONES static void un_f32(const un_params *u, const float *restrict x, float *restrict y, size_t n) {
@@ -46,8 +49,10 @@ CPU_CLONES static void un_f32(const un_params *u, const float *restrict x, float
     case U_NEG: LOOP(-v); break;
     case U_ERF: cpu_verf(x, y, n); break;
     case U_GELU: cpu_vgelu(x, y, n); break;
-    case U_HARDSIGMOID: LOOP(fmaxf(0.0f, fminf(1.0f, al * v + be))); break;
-    case U_HARDSWISH: LOOP(v * fmaxf(0.0f, fminf(6.0f, v + 3.0f)) / 6.0f); break;
+    /* comparisons, not fmaxf/fminf, which the compiler turns into a call
+     * per element; a NaN passes through either way */
+    case U_HARDSIGMOID: LOOP(clamp01(al * v + be)); break;
+    case U_HARDSWISH: LOOP(v * clamp06(v + 3.0f) / 6.0f); break;
     case U_CLAMP: LOOP(v < al ? al : (v > be ? be : v)); break;
     case U_LEAKYRELU: LOOP(v >= 0.0f ? v : al * v); break;
     case U_ELU: LOOP(v >= 0.0f ? v : al * (expf(v) - 1.0f)); break;

@@ -32,7 +32,8 @@ static const struct fused_op {
 } fused_ops[] = {{"berth.matmulEpilogue", "matmul"},
                  {"berth.attention", "matmul"},
                  {"layerNormalization", "reduceMean"},
-                 {"berth.elementwise", "add"}};
+                 {"berth.elementwise", "add"},
+                 {"berth.conv2dEpilogue", "conv2d"}};
 #define N_FUSED_OPS (sizeof fused_ops / sizeof fused_ops[0])
 
 typedef struct fuse_ctx {

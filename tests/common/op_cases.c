@@ -422,6 +422,59 @@ static void c_conv2d_groups(oc_case *c, const char *op) {
     node(c, op, 2, IDX(a, f), 1, IDX(o), ATTRS(A_INT("groups", 2)));
 }
 
+/* berth.conv2dEpilogue: a convolution, then a program on its result;
+ * one case per path of a kernel (a product of four or more output
+ * channels, depthwise, a product of fewer). */
+static void c_conv_epilogue_gemm(oc_case *c, const char *op) {
+    /* x [1, 2, 5, 5], w [4, 2, 3, 3], padding 1, bias; then
+     * hardswish(conv) * s[c] + r */
+    static float x[50], w[72], r[100];
+    static const float bias[4] = {0.5f, -1, 0.25f, 2}, sc[4] = {1, -2, 0.5f, 3};
+    static double want[100];
+    fill(x, 50, 11), fill(w, 72, 12), fill(r, 100, 13);
+    conv_ref(x, DIMS(1, 2, 5, 5), w, DIMS(4, 2, 3, 3), bias, 1, DIMS(1, 1, 1, 1), DIMS(1, 1), want, DIMS(1, 4, 5, 5));
+    for (int i = 0; i < 100; i++) {
+        double v = want[i], cl = v + 3 < 0 ? 0 : v + 3 > 6 ? 6 : v + 3;
+        want[i] = v * cl / 6 * sc[i / 25] + r[i];
+    }
+    uint32_t a = in(c, "x", F32, 4, DIMS(1, 2, 5, 5), x), f = in(c, "w", F32, 4, DIMS(4, 2, 3, 3), w);
+    uint32_t b = tg_const(&c->g, "bias", F32, 1, DIMS(4), bias, sizeof bias);
+    uint32_t si = in(c, "s", F32, 3, DIMS(4, 1, 1), sc), ri = in(c, "r", F32, 4, DIMS(1, 4, 5, 5), r);
+    uint32_t o = out_f(c, "y", 4, DIMS(1, 4, 5, 5), want);
+    /* inputs: 0 the convolution, 1 s, 2 r; steps from 3 */
+    node(c, op, 2, IDX(a, f), 1, IDX(o),
+         ATTRS(A_INTS("padding", 4, 1, 1, 1, 1), A_OPND("bias", b), A_STR("ops", "add clamp mul div mul add"),
+               A_INTS("steps", 12, 0, -1, 3, -2, 0, 4, 5, -3, 6, 1, 7, 2), A_FLOATS("constants", 3, 3.0, 0.0, 6.0),
+               ((berth_attr){.key = "epilogueInputs", .type = BERTH_ATTR_OPERANDS, .count = 2,
+                             .ints = (const int64_t[]){si, ri}})));
+}
+
+static void c_conv_epilogue_depthwise(oc_case *c, const char *op) {
+    /* x [1, 3, 4, 4], w [3, 1, 3, 3], groups 3, padding 1; then relu(conv) * 2 */
+    static float x[48], w[27];
+    static double want[48];
+    fill(x, 48, 14), fill(w, 27, 15);
+    conv_ref(x, DIMS(1, 3, 4, 4), w, DIMS(3, 1, 3, 3), NULL, 3, DIMS(1, 1, 1, 1), DIMS(1, 1), want, DIMS(1, 3, 4, 4));
+    for (int i = 0; i < 48; i++) want[i] = (want[i] > 0 ? want[i] : 0) * 2;
+    uint32_t a = in(c, "x", F32, 4, DIMS(1, 3, 4, 4), x), f = in(c, "w", F32, 4, DIMS(3, 1, 3, 3), w);
+    uint32_t o = out_f(c, "y", 4, DIMS(1, 3, 4, 4), want);
+    node(c, op, 2, IDX(a, f), 1, IDX(o),
+         ATTRS(A_INTS("padding", 4, 1, 1, 1, 1), A_INT("groups", 3), A_STR("ops", "relu mul"),
+               A_INTS("steps", 4, 0, 0, 1, -1), A_FLOATS("constants", 1, 2.0)));
+}
+
+static void c_conv_epilogue_narrow(oc_case *c, const char *op) {
+    /* x [2, 3, 2, 3], w [2, 3, 1, 1]; then conv * sigmoid(conv) (SiLU) */
+    static float x[36], w[6];
+    static double want[24];
+    fill(x, 36, 16), fill(w, 6, 17);
+    conv_ref(x, DIMS(2, 3, 2, 3), w, DIMS(2, 3, 1, 1), NULL, 1, DIMS(0, 0, 0, 0), DIMS(1, 1), want, DIMS(2, 2, 2, 3));
+    for (int i = 0; i < 24; i++) want[i] = want[i] / (1 + exp(-want[i]));
+    uint32_t a = in(c, "x", F32, 4, DIMS(2, 3, 2, 3), x), f = in(c, "w", F32, 4, DIMS(2, 3, 1, 1), w);
+    uint32_t o = out_f(c, "y", 4, DIMS(2, 2, 2, 3), want);
+    node(c, op, 2, IDX(a, f), 1, IDX(o), ATTRS(A_STR("ops", "sigmoid mul"), A_INTS("steps", 4, 0, 0, 0, 1)));
+}
+
 static void c_conv_transpose2d(oc_case *c, const char *op) {
     /* x [1, 2, 2, 2], w [2, 1, 3, 3] (iohw), strides 2, padding 1 -> [1, 1, 3, 3]:
      * y[(i*2 - 1 + kh), (j*2 - 1 + kw)] += x[ci, i, j] * w[ci, 0, kh, kw] */
@@ -915,5 +968,8 @@ const oc_entry oc_table[] = {
     {"berth.matmulEpilogue", c_matmul_epilogue, "berth.matmulEpilogue"},
     {"berth.attention", c_attention, "berth.attention"},
     {"berth.elementwise hardswish per channel residual", c_elementwise, "berth.elementwise"},
+    {"berth.conv2dEpilogue 3x3 hardswish scale residual", c_conv_epilogue_gemm, "berth.conv2dEpilogue"},
+    {"berth.conv2dEpilogue depthwise relu", c_conv_epilogue_depthwise, "berth.conv2dEpilogue"},
+    {"berth.conv2dEpilogue 1x1 two channels silu", c_conv_epilogue_narrow, "berth.conv2dEpilogue"},
 };
 const size_t oc_count = sizeof oc_table / sizeof oc_table[0];

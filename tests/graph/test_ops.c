@@ -40,7 +40,7 @@ int main(void) {
             CHECK(!berth_graph_op_known(t[i].name));
         }
     }
-    CHECK(webnn == 85 && fused == 3);
+    CHECK(webnn == 85 && fused == 4);
     CHECK(!berth_graph_op_known("matmull") && !berth_graph_op_known("") && !berth_graph_op_known(NULL));
     refused("berth.matmulEpilogue",
             "o.webnn:3:15: op 'berth.matmulEpilogue' is made by the engine's fusion passes and cannot be written in a graph file");

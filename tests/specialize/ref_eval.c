@@ -98,9 +98,38 @@ static double ew_step(const char *op, double x, double z, const double *opt) {
     return act(op, x);
 }
 
+/* conv2d, nchw input, oihw filter: padding, strides, dilations, groups,
+ * bias, straight from WebNN's definition. */
+static void conv2d(const berth_node *n, ten x, ten w, const float *bias, ten y) {
+    int64_t pad[4] = {0, 0, 0, 0}, st[2] = {1, 1}, dil[2] = {1, 1}, groups = 1;
+    const berth_attr *a;
+    if ((a = attr(n, "padding"))) for (int i = 0; i < 4; i++) pad[i] = a->ints[i];
+    if ((a = attr(n, "strides"))) for (int i = 0; i < 2; i++) st[i] = a->ints[i];
+    if ((a = attr(n, "dilations"))) for (int i = 0; i < 2; i++) dil[i] = a->ints[i];
+    if ((a = attr(n, "groups"))) groups = a->i;
+    int64_t cg = w.dims[1], og = y.dims[1] / groups;
+    for (int64_t b = 0; b < y.dims[0]; b++)
+        for (int64_t o = 0; o < y.dims[1]; o++)
+            for (int64_t i = 0; i < y.dims[2]; i++)
+                for (int64_t j = 0; j < y.dims[3]; j++) {
+                    double s = bias ? bias[o] : 0;
+                    for (int64_t c = 0; c < cg; c++)
+                        for (int64_t p = 0; p < w.dims[2]; p++)
+                            for (int64_t q = 0; q < w.dims[3]; q++) {
+                                int64_t h = i * st[0] - pad[0] + p * dil[0], v = j * st[1] - pad[2] + q * dil[1];
+                                if (h < 0 || h >= x.dims[2] || v < 0 || v >= x.dims[3]) continue;
+                                s += (double)x.data[((b * x.dims[1] + (o / og) * cg + c) * x.dims[2] + h) * x.dims[3] + v] *
+                                     w.data[((o * cg + c) * w.dims[2] + p) * w.dims[3] + q];
+                            }
+                    y.data[((b * y.dims[1] + o) * y.dims[2] + i) * y.dims[3] + j] = (float)s;
+                }
+}
+
 /* berth.elementwise as its notes in docs/backend-ops.md define it,
- * element by element, every input broadcast numpy-style. */
-static void elementwise(const berth_graph_desc *d, const berth_node *n, float **buf, ten y) {
+ * element by element, every input broadcast numpy-style; with `first`
+ * (berth.conv2dEpilogue), program input 0 is that tensor and the node's
+ * epilogueInputs the rest. */
+static void elementwise(const berth_graph_desc *d, const berth_node *n, float **buf, ten y, const float *first) {
     const berth_attr *ops = attr(n, "ops"), *steps = attr(n, "steps"), *cs = attr(n, "constants");
     char words[64][32];
     uint32_t ns = 0;
@@ -113,6 +142,8 @@ static void elementwise(const berth_graph_desc *d, const berth_node *n, float **
     }
     double val[64];
     size_t ny = numel(y.rank, y.dims);
+    const berth_attr *extra = attr(n, "epilogueInputs");
+    int64_t n_in = first ? 1 + (extra ? (int64_t)extra->count : 0) : (int64_t)n->n_inputs;
     for (size_t i = 0; i < ny; i++) {
         for (uint32_t k = 0; k < ns; k++) {
             double v[2];
@@ -120,11 +151,14 @@ static void elementwise(const berth_graph_desc *d, const berth_node *n, float **
                 int64_t ref = steps->ints[2 * k + r];
                 if (ref < 0) {
                     v[r] = cs->floats[-ref - 1];
-                } else if (ref < (int64_t)n->n_inputs) {
-                    const berth_operand *o = &d->operands[n->inputs[ref]];
-                    v[r] = buf[n->inputs[ref]][bidx(y.rank, y.dims, o->rank, o->dims, i)];
+                } else if (ref < n_in && first && ref == 0) {
+                    v[r] = first[i];
+                } else if (ref < n_in) {
+                    uint32_t opi = first ? (uint32_t)extra->ints[ref - 1] : n->inputs[ref];
+                    const berth_operand *o = &d->operands[opi];
+                    v[r] = buf[opi][bidx(y.rank, y.dims, o->rank, o->dims, i)];
                 } else {
-                    v[r] = val[ref - n->n_inputs];
+                    v[r] = val[ref - n_in];
                 }
             }
             int64_t b = steps->ints[2 * k + 1];
@@ -399,7 +433,16 @@ float **ref_run(const berth_graph_desc *d, const float *const *inputs, const flo
                 y.data[i] = (float)v;
             }
         } else if (!strcmp(op, "berth.elementwise")) {
-            elementwise(d, n, buf, y);
+            elementwise(d, n, buf, y, NULL);
+        } else if (!strcmp(op, "conv2d") || !strcmp(op, "berth.conv2dEpilogue")) {
+            const berth_attr *b = attr(n, "bias");
+            conv2d(n, T(n->inputs[0]), T(n->inputs[1]), b ? buf[b->i] : NULL, y);
+            if (!strcmp(op, "berth.conv2dEpilogue")) {
+                float *c = malloc(ny * sizeof(float));
+                memcpy(c, y.data, ny * sizeof(float));
+                elementwise(d, n, buf, y, c);
+                free(c);
+            }
         } else if (!strcmp(op, "berth.attention")) {
             const berth_attr *s = attr(n, "scale"), *m = attr(n, "mask");
             ten mt = m ? T(m->i) : y;

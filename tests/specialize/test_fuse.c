@@ -19,6 +19,10 @@ static int supports_but_elementwise(void *ctx, const char *op, berth_dtype t) {
     return supports_all(ctx, op, t) && strcmp(op, "berth.elementwise") != 0;
 }
 
+static int supports_but_conv_epilogue(void *ctx, const char *op, berth_dtype t) {
+    return supports_all(ctx, op, t) && strcmp(op, "berth.conv2dEpilogue") != 0;
+}
+
 static int supports_none(void *ctx, const char *op, berth_dtype t) {
     (void)ctx, (void)op, (void)t;
     return 0;
@@ -462,11 +466,9 @@ static void elementwise_groups(void) {
         const berth_node *e = find_node(fused.s, "berth.elementwise");
         CHECK(e && e->n_inputs == 3);
         const berth_attr *ops = e ? find_attr(e, "ops") : NULL, *steps = e ? find_attr(e, "steps") : NULL;
-        CHECK_MSG(ops ? ops->s : "", "mul add clamp mul div add");
-        CHECK(steps && steps->count == 12);
-        /* the clamp reads its minValue and maxValue from two constants */
-        const berth_attr *cs = e ? find_attr(e, "constants") : NULL;
-        CHECK(cs && cs->count == 3); /* 3, then 0 and 6 (the 6 of the div shares it) */
+        /* hardswish spelled as add, clamp, mul, div is one step */
+        CHECK_MSG(ops ? ops->s : "", "mul hardSwish add");
+        CHECK(steps && steps->count == 6);
         CHECK(fused_vs_unfused(&plain, &fused) < 1e-6);
         check_well_formed(fused.s);
     }
@@ -505,6 +507,74 @@ static void elementwise_groups(void) {
         CHECK(berth_fuse(fused.s, supports_but_elementwise, NULL) == 0);
         CHECK(fused.s->desc.n_nodes == 6);
     }
+    spec_close(&fused);
+}
+
+/* GELU as ONNX exporters write it is one gelu step; with another
+ * constant it is not GELU and stays five steps. */
+static void named_activations(void) {
+    static const char *const forms[2] = {"1.4142135623730951", "1.5"};
+    for (int k = 0; k < 2; k++) {
+        char t[1024];
+        snprintf(t, sizeof t,
+                 "webnn_graph \"g\" v2 {\n"
+                 "  inputs { x: f32[3, 7]; }\n"
+                 "  consts { r2: f32[] @scalar(%s); one: f32[] @scalar(1); half: f32[] @scalar(0.5); }\n"
+                 "  nodes { a = div(x, r2); b = erf(a); c = add(b, one); d = mul(x, c); y = mul(d, half); }\n"
+                 "  outputs { y; }\n"
+                 "}\n",
+                 forms[k]);
+        spec_case plain, fused;
+        CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+        if (plain.s && fused.s) {
+            CHECK(berth_fuse(fused.s, supports_all, NULL) == 1);
+            const berth_node *e = find_node(fused.s, "berth.elementwise");
+            const berth_attr *ops = e ? find_attr(e, "ops") : NULL;
+            CHECK_MSG(ops ? ops->s : "", k == 0 ? "gelu" : "div erf add mul mul");
+            CHECK(fused_vs_unfused(&plain, &fused) < 1e-5);
+        }
+        spec_close(&plain);
+        spec_close(&fused);
+    }
+}
+
+/* A convolution and the hardswish after it: one berth.conv2dEpilogue. */
+static void conv_epilogue(void) {
+    const char *t =
+        "webnn_graph \"ce\" v2 {\n"
+        "  inputs { x: f32[1, 3, 6, 5]; }\n"
+        "  consts { w: f32[8, 3, 3, 3]; b: f32[8]; s: f32[8, 1, 1]; three: f32[] @scalar(3); six: f32[] @scalar(6); }\n"
+        "  nodes {\n"
+        "    c = conv2d(x, w, padding=[1, 1, 1, 1], bias=b);\n"
+        "    a = mul(c, s);\n"
+        "    p = add(a, three);\n"
+        "    q = clamp(p, minValue=0, maxValue=6);\n"
+        "    r = mul(a, q);\n"
+        "    y = div(r, six);\n"
+        "  }\n"
+        "  outputs { y; }\n"
+        "}\n";
+    spec_case plain, fused;
+    CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+    if (plain.s && fused.s) {
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 1);
+        CHECK(fused.s->desc.n_nodes == 1);
+        const berth_node *e = find_node(fused.s, "berth.conv2dEpilogue");
+        CHECK(e && e->n_inputs == 2 && find_attr(e, "bias") && find_attr(e, "padding"));
+        const berth_attr *ins = e ? find_attr(e, "epilogueInputs") : NULL;
+        CHECK(ins && ins->count == 1 && !strcmp(operand_name(fused.s, ins->ints[0]), "s"));
+        CHECK(fused_vs_unfused(&plain, &fused) < 1e-5);
+        check_well_formed(fused.s);
+    }
+    spec_close(&fused);
+    /* without the fused convolution, the program stays a node of its own */
+    CHECK(spec_open(&fused, t, NULL) == 0);
+    if (fused.s) {
+        CHECK(berth_fuse(fused.s, supports_but_conv_epilogue, NULL) == 1);
+        CHECK(fused.s->desc.n_nodes == 2 && find_node(fused.s, "berth.elementwise") && find_node(fused.s, "conv2d"));
+        CHECK(fused_vs_unfused(&plain, &fused) < 1e-5);
+    }
+    spec_close(&plain);
     spec_close(&fused);
 }
 
@@ -571,6 +641,8 @@ static void transformer_block(void) {
 
 int main(void) {
     elementwise_groups();
+    named_activations();
+    conv_epilogue();
     transformer_block();
     epilogue();
     epilogue_rank1();
