@@ -15,6 +15,33 @@
 
 /* Below this m*n*k one thread does the whole product. */
 #define SMALL_GEMM 262144
+/* Up to this m*n*k berth multiplies itself: OpenBLAS (0.3.21) sends such
+ * products to its small-matrix kernels, which allocate on every call on
+ * some cpus (a [1, 200] x [200, 2] product: two mallocs per run), and a
+ * warm run must not allocate. */
+#define TINY_GEMM 1000000
+
+CPU_CLONES static void tiny_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                                  int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+    for (int64_t i = 0; i < m; i++) {
+        float *restrict ci = c + i * ldc;
+        for (int64_t j = 0; j < n; j++) ci[j] = beta == 0.0f ? 0.0f : beta * ci[j];
+        if (!tb) {
+            for (int64_t p = 0; p < k; p++) {
+                float av = alpha * (ta ? a[p * lda + i] : a[i * lda + p]);
+                const float *restrict bp = b + p * ldb;
+                for (int64_t j = 0; j < n; j++) ci[j] += av * bp[j];
+            }
+        } else {
+            for (int64_t j = 0; j < n; j++) {
+                const float *restrict bj = b + j * ldb;
+                float s = 0.0f;
+                for (int64_t p = 0; p < k; p++) s += (ta ? a[p * lda + i] : a[i * lda + p]) * bj[p];
+                ci[j] += alpha * s;
+            }
+        }
+    }
+}
 
 static void sgemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                    const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
@@ -22,6 +49,10 @@ static void sgemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
     if (k <= 0) {
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+        return;
+    }
+    if ((double)m * (double)n * (double)k <= TINY_GEMM) {
+        tiny_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
