@@ -2,14 +2,17 @@
 """bench.py [--build DIR] [--harness PATH] [--out DIR] [--runs N] [--warmup N]
             [--threads 1,2] [--only NAME,...] [--smoke]
 
-berth against onnxruntime-node, start to end: installs
-onnxruntime-node into the build tree, generates the BERT-style encoders
-(bench/gen_bert.py, fixed seed), converts them with tools/onnx2webnn,
-fetches the PP-OCRv4 recognizer (scripts/ocr-models), then for each model,
+berth against onnxruntime-node, start to end: installs the newest
+onnxruntime-node of the 1.x line from 1.30 on into the build tree,
+generates the BERT-style encoders (bench/gen_bert.py, fixed seed),
+converts them with tools/onnx2webnn, fetches PaddleOCR's PP-OCRv4 models
+(scripts/ocr-models: the recognizer; the detector and the angle
+classifier are converted here), then for each model,
 bucket and thread count times berth and onnxruntime in alternating pairs
 (bench/berth-bench pairs with bench/ort_peer.js), measures loading, plan
-cost, hot-path allocations and the OpenBLAS sgemm ceiling, and writes
-DIR/bench/report.md and DIR/bench/ratios.png.
+cost, hot-path allocations, the OpenBLAS sgemm ceiling and where berth's
+time goes per op, and writes DIR/bench/report.md and DIR/bench/ratios.png.
+Threads: 1 and 2, and every core where there are more (--threads).
 
 --smoke: a tiny model, two runs, bench/peer_stub.py as the peer (no
 network), then the report is read back and checked for form only."""
@@ -70,10 +73,23 @@ def bert(name, layers, hidden, heads, ffn, vocab=30522, seq=128, max_pos=512):
             "buckets": ["batch=1 seq=%d" % seq, "batch=8 seq=%d" % seq]}
 
 
+def ocr_asset(name, asset, about, dims, dyn, buckets):
+    """A model of the OCR package scripts/ocr-models unpacks, its input
+    dims renamed (the export calls them p2o.DynamicDimension.N)."""
+    return {"name": name, "kind": "asset", "asset": asset, "about": about, "dims": dims, "dyn": dyn,
+            "buckets": buckets}
+
+
 FULL = [bert("bert-6x384", 6, 384, 12, 1536), bert("bert-12x768", 12, 768, 12, 3072),
         {"name": "ppocr-v4-rec", "kind": "ocr", "unit": "lines/s",
          "about": "PaddleOCR PP-OCRv4 recognizer (scripts/ocr-models)",
-         "buckets": ["batch=1 width=320", "batch=8 width=320"]}]
+         "buckets": ["batch=1 width=320", "batch=8 width=320"]},
+        ocr_asset("ppocr-v4-det", "ch_PP-OCRv4_det_infer.onnx", "PaddleOCR PP-OCRv4 detector (DBNet)",
+                  ["batch", None, "height", "width"], {"batch": 8, "height": 640, "width": 640},
+                  ["batch=1 height=640 width=640", "batch=8 height=640 width=640"]),
+        ocr_asset("ppocr-cls", "ch_ppocr_mobile_v2.0_cls_infer.onnx", "PaddleOCR text angle classifier",
+                  ["batch", None, "height", "width"], {"batch": 8, "height": 48, "width": 192},
+                  ["batch=1 height=48 width=192", "batch=8 height=48 width=192"])]
 SMOKE = [bert("tiny", 2, 32, 2, 64, vocab=1000, seq=32, max_pos=64)]
 
 
@@ -106,6 +122,36 @@ def prepare_ocr(m, build):
     ocr = os.path.join(os.path.abspath(cache), "ocr")
     m.update(onnx=os.path.join(ocr, "rec.onnx"), webnn=os.path.join(ocr, "rec.webnn"),
              weights=os.path.join(ocr, "rec.safetensors"))
+
+
+def prepare_asset(m, build, models_dir):
+    cache = os.path.join(build, "cache")
+    run([os.path.join(ROOT, "scripts", "ocr-models"), "--cache", cache], capture=False)
+    src = os.path.join(os.path.abspath(cache), "package", "assets", m["asset"])
+    onnx_path = os.path.join(models_dir, m["name"] + ".onnx")
+    if not fresh(onnx_path, src, os.path.abspath(__file__)):
+        import onnx
+        model = onnx.load(src)
+        dims = model.graph.input[0].type.tensor_type.shape.dim
+        for d, name in zip(dims, m["dims"]):
+            if name:
+                d.dim_param = name
+        onnx.save(model, onnx_path)
+    webnn = os.path.join(models_dir, m["name"] + ".webnn")
+    weights = os.path.join(models_dir, m["name"] + ".safetensors")
+    conv = os.path.join(ROOT, "tools", "onnx2webnn")
+    lib = [os.path.join(ROOT, "tools", "onnx2webnn_lib", f)
+           for f in os.listdir(os.path.join(ROOT, "tools", "onnx2webnn_lib")) if f.endswith(".py")]
+    if fresh(webnn, onnx_path, conv, *lib) and fresh(weights, onnx_path):
+        say("%s: converted model up to date" % m["name"])
+    else:
+        say("%s: converting with tools/onnx2webnn" % m["name"])
+        dyn = []
+        for k, v in m["dyn"].items():
+            dyn += ["--dyn", "%s=%d" % (k, v)]
+        run([conv, onnx_path, webnn + ".tmp", "--weights", weights] + dyn)
+        os.replace(webnn + ".tmp", webnn)
+    m.update(onnx=onnx_path, webnn=webnn, weights=weights)
 
 
 def input_spec(m, out_dir):
@@ -147,24 +193,31 @@ def largest_tensor(path):
 
 # ---- setup ---------------------------------------------------------------
 
+# The peer: the newest onnxruntime-node of the 1.x line from 1.30 on (its
+# prebuilt binary for linux-x64 loads on Debian 12's Node.js 20). An older
+# copy left in the build tree is replaced.
+ORT_VERSION = "^1.30.0"
+
+
 def setup_ort(node_dir):
     env = dict(os.environ, NODE_PATH=os.path.join(node_dir, "node_modules"))
-    probe = ["node", "-e", "require('onnxruntime-node')"]
+    probe = ["node", "-e", "const v = require('onnxruntime-node/package.json').version.split('.').map(Number);"
+             "require('onnxruntime-node'); process.exit(v[0] > 1 || (v[0] == 1 && v[1] >= 30) ? 0 : 1)"]
     if subprocess.run(probe, env=env, stderr=subprocess.DEVNULL).returncode == 0:
         say("onnxruntime-node already in %s" % node_dir)
         return env
     if not shutil.which("npm"):
         raise BenchError("npm not found: install Debian's nodejs and npm (scripts/bootstrap does)")
-    say("installing onnxruntime-node@1.20 into %s" % node_dir)
+    say("installing onnxruntime-node@%s into %s" % (ORT_VERSION, node_dir))
     os.makedirs(node_dir, exist_ok=True)
     npm_env = dict(os.environ, ONNXRUNTIME_NODE_INSTALL="skip", ONNXRUNTIME_NODE_INSTALL_CUDA="skip")
     log = os.path.join(node_dir, "npm.log")
     with open(log, "w") as f:
         rc = subprocess.run(["npm", "install", "--prefix", node_dir, "--no-audit", "--no-fund", "--no-save",
-                             "onnxruntime-node@1.20"], env=npm_env, stdout=f, stderr=f).returncode
+                             "onnxruntime-node@" + ORT_VERSION], env=npm_env, stdout=f, stderr=f).returncode
     if rc != 0 or subprocess.run(probe, env=env, stderr=subprocess.DEVNULL).returncode != 0:
-        raise BenchError("cannot install onnxruntime-node@1.20 from the npm registry (is it reachable?); "
-                         "log: %s" % log)
+        raise BenchError("cannot install onnxruntime-node@%s from the npm registry (is it reachable?); "
+                         "log: %s" % (ORT_VERSION, log))
     return env
 
 
@@ -316,13 +369,32 @@ def write_report(path, info, results, loads, peer_name, runs, warmup, smoke):
                              for part in b["bucket"].split())
             chart.append(("%s %s t%d" % (r["model"]["name"], short, r["threads"]),
                           s["r_med"], s["r_p10"], s["r_p90"]))
-    L.append("\nItems are sequences (BERT) or text lines (OCR) per second at the bucket's batch. The sgemm "
+    L.append("\nItems are sequences (BERT), text lines (OCR recognizer, classifier) or pages (OCR detector) "
+             "per second at the bucket's batch. The sgemm "
              "floor is the time OpenBLAS alone (`cblas_sgemm`, same thread count) takes for every matrix "
              "product of the model at that bucket (matmuls, and convolutions as the GEMMs they amount to), "
              "at the rate it reaches on each shape: the machine's limit for that work. It is measured once "
              "per model, apart from the pairs, so on a busy machine it can come out above a model's own "
              "time. Max abs diff "
              "compares the two runtimes' first output on the same input.\n")
+    L.append("## Where berth's time goes\n")
+    L.append("| model | bucket | threads | berth ms (profiled run) | op classes, by share of that run's node time |")
+    L.append("|" + "---|" * 5)
+    for r in results:
+        for b in r["json"]["buckets"]:
+            ops = b.get("op_ns", {})
+            total = sum(ops.values())
+            if not total:
+                continue
+            top = sorted(ops.items(), key=lambda kv: -kv[1])
+            shown = ", ".join("%s %.0f%%" % (k, 100.0 * v / total) for k, v in top[:5])
+            rest = sum(v for _, v in top[5:])
+            if rest:
+                shown += ", other %.0f%%" % (100.0 * rest / total)
+            L.append("| %s | %s | %d | %.2f | %s |" % (r["model"]["name"], b["bucket"], r["threads"], ms(total), shown))
+    L.append("\nFrom `berth_executor_profile` after the last timed run of each bucket: the time of every "
+             "node summed by its op (fused ops by their berth name). It is what to look at on a row above "
+             "1.\n")
     L.append("## Plans: first run in a cold bucket against a warm run\n")
     L.append("| model | bucket | threads | first run ms (plans) | warm run ms (median) | ORT first run ms | plan bytes | "
              "weights bytes | plans bytes (all buckets) |")
@@ -422,7 +494,7 @@ def main(argv):
     p.add_argument("--out", help="where the report goes (default: BUILD/bench)")
     p.add_argument("--runs", type=int)
     p.add_argument("--warmup", type=int)
-    p.add_argument("--threads", default="1,2")
+    p.add_argument("--threads", default=None, help="comma-separated (default 1,2 and all cores if more)")
     p.add_argument("--only", help="comma-separated model names")
     p.add_argument("--smoke", action="store_true")
     a = p.parse_args(argv)
@@ -431,7 +503,8 @@ def main(argv):
     harness = os.path.abspath(a.harness or os.path.join(build, "bench", "berth-bench"))
     runs = a.runs or (2 if a.smoke else 20)
     warmup = a.warmup if a.warmup is not None else (1 if a.smoke else 2)
-    threads = [int(t) for t in a.threads.split(",")]
+    cores = os.cpu_count() or 1
+    threads = [int(t) for t in (a.threads or "1,2" + (",%d" % cores if cores > 2 else "")).split(",")]
     models = [dict(m) for m in (SMOKE if a.smoke else FULL)]
     if a.only:
         models = [m for m in models if m["name"] in a.only.split(",")]
@@ -447,6 +520,8 @@ def main(argv):
     for m in models:
         if m["kind"] == "bert":
             prepare_bert(m, os.path.join(out, "models"))
+        elif m["kind"] == "asset":
+            prepare_asset(m, build, os.path.join(out, "models"))
         else:
             prepare_ocr(m, build)
     info = machine()

@@ -14,6 +14,13 @@
 #include "bench.h"
 
 #define MAX_IO 8
+#define MAX_OPS 48
+
+/* berth's time in the last timed run, summed per op (berth_executor_profile). */
+typedef struct op_time {
+    char op[48];
+    uint64_t ns;
+} op_time;
 
 typedef struct bucket_result {
     char describe[256];
@@ -24,7 +31,21 @@ typedef struct bucket_result {
     uint64_t *berth_ns, *peer_ns;
     double max_abs_diff, max_abs_ref;
     int compared;
+    op_time ops[MAX_OPS];
+    int n_ops;
 } bucket_result;
+
+static void add_op_time(void *ctx, const char *node, const char *op, uint64_t ns) {
+    bucket_result *r = ctx;
+    (void)node;
+    int k = 0;
+    while (k < r->n_ops && strcmp(r->ops[k].op, op)) k++;
+    if (k == r->n_ops) {
+        if (r->n_ops == MAX_OPS) return;
+        snprintf(r->ops[r->n_ops++].op, sizeof r->ops[0].op, "%s", op);
+    }
+    r->ops[k].ns += ns;
+}
 
 static uint64_t parse_u64_after(const char *reply, const char *word) {
     const char *p = strstr(reply, word);
@@ -131,6 +152,10 @@ static berth_status one_bucket(berth_executor *ex, uint32_t b, bench_peer *peer,
         if (st != BERTH_OK) goto done;
         if (!peer_first && (st = run_peer(peer, &r->peer_ns[i], err)) != BERTH_OK) goto done;
     }
+    /* where the last run's time went; a backend that does not time
+     * nodes leaves the table empty */
+    berth_error perr;
+    berth_executor_profile(ex, 0, b, add_op_time, r, &perr);
     if (o->dump && n_outs > 0) st = compare(peer, &outs[0], o->dump, b, r, err);
 done:
     bench_inputs_free(ins, n_ins);
@@ -189,7 +214,13 @@ static int write_json(const bench_pairs_opts *o, berth_executor *ex, const char 
         else if (r->compared)
             fprintf(f, ",\n   \"max_abs_diff\": %.9g, \"max_abs_ref\": %.9g", r->max_abs_diff,
                     r->max_abs_ref);
-        fprintf(f, "}");
+        fprintf(f, ",\n   \"op_ns\": {");
+        for (int k = 0; k < r->n_ops; k++) {
+            fprintf(f, "%s", k ? ", " : "");
+            json_string(f, r->ops[k].op);
+            fprintf(f, ": %llu", (unsigned long long)r->ops[k].ns);
+        }
+        fprintf(f, "}}");
     }
     fprintf(f, "]}\n");
     return fclose(f) == 0 ? 0 : 1;
