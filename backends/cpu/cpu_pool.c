@@ -13,10 +13,13 @@
 
 #include "cpu_internal.h"
 
+typedef struct worker_arg worker_arg;
+
 struct cpu_pool {
     int threads;
     int n_workers;
     pthread_t *workers;
+    worker_arg *args;
     pthread_mutex_t mu;
     pthread_cond_t start, done;
     atomic_int stop;
@@ -72,8 +75,20 @@ static int open_job(cpu_pool *p, uint64_t seen) {
     return g != seen && (g & 1) == 0;
 }
 
+/* This thread's slot: 0 for a thread that is no worker (the caller of
+ * cpu_pool_for), i for a pool's worker i - 1. */
+static _Thread_local int pool_slot;
+
+int cpu_pool_slot(void) { return pool_slot; }
+
+struct worker_arg {
+    cpu_pool *p;
+    int slot;
+};
+
 static void *pool_main(void *arg) {
-    cpu_pool *p = arg;
+    cpu_pool *p = ((worker_arg *)arg)->p;
+    pool_slot = ((worker_arg *)arg)->slot;
     uint64_t seen = 0;
     /* OpenBLAS allocates its per-thread buffers on a thread's first call:
      * make that call now, at open, not inside some later run() */
@@ -116,9 +131,11 @@ berth_status cpu_pool_create(int threads, cpu_pool **out, berth_error *err) {
     if (pthread_cond_init(&p->done, NULL)) goto fail_done;
     if (threads > 1) {
         p->workers = calloc((size_t)threads - 1, sizeof *p->workers);
-        if (!p->workers) goto fail_threads;
+        p->args = calloc((size_t)threads - 1, sizeof *p->args);
+        if (!p->workers || !p->args) goto fail_threads;
         for (int i = 0; i < threads - 1; i++) {
-            if (pthread_create(&p->workers[i], NULL, pool_main, p)) goto fail_threads;
+            p->args[i] = (worker_arg){p, i + 1};
+            if (pthread_create(&p->workers[i], NULL, pool_main, &p->args[i])) goto fail_threads;
             p->n_workers++;
         }
         pthread_mutex_lock(&p->mu);
@@ -150,6 +167,7 @@ void cpu_pool_destroy(cpu_pool *p) {
     pthread_mutex_unlock(&p->mu);
     for (int i = 0; i < p->n_workers; i++) pthread_join(p->workers[i], NULL);
     free(p->workers);
+    free(p->args);
     pthread_cond_destroy(&p->done);
     pthread_cond_destroy(&p->start);
     pthread_mutex_destroy(&p->mu);

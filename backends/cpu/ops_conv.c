@@ -33,8 +33,13 @@ typedef struct conv_params {
     /* berth.conv2dEpilogue: the program run on the result (NULL for
      * conv2d), and where the current (batch, group) starts in it */
     cpu_program *prog;
-    size_t prog_base;
     uint32_t prog_in[BK_EW_MAX_INPUTS]; /* operand of program input k >= 1 */
+    /* the blocked path: columns per block, floats of one thread's packed
+     * block, and the current (batch, group)'s filter, result and epilogue */
+    size_t block_cols, block_floats;
+    const float *f_g;
+    float *y_g;
+    const cpu_gemm_epi *epi;
 } conv_params;
 
 /* Maps the filterLayout attribute onto the canonical letter order. */
@@ -216,12 +221,76 @@ CPU_CLONES static void depthwise_task(void *ctx, size_t t0, size_t t1) {
  * wrote: rows are output channels of the group, columns pixels. */
 static void conv_post(void *ctx, float *c, size_t ldc, size_t r0, size_t r1, size_t j0, size_t j1) {
     const conv_params *cp = ctx;
-    (void)c;
-    if (j0 == 0 && j1 == ldc) { /* whole rows: one range, fewer short blocks */
-        cpu_program_range(cp->prog, cp->prog_base + r0 * ldc, (r1 - r0) * ldc);
+    size_t base = (size_t)(c - cp->prog->out); /* where this product's C starts in the result */
+    if (j0 == 0 && j1 == ldc && ldc == (size_t)(cp->oh * cp->ow)) { /* whole rows: one range */
+        cpu_program_range(cp->prog, base + r0 * ldc, (r1 - r0) * ldc);
         return;
     }
-    for (size_t r = r0; r < r1; r++) cpu_program_range(cp->prog, cp->prog_base + r * ldc + j0, j1 - j0);
+    for (size_t r = r0; r < r1; r++) cpu_program_range(cp->prog, base + r * ldc + j0, j1 - j0);
+}
+
+/* Packed panels of the columns [j0, j1) of one (batch, group)'s column
+ * matrix (kk rows: channel, ki, kj), built straight from the input: the
+ * im2col matrix itself is never written. Past j1 the last panel is 0. */
+static void pack_cols(const conv_params *cp, const float *x, size_t j0, size_t j1, float *dst) {
+    size_t nr = (size_t)cp->isa->nr, kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw);
+    size_t plane = (size_t)(cp->oh * cp->ow);
+    int pointwise = cp->kernel == K_POINTWISE;
+    for (size_t jp = j0; jp < j1; jp += nr) {
+        size_t w = j1 - jp < nr ? j1 - jp : nr;
+        float *panel = dst + (jp - j0) * kk;
+        for (size_t k = 0; k < kk; k++) {
+            float *row = panel + k * nr;
+            if (pointwise) {
+                memcpy(row, x + k * plane + jp, sizeof(float) * w);
+            } else {
+                int64_t ch = (int64_t)k / (cp->at.kh * cp->at.kw), ki = ((int64_t)k / cp->at.kw) % cp->at.kh;
+                int64_t kj = (int64_t)k % cp->at.kw, sx = cp->at.stride[1];
+                const float *xp = x + ch * cp->at.h * cp->at.w;
+                /* the panel's columns, one output row's segment at a time */
+                size_t j = 0;
+                while (j < w) {
+                    size_t col = jp + j;
+                    int64_t oy = (int64_t)(col / (size_t)cp->ow), ox0 = (int64_t)(col % (size_t)cp->ow);
+                    size_t seg = (size_t)(cp->ow - ox0) < w - j ? (size_t)(cp->ow - ox0) : w - j;
+                    int64_t iy = oy * cp->at.stride[0] - cp->at.pad[0] + ki * cp->at.dil[0];
+                    float *d = row + j;
+                    if (iy < 0 || iy >= cp->at.h) {
+                        memset(d, 0, sizeof(float) * seg);
+                    } else {
+                        const float *xr = xp + iy * cp->at.w;
+                        int64_t ix0 = ox0 * sx - cp->at.pad[2] + kj * cp->at.dil[1];
+                        /* the columns whose ix lies in [0, w): [lo, hi) of the segment */
+                        int64_t lo = ix0 >= 0 ? 0 : (-ix0 + sx - 1) / sx;
+                        int64_t hi = ix0 + ((int64_t)seg - 1) * sx < cp->at.w ? (int64_t)seg
+                                   : (cp->at.w - 1 - ix0 < 0 ? 0 : (cp->at.w - 1 - ix0) / sx + 1);
+                        if (lo > (int64_t)seg) lo = (int64_t)seg;
+                        if (hi < lo) hi = lo;
+                        for (int64_t t = 0; t < lo; t++) d[t] = 0.0f;
+                        if (sx == 1) memcpy(d + lo, xr + ix0 + lo, sizeof(float) * (size_t)(hi - lo));
+                        else for (int64_t t = lo; t < hi; t++) d[t] = xr[ix0 + t * sx];
+                        for (int64_t t = hi; t < (int64_t)seg; t++) d[t] = 0.0f;
+                    }
+                    j += seg;
+                }
+            }
+            for (size_t j = w; j < nr; j++) row[j] = 0.0f;
+        }
+    }
+}
+
+/* Column blocks of one (batch, group): each task packs its block's panels
+ * into its thread's scratch and multiplies them while they are in cache,
+ * the epilogue (bias, program) applied as each tile is done. */
+static void block_task(void *ctx, size_t b0, size_t b1) {
+    const conv_params *cp = ctx;
+    size_t plane = (size_t)(cp->oh * cp->ow), kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw);
+    float *mine = cp->pack + (size_t)cpu_pool_slot() * cp->block_floats;
+    for (size_t blk = b0; blk < b1; blk++) {
+        size_t j0 = blk * cp->block_cols, j1 = j0 + cp->block_cols < plane ? j0 + cp->block_cols : plane;
+        pack_cols(cp, cp->src, j0, j1, mine);
+        cpu_gemm(NULL, cp->isa, (size_t)cp->at.og, j1 - j0, kk, cp->f_g, kk, mine, cp->y_g + j0, plane, cp->epi);
+    }
 }
 
 /* The program over the whole result, where no kernel ran it as it went. */
@@ -284,6 +353,18 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
         for (int64_t g = 0; g < cp->at.groups; g++) {
             const float *xg = x + (n * cp->at.c + g * cp->at.cg) * plane_in;
             const float *b = xg;
+            if (cp->block_cols) {
+                cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) + g * cp->at.og : NULL,
+                                    .bias_rows = 1, .post = cp->prog ? conv_post : NULL, .post_ctx = cp};
+                cp->src = xg;
+                cp->pack = (float *)(cpu_scratch(p, nd) + cp->off_pack);
+                cp->f_g = f + g * cp->at.og * kk;
+                cp->y_g = y + (n * cp->at.o + g * cp->at.og) * plane_out;
+                cp->epi = &epi;
+                size_t blocks = ((size_t)plane_out + cp->block_cols - 1) / cp->block_cols;
+                cpu_pool_for(p->dev->pool, blocks, 1, block_task, cp);
+                continue;
+            }
             if (cp->kernel == K_GEMM) {
                 cp->x = xg;
                 cpu_pool_for(p->dev->pool, (size_t)kk, 1, im2col_task, cp);
@@ -296,7 +377,6 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
                 cpu_pool_for(p->dev->pool, panels, 4, pack_task, cp);
                 cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) + g * cp->at.og : NULL,
                                     .bias_rows = 1, .post = cp->prog ? conv_post : NULL, .post_ctx = cp};
-                cp->prog_base = (size_t)((n * cp->at.o + g * cp->at.og) * plane_out);
                 cpu_gemm(p->dev->pool, cp->isa, (size_t)cp->at.og, (size_t)plane_out, (size_t)kk, f + g * cp->at.og * kk,
                          (size_t)kk, cp->pack, y + (n * cp->at.o + g * cp->at.og) * plane_out, (size_t)plane_out, &epi);
                 continue;
@@ -347,9 +427,23 @@ static berth_status conv_prep(cpu_prep *c, size_t bytes) {
      * with padding: OpenBLAS does those. */
     if (cp->kernel != K_DEPTHWISE && cp->at.og >= 4) {
         cp->isa = c->plan->dev->gemm;
-        cp->off_pack = kernel_bytes;
-        kernel_bytes += sizeof(float) * cpu_gemm_packed_floats(cp->isa, (size_t)(cp->at.cg * cp->at.kh * cp->at.kw),
-                                                               (size_t)(cp->oh * cp->ow));
+        size_t kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw), plane = (size_t)(cp->oh * cp->ow);
+        size_t threads = (size_t)cpu_pool_threads(c->plan->dev->pool);
+        /* A large result is done in blocks of columns, each packed from the
+         * input and multiplied while in cache, so neither the im2col matrix
+         * nor a packed copy of all of it is written; with enough blocks for
+         * every thread. A small one is one product split over the pool. */
+        size_t cols = (size_t)cp->isa->nr * (256 / (size_t)cp->isa->nr);
+        if (plane >= cols * threads * 2) {
+            cp->block_cols = cols;
+            cp->block_floats = cols * kk;
+            kernel_bytes = 0; /* no im2col matrix */
+            cp->off_pack = 0;
+            kernel_bytes += sizeof(float) * cp->block_floats * threads;
+        } else {
+            cp->off_pack = kernel_bytes;
+            kernel_bytes += sizeof(float) * cpu_gemm_packed_floats(cp->isa, kk, plane);
+        }
     }
     conv_scratch(c, cp, kernel_bytes);
     c->cn->exec = conv_exec;

@@ -475,6 +475,54 @@ static void c_conv_epilogue_narrow(oc_case *c, const char *op) {
     node(c, op, 2, IDX(a, f), 1, IDX(o), ATTRS(A_STR("ops", "sigmoid mul"), A_INTS("steps", 4, 0, 0, 0, 1)));
 }
 
+/* Large results, which the cpu backend computes in column blocks packed
+ * straight from the input (1024 columns or more on two threads). */
+static void c_conv2d_large(oc_case *c, const char *op) {
+    /* x [1, 2, 48, 48], w [4, 2, 3, 3], padding 1, strides 1 -> [1, 4, 48, 48] */
+    static float x[2 * 48 * 48], w[72];
+    static const float bias[4] = {0.5f, -1, 0.25f, 2};
+    static double want[4 * 48 * 48];
+    fill(x, 2 * 48 * 48, 18), fill(w, 72, 19);
+    conv_ref(x, DIMS(1, 2, 48, 48), w, DIMS(4, 2, 3, 3), bias, 1, DIMS(1, 1, 1, 1), DIMS(1, 1), want, DIMS(1, 4, 48, 48));
+    uint32_t a = in(c, "x", F32, 4, DIMS(1, 2, 48, 48), x), f = in(c, "w", F32, 4, DIMS(4, 2, 3, 3), w);
+    uint32_t b = tg_const(&c->g, "bias", F32, 1, DIMS(4), bias, sizeof bias);
+    uint32_t o = out_f(c, "y", 4, DIMS(1, 4, 48, 48), want);
+    node(c, op, 2, IDX(a, f), 1, IDX(o), ATTRS(A_INTS("padding", 4, 1, 1, 1, 1), A_OPND("bias", b)));
+}
+
+static void c_conv2d_large_strided(oc_case *c, const char *op) {
+    /* x [1, 3, 64, 64], w [8, 3, 3, 3], padding [1, 0, 1, 2], strides 2,
+     * dilations [1, 2] -> [1, 8, 32, 32] */
+    static float x[3 * 64 * 64], w[8 * 27];
+    static double want[8 * 32 * 32];
+    fill(x, 3 * 64 * 64, 23), fill(w, 8 * 27, 24);
+    /* conv_ref has no dilation: the filter dilated by hand, [8, 3, 3, 5] */
+    static float wd[8 * 3 * 3 * 5];
+    for (int i = 0; i < 8 * 3 * 3; i++)
+        for (int j = 0; j < 5; j++) wd[i * 5 + j] = j % 2 ? 0.0f : w[i * 3 + j / 2];
+    conv_ref(x, DIMS(1, 3, 64, 64), wd, DIMS(8, 3, 3, 5), NULL, 1, DIMS(1, 0, 1, 2), DIMS(2, 2), want, DIMS(1, 8, 32, 32));
+    uint32_t a = in(c, "x", F32, 4, DIMS(1, 3, 64, 64), x), f = in(c, "w", F32, 4, DIMS(8, 3, 3, 3), w);
+    uint32_t o = out_f(c, "y", 4, DIMS(1, 8, 32, 32), want);
+    node(c, op, 2, IDX(a, f), 1, IDX(o),
+         ATTRS(A_INTS("padding", 4, 1, 0, 1, 2), A_INTS("strides", 2, 2, 2), A_INTS("dilations", 2, 1, 2)));
+}
+
+static void c_conv_epilogue_large(oc_case *c, const char *op) {
+    /* x [2, 3, 40, 40], w [8, 3, 1, 1]; then relu(conv) * s[c] */
+    static float x[2 * 3 * 1600], w[24], sc[8];
+    static double want[2 * 8 * 1600];
+    fill(x, 2 * 3 * 1600, 20), fill(w, 24, 21), fill(sc, 8, 22);
+    conv_ref(x, DIMS(2, 3, 40, 40), w, DIMS(8, 3, 1, 1), NULL, 1, DIMS(0, 0, 0, 0), DIMS(1, 1), want, DIMS(2, 8, 40, 40));
+    for (int i = 0; i < 2 * 8 * 1600; i++) want[i] = (want[i] > 0 ? want[i] : 0) * sc[(i / 1600) % 8];
+    uint32_t a = in(c, "x", F32, 4, DIMS(2, 3, 40, 40), x), f = in(c, "w", F32, 4, DIMS(8, 3, 1, 1), w);
+    uint32_t si = in(c, "s", F32, 3, DIMS(8, 1, 1), sc);
+    uint32_t o = out_f(c, "y", 4, DIMS(2, 8, 40, 40), want);
+    node(c, op, 2, IDX(a, f), 1, IDX(o),
+         ATTRS(A_STR("ops", "relu mul"), A_INTS("steps", 4, 0, 0, 2, 1),
+               ((berth_attr){.key = "epilogueInputs", .type = BERTH_ATTR_OPERANDS, .count = 1,
+                             .ints = (const int64_t[]){si}})));
+}
+
 static void c_conv_transpose2d(oc_case *c, const char *op) {
     /* x [1, 2, 2, 2], w [2, 1, 3, 3] (iohw), strides 2, padding 1 -> [1, 1, 3, 3]:
      * y[(i*2 - 1 + kh), (j*2 - 1 + kw)] += x[ci, i, j] * w[ci, 0, kh, kw] */
@@ -971,5 +1019,8 @@ const oc_entry oc_table[] = {
     {"berth.conv2dEpilogue 3x3 hardswish scale residual", c_conv_epilogue_gemm, "berth.conv2dEpilogue"},
     {"berth.conv2dEpilogue depthwise relu", c_conv_epilogue_depthwise, "berth.conv2dEpilogue"},
     {"berth.conv2dEpilogue 1x1 two channels silu", c_conv_epilogue_narrow, "berth.conv2dEpilogue"},
+    {"conv2d 3x3 large result", c_conv2d_large, "conv2d"},
+    {"conv2d 3x3 large result strided dilated", c_conv2d_large_strided, "conv2d"},
+    {"berth.conv2dEpilogue 1x1 large result per channel", c_conv_epilogue_large, "berth.conv2dEpilogue"},
 };
 const size_t oc_count = sizeof oc_table / sizeof oc_table[0];
