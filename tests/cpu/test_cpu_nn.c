@@ -1,3 +1,4 @@
+#include <float.h>
 /* Normalizations, gemm and the fused ops the engine emits
  * (berth.matmulEpilogue, berth.attention) against plain references. */
 #include "cpu_harness.h"
@@ -237,6 +238,35 @@ static void test_attention(void) {
     free(q), free(k), free(v), free(mask);
 }
 
+/* Entries masked by -10000 weigh exactly 0: no denormal comes out of a
+ * softmax (they made a padded BERT batch eight times slower); the exp op
+ * itself keeps its exact tiny results. */
+static void test_masked_softmax(void) {
+    float x[6] = {0.5f, -10000.0f, 1.0f, -41.0f, 2.0f, -10000.0f}, y[6];
+    tgraph g = {0};
+    uint32_t xi = tg_input(&g, "x", BERTH_DTYPE_F32, 2, DIMS(1, 6));
+    uint32_t yi = tg_value(&g, "y", BERTH_DTYPE_F32, 2, DIMS(1, 6));
+    tg_node(&g, "softmax", 1, IDX(xi), 1, IDX(yi), 1, (berth_attr[]){A_INT("axis", 1)});
+    tg_output(&g, yi);
+    if (h_ok(&g, (void *[]){x}, (void *[]){y})) {
+        CHECK(y[1] == 0.0f && y[5] == 0.0f);
+        CHECK(y[3] == 0.0f); /* 43 below the largest: under 4e-19 of it */
+        double sum = exp(0.5 - 2.0) + exp(1.0 - 2.0) + 1.0;
+        CHECK(fabs(y[4] - 1.0 / sum) < 1e-6 && fabs(y[0] - exp(0.5 - 2.0) / sum) < 1e-6);
+        for (int i = 0; i < 6; i++) CHECK(y[i] == 0.0f || y[i] >= FLT_MIN);
+    }
+    float e[3] = {-100.0f, -50.0f, -INFINITY}, z[3];
+    tgraph h = {0};
+    uint32_t ei = tg_input(&h, "e", BERTH_DTYPE_F32, 1, DIMS(3));
+    uint32_t zi = tg_value(&h, "z", BERTH_DTYPE_F32, 1, DIMS(3));
+    tg_node(&h, "exp", 1, IDX(ei), 1, IDX(zi), 0, NULL);
+    tg_output(&h, zi);
+    if (h_ok(&h, (void *[]){e}, (void *[]){z})) {
+        CHECK(z[0] < 1e-40f && z[2] == 0.0f);
+        CHECK(fabs(z[1] - exp(-50.0)) < 1e-6 * exp(-50.0));
+    }
+}
+
 int main(void) {
     if (!h_open(2)) {
         CHECK(0);
@@ -247,6 +277,7 @@ int main(void) {
     test_gemm();
     test_epilogue();
     test_attention();
+    test_masked_softmax();
     h_shutdown();
     return check_exit();
 }
