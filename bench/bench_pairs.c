@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "alloc_count.h"
 #include "bench.h"
@@ -34,6 +35,14 @@ typedef struct bucket_result {
     op_time ops[MAX_OPS];
     int n_ops;
 } bucket_result;
+
+/* A pause between the two runs of a pair: onnxruntime's idle workers
+ * spin for a while after each run (and berth's briefly), and a run
+ * started meanwhile shares the cores with them. */
+static void settle(void) {
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
 
 static void add_op_time(void *ctx, const char *node, const char *op, uint64_t ns) {
     bucket_result *r = ctx;
@@ -146,10 +155,12 @@ static berth_status one_bucket(berth_executor *ex, uint32_t b, bench_peer *peer,
     for (int i = 0; i < o->runs; i++) {
         int peer_first = i & 1;
         if (peer_first && (st = run_peer(peer, &r->peer_ns[i], err)) != BERTH_OK) goto done;
+        if (peer_first) settle();
         alloc_count_start();
         st = run_berth(ex, ins, n_ins, outs, n_outs, &r->berth_ns[i], err);
         r->allocs += alloc_count_stop();
         if (st != BERTH_OK) goto done;
+        if (!peer_first) settle();
         if (!peer_first && (st = run_peer(peer, &r->peer_ns[i], err)) != BERTH_OK) goto done;
     }
     /* where the last run's time went; a backend that does not time
