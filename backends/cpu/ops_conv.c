@@ -1,14 +1,17 @@
-/* conv2d and convTranspose2d. The kernels work in NCHW with OIHW (conv)
- * or IOHW (transposed) filters; NHWC inputs and other filter layouts are
- * permuted into node scratch first (and the output back). conv2d picks
- * one of three kernels at plan time: a direct loop over a zero-padded
- * copy of each plane for depthwise, a
- * product straight on the input for 1x1 stride-1 unpadded, and im2col
- * into arena scratch plus a product otherwise. The products run on
- * berth's packed kernel: the filter is the left-hand side as stored, the
- * input (or its columns) is packed into panels per run, and the bias is
- * fused per output channel. The transposed convolution is sgemm into
- * columns, then a scatter-add (col2im). */
+/* conv2d, berth.conv2dEpilogue and convTranspose2d. The kernels work in
+ * NCHW with OIHW (conv) or IOHW (transposed) filters; NHWC inputs and
+ * other filter layouts are permuted into node scratch first (and the
+ * output back). conv2d picks one of three kernels at plan time: a direct
+ * loop over a zero-padded copy of each plane for depthwise, a product
+ * straight on the input for 1x1 stride-1 unpadded, and im2col plus a
+ * product otherwise. The products run on berth's packed kernel: the
+ * filter is the left-hand side as stored, the input (or its columns) is
+ * packed into panels per run, and the bias is fused per output channel.
+ * A large result is done in column blocks, each packed straight from the
+ * input and multiplied while in cache, so no im2col matrix is written.
+ * berth.conv2dEpilogue's program runs on each block of the result as the
+ * kernel finishes it. The transposed convolution is sgemm into columns,
+ * then a scatter-add (col2im). */
 #include <string.h>
 
 #include "cpu_internal.h"
@@ -353,9 +356,9 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
         for (int64_t g = 0; g < cp->at.groups; g++) {
             const float *xg = x + (n * cp->at.c + g * cp->at.cg) * plane_in;
             const float *b = xg;
+            cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) + g * cp->at.og : NULL,
+                                .bias_rows = 1, .post = cp->prog ? conv_post : NULL, .post_ctx = cp};
             if (cp->block_cols) {
-                cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) + g * cp->at.og : NULL,
-                                    .bias_rows = 1, .post = cp->prog ? conv_post : NULL, .post_ctx = cp};
                 cp->src = xg;
                 cp->pack = (float *)(cpu_scratch(p, nd) + cp->off_pack);
                 cp->f_g = f + g * cp->at.og * kk;
@@ -375,8 +378,6 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
                 cp->src = b;
                 cp->pack = (float *)(cpu_scratch(p, nd) + cp->off_pack);
                 cpu_pool_for(p->dev->pool, panels, 4, pack_task, cp);
-                cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) + g * cp->at.og : NULL,
-                                    .bias_rows = 1, .post = cp->prog ? conv_post : NULL, .post_ctx = cp};
                 cpu_gemm(p->dev->pool, cp->isa, (size_t)cp->at.og, (size_t)plane_out, (size_t)kk, f + g * cp->at.og * kk,
                          (size_t)kk, cp->pack, y + (n * cp->at.o + g * cp->at.og) * plane_out, (size_t)plane_out, &epi);
                 continue;

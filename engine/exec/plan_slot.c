@@ -343,7 +343,7 @@ static berth_status find_index_checks(const lane *ln, plan_slot *s, berth_error 
 
 /* split = off: one step, the whole graph on the one backend, handed the
  * slot's own input views and output buffers. */
-static berth_status one_step(berth_executor *ex, plan_slot *s) {
+static berth_status one_step(plan_slot *s) {
     const berth_graph_desc *d = &s->spec->desc;
     plan_step *ps = &s->steps[0];
     ps->backend = 0;
@@ -359,7 +359,6 @@ static berth_status one_step(berth_executor *ex, plan_slot *s) {
     if (!ps->in_names || !ps->out_names || !ps->in_crosses || !ps->out_crosses) return BERTH_ERR_NOMEM;
     for (uint32_t j = 0; j < d->n_inputs; j++) ps->in_names[j] = d->operands[d->inputs[j]].name;
     for (uint32_t j = 0; j < d->n_outputs; j++) ps->out_names[j] = d->operands[d->outputs[j]].name;
-    (void)ex;
     return BERTH_OK;
 }
 
@@ -555,7 +554,7 @@ berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_er
     s->steps = calloc(n_steps, sizeof *s->steps);
     if (!s->steps) goto nomem;
     s->n_steps = n_steps;
-    st = ex->split ? split_steps(ex, s, &part, err) : one_step(ex, s);
+    st = ex->split ? split_steps(ex, s, &part, err) : one_step(s);
     if (st == BERTH_ERR_NOMEM && !ex->split) goto nomem;
     if (st == BERTH_OK) st = plan_steps(ex, s, err);
     if (st != BERTH_OK) goto fail;
