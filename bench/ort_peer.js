@@ -79,6 +79,9 @@ async function main() {
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
+    // onnxruntime's default (workers spin between runs), unless the run is
+    // told otherwise: docs/bench.md, "Reading the figures"
+    extra: { session: { intra_op: { allow_spinning: process.env.BENCH_ORT_SPINNING === '0' ? '0' : '1' } } },
   });
   const version = require('onnxruntime-node/package.json').version;
   if (flag === '--load') {
