@@ -119,7 +119,13 @@ typedef struct rs_params {
     int64_t outer, h, w, oh, ow; /* the two resampled axes, made innermost by an outer/mid split */
     int64_t mid;                 /* elements between the two axes (1 for adjacent axes) */
     int64_t inner;
-    double sh, sw; /* scale = out / in */
+    /* per output row and column, made at plan time: the source rows
+     * (columns) and the weight of the second (0 for nearest-neighbor);
+     * they follow the struct in the node's params */
+    int64_t *y0, *y1, *x0, *x1;
+    double *dy, *dx;
+    const float *x;
+    float *y;
 } rs_params;
 
 static double src_coord(int linear, int64_t dst, double scale, int64_t extent) {
@@ -129,33 +135,50 @@ static double src_coord(int linear, int64_t dst, double scale, int64_t extent) {
     return s;
 }
 
-static void rs_exec(const cpu_node *n, berth_plan *p) {
-    const rs_params *R = n->params;
-    const float *x = cpu_ptr(p, n->in[0]);
-    float *y = cpu_ptr(p, n->out[0]);
-    /* layout: [outer, h, mid, w, inner] */
-    for (int64_t o = 0; o < R->outer; o++)
-        for (int64_t oy = 0; oy < R->oh; oy++) {
-            double fy = src_coord(R->linear, oy, R->sh, R->h);
-            int64_t y0 = (int64_t)fy, y1 = y0 + 1 < R->h ? y0 + 1 : y0;
-            double dy = fy - (double)y0;
-            for (int64_t m = 0; m < R->mid; m++)
-                for (int64_t ox = 0; ox < R->ow; ox++) {
-                    double fx = src_coord(R->linear, ox, R->sw, R->w);
-                    int64_t x0 = (int64_t)fx, x1 = x0 + 1 < R->w ? x0 + 1 : x0;
-                    double dx = fx - (double)x0;
-#define AT(yy, xx) x[((((o * R->h + (yy)) * R->mid + m) * R->w + (xx)) * R->inner) + i]
-                    float *yo = y + (((o * R->oh + oy) * R->mid + m) * R->ow + ox) * R->inner;
-                    for (int64_t i = 0; i < R->inner; i++) {
-                        if (!R->linear)
-                            yo[i] = AT(y0, x0);
-                        else
-                            yo[i] = (float)((1 - dy) * ((1 - dx) * AT(y0, x0) + dx * AT(y0, x1)) +
-                                            dy * ((1 - dx) * AT(y1, x0) + dx * AT(y1, x1)));
-                    }
-#undef AT
-                }
+static void coords(int linear, int64_t n, double scale, int64_t extent, int64_t *i0, int64_t *i1, double *d) {
+    for (int64_t k = 0; k < n; k++) {
+        double f = src_coord(linear, k, scale, extent);
+        i0[k] = (int64_t)f;
+        i1[k] = i0[k] + 1 < extent ? i0[k] + 1 : i0[k];
+        d[k] = f - (double)i0[k];
+    }
+}
+
+/* Output rows [r0, r1) of [outer, oh]; layout [outer, h, mid, w, inner]. */
+static void rs_task(void *ctx, size_t r0, size_t r1) {
+    const rs_params *R = ctx;
+    const float *x = R->x;
+    for (size_t r = r0; r < r1; r++) {
+        int64_t o = (int64_t)r / R->oh, oy = (int64_t)r % R->oh;
+        int64_t y0 = R->y0[oy], y1 = R->y1[oy];
+        double dy = R->dy[oy];
+        for (int64_t m = 0; m < R->mid; m++) {
+            const float *r0p = x + ((o * R->h + y0) * R->mid + m) * R->w * R->inner;
+            const float *r1p = x + ((o * R->h + y1) * R->mid + m) * R->w * R->inner;
+            float *yo = R->y + ((o * R->oh + oy) * R->mid + m) * R->ow * R->inner;
+            if (!R->linear && R->inner == 1) {
+                for (int64_t ox = 0; ox < R->ow; ox++) yo[ox] = r0p[R->x0[ox]];
+                continue;
+            }
+            for (int64_t ox = 0; ox < R->ow; ox++) {
+                const float *a0 = r0p + R->x0[ox] * R->inner, *a1 = r0p + R->x1[ox] * R->inner;
+                const float *b0 = r1p + R->x0[ox] * R->inner, *b1 = r1p + R->x1[ox] * R->inner;
+                double dx = R->dx[ox];
+                float *yi = yo + ox * R->inner;
+                for (int64_t i = 0; i < R->inner; i++)
+                    yi[i] = !R->linear ? a0[i]
+                                       : (float)((1 - dy) * ((1 - dx) * a0[i] + dx * a1[i]) +
+                                                 dy * ((1 - dx) * b0[i] + dx * b1[i]));
+            }
         }
+    }
+}
+
+static void rs_exec(const cpu_node *n, berth_plan *p) {
+    rs_params *R = n->params;
+    R->x = cpu_ptr(p, n->in[0]);
+    R->y = cpu_ptr(p, n->out[0]);
+    cpu_pool_for(p->dev->pool, (size_t)(R->outer * R->oh), 4, rs_task, R);
 }
 
 berth_status cpu_prep_resample2d(cpu_prep *c) {
@@ -163,12 +186,18 @@ berth_status cpu_prep_resample2d(cpu_prep *c) {
     bk_resample r;
     berth_status st = bk_param_resample(&c->bk, &r);
     if (st) return st;
-    rs_params *R = cpu_params(c, sizeof *R);
+    int64_t oh = y->dims[r.a0], ow = y->dims[r.a1];
+    size_t tables = (size_t)(oh + ow) * (2 * sizeof(int64_t) + sizeof(double));
+    rs_params *R = cpu_params(c, sizeof *R + tables);
     if (!R) return BERTH_ERR_NOMEM;
     R->linear = r.linear;
     R->outer = (int64_t)r.outer, R->mid = (int64_t)r.mid, R->inner = (int64_t)r.inner;
-    R->h = x->dims[r.a0], R->w = x->dims[r.a1], R->oh = y->dims[r.a0], R->ow = y->dims[r.a1];
-    R->sh = r.sh, R->sw = r.sw;
+    R->h = x->dims[r.a0], R->w = x->dims[r.a1], R->oh = oh, R->ow = ow;
+    int64_t *t = (int64_t *)(R + 1);
+    R->y0 = t, R->y1 = t + oh, R->x0 = t + 2 * oh, R->x1 = t + 2 * oh + ow;
+    R->dy = (double *)(t + 2 * (oh + ow)), R->dx = R->dy + oh;
+    coords(R->linear, oh, r.sh, R->h, R->y0, R->y1, R->dy);
+    coords(R->linear, ow, r.sw, R->w, R->x0, R->x1, R->dx);
     c->cn->exec = rs_exec;
     return BERTH_OK;
 }
