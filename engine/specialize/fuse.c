@@ -613,8 +613,28 @@ static uint32_t ew_recognize(ew_build *b, berth_op_id *sop) {
             }
             if (sop[d] == BERTH_OP_HARD_SWISH) continue;
         }
-        /* gelu: mul(mul(x, add(erf(div(x, sqrt2)), 1)), 0.5) */
         if (sop[d] != BERTH_OP_MUL) continue;
+        /* gelu written as mul(mul(x, 0.5), add(erf(mul(x, 1/sqrt2)), 1)) */
+        for (int side = 0; side < 2 && sop[d] == BERTH_OP_MUL; side++) {
+            int h = ew_step_of(b, b->refs[2 * d + side]), c2 = ew_step_of(b, b->refs[2 * d + 1 - side]);
+            if (h < 0 || c2 < 0 || sop[h] != BERTH_OP_MUL || sop[c2] != BERTH_OP_ADD) continue;
+            if (ew_uses(b, sop, n, (uint32_t)h) != 1 || ew_uses(b, sop, n, (uint32_t)c2) != 1) continue;
+            int64_t x = ew_is_const(b, b->refs[2 * h + 1], 0.5) ? b->refs[2 * h]
+                      : ew_is_const(b, b->refs[2 * h], 0.5) ? b->refs[2 * h + 1] : INT64_MIN;
+            int e2 = ew_is_const(b, b->refs[2 * c2 + 1], 1.0) ? ew_step_of(b, b->refs[2 * c2])
+                   : ew_is_const(b, b->refs[2 * c2], 1.0) ? ew_step_of(b, b->refs[2 * c2 + 1]) : -1;
+            if (x == INT64_MIN || e2 < 0 || sop[e2] != BERTH_OP_ERF || ew_uses(b, sop, n, (uint32_t)e2) != 1) continue;
+            int q = ew_step_of(b, b->refs[2 * e2]);
+            if (q < 0 || ew_uses(b, sop, n, (uint32_t)q) != 1) continue;
+            int scaled = (sop[q] == BERTH_OP_DIV && b->refs[2 * q] == x && ew_is_const(b, b->refs[2 * q + 1], 1.4142135623730951)) ||
+                         (sop[q] == BERTH_OP_MUL && ew_other(b, (uint32_t)q, x) != INT64_MIN &&
+                          ew_is_const(b, ew_other(b, (uint32_t)q, x), 0.7071067811865476));
+            if (!scaled) continue;
+            int drop[4] = {h, c2, e2, q};
+            ew_become(b, sop, d, BERTH_OP_GELU, x, dead, drop, 4);
+        }
+        if (sop[d] != BERTH_OP_MUL) continue;
+        /* gelu: mul(mul(x, add(erf(div(x, sqrt2)), 1)), 0.5) */
         int half_side = ew_is_const(b, b->refs[2 * d + 1], 0.5) ? 1 : ew_is_const(b, b->refs[2 * d], 0.5) ? 0 : -1;
         if (half_side < 0) continue;
         int m = ew_step_of(b, b->refs[2 * d + 1 - half_side]);
@@ -746,7 +766,36 @@ static int try_elementwise(fuser *f, uint32_t sink) {
     return replace(f, chain, (int)b.n, fused);
 }
 
-/* ---- (e) a convolution and the program after it ---------------------------------- */
+/* ---- (e) a named activation after a matmul's epilogue ------------------------------ */
+
+/* A berth.elementwise of one relu, gelu, sigmoid or tanh step (a GELU
+ * spelled as primitives, recognized) that alone reads a matmul epilogue
+ * without activation or residual becomes that epilogue's activation. */
+static int try_epilogue_activation(fuser *f, uint32_t e) {
+    const berth_node *en = &f->nodes[e];
+    if (f->removed[e] || strcmp(en->op, "berth.elementwise") || en->n_inputs != 1) return 0;
+    const berth_attr *ops = node_attr(en, "ops"), *steps = node_attr(en, "steps");
+    static const char *const acts[] = {"relu", "gelu", "sigmoid", "tanh"};
+    const char *act = NULL;
+    for (int k = 0; k < 4 && ops; k++)
+        if (!strcmp(ops->s, acts[k])) act = acts[k];
+    if (!act || !steps || steps->count != 2 || steps->ints[0] != 0) return 0;
+    uint32_t o = en->inputs[0];
+    int32_t m = f->producer[o];
+    if (m < 0 || strcmp(f->nodes[m].op, "berth.matmulEpilogue") || f->users[o] != 1) return 0;
+    const berth_node *mn = &f->nodes[m];
+    if (node_attr(mn, "activation") || node_attr(mn, "residual")) return 0;
+    berth_attr *at = berth_arena_array(f->a, mn->n_attrs + 1, sizeof(berth_attr));
+    if (!at) return -1;
+    memcpy(at, mn->attrs, sizeof(berth_attr) * mn->n_attrs);
+    at[mn->n_attrs] = (berth_attr){.key = "activation", .type = BERTH_ATTR_STRING, .s = act};
+    int32_t chain[2] = {m, (int32_t)e};
+    berth_node fused = make_node(f, "berth.matmulEpilogue", en, mn->n_inputs, mn->inputs, mn->n_attrs + 1, at);
+    if (!fused.op) return -1;
+    return replace(f, chain, 2, fused);
+}
+
+/* ---- (f) a convolution and the program after it ---------------------------------- */
 
 /* berth.elementwise node e reading, alone, a conv2d's result: one
  * berth.conv2dEpilogue with the conv's operands and options and e's
@@ -907,6 +956,9 @@ int berth_fuse(berth_spec *s, berth_supports_fn supports, void *ctx) {
         if (r < 0) return 0;
         total += r;
     }
+    /* a lone activation after a matmul's epilogue joins it */
+    for (uint32_t i = 0; i < f.n_nodes && want_ew && want_epi; i++)
+        if (try_epilogue_activation(&f, i) < 0) return 0;
     /* then each program right after a convolution joins it; the fused
      * pair counts once (one program made, then moved) */
     for (uint32_t i = 0; i < f.n_nodes && f.want_conv_epi; i++)

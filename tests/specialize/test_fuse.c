@@ -538,6 +538,38 @@ static void named_activations(void) {
     }
 }
 
+/* matmul, bias, then GELU in either order exporters write it: one
+ * epilogue whose activation is gelu. */
+static void epilogue_gelu(void) {
+    static const char *const forms[2] = {
+        "a = div(h, r2); e = erf(a); c = add(e, one); d = mul(h, c); y = mul(d, half);",
+        "a = mul(h, is2); e = erf(a); hh = mul(h, half); c = add(e, one); y = mul(hh, c);"};
+    for (int k = 0; k < 2; k++) {
+        char t[1024];
+        snprintf(t, sizeof t,
+                 "webnn_graph \"mg\" v2 {\n"
+                 "  inputs { x: f32[4, 6]; }\n"
+                 "  consts { w: f32[6, 5]; b: f32[5]; r2: f32[] @scalar(1.4142135623730951); one: f32[] @scalar(1);"
+                 " half: f32[] @scalar(0.5); is2: f32[] @scalar(0.7071067811865476); }\n"
+                 "  nodes { m = matmul(x, w); h = add(m, b); %s }\n"
+                 "  outputs { y; }\n"
+                 "}\n",
+                 forms[k]);
+        spec_case plain, fused;
+        CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+        if (plain.s && fused.s) {
+            CHECK(berth_fuse(fused.s, supports_all, NULL) >= 1);
+            CHECK(fused.s->desc.n_nodes == 1);
+            const berth_node *e = find_node(fused.s, "berth.matmulEpilogue");
+            const berth_attr *act = e ? find_attr(e, "activation") : NULL;
+            CHECK(act && !strcmp(act->s, "gelu"));
+            CHECK(fused_vs_unfused(&plain, &fused) < 1e-5);
+        }
+        spec_close(&plain);
+        spec_close(&fused);
+    }
+}
+
 /* A convolution and the hardswish after it: one berth.conv2dEpilogue. */
 static void conv_epilogue(void) {
     const char *t =
@@ -642,6 +674,7 @@ static void transformer_block(void) {
 int main(void) {
     elementwise_groups();
     named_activations();
+    epilogue_gelu();
     conv_epilogue();
     transformer_block();
     epilogue();
