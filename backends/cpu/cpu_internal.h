@@ -34,9 +34,10 @@ berth_status cpu_pool_create(int threads, cpu_pool **out, berth_error *err);
 void cpu_pool_destroy(cpu_pool *pool);
 void cpu_pool_for(cpu_pool *pool, size_t n, size_t grain, cpu_task_fn fn, void *ctx);
 int cpu_pool_threads(const cpu_pool *pool);
-/* The calling thread's slot in [0, threads): 0 for the thread that called
- * cpu_pool_for, 1 on for the workers; for per-thread scratch in a task. */
-int cpu_pool_slot(void);
+/* A scratch slot in [0, threads) no other running task holds, for a task
+ * that needs per-thread scratch: claim at its start, release at its end. */
+int cpu_pool_slot_claim(cpu_pool *pool);
+void cpu_pool_slot_release(cpu_pool *pool, int slot);
 /* One tiny product through OpenBLAS on the calling thread, so its
  * per-thread buffers exist before any run(). */
 void cpu_blas_thread_init(void);

@@ -13,13 +13,11 @@
 
 #include "cpu_internal.h"
 
-typedef struct worker_arg worker_arg;
-
 struct cpu_pool {
     int threads;
     int n_workers;
     pthread_t *workers;
-    worker_arg *args;
+    atomic_int *slots; /* per thread: 1 while a task holds that scratch slot */
     pthread_mutex_t mu;
     pthread_cond_t start, done;
     atomic_int stop;
@@ -75,20 +73,24 @@ static int open_job(cpu_pool *p, uint64_t seen) {
     return g != seen && (g & 1) == 0;
 }
 
-/* This thread's slot: 0 for a thread that is no worker (the caller of
- * cpu_pool_for), i for a pool's worker i - 1. */
-static _Thread_local int pool_slot;
+/* Scratch slots: at most `threads` tasks of the pool run at once, so a
+ * task that claims a free slot for its duration always finds one. (A
+ * thread-local index would do, but thread-local storage in a module
+ * loaded with dlopen crashes LeakSanitizer's tracer at exit.) */
+int cpu_pool_slot_claim(cpu_pool *p) {
+    for (;;) {
+        for (int i = 0; i < p->threads; i++) {
+            int free_ = 0;
+            if (atomic_compare_exchange_strong(&p->slots[i], &free_, 1)) return i;
+        }
+        relax();
+    }
+}
 
-int cpu_pool_slot(void) { return pool_slot; }
-
-struct worker_arg {
-    cpu_pool *p;
-    int slot;
-};
+void cpu_pool_slot_release(cpu_pool *p, int slot) { atomic_store(&p->slots[slot], 0); }
 
 static void *pool_main(void *arg) {
-    cpu_pool *p = ((worker_arg *)arg)->p;
-    pool_slot = ((worker_arg *)arg)->slot;
+    cpu_pool *p = arg;
     uint64_t seen = 0;
     /* OpenBLAS allocates its per-thread buffers on a thread's first call:
      * make that call now, at open, not inside some later run() */
@@ -126,16 +128,21 @@ berth_status cpu_pool_create(int threads, cpu_pool **out, berth_error *err) {
     atomic_init(&p->chunk, 1);
     atomic_init(&p->finished, 0);
     atomic_init(&p->stop, 0);
+    p->slots = calloc((size_t)threads, sizeof *p->slots);
+    if (!p->slots) {
+        free(p);
+        bk_errf(err, "cpu: out of memory creating the worker pool");
+        return BERTH_ERR_NOMEM;
+    }
+    for (int i = 0; i < threads; i++) atomic_init(&p->slots[i], 0);
     if (pthread_mutex_init(&p->mu, NULL)) goto fail_mu;
     if (pthread_cond_init(&p->start, NULL)) goto fail_start;
     if (pthread_cond_init(&p->done, NULL)) goto fail_done;
     if (threads > 1) {
         p->workers = calloc((size_t)threads - 1, sizeof *p->workers);
-        p->args = calloc((size_t)threads - 1, sizeof *p->args);
-        if (!p->workers || !p->args) goto fail_threads;
+        if (!p->workers) goto fail_threads;
         for (int i = 0; i < threads - 1; i++) {
-            p->args[i] = (worker_arg){p, i + 1};
-            if (pthread_create(&p->workers[i], NULL, pool_main, &p->args[i])) goto fail_threads;
+            if (pthread_create(&p->workers[i], NULL, pool_main, p)) goto fail_threads;
             p->n_workers++;
         }
         pthread_mutex_lock(&p->mu);
@@ -167,7 +174,7 @@ void cpu_pool_destroy(cpu_pool *p) {
     pthread_mutex_unlock(&p->mu);
     for (int i = 0; i < p->n_workers; i++) pthread_join(p->workers[i], NULL);
     free(p->workers);
-    free(p->args);
+    free(p->slots);
     pthread_cond_destroy(&p->done);
     pthread_cond_destroy(&p->start);
     pthread_mutex_destroy(&p->mu);

@@ -43,6 +43,7 @@ typedef struct conv_params {
     const float *f_g;
     float *y_g;
     const cpu_gemm_epi *epi;
+    cpu_pool *pool;
 } conv_params;
 
 /* Maps the filterLayout attribute onto the canonical letter order. */
@@ -283,17 +284,19 @@ static void pack_cols(const conv_params *cp, const float *x, size_t j0, size_t j
 }
 
 /* Column blocks of one (batch, group): each task packs its block's panels
- * into its thread's scratch and multiplies them while they are in cache,
- * the epilogue (bias, program) applied as each tile is done. */
+ * into a scratch slot it holds while it runs and multiplies them while
+ * they are in cache, the epilogue (bias, program) applied per tile. */
 static void block_task(void *ctx, size_t b0, size_t b1) {
     const conv_params *cp = ctx;
     size_t plane = (size_t)(cp->oh * cp->ow), kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw);
-    float *mine = cp->pack + (size_t)cpu_pool_slot() * cp->block_floats;
+    int slot = cpu_pool_slot_claim(cp->pool);
+    float *mine = cp->pack + (size_t)slot * cp->block_floats;
     for (size_t blk = b0; blk < b1; blk++) {
         size_t j0 = blk * cp->block_cols, j1 = j0 + cp->block_cols < plane ? j0 + cp->block_cols : plane;
         pack_cols(cp, cp->src, j0, j1, mine);
         cpu_gemm(NULL, cp->isa, (size_t)cp->at.og, j1 - j0, kk, cp->f_g, kk, mine, cp->y_g + j0, plane, cp->epi);
     }
+    cpu_pool_slot_release(cp->pool, slot);
 }
 
 /* The program over the whole result, where no kernel ran it as it went. */
@@ -364,6 +367,7 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
                 cp->f_g = f + g * cp->at.og * kk;
                 cp->y_g = y + (n * cp->at.o + g * cp->at.og) * plane_out;
                 cp->epi = &epi;
+                cp->pool = p->dev->pool;
                 size_t blocks = ((size_t)plane_out + cp->block_cols - 1) / cp->block_cols;
                 cpu_pool_for(p->dev->pool, blocks, 1, block_task, cp);
                 continue;
