@@ -288,8 +288,9 @@ static berth_status upload(berth_executor *ex, berth_error *err) {
         const bg_value *val = &g->values[v];
         for (uint32_t k = 0; k < ex->n_be; k++) {
             uint32_t local = ex->be[k].weight_id[id];
-            berth_weight_request *r = (berth_weight_request *)t[k].req + local;
-            if (local == UINT32_MAX || r->ref) continue;
+            if (local == UINT32_MAX) continue; /* none of k's subgraphs reads it */
+            berth_weight_request *r = req + (size_t)k * ex->n_weights + local;
+            if (r->ref) continue; /* two consts of one weight */
             r->ref = val->ref;
             r->value = val->name;
             r->dtype = val->dtype;
