@@ -205,6 +205,8 @@ typedef struct cpu_program {
 berth_status cpu_program_prep(cpu_prep *c, cpu_program *pp);
 /* Output elements [at, at + n), on the calling thread. */
 void cpu_program_range(const cpu_program *pp, size_t at, size_t n);
+/* The whole output, spread over the pool. */
+void cpu_program_run(cpu_pool *pool, const cpu_program *pp);
 
 /* ---- shared kernels ---- */
 /* The unary kernels of ops_unary.c by code: cpu_unary_code(WebNN name)

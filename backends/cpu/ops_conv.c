@@ -299,13 +299,6 @@ static void block_task(void *ctx, size_t b0, size_t b1) {
     cpu_pool_slot_release(cp->pool, slot);
 }
 
-/* The program over the whole result, where no kernel ran it as it went. */
-static void prog_task(void *ctx, size_t b, size_t e) {
-    const cpu_program *pp = ctx;
-    size_t n = pp->prog.numel;
-    cpu_program_range(pp, b * CPU_PROGRAM_BLOCK, (e * CPU_PROGRAM_BLOCK < n ? e * CPU_PROGRAM_BLOCK : n) - b * CPU_PROGRAM_BLOCK);
-}
-
 /* Binds the program's pointers for this run: input 0 and the output are
  * the convolution's result. */
 static void prog_bind(conv_params *cp, const cpu_node *nd, berth_plan *p) {
@@ -324,14 +317,6 @@ static void pack_task(void *ctx, size_t p0, size_t p1) {
     cpu_gemm_pack_b(cp->isa, cp->src + j0, plane, 0, kk, j1 - j0, 1.0f, cp->pack + j0 * kk);
 }
 
-/* A program the kernels cannot run as they go (an nhwc result is
- * relaid after them; OpenBLAS adds the bias after its product) runs on
- * the final result. */
-static void prog_after(conv_params *cp, berth_plan *p) {
-    cpu_program *pp = cp->prog;
-    cpu_pool_for(p->dev->pool, (pp->prog.numel + CPU_PROGRAM_BLOCK - 1) / CPU_PROGRAM_BLOCK, 8, prog_task, pp);
-}
-
 static void conv_exec(const cpu_node *nd, berth_plan *p) {
     conv_params *cp = nd->params;
     const float *x, *f;
@@ -342,7 +327,7 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
     prog_bind(cp, nd, p);
     cpu_program *prog = cp->prog;
     int as_it_goes = prog && !cp->at.nhwc && (cp->kernel == K_DEPTHWISE || cp->isa);
-    if (!as_it_goes) cp->prog = NULL; /* the kernels see none; prog_after runs it */
+    if (!as_it_goes) cp->prog = NULL; /* the kernels see none; it runs at the end */
     if (cp->kernel == K_DEPTHWISE) {
         cp->x = x;
         cp->col = (float *)cpu_scratch(p, nd);
@@ -350,7 +335,7 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
         cpu_pool_for(p->dev->pool, (size_t)(cp->at.n * cp->at.c), 1, depthwise_task, cp);
         relayout_out(cp, p, nd, y);
         cp->prog = prog;
-        if (prog && !as_it_goes) prog_after(cp, p);
+        if (prog && !as_it_goes) cpu_program_run(p->dev->pool, prog);
         return;
     }
     int64_t plane_in = cp->at.h * cp->at.w, plane_out = cp->oh * cp->ow, kk = cp->at.cg * cp->at.kh * cp->at.kw;
@@ -392,7 +377,10 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
     if (!cp->isa) add_bias(cp, p, y);
     relayout_out(cp, p, nd, y);
     cp->prog = prog;
-    if (prog && !as_it_goes) prog_after(cp, p);
+    /* a program the kernels could not run as they went (an nhwc result
+     * is relaid after them; OpenBLAS adds the bias after its product)
+     * runs on the final result */
+    if (prog && !as_it_goes) cpu_program_run(p->dev->pool, prog);
 }
 
 static berth_status conv_shapes(cpu_prep *c, conv_params *cp, int transposed) {

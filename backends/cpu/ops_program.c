@@ -20,9 +20,6 @@
 /* Where a step reads an operand: a register, an input, or a constant. */
 enum { SRC_REG, SRC_IN, SRC_CONST };
 
-typedef cpu_program prog_params;
-typedef cpu_program_step prog_step;
-
 /* One operand for n elements from `at`: a pointer and whether it is one
  * value for all of them. */
 typedef struct view {
@@ -30,7 +27,7 @@ typedef struct view {
     int scalar;
 } view;
 
-static view operand(const prog_params *pp, const prog_step *s, int r, float (*regs)[BLOCK],
+static view operand(const cpu_program *pp, const cpu_program_step *s, int r, float (*regs)[BLOCK],
                     float (*bufs)[BLOCK], size_t at) {
     view v = {NULL, 0};
     uint32_t i = s->idx[r];
@@ -82,7 +79,7 @@ CPU_CLONES static void binary(berth_op_id op, view a, view b, float *restrict y,
 
 /* Output elements [at, at + n): each broadcast input expanded, then the
  * steps in order, the last one written to the output. */
-static void run_block(const prog_params *pp, size_t at, size_t n) {
+static void run_block(const cpu_program *pp, size_t at, size_t n) {
     float regs[MAX_REGS][BLOCK], bufs[BK_EW_MAX_INPUTS][BLOCK];
     const bk_ew_program *g = &pp->prog;
     for (uint32_t k = 0; k < g->n_in; k++) {
@@ -100,7 +97,7 @@ static void run_block(const prog_params *pp, size_t at, size_t n) {
         }
     }
     for (uint32_t i = 0; i < g->n_steps; i++) {
-        const prog_step *s = &pp->steps[i];
+        const cpu_program_step *s = &pp->steps[i];
         /* the last step writes the output, unless the output is also
          * input 0 (a convolution's result): then a register first, so no
          * kernel writes what it reads */
@@ -136,21 +133,26 @@ void cpu_program_range(const cpu_program *pp, size_t at, size_t n) {
 
 /* cpu_pool_for hands out whole blocks, so only the last one is short. */
 static void block_task(void *ctx, size_t b, size_t e) {
-    const prog_params *pp = ctx;
+    const cpu_program *pp = ctx;
     for (size_t k = b; k < e; k++) {
         size_t at = k * BLOCK;
         run_block(pp, at, pp->prog.numel - at < BLOCK ? pp->prog.numel - at : BLOCK);
     }
 }
 
+void cpu_program_run(cpu_pool *pool, const cpu_program *pp) {
+    cpu_pool_for(pool, (pp->prog.numel + BLOCK - 1) / BLOCK, 8, block_task, (void *)pp);
+}
+
 static void prog_exec(const cpu_node *n, berth_plan *p) {
-    prog_params *pp = n->params;
+    cpu_program *pp = n->params;
     for (uint32_t k = 0; k < pp->prog.n_in; k++) pp->in[k] = cpu_ptr(p, n->in[k]);
     pp->out = cpu_ptr(p, n->out[0]);
-    cpu_pool_for(p->dev->pool, (pp->prog.numel + BLOCK - 1) / BLOCK, 8, block_task, pp);
+    cpu_program_run(p->dev->pool, pp);
 }
+
 berth_status cpu_prep_elementwise_program(cpu_prep *c) {
-    prog_params *pp = cpu_params(c, sizeof *pp);
+    cpu_program *pp = cpu_params(c, sizeof *pp);
     if (!pp) return BERTH_ERR_NOMEM;
     berth_status st = bk_param_elementwise(&c->bk, &pp->prog);
     if (!st) st = cpu_program_prep(c, pp);
@@ -176,7 +178,7 @@ berth_status cpu_program_prep(cpu_prep *c, cpu_program *pp) {
     for (int r = 0; r < MAX_REGS; r++) held_by[r] = -1;
     for (uint32_t i = 0; i < g->n_steps; i++) {
         const bk_ew_step *e = &g->steps[i];
-        prog_step *s = &pp->steps[i];
+        cpu_program_step *s = &pp->steps[i];
         s->op = e->op;
         s->p0 = e->p0;
         s->p1 = e->p1;
