@@ -101,10 +101,18 @@ def prepare_bert(m, models_dir):
     else:
         say("%s: generating (%s)" % (m["name"], m["about"]))
         run(["/usr/bin/python3", gen, onnx_path, "--name", m["name"].replace("-", "_")] + m["gen"])
+    convert(m, onnx_path, models_dir)
+
+
+def convert(m, onnx_path, models_dir):
+    """MODELS/NAME.webnn and .safetensors from onnx_path with the model's
+    dyn maxima, unless they are newer than it and the converter."""
     webnn = os.path.join(models_dir, m["name"] + ".webnn")
     weights = os.path.join(models_dir, m["name"] + ".safetensors")
     conv = os.path.join(ROOT, "tools", "onnx2webnn")
-    if fresh(webnn, onnx_path, conv) and fresh(weights, onnx_path):
+    lib_dir = os.path.join(ROOT, "tools", "onnx2webnn_lib")
+    lib = [os.path.join(lib_dir, f) for f in os.listdir(lib_dir) if f.endswith(".py")]
+    if fresh(webnn, onnx_path, conv, *lib) and fresh(weights, onnx_path):
         say("%s: converted model up to date" % m["name"])
     else:
         say("%s: converting with tools/onnx2webnn" % m["name"])
@@ -137,21 +145,7 @@ def prepare_asset(m, build, models_dir):
             if name:
                 d.dim_param = name
         onnx.save(model, onnx_path)
-    webnn = os.path.join(models_dir, m["name"] + ".webnn")
-    weights = os.path.join(models_dir, m["name"] + ".safetensors")
-    conv = os.path.join(ROOT, "tools", "onnx2webnn")
-    lib = [os.path.join(ROOT, "tools", "onnx2webnn_lib", f)
-           for f in os.listdir(os.path.join(ROOT, "tools", "onnx2webnn_lib")) if f.endswith(".py")]
-    if fresh(webnn, onnx_path, conv, *lib) and fresh(weights, onnx_path):
-        say("%s: converted model up to date" % m["name"])
-    else:
-        say("%s: converting with tools/onnx2webnn" % m["name"])
-        dyn = []
-        for k, v in m["dyn"].items():
-            dyn += ["--dyn", "%s=%d" % (k, v)]
-        run([conv, onnx_path, webnn + ".tmp", "--weights", weights] + dyn)
-        os.replace(webnn + ".tmp", webnn)
-    m.update(onnx=onnx_path, webnn=webnn, weights=weights)
+    convert(m, onnx_path, models_dir)
 
 
 def input_spec(m, out_dir):
