@@ -40,52 +40,80 @@ def _constants(graph, consts):
     return known
 
 
+class _Index:
+    """Who reads and who writes each value of a graph, kept current while
+    a fold moves a node's output onto the conv before it."""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.readers = {}
+        for n in graph.node:
+            for i in n.input:
+                self.readers[i] = self.readers.get(i, 0) + 1
+        self.outputs = {o.name for o in graph.output}
+        self.producer = {o: k for k, n in enumerate(graph.node) for o in n.output}
+
+    def conv_feeding(self, name, known):
+        """(the Conv writing `name`, its weight, its bias as float64 or
+        zeros) when only one node reads `name`, it is no graph output and
+        the weight and bias are float32 constants; else None."""
+        c = self.producer.get(name)
+        conv = self.graph.node[c] if c is not None else None
+        if conv is None or conv.op_type != "Conv" or self.readers.get(name) != 1 or name in self.outputs:
+            return None
+        w = known.get(conv.input[1])
+        b = known.get(conv.input[2]) if len(conv.input) > 2 and conv.input[2] else None
+        if w is None or w.dtype != np.float32 or w.ndim < 3 or (b is not None and b.dtype != np.float32):
+            return None
+        if b is not None and b.size != w.shape[0]:
+            return None
+        return conv, w, b.astype(np.float64).reshape(-1) if b is not None else np.zeros(w.shape[0])
+
+    def take_over(self, conv, node, w, b, consts, known):
+        """conv gets weight w and bias b and writes node's output."""
+        w_name, b_name = node.output[0] + "_folded_weight", node.output[0] + "_folded_bias"
+        consts[w_name] = known[w_name] = w
+        consts[b_name] = known[b_name] = b
+        x = conv.input[0]
+        del conv.input[:]
+        conv.input.extend([x, w_name, b_name])
+        self.producer[node.output[0]] = self.producer.pop(conv.output[0])
+        conv.output[0] = node.output[0]
+
+
+def _drop(graph, drop):
+    if drop:
+        kept = [onnx.NodeProto.FromString(n.SerializeToString()) for k, n in enumerate(graph.node) if k not in drop]
+        del graph.node[:]
+        graph.node.extend(kept)
+    return len(drop)
+
+
 def fold(graph, consts):
     """Rewrites graph.node in place; consts (name -> ndarray) gains the
     folded weights and biases. Returns how many were folded."""
     known = _constants(graph, consts)
-    readers = {}
-    for n in graph.node:
-        for i in n.input:
-            readers[i] = readers.get(i, 0) + 1
-    outputs = {o.name for o in graph.output}
-    producer = {o: k for k, n in enumerate(graph.node) for o in n.output}
+    index = _Index(graph)
     drop = set()
     for k, bn in enumerate(graph.node):
         if bn.op_type != "BatchNormalization" or len([o for o in bn.output if o]) != 1 or len(bn.input) != 5:
             continue
         if _attr(bn, "training_mode", 0) or _attr(bn, "spatial", 1) != 1:
             continue
-        c = producer.get(bn.input[0])
-        conv = graph.node[c] if c is not None else None
-        if conv is None or conv.op_type != "Conv" or readers.get(bn.input[0]) != 1 or bn.input[0] in outputs:
-            continue
+        found = index.conv_feeding(bn.input[0], known)
         params = [known.get(n) for n in bn.input[1:]]
-        w = known.get(conv.input[1])
-        b = known.get(conv.input[2]) if len(conv.input) > 2 and conv.input[2] else None
-        arrays = params + [w] + ([b] if b is not None else [])
-        if any(p is None or p.dtype != np.float32 for p in arrays) or w.ndim < 3:
+        if found is None or any(p is None or p.dtype != np.float32 for p in params):
             continue
+        conv, w, old_b = found
         scale, bias, mean, var = (p.astype(np.float64).reshape(-1) for p in params)
         o = w.shape[0]
-        if any(p.size != o for p in (scale, bias, mean, var)) or (b is not None and b.size != o):
+        if any(p.size != o for p in (scale, bias, mean, var)):
             continue
         s = scale / np.sqrt(var + float(_attr(bn, "epsilon", 1e-5)))
         new_w = (w.astype(np.float64) * s.reshape((o,) + (1,) * (w.ndim - 1))).astype(np.float32)
-        old_b = b.astype(np.float64).reshape(-1) if b is not None else np.zeros(o)
-        new_b = ((old_b - mean) * s + bias).astype(np.float32)
-        w_name, b_name = bn.output[0] + "_folded_weight", bn.output[0] + "_folded_bias"
-        consts[w_name], consts[b_name] = new_w, new_b
-        x = conv.input[0]
-        del conv.input[:]
-        conv.input.extend([x, w_name, b_name])
-        conv.output[0] = bn.output[0]
+        index.take_over(conv, bn, new_w, ((old_b - mean) * s + bias).astype(np.float32), consts, known)
         drop.add(k)
-    if drop:
-        kept = [onnx.NodeProto.FromString(n.SerializeToString()) for k, n in enumerate(graph.node) if k not in drop]
-        del graph.node[:]
-        graph.node.extend(kept)
-    return len(drop)
+    return _drop(graph, drop)
 
 
 def _per_channel(arr, o):
@@ -107,55 +135,26 @@ def fold_affine(graph, consts):
     """Conv -> Mul(constant) -> Add(constant) chains folded into the conv,
     in place as fold() does. Returns how many Mul and Add nodes went."""
     known = _constants(graph, consts)
-    folded = 0
-    while True:
-        readers = {}
-        for n in graph.node:
-            for i in n.input:
-                readers[i] = readers.get(i, 0) + 1
-        outputs = {o.name for o in graph.output}
-        producer = {o: k for k, n in enumerate(graph.node) for o in n.output}
-        hit = None
-        for k, n in enumerate(graph.node):
-            if n.op_type not in ("Mul", "Add") or len(n.input) != 2:
+    index = _Index(graph)
+    drop = set()
+    for k, n in enumerate(graph.node):
+        if n.op_type not in ("Mul", "Add") or len(n.input) != 2:
+            continue
+        for side in (0, 1):
+            found = index.conv_feeding(n.input[side], known)
+            if found is None or found[1].ndim != 4:
                 continue
-            for side in (0, 1):
-                c = producer.get(n.input[side])
-                if c is None or graph.node[c].op_type != "Conv" or readers.get(n.input[side]) != 1 \
-                        or n.input[side] in outputs:
-                    continue
-                conv = graph.node[c]
-                w = known.get(conv.input[1])
-                if w is None or w.dtype != np.float32 or w.ndim != 4:
-                    continue
-                v = _per_channel(known.get(n.input[1 - side]), w.shape[0])
-                if v is None:
-                    continue
-                hit = (k, c, v)
-                break
-            if hit:
-                break
-        if not hit:
-            return folded
-        k, c, v = hit
-        node, conv = graph.node[k], graph.node[c]
-        w = known[conv.input[1]]
-        o = w.shape[0]
-        b = known.get(conv.input[2]) if len(conv.input) > 2 and conv.input[2] else None
-        old_b = b.astype(np.float64).reshape(-1) if b is not None else np.zeros(o)
-        if node.op_type == "Mul":
-            new_w = (w.astype(np.float64) * v.reshape(o, 1, 1, 1)).astype(np.float32)
-            new_b = (old_b * v).astype(np.float32)
-        else:
-            new_w, new_b = w, (old_b + v).astype(np.float32)
-        w_name, b_name = node.output[0] + "_folded_weight", node.output[0] + "_folded_bias"
-        consts[w_name], consts[b_name] = new_w, new_b
-        known[w_name], known[b_name] = new_w, new_b
-        x = conv.input[0]
-        del conv.input[:]
-        conv.input.extend([x, w_name, b_name])
-        conv.output[0] = node.output[0]
-        kept = [onnx.NodeProto.FromString(n.SerializeToString()) for i, n in enumerate(graph.node) if i != k]
-        del graph.node[:]
-        graph.node.extend(kept)
-        folded += 1
+            conv, w, old_b = found
+            o = w.shape[0]
+            v = _per_channel(known.get(n.input[1 - side]), o)
+            if v is None:
+                continue
+            if n.op_type == "Mul":
+                new_w = (w.astype(np.float64) * v.reshape(o, 1, 1, 1)).astype(np.float32)
+                new_b = (old_b * v).astype(np.float32)
+            else:
+                new_w, new_b = w, (old_b + v).astype(np.float32)
+            index.take_over(conv, n, new_w, new_b, consts, known)
+            drop.add(k)
+            break
+    return _drop(graph, drop)
