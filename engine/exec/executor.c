@@ -250,9 +250,7 @@ static berth_status assign_split_weights(berth_executor *ex, berth_error *err) {
         return BERTH_ERR_NOMEM;
     }
     berth_status st = BERTH_OK;
-    for (uint32_t l = 0; l < ex->n_lanes && st == BERTH_OK; l++)
-        for (int fused = 0; fused < 2 && st == BERTH_OK; fused++)
-            st = berth_split_weights(ex, &ex->lanes[l], fused, need, err);
+    for (uint32_t l = 0; l < ex->n_lanes && st == BERTH_OK; l++) st = berth_split_weights(ex, &ex->lanes[l], need, err);
     for (uint32_t k = 0; k < ex->n_be && st == BERTH_OK; k++) {
         exec_backend *b = &ex->be[k];
         b->weight_id = malloc(sizeof *b->weight_id * (ex->n_weights ? ex->n_weights : 1));

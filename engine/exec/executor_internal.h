@@ -166,9 +166,12 @@ berth_status berth_node_check(berth_executor *ex, uint32_t k, const char *graph_
 int berth_node_runs_on(berth_executor *ex, uint32_t k, const berth_graph_desc *d, uint32_t i,
                        int held);
 /* split = on, at open: mark in need (n_be x n_weights) the weights each
- * backend's subgraphs read in lane ln's first bucket, fused or not. */
-berth_status berth_split_weights(berth_executor *ex, lane *ln, int fused, uint8_t *need,
-                                 berth_error *err);
+ * backend's subgraphs read in lane ln's first bucket, fused and not. */
+berth_status berth_split_weights(berth_executor *ex, lane *ln, uint8_t *need, berth_error *err);
+/* Prefix err's message with which subgraph of a split plan it is about
+ * (its number, node count, first and last node); nothing for a plan of
+ * one step. */
+void berth_step_error(const plan_slot *s, uint32_t i, berth_error *err);
 berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_error *err);
 void berth_slot_free(berth_executor *ex, plan_slot *s, uint32_t n_inputs, uint32_t n_outputs);
 

@@ -217,27 +217,40 @@ static berth_status partition(berth_executor *ex, const char *path, const berth_
     return st;
 }
 
-berth_status berth_split_weights(berth_executor *ex, lane *ln, int fused, uint8_t *need,
+/* Mark in need the weights each backend's subgraphs of d read; a graph
+ * no backend runs fails with every backend's reason. */
+static berth_status mark_weights(berth_executor *ex, const lane *ln, const berth_graph_desc *d, uint8_t *need,
                                  berth_error *err) {
-    berth_spec *spec = !fused && ln->first_spec ? ln->first_spec : berth_lane_specialize(ln, 0, err);
-    if (!spec) return BERTH_ERR_INVALID;
-    fuse_ctx fc = {ex, 0};
-    if (fused) berth_fuse(spec, backend_supports, &fc);
     berth_partition p;
     uint32_t failed;
-    berth_status st = partition(ex, ln->g->path, &spec->desc, 0, &p, &failed, err);
-    if (st == BERTH_OK) {
-        const berth_graph_desc *d = &spec->desc;
-        for (uint32_t k = 0; k < ex->n_be; k++)
-            for (uint32_t o = 0; o < d->n_operands; o++)
-                if (p.reads_weight[(size_t)k * d->n_operands + o])
-                    need[(size_t)k * ex->n_weights + d->operands[o].weight] = 1;
-        berth_partition_free(&p);
-    } else if (fused && st == BERTH_ERR_UNSUPPORTED) {
-        st = BERTH_OK; /* the plan will unfuse what no backend takes */
+    berth_status st = partition(ex, ln->g->path, d, 0, &p, &failed, err);
+    if (st != BERTH_OK) return st;
+    for (uint32_t k = 0; k < ex->n_be; k++)
+        for (uint32_t o = 0; o < d->n_operands; o++)
+            if (p.reads_weight[(size_t)k * d->n_operands + o])
+                need[(size_t)k * ex->n_weights + d->operands[o].weight] = 1;
+    berth_partition_free(&p);
+    return BERTH_OK;
+}
+
+berth_status berth_split_weights(berth_executor *ex, lane *ln, uint8_t *need, berth_error *err) {
+    /* lane 0's first bucket is kept unfused for its first plan; another
+     * lane's is fused in place once its unfused partition is marked */
+    int keep = ln == &ex->lanes[0];
+    berth_spec *spec = ln->first_spec ? ln->first_spec : berth_lane_specialize(ln, 0, err);
+    if (!spec) return BERTH_ERR_INVALID;
+    if (keep) ln->first_spec = spec;
+    berth_status st = mark_weights(ex, ln, &spec->desc, need, err);
+    berth_spec *fused = st != BERTH_OK ? NULL : keep ? berth_lane_specialize(ln, 0, err) : spec;
+    if (st == BERTH_OK && !fused) st = BERTH_ERR_INVALID;
+    if (fused) {
+        fuse_ctx fc = {ex, 0};
+        berth_fuse(fused, backend_supports, &fc);
+        st = mark_weights(ex, ln, &fused->desc, need, err);
+        if (st == BERTH_ERR_UNSUPPORTED) st = BERTH_OK; /* the plan will unfuse what no backend takes */
     }
-    if (!fused && ln == &ex->lanes[0] && !ln->first_spec) ln->first_spec = spec;
-    else if (spec != ln->first_spec) berth_spec_free(spec);
+    if (fused && fused != ln->first_spec) berth_spec_free(fused);
+    if (!keep && spec != fused) berth_spec_free(spec);
     return st;
 }
 
@@ -486,17 +499,21 @@ static berth_status plan_steps(berth_executor *ex, plan_slot *s, berth_error *er
         st = berth_backend_result(st, be->mod.be->name, "plan", err, err);
         if (st != BERTH_OK) {
             ps->plan = NULL;
-            if (s->n_steps > 1) {
-                char msg[BERTH_ERROR_CAP];
-                snprintf(msg, sizeof msg, "%s", err->msg);
-                berth_errorf(err, "subgraph %u of %u (%u nodes, '%s' to '%s'): %s", i + 1, s->n_steps,
-                             ps->desc.n_nodes, ps->desc.n_nodes ? ps->desc.nodes[0].name : "",
-                             ps->desc.n_nodes ? ps->desc.nodes[ps->desc.n_nodes - 1].name : "", msg);
-            }
+            berth_step_error(s, i, err);
             return st;
         }
     }
     return BERTH_OK;
+}
+
+void berth_step_error(const plan_slot *s, uint32_t i, berth_error *err) {
+    if (s->n_steps < 2) return; /* the whole graph: nothing to say */
+    const plan_step *ps = &s->steps[i];
+    char msg[BERTH_ERROR_CAP];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    berth_errorf(err, "subgraph %u of %u (%u nodes, '%s' to '%s'): %s", i + 1, s->n_steps, ps->desc.n_nodes,
+                 ps->desc.n_nodes ? ps->desc.nodes[0].name : "",
+                 ps->desc.n_nodes ? ps->desc.nodes[ps->desc.n_nodes - 1].name : "", msg);
 }
 
 berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_error *err) {

@@ -143,11 +143,7 @@ static berth_status run_steps(berth_executor *ex, plan_slot *s, berth_error *err
         st = berth_backend_result(st, be->name, "run", err, err);
         ps->last_ns = berth_now_ns() - t0;
         if (st != BERTH_OK) {
-            if (s->n_steps > 1) {
-                char msg[BERTH_ERROR_CAP];
-                snprintf(msg, sizeof msg, "%s", err->msg);
-                berth_errorf(err, "subgraph %u of %u: %s", i + 1, s->n_steps, msg);
-            }
+            berth_step_error(s, i, err);
             return st;
         }
     }
