@@ -1,0 +1,69 @@
+/* What the op case files share: the builders that add a case's inputs,
+ * outputs and node with their data, deterministic fill values, and the
+ * cases op_cases_conv.c defines for the table in op_cases.c. */
+#ifndef BERTH_TEST_OP_CASES_BUILD_H
+#define BERTH_TEST_OP_CASES_BUILD_H
+
+#include <stddef.h>
+
+#include "op_cases.h"
+
+#define F32 BERTH_DTYPE_F32
+#define I32 BERTH_DTYPE_I32
+#define I64 BERTH_DTYPE_I64
+#define U8 BERTH_DTYPE_U8
+#define I8 BERTH_DTYPE_I8
+
+/* ---- building ---- */
+
+static inline uint32_t in(oc_case *c, const char *name, berth_dtype t, uint32_t rank, const int64_t *dims,
+                          const void *data) {
+    c->in[c->g.n_ins] = data;
+    return tg_input(&c->g, name, t, rank, dims);
+}
+static inline uint32_t out_f(oc_case *c, const char *name, uint32_t rank, const int64_t *dims, const double *want) {
+    uint32_t y = tg_value(&c->g, name, F32, rank, dims);
+    c->want_f[c->g.n_outs] = want;
+    tg_output(&c->g, y);
+    return y;
+}
+static inline uint32_t out_i(oc_case *c, const char *name, berth_dtype t, uint32_t rank, const int64_t *dims,
+                             const int64_t *want) {
+    uint32_t y = tg_value(&c->g, name, t, rank, dims);
+    c->want_i[c->g.n_outs] = want;
+    tg_output(&c->g, y);
+    return y;
+}
+static inline void node(oc_case *c, const char *op, uint32_t n_in, const uint32_t *ins, uint32_t n_out,
+                        const uint32_t *outs, uint32_t n_attrs, const berth_attr *attrs) {
+    tg_node(&c->g, op, n_in, ins, n_out, outs, n_attrs, attrs);
+}
+#define ATTRS(...) (uint32_t)(sizeof((berth_attr[]){__VA_ARGS__}) / sizeof(berth_attr)), (const berth_attr[]){__VA_ARGS__}
+
+/* Deterministic small values: multiples of 1/4 in [-2, 2.5]. */
+static inline void fill(float *p, size_t n, unsigned seed) {
+    for (size_t i = 0; i < n; i++) p[i] = (float)((int)((i * 7 + seed * 3) % 19) - 8) * 0.25f;
+}
+
+static inline size_t numel(uint32_t rank, const int64_t *dims) {
+    size_t n = 1;
+    for (uint32_t i = 0; i < rank; i++) n *= (size_t)dims[i];
+    return n;
+}
+
+/* op_cases_conv.c: convolution, pooling and resampling, the fused
+ * convolution's epilogue included */
+void c_conv2d_pad_stride(oc_case *c, const char *op);
+void c_conv2d_groups(oc_case *c, const char *op);
+void c_conv_epilogue_gemm(oc_case *c, const char *op);
+void c_conv_epilogue_depthwise(oc_case *c, const char *op);
+void c_conv_epilogue_narrow(oc_case *c, const char *op);
+void c_conv2d_large(oc_case *c, const char *op);
+void c_conv2d_large_strided(oc_case *c, const char *op);
+void c_conv_epilogue_large(oc_case *c, const char *op);
+void c_conv_transpose2d(oc_case *c, const char *op);
+void c_pool(oc_case *c, const char *op);
+void c_resample_nearest(oc_case *c, const char *op);
+void c_resample_linear(oc_case *c, const char *op);
+
+#endif
