@@ -606,13 +606,17 @@ berth_status berth_executor_backend_memory(const berth_executor *ex, uint32_t k,
     return BERTH_OK;
 }
 
+/* The warm plan of (lane l, bucket b), or NULL with err saying so. */
+static const plan_slot *warm_slot(const berth_executor *ex, uint32_t l, uint32_t b, berth_error *err) {
+    if (berth_executor_is_warm(ex, l, b)) return &ex->lanes[l].slots[b];
+    berth_errorf(err, "bucket %u of lane %u has no plan yet", b, l);
+    return NULL;
+}
+
 berth_status berth_executor_profile(const berth_executor *ex, uint32_t l, uint32_t b,
                                     berth_profile_fn fn, void *ctx, berth_error *err) {
-    if (!berth_executor_is_warm(ex, l, b)) {
-        berth_errorf(err, "bucket %u of lane %u has no plan yet", b, l);
-        return BERTH_ERR_INVALID;
-    }
-    const plan_slot *s = &ex->lanes[l].slots[b];
+    const plan_slot *s = warm_slot(ex, l, b, err);
+    if (!s) return BERTH_ERR_INVALID;
     for (uint32_t i = 0; i < s->n_steps; i++) {
         const berth_backend *be = ex->be[s->steps[i].backend].mod.be;
         if (!be->plan_profile) {
@@ -651,11 +655,8 @@ berth_status berth_executor_profile(const berth_executor *ex, uint32_t l, uint32
 
 berth_status berth_executor_subgraphs(const berth_executor *ex, uint32_t l, uint32_t b,
                                       berth_subgraph_fn fn, void *ctx, berth_error *err) {
-    if (!berth_executor_is_warm(ex, l, b)) {
-        berth_errorf(err, "bucket %u of lane %u has no plan yet", b, l);
-        return BERTH_ERR_INVALID;
-    }
-    const plan_slot *s = &ex->lanes[l].slots[b];
+    const plan_slot *s = warm_slot(ex, l, b, err);
+    if (!s) return BERTH_ERR_INVALID;
     for (uint32_t i = 0; i < s->n_steps; i++) {
         const plan_step *ps = &s->steps[i];
         berth_subgraph_info info;
