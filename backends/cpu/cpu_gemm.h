@@ -14,11 +14,17 @@
  * (kc rows of NR floats, 64-byte aligned). Reads exactly MR rows of a. */
 typedef void (*cpu_ukernel_fn)(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc,
                                int acc);
+/* The same tile with step p of B read from the NR floats at b + off[p]
+ * (any alignment): the direct convolution's rows of a padded input, so
+ * no column matrix is packed. c is overwritten. */
+typedef void (*cpu_ukernel_ind_fn)(size_t kc, const float *a, size_t lda, const float *b, const size_t *off,
+                                   float *c, size_t ldc);
 
 typedef struct cpu_gemm_isa {
     const char *name; /* "avx512", "avx2", "generic" */
     int mr, nr, kc;   /* tile rows, tile columns (the panel width), k block */
     cpu_ukernel_fn kernel;
+    cpu_ukernel_ind_fn kernel_ind;
 } cpu_gemm_isa;
 
 enum { CPU_ACT_NONE, CPU_ACT_RELU, CPU_ACT_GELU, CPU_ACT_SIGMOID, CPU_ACT_TANH };
@@ -38,9 +44,15 @@ typedef struct cpu_gemm_epi {
 /* The kernels (each defined in its own file; the x86 ones only exist on
  * x86-64 builds). */
 void cpu_ukernel_generic(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc);
+void cpu_ukernel_generic_ind(size_t kc, const float *a, size_t lda, const float *b, const size_t *off, float *c,
+                             size_t ldc);
 #if defined(__x86_64__)
 void cpu_ukernel_avx2(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc);
+void cpu_ukernel_avx2_ind(size_t kc, const float *a, size_t lda, const float *b, const size_t *off, float *c,
+                          size_t ldc);
 void cpu_ukernel_avx512(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc);
+void cpu_ukernel_avx512_ind(size_t kc, const float *a, size_t lda, const float *b, const size_t *off, float *c,
+                            size_t ldc);
 #endif
 
 /* Resolves "auto", "avx512", "avx2" or "generic" against this machine.

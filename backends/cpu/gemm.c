@@ -11,10 +11,10 @@
 #include "cpu_gemm.h"
 #include "cpu_internal.h"
 
-static const cpu_gemm_isa isa_generic = {"generic", 4, 16, 256, cpu_ukernel_generic};
+static const cpu_gemm_isa isa_generic = {"generic", 4, 16, 256, cpu_ukernel_generic, cpu_ukernel_generic_ind};
 #if defined(__x86_64__)
-static const cpu_gemm_isa isa_avx2 = {"avx2", 6, 16, 256, cpu_ukernel_avx2};
-static const cpu_gemm_isa isa_avx512 = {"avx512", 12, 32, 128, cpu_ukernel_avx512};
+static const cpu_gemm_isa isa_avx2 = {"avx2", 6, 16, 256, cpu_ukernel_avx2, cpu_ukernel_avx2_ind};
+static const cpu_gemm_isa isa_avx512 = {"avx512", 12, 32, 128, cpu_ukernel_avx512, cpu_ukernel_avx512_ind};
 #endif
 
 /* The largest mr * kc and mr * nr of any kernel above: the stack buffers. */

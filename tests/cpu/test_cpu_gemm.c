@@ -243,9 +243,11 @@ static void test_layer_norm_rows(void) {
     free(x), free(sc), free(bs), free(y), free(ref);
 }
 
-/* conv2d (NCHW, OIHW) with bias against a direct reference: the im2col
- * product (groups, stride, padding, dilation), the 1x1 product and the
- * depthwise loop (stride 2, uneven padding). */
+/* conv2d (NCHW, OIHW) with bias against a direct reference: the direct
+ * kernel (stride 1: groups, padding, dilation, filters of fewer rows
+ * than a tile, a last tile of rows that overlaps the one above, images
+ * of one to many tiles), the im2col product (stride 2), the 1x1 product
+ * and the depthwise loop (stride 2, uneven padding). */
 static void check_conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t kh, int64_t kw, int64_t groups,
                        int64_t s, int64_t dil, const int64_t *pad) {
     int64_t cg = c / groups, og = o / groups;
@@ -287,7 +289,11 @@ static void check_conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, in
 
 static void test_conv(void) {
     check_conv(2, 6, 11, 13, 10, 3, 3, 2, 2, 1, DIMS(1, 2, 0, 1));  /* im2col, groups 2, og 5 */
-    check_conv(1, 7, 9, 35, 17, 3, 2, 1, 1, 2, DIMS(2, 1, 1, 0));  /* im2col, dilation 2 */
+    check_conv(1, 7, 9, 35, 17, 3, 2, 1, 1, 2, DIMS(2, 1, 1, 0));  /* direct, dilation 2, og 17 */
+    check_conv(2, 6, 11, 13, 10, 3, 3, 2, 1, 1, DIMS(1, 2, 0, 1));  /* direct, groups 2, og 5 */
+    check_conv(1, 16, 41, 45, 24, 3, 3, 1, 1, 1, DIMS(1, 1, 1, 1)); /* direct, many tiles, og 24 */
+    check_conv(2, 9, 3, 2, 13, 1, 3, 1, 1, 1, DIMS(0, 0, 1, 1));    /* direct, 1x3 on a 3x2 image */
+    check_conv(1, 8, 12, 30, 40, 5, 5, 4, 1, 1, DIMS(2, 2, 2, 2));  /* direct 5x5, groups 4, og 10 */
     check_conv(2, 13, 5, 7, 33, 1, 1, 1, 1, 1, DIMS(0, 0, 0, 0));  /* 1x1 product */
     check_conv(1, 5, 9, 10, 5, 3, 3, 5, 2, 1, DIMS(1, 1, 1, 2));   /* depthwise, stride 2 */
     check_conv(2, 3, 8, 37, 3, 5, 5, 3, 1, 1, DIMS(2, 2, 2, 2));   /* depthwise 5x5 */

@@ -1,0 +1,144 @@
+/* The direct convolution: stride 1, any filter size, dilation and
+ * groups. Each batch item's input is copied once into a zero-padded
+ * buffer; the output is then computed on a grid as wide as that buffer
+ * (pw columns per row, the last pw - ow of each row dropped), so the
+ * input rows a tap reads for 32 consecutive outputs are 32 consecutive
+ * floats at a fixed offset: the product kernel reads B straight from the
+ * padded input through one table of those offsets, and no column matrix
+ * is built or packed. Tiles of the grid are handed out in small chunks,
+ * so every thread takes part in one image and a stalled worker holds up
+ * one chunk; the bias and berth.conv2dEpilogue's program run on each
+ * tile as it is stored, while it is in cache. */
+#include <string.h>
+
+#include "ops_conv.h"
+
+static int64_t pad_h(const conv_params *cp) { return cp->at.h + cp->at.pad[0] + cp->at.pad[1]; }
+static int64_t pad_w(const conv_params *cp) { return cp->at.w + cp->at.pad[2] + cp->at.pad[3]; }
+
+/* Floats past the last padded plane that the last tile may read: its
+ * columns run up to nr past the grid, and a tap up to a row further. */
+static size_t slack(const conv_params *cp) { return (size_t)pad_w(cp) + 2 * (size_t)cp->isa->nr; }
+
+size_t cpu_conv_direct_prep(conv_params *cp, int threads) {
+    size_t kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw), mr = (size_t)cp->isa->mr, nr = (size_t)cp->isa->nr;
+    size_t at = 0;
+    cp->off_tab = at;
+    at += align64(sizeof(size_t) * kk);
+    cp->off_abuf = at;
+    /* fewer filter rows than a tile has: each group's filter zero-padded to mr rows */
+    if ((size_t)cp->at.og < mr) at += align64(sizeof(float) * mr * kk * (size_t)cp->at.groups);
+    cp->off_pad = at;
+    at += align64(sizeof(float) * ((size_t)(cp->at.c * pad_h(cp) * pad_w(cp)) + slack(cp)));
+    /* about eight claims per thread for each group, of 1 to 8 tiles */
+    size_t tiles = ((size_t)(cp->oh * pad_w(cp)) + nr - 1) / nr, per = tiles / ((size_t)threads * 8);
+    cp->chunk_tiles = per < 1 ? 1 : per > 8 ? 8 : per;
+    return at;
+}
+
+/* Channels [c0, c1) of the current batch item into the padded buffer. */
+static void pad_task(void *ctx, size_t c0, size_t c1) {
+    const conv_params *cp = ctx;
+    size_t ph = (size_t)pad_h(cp), pw = (size_t)pad_w(cp), w = (size_t)cp->at.w;
+    size_t top = (size_t)cp->at.pad[0], left = (size_t)cp->at.pad[2];
+    for (size_t ch = c0; ch < c1; ch++) {
+        float *P = (float *)cp->pad + ch * ph * pw;
+        const float *xp = cp->x + ch * (size_t)(cp->at.h * cp->at.w);
+        for (size_t py = 0; py < ph; py++) {
+            float *row = P + py * pw;
+            if (py < top || py >= top + (size_t)cp->at.h) {
+                memset(row, 0, sizeof(float) * pw);
+                continue;
+            }
+            memset(row, 0, sizeof(float) * left);
+            memcpy(row + left, xp + (py - top) * w, sizeof(float) * w);
+            memset(row + left + w, 0, sizeof(float) * (pw - left - w));
+        }
+    }
+}
+
+/* Rows [r0, r1) of a tile computed into cbuf (grid columns [j0, j0 + nr))
+ * go to rows out_row.. of the group's result yg, its valid pixels only, then the epilogue runs on them. */
+static void store_tile(const conv_params *cp, float *yg, const cpu_gemm_epi *epi, const float *cbuf, size_t r0,
+                       size_t r1, size_t out_row, size_t j0) {
+    size_t nr = (size_t)cp->isa->nr, pw = (size_t)pad_w(cp), ow = (size_t)cp->ow;
+    size_t plane = (size_t)(cp->oh * cp->ow), end = (size_t)cp->oh * pw;
+    size_t j1 = j0 + nr < end ? j0 + nr : end;
+    for (size_t j = j0; j < j1;) {
+        size_t oy = j / pw, ox = j % pw, next = (oy + 1) * pw < j1 ? (oy + 1) * pw : j1;
+        if (ox < ow) {
+            size_t n = (next - j) < ow - ox ? next - j : ow - ox, at = oy * ow + ox;
+            for (size_t r = r0; r < r1; r++)
+                memcpy(yg + (out_row + r - r0) * plane + at, cbuf + r * nr + (j - j0), sizeof(float) * n);
+            cpu_gemm_epilogue(epi, yg, plane, out_row, out_row + (r1 - r0), at, at + n);
+        }
+        j = next;
+    }
+}
+
+/* Tasks are (group, chunk of tiles) of the current batch item. */
+static void direct_task(void *ctx, size_t t0, size_t t1) {
+    const conv_params *cp = ctx;
+    size_t mr = (size_t)cp->isa->mr, nr = (size_t)cp->isa->nr, og = (size_t)cp->at.og;
+    size_t kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw), plane_p = (size_t)(pad_h(cp) * pad_w(cp));
+    size_t tiles = ((size_t)cp->oh * (size_t)pad_w(cp) + nr - 1) / nr;
+    size_t chunks = (tiles + cp->chunk_tiles - 1) / cp->chunk_tiles;
+    float cbuf[12 * 32] __attribute__((aligned(64))); /* mr * nr of the largest kernel */
+    for (size_t t = t0; t < t1; t++) {
+        size_t g = t / chunks, c0 = (t % chunks) * cp->chunk_tiles;
+        size_t c1 = c0 + cp->chunk_tiles < tiles ? c0 + cp->chunk_tiles : tiles;
+        const float *P = cp->pad + g * (size_t)cp->at.cg * plane_p;
+        float *yg = cp->y_g + g * og * (size_t)(cp->oh * cp->ow);
+        cpu_gemm_epi epi = *cp->epi;
+        if (epi.bias) epi.bias += g * og;
+        for (size_t tile = c0; tile < c1; tile++) {
+            size_t j0 = tile * nr;
+            if (og < mr) {
+                cp->isa->kernel_ind(kk, cp->abuf + g * mr * kk, kk, P + j0, cp->tab, cbuf, nr);
+                store_tile(cp, yg, &epi, cbuf, 0, og, 0, j0);
+                continue;
+            }
+            /* the last tile of rows ends at og: rows the one above also
+             * computed are dropped */
+            for (size_t i = 0; i < og; i += mr) {
+                size_t at = i + mr <= og ? i : og - mr;
+                cp->isa->kernel_ind(kk, cp->f_g + (g * og + at) * kk, kk, P + j0, cp->tab, cbuf, nr);
+                store_tile(cp, yg, &epi, cbuf, i - at, mr, i, j0);
+            }
+        }
+    }
+}
+
+void cpu_conv_direct_run(conv_params *cp, berth_plan *p, const cpu_node *nd, const float *x, const float *f, float *y) {
+    uint8_t *s = cpu_scratch(p, nd);
+    size_t kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw), mr = (size_t)cp->isa->mr, og = (size_t)cp->at.og;
+    size_t ph = (size_t)pad_h(cp), pw = (size_t)pad_w(cp), c = (size_t)cp->at.c;
+    size_t *tab = (size_t *)(s + cp->off_tab);
+    for (size_t k = 0; k < kk; k++) {
+        size_t ch = k / (size_t)(cp->at.kh * cp->at.kw), ki = (k / (size_t)cp->at.kw) % (size_t)cp->at.kh;
+        size_t kj = k % (size_t)cp->at.kw;
+        tab[k] = ch * ph * pw + ki * (size_t)cp->at.dil[0] * pw + kj * (size_t)cp->at.dil[1];
+    }
+    if (og < mr) {
+        float *ab = (float *)(s + cp->off_abuf);
+        memset(ab, 0, sizeof(float) * mr * kk * (size_t)cp->at.groups);
+        for (size_t g = 0; g < (size_t)cp->at.groups; g++) memcpy(ab + g * mr * kk, f + g * og * kk, sizeof(float) * og * kk);
+        cp->abuf = ab;
+    }
+    float *P = (float *)(s + cp->off_pad);
+    memset(P + c * ph * pw, 0, sizeof(float) * slack(cp));
+    cp->pad = P;
+    cp->tab = tab;
+    cp->f_g = f;
+    cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) : NULL,
+                        .bias_rows = 1, .post = cp->prog ? cpu_conv_post : NULL, .post_ctx = cp};
+    cp->epi = &epi;
+    size_t nr = (size_t)cp->isa->nr, tiles = ((size_t)cp->oh * pw + nr - 1) / nr;
+    size_t chunks = (tiles + cp->chunk_tiles - 1) / cp->chunk_tiles;
+    for (int64_t n = 0; n < cp->at.n; n++) {
+        cp->x = x + (size_t)n * c * (size_t)(cp->at.h * cp->at.w);
+        cpu_pool_for(p->dev->pool, c, 4, pad_task, cp);
+        cp->y_g = y + (size_t)n * (size_t)(cp->at.o * cp->oh * cp->ow);
+        cpu_pool_for(p->dev->pool, (size_t)cp->at.groups * chunks, 1, direct_task, cp);
+    }
+}
