@@ -247,6 +247,7 @@ static berth_status cpu_upload_tensor(berth_weights *w, const berth_weight_desc 
         t->data = copy;
         t->given = 0;
     }
+    if (desc->dtype == BERTH_DTYPE_F32) cpu_flush_subnormals(t->data, desc->bytes / sizeof(float));
     t->bytes = desc->bytes;
     bk_upload_mark(&w->up, desc);
     w->total += desc->bytes;

@@ -159,6 +159,9 @@ const cpu_op *cpu_op_at(berth_op_id id);
 
 /* Allocates zeroed params owned by the node; NULL (and err set) on failure. */
 void *cpu_params(cpu_prep *c, size_t bytes);
+/* Float32 weights and constants are stored with each subnormal value
+ * replaced by a zero of its sign. */
+void cpu_flush_subnormals(float *v, size_t n);
 static inline const cpu_opnd *cpu_in(const cpu_prep *c, uint32_t i) {
     return &c->plan->ops[c->node->inputs[i]];
 }

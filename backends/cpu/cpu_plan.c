@@ -83,6 +83,7 @@ static berth_status bind_data(berth_plan *p, berth_weights *w, const berth_graph
         if (g->operands[i].kind != BERTH_OPERAND_CONSTANT) continue;
         p->ops[i].ptr = (uint8_t *)block + at;
         if (p->ops[i].bytes) memcpy(p->ops[i].ptr, g->operands[i].data, p->ops[i].bytes);
+        if (g->operands[i].dtype == BERTH_DTYPE_F32) cpu_flush_subnormals(p->ops[i].ptr, p->ops[i].bytes / sizeof(float));
         at += align_up(p->ops[i].bytes);
     }
     return BERTH_OK;

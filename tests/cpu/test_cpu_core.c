@@ -2,6 +2,11 @@
  * broadcast batch dims, 1-D rules), broadcasting binary ops in f32, i32
  * and i64, relu, reshape and identity, and matmul + add + relu over a
  * batch. References are plain loops in double. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "cpu_harness.h"
 
 /* y[batch..., m, n] = a @ b with numpy batch broadcasting. */
@@ -200,6 +205,61 @@ static void test_relu_reshape_identity(void) {
 
 }
 
+/* Subnormal float32 weights and constants are stored as zero of the same
+ * sign (every multiply with one would take a microcode assist); zeros,
+ * the smallest normal number, NaN and ordinary values are kept. Checked
+ * for a constant, a weight the backend copies and one it is given. */
+static const float subnormals[7] = {FLT_MIN / 2, -FLT_MIN / 4, -0.0f, 0.0f, FLT_MIN, NAN, -1.5f};
+
+static void check_flushed(const char *what, const float *got) {
+    static const float want[7] = {0.0f, -0.0f, -0.0f, 0.0f, FLT_MIN, NAN, -1.5f};
+    for (int i = 0; i < 7; i++) {
+        int same = isnan(want[i]) ? isnan(got[i]) != 0 : memcmp(&got[i], &want[i], sizeof(float)) == 0;
+        CHECK(same);
+        if (!same)
+            fprintf(stderr, "  %s, value %d: expected %g (sign %d), found %g (sign %d)\n", what, i, (double)want[i],
+                    signbit(want[i]) != 0, (double)got[i], signbit(got[i]) != 0);
+    }
+}
+
+static void test_subnormal_weights(void) {
+    float ones[7] = {1, 1, 1, 1, 1, 1, 1}, got[7];
+    tgraph g = {0};
+    uint32_t x = tg_input(&g, "x", BERTH_DTYPE_F32, 1, DIMS(7));
+    uint32_t wi = tg_const(&g, "w", BERTH_DTYPE_F32, 1, DIMS(7), subnormals, sizeof subnormals);
+    uint32_t y = tg_value(&g, "y", BERTH_DTYPE_F32, 1, DIMS(7));
+    tg_node(&g, "mul", 2, IDX(x, wi), 1, IDX(y), 0, NULL);
+    tg_output(&g, y);
+    if (h_ok(&g, (void *[]){ones}, (void *[]){got})) check_flushed("constant", got);
+
+    for (int given = 0; given < 2; given++) {
+        berth_error err;
+        berth_upload_info info = {.struct_size = sizeof info, .n_tensors = 1, .total_bytes = sizeof subnormals,
+                                  .largest_bytes = sizeof subnormals};
+        berth_weights *w = NULL;
+        CHECK(cpu.be->upload_begin(cpu.dev, &info, &w, &err) == BERTH_OK);
+        if (!w) return;
+        berth_weight_desc d = {.name = "w", .id = 0, .dtype = BERTH_DTYPE_F32, .rank = 1, .dims = {7},
+                               .bytes = sizeof subnormals};
+        float copy[7];
+        float *data = given ? mh_host_alloc(&host, sizeof subnormals, 64) : copy;
+        memcpy(data, subnormals, sizeof subnormals);
+        int taken = 0;
+        CHECK(cpu.be->upload_tensor(w, &d, data, given ? BERTH_UPLOAD_GIVEN : 0, &taken, &err) == BERTH_OK);
+        CHECK(taken == given);
+        CHECK(cpu.be->upload_end(w, &err) == BERTH_OK);
+        tgraph gw = {0};
+        uint32_t xw = tg_input(&gw, "x", BERTH_DTYPE_F32, 1, DIMS(7));
+        uint32_t ww = tg_weight(&gw, "w", 0, 1, DIMS(7));
+        uint32_t yw = tg_value(&gw, "y", BERTH_DTYPE_F32, 1, DIMS(7));
+        tg_node(&gw, "mul", 2, IDX(xw, ww), 1, IDX(yw), 0, NULL);
+        tg_output(&gw, yw);
+        CHECK(h_run_w(&gw, w, (void *[]){ones}, (void *[]){got}, &err) == BERTH_OK);
+        check_flushed(given ? "given weight" : "copied weight", got);
+        cpu.be->free_weights(w);
+    }
+}
+
 /* matmul + add + relu over a batch, with the weight and bias as constants. */
 static void test_slice(void) {
     for (int64_t batch = 1; batch <= 9; batch += 4) {
@@ -239,6 +299,7 @@ int main(void) {
     test_binary_int();
     test_relu_reshape_identity();
     test_slice();
+    test_subnormal_weights();
     h_shutdown();
     return check_exit();
 }
