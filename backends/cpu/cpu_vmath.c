@@ -15,7 +15,8 @@
 
 #include "cpu_internal.h"
 
-/* Eight lanes with AVX2 where the cpu has it (CPU_CLONES). */
+/* Sixteen lanes with AVX-512, eight with AVX2, where the cpu has them
+ * (CPU_CLONES). */
 #define VM_CLONES CPU_CLONES
 
 VM_CLONES void cpu_vexp(float *x, size_t n) {
@@ -56,7 +57,7 @@ VM_CLONES void cpu_verf(const float *x, float *y, size_t n) {
     }
 }
 
-void cpu_vgelu(const float *x, float *y, size_t n) {
+VM_CLONES void cpu_vgelu(const float *x, float *y, size_t n) {
     float t[256];
     for (size_t i0 = 0; i0 < n; i0 += 256) {
         size_t m = n - i0 < 256 ? n - i0 : 256;
