@@ -10,12 +10,15 @@
 
 #include "cpu_internal.h"
 
-enum { OPT_THREADS, OPT_ISA, OPT_COUNT };
+enum { OPT_THREADS, OPT_ISA, OPT_SPIN, OPT_COUNT };
 static const berth_option_decl cpu_options[OPT_COUNT] = {
     [OPT_THREADS] = {"threads", BERTH_OPTION_INT, NULL, NULL, 1, 1024,
                      "worker threads, the calling thread included (default: one per online cpu)"},
     [OPT_ISA] = {"isa", BERTH_OPTION_STRING, "auto", "auto|avx512|avx2|generic", 0, 0,
                  "matrix-product kernels: auto picks the best this cpu runs"},
+    [OPT_SPIN] = {"spin_us", BERTH_OPTION_INT, "20000", NULL, 0, 1000000,
+                  "microseconds idle workers keep polling for work after a run before they sleep: the next run "
+                  "starts without waking them (0: sleep at once, least cpu used)"},
 };
 
 static void cpu_model_name(char *buf, size_t cap) {
@@ -67,7 +70,7 @@ static berth_status cpu_open(const berth_host_services *host, berth_device **out
      * allocates on every call, which run() must not do. Set before the
      * pool starts, since each worker makes its first OpenBLAS call then. */
     openblas_set_num_threads(1);
-    st = cpu_pool_create(threads, &dev->pool, err);
+    st = cpu_pool_create(threads, (int)opt[OPT_SPIN].i, &dev->pool, err);
     if (st) {
         free(dev);
         return st;

@@ -32,10 +32,16 @@ typedef struct cpu_pool cpu_pool;
 /* Runs fn over [begin, end) chunks of [0, n); the caller's thread takes
  * part. Chunks are at least `grain` items. */
 typedef void (*cpu_task_fn)(void *ctx, size_t begin, size_t end);
-berth_status cpu_pool_create(int threads, cpu_pool **out, berth_error *err);
+/* spin_us: how long an idle worker polls for the next job, outside a
+ * run, before it sleeps. */
+berth_status cpu_pool_create(int threads, int spin_us, cpu_pool **out, berth_error *err);
 void cpu_pool_destroy(cpu_pool *pool);
 void cpu_pool_for(cpu_pool *pool, size_t n, size_t grain, cpu_task_fn fn, void *ctx);
 int cpu_pool_threads(const cpu_pool *pool);
+/* Around a run: its start wakes the workers and they stay awake (spinning)
+ * between the run's jobs until its end. */
+void cpu_pool_begin(cpu_pool *pool);
+void cpu_pool_end(cpu_pool *pool);
 /* A scratch slot in [0, threads) no other running task holds, for a task
  * that needs per-thread scratch: claim at its start, release at its end. */
 int cpu_pool_slot_claim(cpu_pool *pool);

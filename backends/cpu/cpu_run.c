@@ -15,6 +15,7 @@ berth_status cpu_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth
     for (uint32_t i = 0; i < n_out; i++)
         if (p->out_direct[i]) p->ops[p->outputs[i]].ptr = bk_tensor_at(out, i, p->tensor_size)->data;
     for (uint32_t i = 0; i < p->n_alias; i++) p->ops[p->alias[2 * i]].ptr = p->ops[p->alias[2 * i + 1]].ptr;
+    cpu_pool_begin(p->dev->pool);
     for (uint32_t k = 0; k < p->n_nodes; k++) {
         if (p->nodes[k].empty) { /* kernels may assume data; zero-size buffers may be NULL */
             p->ns[k] = 0;
@@ -24,6 +25,7 @@ berth_status cpu_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth
         p->nodes[k].exec(&p->nodes[k], p);
         p->ns[k] = cpu_now_ns() - t0;
     }
+    cpu_pool_end(p->dev->pool);
     for (uint32_t i = 0; i < n_out; i++) {
         if (p->out_direct[i]) continue;
         const cpu_opnd *o = &p->ops[p->outputs[i]];
