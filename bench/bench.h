@@ -47,6 +47,10 @@ berth_status bench_peer_ask(bench_peer *p, const char *request, char *reply, siz
                             berth_error *err);
 /* Asks the peer to quit and reaps it; safe on a peer never started. */
 void bench_peer_stop(bench_peer *p);
+/* Returns once the peer used no cpu for 20 ms, or after max_ms: with
+ * spinning allowed, onnxruntime's idle workers keep both cores of a
+ * 2-core machine busy for a few hundred milliseconds after a run. */
+void bench_peer_wait_idle(const bench_peer *p, int max_ms);
 
 /* ---- subcommands ---- */
 

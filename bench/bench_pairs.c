@@ -37,11 +37,14 @@ typedef struct bucket_result {
 } bucket_result;
 
 /* A pause between the two runs of a pair: onnxruntime's idle workers
- * spin for a while after each run (and berth's briefly), and a run
- * started meanwhile shares the cores with them. */
-static void settle(void) {
+ * spin for up to a few hundred milliseconds after each run (and berth's
+ * briefly), and a run started meanwhile shares the cores with them. A
+ * fixed 20 ms pause left berth's 2-thread batch-1 runs of the recognizer
+ * at 12 to 29 ms where they take 11 ms alone. */
+static void settle(const bench_peer *peer) {
     struct timespec ts = {0, 20 * 1000 * 1000};
     nanosleep(&ts, NULL);
+    bench_peer_wait_idle(peer, 2000);
 }
 
 static void add_op_time(void *ctx, const char *node, const char *op, uint64_t ns) {
@@ -155,12 +158,12 @@ static berth_status one_bucket(berth_executor *ex, uint32_t b, bench_peer *peer,
     for (int i = 0; i < o->runs; i++) {
         int peer_first = i & 1;
         if (peer_first && (st = run_peer(peer, &r->peer_ns[i], err)) != BERTH_OK) goto done;
-        if (peer_first) settle();
+        if (peer_first) settle(peer);
         alloc_count_start();
         st = run_berth(ex, ins, n_ins, outs, n_outs, &r->berth_ns[i], err);
         r->allocs += alloc_count_stop();
         if (st != BERTH_OK) goto done;
-        if (!peer_first) settle();
+        if (!peer_first) settle(peer);
         if (!peer_first && (st = run_peer(peer, &r->peer_ns[i], err)) != BERTH_OK) goto done;
     }
     /* where the last run's time went; a backend that does not time

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -201,6 +202,34 @@ berth_status bench_peer_ask(bench_peer *p, const char *request, char *reply, siz
         return BERTH_ERR_INVALID;
     }
     return BERTH_OK;
+}
+
+/* The peer's user + system time in clock ticks, or -1. */
+static long peer_cpu_ticks(const bench_peer *p) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)p->pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* fields after the command, which sits in parentheses and may hold
+     * spaces: state is field 3, utime and stime fields 14 and 15 */
+    const char *at = strrchr(buf, ')');
+    unsigned long ut, st;
+    if (!at || sscanf(at + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2) return -1;
+    return (long)(ut + st);
+}
+
+void bench_peer_wait_idle(const bench_peer *p, int max_ms) {
+    long before = peer_cpu_ticks(p);
+    for (int waited = 0; before >= 0 && waited < max_ms; waited += 20) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        long now = peer_cpu_ticks(p);
+        if (now == before) return;
+        before = now;
+    }
 }
 
 void bench_peer_stop(bench_peer *p) {
