@@ -254,18 +254,27 @@ static void pack_cols(const conv_params *cp, const float *x, size_t j0, size_t j
     }
 }
 
-/* Column blocks of one (batch, group): each task packs its block's panels
- * into a scratch slot it holds while it runs and multiplies them while
- * they are in cache, the epilogue (bias, program) applied per tile. */
+/* Column blocks of every (batch, group), in one pool job so that a batch
+ * of small images keeps every thread busy: each task packs its block's
+ * panels into a scratch slot it holds while it runs and multiplies them
+ * while they are in cache, the epilogue (bias, program) applied per
+ * tile. cp->src, f_g and y_g are the input, filter and result of batch
+ * item 0, group 0. */
 static void block_task(void *ctx, size_t b0, size_t b1) {
     const conv_params *cp = ctx;
     size_t plane = (size_t)(cp->oh * cp->ow), kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw);
+    size_t blocks = (plane + cp->block_cols - 1) / cp->block_cols, groups = (size_t)cp->at.groups;
+    size_t og = (size_t)cp->at.og, plane_in = (size_t)(cp->at.h * cp->at.w);
     int slot = cpu_pool_slot_claim(cp->pool);
     float *mine = cp->pack + (size_t)slot * cp->block_floats;
-    for (size_t blk = b0; blk < b1; blk++) {
+    for (size_t t = b0; t < b1; t++) {
+        size_t ng = t / blocks, blk = t % blocks, g = ng % groups, n = ng / groups;
         size_t j0 = blk * cp->block_cols, j1 = j0 + cp->block_cols < plane ? j0 + cp->block_cols : plane;
-        pack_cols(cp, cp->src, j0, j1, mine);
-        cpu_gemm(NULL, cp->isa, (size_t)cp->at.og, j1 - j0, kk, cp->f_g, kk, mine, cp->y_g + j0, plane, cp->epi);
+        cpu_gemm_epi epi = *cp->epi;
+        if (epi.bias) epi.bias += g * og;
+        pack_cols(cp, cp->src + (n * (size_t)cp->at.c + g * (size_t)cp->at.cg) * plane_in, j0, j1, mine);
+        cpu_gemm(NULL, cp->isa, og, j1 - j0, kk, cp->f_g + g * og * kk, kk, mine,
+                 cp->y_g + (n * (size_t)cp->at.o + g * og) * plane + j0, plane, &epi);
     }
     cpu_pool_slot_release(cp->pool, slot);
 }
@@ -317,23 +326,27 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
     }
     int64_t plane_in = cp->at.h * cp->at.w, plane_out = cp->oh * cp->ow, kk = cp->at.cg * cp->at.kh * cp->at.kw;
     cp->col = (float *)cpu_scratch(p, nd);
+    if (cp->block_cols) {
+        cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) : NULL,
+                            .bias_rows = 1, .post = cp->prog ? cpu_conv_post : NULL, .post_ctx = cp};
+        cp->src = x;
+        cp->pack = (float *)(cpu_scratch(p, nd) + cp->off_pack);
+        cp->f_g = f;
+        cp->y_g = y;
+        cp->epi = &epi;
+        cp->pool = p->dev->pool;
+        size_t blocks = ((size_t)plane_out + cp->block_cols - 1) / cp->block_cols;
+        cpu_pool_for(p->dev->pool, (size_t)(cp->at.n * cp->at.groups) * blocks, 1, block_task, cp);
+        relayout_out(cp, p, nd, y);
+        cp->prog = prog;
+        return;
+    }
     for (int64_t n = 0; n < cp->at.n; n++)
         for (int64_t g = 0; g < cp->at.groups; g++) {
             const float *xg = x + (n * cp->at.c + g * cp->at.cg) * plane_in;
             const float *b = xg;
             cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) + g * cp->at.og : NULL,
                                 .bias_rows = 1, .post = cp->prog ? cpu_conv_post : NULL, .post_ctx = cp};
-            if (cp->block_cols) {
-                cp->src = xg;
-                cp->pack = (float *)(cpu_scratch(p, nd) + cp->off_pack);
-                cp->f_g = f + g * cp->at.og * kk;
-                cp->y_g = y + (n * cp->at.o + g * cp->at.og) * plane_out;
-                cp->epi = &epi;
-                cp->pool = p->dev->pool;
-                size_t blocks = ((size_t)plane_out + cp->block_cols - 1) / cp->block_cols;
-                cpu_pool_for(p->dev->pool, blocks, 1, block_task, cp);
-                continue;
-            }
             if (cp->kernel == K_GEMM) {
                 cp->x = xg;
                 cpu_pool_for(p->dev->pool, (size_t)kk, 1, im2col_task, cp);
@@ -403,12 +416,16 @@ static berth_status conv_prep(cpu_prep *c, size_t bytes) {
     } else if (cp->isa) {
         size_t kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw), plane = (size_t)(cp->oh * cp->ow);
         size_t threads = (size_t)cpu_pool_threads(c->plan->dev->pool);
-        /* A large result is done in blocks of columns, each packed from the
-         * input and multiplied while in cache, so neither the im2col matrix
-         * nor a packed copy of all of it is written; with enough blocks for
-         * every thread. A small one is one product split over the pool. */
+        /* A large result, or a batch of small ones, is done in blocks of
+         * columns, each packed from the input and multiplied while in
+         * cache, so neither the im2col matrix nor a packed copy of all of
+         * it is written; with enough blocks for every thread. Fewer blocks
+         * than that: one product per image, split over the pool by rows
+         * (the classifier's 1x1 convolutions at batch 8 ran on one thread
+         * as eight such products). */
         size_t cols = (size_t)cp->isa->nr * (256 / (size_t)cp->isa->nr);
-        if (plane >= cols * threads * 2) {
+        size_t blocks = (size_t)(cp->at.n * cp->at.groups) * ((plane + cols - 1) / cols);
+        if (plane >= cols * threads * 2 || blocks >= threads * 4) {
             cp->block_cols = cols;
             cp->block_floats = cols * kk;
             kernel_bytes = 0; /* no im2col matrix */

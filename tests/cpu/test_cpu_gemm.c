@@ -247,7 +247,8 @@ static void test_layer_norm_rows(void) {
  * kernel (stride 1: groups, padding, dilation, filters of fewer rows
  * than a tile, a last tile of rows that overlaps the one above, images
  * of one to many tiles), the im2col product (stride 2), the 1x1 product
- * and the depthwise loop (stride 2, uneven padding). */
+ * (as one product per image, or in column blocks over the batch and the
+ * groups) and the depthwise loop (stride 2, uneven padding). */
 static void check_conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t kh, int64_t kw, int64_t groups,
                        int64_t s, int64_t dil, const int64_t *pad) {
     int64_t cg = c / groups, og = o / groups;
@@ -295,6 +296,8 @@ static void test_conv(void) {
     check_conv(2, 9, 3, 2, 13, 1, 3, 1, 1, 1, DIMS(0, 0, 1, 1));    /* direct, 1x3 on a 3x2 image */
     check_conv(1, 8, 12, 30, 40, 5, 5, 4, 1, 1, DIMS(2, 2, 2, 2));  /* direct 5x5, groups 4, og 10 */
     check_conv(2, 13, 5, 7, 33, 1, 1, 1, 1, 1, DIMS(0, 0, 0, 0));  /* 1x1 product */
+    check_conv(3, 8, 20, 30, 12, 1, 1, 2, 1, 1, DIMS(0, 0, 0, 0)); /* 1x1 in column blocks, batch 3, groups 2 */
+    check_conv(4, 6, 30, 34, 8, 3, 3, 2, 2, 1, DIMS(1, 0, 1, 1));  /* im2col blocks: a block per image */
     check_conv(1, 5, 9, 10, 5, 3, 3, 5, 2, 1, DIMS(1, 1, 1, 2));   /* depthwise, stride 2 */
     check_conv(2, 3, 8, 37, 3, 5, 5, 3, 1, 1, DIMS(2, 2, 2, 2));   /* depthwise 5x5 */
     check_conv(1, 4, 7, 19, 4, 3, 3, 4, 1, 2, DIMS(2, 1, 3, 0));   /* depthwise 3x3, dilation 2 */
