@@ -20,6 +20,36 @@ static void add_dir(char **out, uint32_t *n, uint32_t cap, const char *dir, size
     out[(*n)++] = d;
 }
 
+/* The folder of the file holding this code: the program, or libberth.so
+ * when the engine is linked as a shared library. No path of the machine
+ * berth was built on is compiled in: modules are found relative to the
+ * installed (or built) files themselves. NULL when it cannot be found. */
+static char *self_dir(int *is_program) {
+    Dl_info info;
+    char *file = NULL, *program = realpath("/proc/self/exe", NULL);
+    if (dladdr((void *)berth_loader_search_path, &info) && info.dli_fname && strchr(info.dli_fname, '/'))
+        file = realpath(info.dli_fname, NULL);
+    if (!file && program) file = strdup(program);
+    *is_program = file && program && !strcmp(file, program);
+    free(program);
+    if (!file) return NULL;
+    char *slash = strrchr(file, '/');
+    if (slash == file) slash[1] = 0;
+    else *slash = 0;
+    return file;
+}
+
+/* base/rel, resolved when it exists (so messages show a plain path). */
+static void add_module_dir(char **out, uint32_t *n, uint32_t cap, const char *base, const char *rel) {
+    char *joined = berth_path_join(base, rel);
+    if (!joined) return;
+    char *real = realpath(joined, NULL);
+    const char *d = real ? real : joined;
+    add_dir(out, n, cap, d, strlen(d));
+    free(real);
+    free(joined);
+}
+
 uint32_t berth_loader_search_path(const char *const *dirs, uint32_t n_dirs, char **out,
                                   uint32_t cap) {
     uint32_t n = 0;
@@ -31,8 +61,28 @@ uint32_t berth_loader_search_path(const char *const *dirs, uint32_t n_dirs, char
         add_dir(out, &n, cap, env, len);
         env = colon ? colon + 1 : NULL;
     }
-    add_dir(out, &n, cap, BERTH_MODULE_INSTALL_DIR, strlen(BERTH_MODULE_INSTALL_DIR));
-    add_dir(out, &n, cap, BERTH_MODULE_BUILD_DIR, strlen(BERTH_MODULE_BUILD_DIR));
+    int is_program = 0;
+    char *self = self_dir(&is_program);
+    if (self) {
+        if (is_program) add_module_dir(out, &n, cap, self, "../lib/berth"); /* PREFIX/bin/berth */
+        else add_module_dir(out, &n, cap, self, "berth");                   /* PREFIX/lib/libberth.so */
+        /* a program of a build tree: its modules are in BUILD/backends */
+        for (int up = 1; up <= 3; up++) {
+            char rel[32] = "";
+            for (int i = 0; i < up; i++) strcat(rel, "../");
+            char cache[48];
+            snprintf(cache, sizeof cache, "%sCMakeCache.txt", rel);
+            char *marker = berth_path_join(self, cache);
+            int found = marker && access(marker, F_OK) == 0;
+            free(marker);
+            if (found) {
+                strcat(rel, "backends");
+                add_module_dir(out, &n, cap, self, rel);
+                break;
+            }
+        }
+        free(self);
+    }
     return n;
 }
 

@@ -13,8 +13,11 @@ typedef struct berth_module {
 } berth_module;
 
 /* Directories searched for a backend name, in order: `dirs` (the INI
- * `path` key), then $BERTH_BACKEND_PATH (colon-separated), then the
- * installed module directory, then the build tree. Writes at most `cap`
+ * `path` key), then $BERTH_BACKEND_PATH (colon-separated), then, relative
+ * to the file holding the engine: ../lib/berth from a program
+ * (PREFIX/bin/berth), berth/ beside libberth.so (PREFIX/lib), and in a
+ * build tree (a CMakeCache.txt up to three folders above) its backends/
+ * folder. Writes at most `cap`
  * pointers into out (owned by the caller: free each) and returns the
  * count. */
 uint32_t berth_loader_search_path(const char *const *dirs, uint32_t n_dirs, char **out,

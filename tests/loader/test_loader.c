@@ -135,12 +135,20 @@ static void test_search_order(void) {
     const char *ini[2] = {"/ini-a", "/ini-b"};
     setenv("BERTH_BACKEND_PATH", "/env-a::/env-b", 1);
     uint32_t n = berth_loader_search_path(ini, 2, dirs, 64);
+    /* then, relative to this program (the file holding the engine):
+     * ../lib/berth, and the build tree's backends/ found through the
+     * CMakeCache.txt two folders up */
+    char *exe = realpath("/proc/self/exe", NULL), here[4096] = "", lib[4200];
+    if (exe) snprintf(here, sizeof here, "%.*s", (int)(strrchr(exe, '/') - exe), exe);
+    snprintf(lib, sizeof lib, "%s/../lib/berth", here);
+    free(exe);
     CHECK(n == 6); /* empty env items are dropped */
     if (n == 6) {
         CHECK(!strcmp(dirs[0], "/ini-a"));
         CHECK(!strcmp(dirs[1], "/ini-b"));
         CHECK(!strcmp(dirs[2], "/env-a"));
         CHECK(!strcmp(dirs[3], "/env-b"));
+        CHECK(!strcmp(dirs[4], lib));
         CHECK(!strcmp(dirs[5], MODULE_BUILD_DIR));
     }
     for (uint32_t i = 0; i < n; i++) free(dirs[i]);
