@@ -1,0 +1,74 @@
+# What `cmake --install` puts under PREFIX, and the Debian package cpack
+# builds from it:
+#
+#   bin/berth, bin/berth-ocr        the command and the OCR example
+#   bin/onnx2webnn, bin/berth-conformance
+#                                   links to the Python tools in share/berth/tools
+#   lib/libberth.so.0 (and .so), lib/libberth.a
+#   lib/berth/libberth-*.so         the backend modules
+#   lib/pkgconfig/berth.pc, lib/cmake/berth/
+#   include/berth/                  berth.h, backend.h, ops.h, ops.def
+#   share/berth/kit/                the backend kit's sources and kit.cmake
+#   share/berth/examples/           first (a graph and weights), embed.c, skeleton-backend
+#   share/doc/berth/                README.md, backend-ops.md
+#
+# Nothing installed names a path of the build machine: the command finds
+# its modules relative to itself, the package files relative to
+# themselves (a test installs, moves the prefix and builds against it).
+include(CMakePackageConfigHelpers)
+
+install(FILES include/berth/berth.h include/berth/backend.h include/berth/ops.h include/berth/ops.def
+  DESTINATION include/berth)
+file(GLOB BERTH_KIT_FILES ${CMAKE_SOURCE_DIR}/backends/common/*.c ${CMAKE_SOURCE_DIR}/backends/common/*.h)
+install(FILES ${BERTH_KIT_FILES} backends/common/kit.cmake DESTINATION share/berth/kit)
+
+configure_file(cmake/berth.pc.in ${CMAKE_BINARY_DIR}/berth.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/berth.pc DESTINATION lib/pkgconfig)
+configure_package_config_file(cmake/berthConfig.cmake.in ${CMAKE_BINARY_DIR}/berthConfig.cmake
+  INSTALL_DESTINATION lib/cmake/berth)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/berthConfigVersion.cmake
+  COMPATIBILITY SameMajorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/berthConfig.cmake ${CMAKE_BINARY_DIR}/berthConfigVersion.cmake
+  cmake/berth_module.cmake DESTINATION lib/cmake/berth)
+install(EXPORT berthTargets NAMESPACE berth:: DESTINATION lib/cmake/berth)
+
+# The Python tools keep their package beside them; the links in bin/ are
+# relative, so the prefix stays movable.
+install(PROGRAMS tools/onnx2webnn tools/conformance DESTINATION share/berth/tools)
+install(DIRECTORY tools/onnx2webnn_lib DESTINATION share/berth/tools FILES_MATCHING PATTERN "*.py")
+install(CODE "
+  file(MAKE_DIRECTORY \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/bin\")
+  file(CREATE_LINK ../share/berth/tools/onnx2webnn \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/bin/onnx2webnn\" SYMBOLIC)
+  file(CREATE_LINK ../share/berth/tools/conformance \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/bin/berth-conformance\" SYMBOLIC)")
+
+install(FILES examples/first/first.webnn examples/first/first.safetensors DESTINATION share/berth/examples/first)
+install(FILES examples/embed/embed.c DESTINATION share/berth/examples/embed)
+install(DIRECTORY examples/skeleton-backend DESTINATION share/berth/examples)
+install(FILES README.md docs/backend-ops.md DESTINATION share/doc/berth)
+
+# One Debian package, berth: the engine, its modules, the command, the
+# tools and the files to build against it. They are released together
+# (the command and the modules negotiate the ABI, but a deployment wants
+# the pair it was tested with), and the whole is a few megabytes; a
+# distribution that wants libberth0 / libberth-dev / berth-tools can split
+# along the directories above.
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME berth)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "inference engine with hardware backends loaded at run time")
+set(CPACK_PACKAGE_CONTACT "berth maintainers <berth@localhost>")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION science)
+# The libraries the binaries link, found by dpkg-shlibdeps; the Python
+# tools' modules by hand.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3, python3-numpy, python3-onnx")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libonnx-testdata")
+# ldconfig through a trigger, as Debian's library packages do, instead of
+# CPack's postinst calling it: a trigger also works for an install into
+# another root (dpkg --root), which the package test does.
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_SOURCE_DIR}/cmake/deb/triggers ${CMAKE_SOURCE_DIR}/cmake/deb/postinst
+  ${CMAKE_SOURCE_DIR}/cmake/deb/postrm)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+include(CPack)

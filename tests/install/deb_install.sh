@@ -1,0 +1,37 @@
+#!/bin/sh
+# Builds berth's Debian package with cpack and installs it with dpkg into
+# an empty directory tree (its own dpkg database, no chroot needed), then
+# runs the installed berth: it must list the modules installed with it.
+#
+#   deb_install.sh BUILD_DIR WORK_DIR
+set -eu
+build=$(realpath "$1") work=$2
+rm -rf "$work" && mkdir -p "$work" && work=$(realpath "$work")
+fail() { echo "deb_install: $*" >&2; exit 1; }
+
+cpack --config "$build/CPackConfig.cmake" -B "$work/pkg" > "$work/cpack.log" 2>&1 || fail "cpack failed: $(tail -20 "$work/cpack.log")"
+deb=$(ls "$work"/pkg/berth_*.deb 2>/dev/null | head -1)
+[ -n "$deb" ] || fail "cpack made no berth_*.deb: $(tail -5 "$work/cpack.log")"
+echo "ok: $(basename "$deb"), $(stat -c %s "$deb") bytes"
+dpkg-deb -f "$deb" Package Version Depends
+
+R=$work/root
+mkdir -p "$R/var/lib/dpkg/updates" "$R/var/lib/dpkg/info" "$R/var/log"
+: > "$R/var/lib/dpkg/status"
+# --force-depends: the tree has no packages, so none of the libraries the
+# package depends on is registered there (the host has them); the
+# maintainer scripts do nothing and run without a chroot.
+dpkg --root="$R" --force-not-root --force-depends --force-script-chrootless --log="$R/var/log/dpkg.log" \
+    -i "$deb" > "$work/dpkg.log" 2>&1 || fail "dpkg -i failed: $(cat "$work/dpkg.log")"
+dpkg --root="$R" -s berth | grep -q "^Status: install ok installed" || fail "berth is not installed in $R: $(dpkg --root="$R" -s berth)"
+echo "ok: dpkg -i into $R: $(dpkg --root="$R" -s berth | grep ^Status)"
+
+unset BERTH_BACKEND_PATH
+"$R/usr/bin/berth" backends > "$work/backends.txt" 2>&1 || fail "berth backends failed: $(cat "$work/backends.txt")"
+grep -F "$R/usr/lib/berth/libberth-cpu.so" "$work/backends.txt" || fail "the installed berth does not list $R/usr/lib/berth/libberth-cpu.so: $(cat "$work/backends.txt")"
+for f in usr/include/berth/berth.h usr/include/berth/backend.h usr/lib/libberth.so.0 usr/lib/libberth.a \
+         usr/lib/pkgconfig/berth.pc usr/lib/cmake/berth/berthConfig.cmake usr/share/berth/kit/bk.h \
+         usr/bin/onnx2webnn usr/bin/berth-conformance usr/bin/berth-ocr; do
+    [ -e "$R/$f" ] || fail "the package has no /$f"
+done
+echo "ok: the package holds the command, the library, the headers, pkg-config and CMake files, the kit and the tools"
