@@ -1,5 +1,5 @@
 /* See module_harness.h. */
-#include "module_harness.h"
+#include "harness.h"
 
 #include <dlfcn.h>
 #include <math.h>

@@ -1,5 +1,6 @@
 /* One table of small op cases, run against every backend module the
- * build produces (tests/<module>/test_module_cases_<module>.c). Each
+ * build produces (tests/<module>/test_module_cases_<module>.c) and by
+ * `berth check` on any module. Each
  * case is a graph with its inputs and the outputs it must give, derived
  * by hand or by a plain reference loop in op_cases.c, never by a
  * backend.
@@ -11,7 +12,7 @@
 #ifndef BERTH_TEST_OP_CASES_H
 #define BERTH_TEST_OP_CASES_H
 
-#include "module_harness.h"
+#include "harness.h"
 
 typedef struct oc_case {
     tgraph g;
