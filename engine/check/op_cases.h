@@ -32,6 +32,23 @@ extern const size_t oc_count;
 
 typedef enum oc_result { OC_PASSED, OC_UNSUPPORTED, OC_FAILED } oc_result;
 
+/* What one case gave on a module. Outputs are filled with all-ones bytes
+ * (a NaN, or -1) before each run, so an element the module never wrote
+ * shows; the plan runs twice and both runs must agree bit for bit. */
+typedef struct oc_outcome {
+    oc_result result;
+    char why[BERTH_ERROR_CAP + 256]; /* unsupported or failed: why, in one line */
+    /* a failure in the values of one output: */
+    double worst;        /* largest |found - expected| (infinite for a non-finite value) */
+    size_t worst_index;  /* where */
+} oc_outcome;
+
+/* The op a case is about: its last node's (a multi-node case exercises
+ * the op of the node giving its output). */
+const char *oc_case_op(size_t i);
+/* Runs case i of the table on m (loaded and opened). */
+void oc_run_case(const mh_module *m, size_t i, oc_outcome *out);
+
 /* Runs every case on m (loaded and opened) into results[oc_count];
  * prints each case not passed with the reason and one summary line,
  * "module NAME: P passed, U unsupported, F failed of N cases". Returns

@@ -1,6 +1,8 @@
 /* Running the op cases of op_cases.h on a module. Tolerance for f32
  * outputs is the conformance run's: |found - expected| <= 1e-4 + 1e-3 *
  * |expected|; integer and boolean outputs must be exact. */
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,63 +12,161 @@
 #define OC_RTOL 1e-3
 #define OC_ATOL 1e-4
 
-static oc_result run_case(const mh_module *m, const oc_entry *e, char *why, size_t why_cap) {
+const char *oc_case_op(size_t i) {
     oc_case *c = calloc(1, sizeof *c);
+    if (!c) return "?";
+    tg_init(&c->g);
+    oc_table[i].build(c, oc_table[i].arg);
+    /* op names are static strings of the table's builders */
+    const char *op = c->g.n_nodes ? c->g.nodes[c->g.n_nodes - 1].op : "?";
+    free(c);
+    return op;
+}
+
+#define POISON 0xff
+
+/* Output o of run 1 (got) against the expected values: elements never
+ * written (still the poison), non-finite where a finite value is
+ * expected, and wrong ones; the first of each and the largest error. */
+static int check_output(const oc_case *c, uint32_t k, const void *got, oc_outcome *out) {
+    const berth_operand *o = &c->g.ops[c->g.outs[k]];
+    size_t n = h_numel(o), unwritten = 0, nonfinite = 0, wrong = 0, fu = 0, fn = 0, fw = 0;
+    double worst = 0.0;
+    size_t at = 0;
+    char detail[160] = "";
+    for (size_t i = 0; i < n; i++) {
+        double want, diff;
+        int bad;
+        if (c->want_f[k]) {
+            float g = ((const float *)got)[i];
+            uint32_t bits;
+            memcpy(&bits, &g, sizeof bits);
+            want = c->want_f[k][i];
+            if (bits == 0xffffffffu && !isnan(want)) {
+                if (unwritten++ == 0) fu = i;
+                diff = INFINITY;
+            } else if (!isfinite(g) && isfinite(want)) {
+                if (nonfinite++ == 0) fn = i;
+                diff = INFINITY;
+            } else {
+                diff = fabs((double)g - want);
+                bad = !(diff <= OC_ATOL + OC_RTOL * fabs(want) || (isnan(want) && isnan(g)) ||
+                        (isinf(want) && (double)g == want));
+                if (!bad) continue;
+                if (wrong++ == 0) fw = i;
+            }
+            if (!(diff <= worst)) {
+                worst = diff, at = i;
+                snprintf(detail, sizeof detail, "found %.9g, expected %.9g", (double)g, want);
+            }
+        } else {
+            int64_t g = mh_int_at(o->dtype, got, i), w = c->want_i[k][i];
+            if (g == w) continue;
+            if (wrong++ == 0) fw = i;
+            diff = fabs((double)g - (double)w);
+            if (diff > worst) {
+                worst = diff, at = i;
+                snprintf(detail, sizeof detail, "found %lld, expected %lld", (long long)g, (long long)w);
+            }
+        }
+    }
+    if (!unwritten && !nonfinite && !wrong) return 1;
+    int len = snprintf(out->why, sizeof out->why, "output '%s' (%zu elements):", o->name, n);
+    if (unwritten)
+        len += snprintf(out->why + len, sizeof out->why - (size_t)len, " %zu never written (first [%zu]);", unwritten, fu);
+    if (nonfinite)
+        len += snprintf(out->why + len, sizeof out->why - (size_t)len, " %zu not finite where finite expected (first [%zu]);",
+                        nonfinite, fn);
+    if (wrong)
+        len += snprintf(out->why + len, sizeof out->why - (size_t)len, " %zu wrong (first [%zu]);", wrong, fw);
+    snprintf(out->why + len, sizeof out->why - (size_t)len, " largest error %.3g at [%zu] (%s)", worst, at, detail);
+    out->worst = worst;
+    out->worst_index = at;
+    return 0;
+}
+
+void oc_run_case(const mh_module *m, size_t idx, oc_outcome *out) {
+    memset(out, 0, sizeof *out);
+    const oc_entry *e = &oc_table[idx];
+    oc_case *c = calloc(1, sizeof *c);
+    void *outs[2][TG_MAX_IO] = {{0}};
+    berth_plan *p = NULL;
     if (!c) {
-        snprintf(why, why_cap, "out of memory");
-        return OC_FAILED;
+        out->result = OC_FAILED;
+        snprintf(out->why, sizeof out->why, "out of memory");
+        return;
     }
     tg_init(&c->g);
     e->build(c, e->arg);
-    oc_result r = OC_PASSED;
     berth_graph_desc d = tg_desc(&c->g);
     berth_error err = {{0}};
-    for (uint32_t i = 0; i < d.n_nodes && r == OC_PASSED; i++) {
+    out->result = OC_PASSED;
+    for (uint32_t i = 0; i < d.n_nodes && out->result == OC_PASSED; i++) {
         berth_status st = mh_supports(m, &d, i, &err);
         if (st == BERTH_ERR_UNSUPPORTED) {
-            snprintf(why, why_cap, "%s: %s", d.nodes[i].op, err.msg);
-            r = OC_UNSUPPORTED;
+            snprintf(out->why, sizeof out->why, "%s: %s", d.nodes[i].op, err.msg);
+            out->result = OC_UNSUPPORTED;
         } else if (st != BERTH_OK) {
-            snprintf(why, why_cap, "%s answered status %d: %s",
+            snprintf(out->why, sizeof out->why, "%s answered status %d: %s",
                      mh_has_supports_node(m->be) ? "supports_node" : "supports_op", (int)st, err.msg);
-            r = OC_FAILED;
+            out->result = OC_FAILED;
         }
     }
-    void *outs[TG_MAX_IO] = {0};
-    if (r == OC_PASSED) {
+    if (out->result != OC_PASSED) goto done;
+    berth_status st = m->be->plan(m->dev, NULL, &d, &p, &err);
+    if (st != BERTH_OK) {
+        snprintf(out->why, sizeof out->why, "plan: status %d: %s", (int)st, err.msg);
+        out->result = OC_FAILED;
+        goto done;
+    }
+    berth_tensor ti[TG_MAX_IO], to[TG_MAX_IO];
+    for (uint32_t i = 0; i < c->g.n_ins; i++) ti[i] = h_tensor(&c->g.ops[c->g.ins[i]], (void *)c->in[i]);
+    for (int r = 0; r < 2; r++) {
         for (uint32_t i = 0; i < c->g.n_outs; i++) {
-            const berth_operand *o = &c->g.ops[c->g.outs[i]];
-            outs[i] = malloc(h_bytes(o) + 8);
-            memset(outs[i], 0xff, h_bytes(o) + 8); /* NaN or -1: an output never written shows */
+            size_t bytes = h_bytes(&c->g.ops[c->g.outs[i]]);
+            if (!(outs[r][i] = malloc(bytes + 8))) {
+                snprintf(out->why, sizeof out->why, "out of memory");
+                out->result = OC_FAILED;
+                goto done;
+            }
+            memset(outs[r][i], POISON, bytes + 8);
+            to[i] = h_tensor(&c->g.ops[c->g.outs[i]], outs[r][i]);
         }
-        berth_status st = mh_run(m, &c->g, NULL, (void *const *)c->in, outs, &err);
-        if (st != BERTH_OK) {
-            snprintf(why, why_cap, "plan or run: status %d: %s", (int)st, err.msg);
-            r = OC_FAILED;
+        if ((st = m->be->run(p, ti, c->g.n_ins, to, c->g.n_outs, &err)) != BERTH_OK) {
+            snprintf(out->why, sizeof out->why, "run %d: status %d: %s", r + 1, (int)st, err.msg);
+            out->result = OC_FAILED;
+            goto done;
         }
     }
-    for (uint32_t i = 0; i < c->g.n_outs && r == OC_PASSED; i++) {
+    for (uint32_t i = 0; i < c->g.n_outs && out->result == OC_PASSED; i++)
+        if (!check_output(c, i, outs[0][i], out)) out->result = OC_FAILED;
+    for (uint32_t i = 0; i < c->g.n_outs && out->result == OC_PASSED; i++) {
         const berth_operand *o = &c->g.ops[c->g.outs[i]];
-        size_t bad = c->want_f[i] ? mh_compare_f32(e->name, o->name, outs[i], c->want_f[i], h_numel(o), OC_RTOL, OC_ATOL)
-                                  : mh_compare_int(e->name, o->name, o->dtype, outs[i], c->want_i[i], h_numel(o));
-        if (bad) {
-            snprintf(why, why_cap, "output '%s': %zu wrong values (first shown above)", o->name, bad);
-            r = OC_FAILED;
-        }
+        size_t bytes = h_bytes(o);
+        if (memcmp(outs[0][i], outs[1][i], bytes) == 0) continue;
+        size_t b = 0;
+        while (((const uint8_t *)outs[0][i])[b] == ((const uint8_t *)outs[1][i])[b]) b++;
+        size_t es = h_esize(o->dtype) ? h_esize(o->dtype) : 1;
+        snprintf(out->why, sizeof out->why, "output '%s': the second run differs from the first (first at element [%zu])",
+                 o->name, b / es);
+        out->result = OC_FAILED;
     }
-    for (uint32_t i = 0; i < c->g.n_outs; i++) free(outs[i]);
+done:
+    if (p) m->be->free_plan(p);
+    for (int r = 0; r < 2; r++)
+        for (uint32_t i = 0; i < TG_MAX_IO; i++) free(outs[r][i]);
     free(c);
-    return r;
 }
 
 size_t oc_run_all(const mh_module *m, oc_result *results) {
     size_t n[3] = {0, 0, 0};
     for (size_t i = 0; i < oc_count; i++) {
-        char why[BERTH_ERROR_CAP + 64] = "";
-        results[i] = run_case(m, &oc_table[i], why, sizeof why);
+        oc_outcome o;
+        oc_run_case(m, i, &o);
+        results[i] = o.result;
         n[results[i]]++;
-        if (results[i] == OC_UNSUPPORTED) fprintf(stderr, "unsupported: %s (%s)\n", oc_table[i].name, why);
-        if (results[i] == OC_FAILED) fprintf(stderr, "FAILED: %s: %s\n", oc_table[i].name, why);
+        if (results[i] == OC_UNSUPPORTED) fprintf(stderr, "unsupported: %s (%s)\n", oc_table[i].name, o.why);
+        if (results[i] == OC_FAILED) fprintf(stderr, "FAILED: %s: %s\n", oc_table[i].name, o.why);
     }
     fprintf(stderr, "module %s: %zu passed, %zu unsupported, %zu failed of %zu cases\n", m->be->name, n[OC_PASSED],
            n[OC_UNSUPPORTED], n[OC_FAILED], oc_count);

@@ -1,4 +1,5 @@
-/* The berth command: run a deployment, list backends, inspect weights. */
+/* The berth command: run a deployment, list backends, check a backend
+ * module, inspect weights. */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@ static const char *usage =
     "commands:\n"
     "  run CONFIG        run the deployment a config describes\n"
     "  backends          list the backend modules found and their devices\n"
+    "  check MODULE      test a backend module: ABI contract, op cases, ONNX cases\n"
     "  inspect FILE      validate a weights archive and list its tensors\n"
     "\n"
     "berth COMMAND --help tells more. berth --version prints the version.\n";
@@ -30,6 +32,7 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(cmd, "run")) return berth_cli_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "backends")) return berth_cli_backends(argc - 1, argv + 1);
+    if (!strcmp(cmd, "check")) return berth_cli_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "inspect")) return berth_inspect_main(argc - 1, argv + 1);
     fprintf(stderr, "berth: unknown command '%s' (try berth --help)\n", cmd);
     return 2;

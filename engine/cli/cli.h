@@ -7,6 +7,7 @@
 
 int berth_cli_run(int argc, char **argv);
 int berth_cli_backends(int argc, char **argv);
+int berth_cli_check(int argc, char **argv); /* cli_check.c */
 int berth_inspect_main(int argc, char **argv); /* inspect.c */
 
 #endif

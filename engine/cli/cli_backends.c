@@ -16,8 +16,9 @@ static const char *backends_usage =
     "usage: berth backends [--path DIR]...\n"
     "\n"
     "Lists the backend modules (libberth-NAME.so) found in the --path\n"
-    "directories, $BERTH_BACKEND_PATH, the install directory and the build\n"
-    "tree, in that order, with the ABI version each speaks, its device and,\n"
+    "directories, $BERTH_BACKEND_PATH, ../lib/berth beside the berth\n"
+    "program and, in a build tree, its backends/, in that order, with the\n"
+    "ABI version each speaks, its device and,\n"
     "for an ABI 1.1 module, the options [backend.NAME] may set (key, type,\n"
     "default, allowed values, help).\n";
 

@@ -86,10 +86,9 @@ uint32_t berth_loader_search_path(const char *const *dirs, uint32_t n_dirs, char
     return n;
 }
 
-/* Find libberth-NAME.so along the search path; on failure list every
- * directory looked in, since "not found" alone sends users guessing. */
-static char *resolve(const char *name, const char *const *dirs, uint32_t n_dirs,
-                     berth_error *err) {
+/* On failure every directory looked in is listed, since "not found"
+ * alone sends users guessing. */
+char *berth_loader_find(const char *name, const char *const *dirs, uint32_t n_dirs, berth_error *err) {
     if (strchr(name, '/')) return strdup(name);
     char *search[MAX_SEARCH_DIRS];
     uint32_t n = berth_loader_search_path(dirs, n_dirs, search, MAX_SEARCH_DIRS);
@@ -253,7 +252,7 @@ berth_status berth_module_load(const char *name_or_path, const char *const *dirs
                                const berth_host_services *host, berth_module *out,
                                berth_error *err) {
     memset(out, 0, sizeof *out);
-    char *path = resolve(name_or_path, dirs, n_dirs, err);
+    char *path = berth_loader_find(name_or_path, dirs, n_dirs, err);
     if (!path) return BERTH_ERR_INVALID;
 
     /* dlopen would block forever on a FIFO: check the kind first. */

@@ -23,6 +23,11 @@ typedef struct berth_module {
 uint32_t berth_loader_search_path(const char *const *dirs, uint32_t n_dirs, char **out,
                                   uint32_t cap);
 
+/* The file of a backend: `name_or_path` itself when it has a '/', else
+ * libberth-NAME.so along the search path. Malloc'd, or NULL with the
+ * directories searched in err. */
+char *berth_loader_find(const char *name_or_path, const char *const *dirs, uint32_t n_dirs, berth_error *err);
+
 /* Resolve `name_or_path` (a short name like "cpu" is looked up as
  * libberth-cpu.so along the search path; anything with a '/' is used as
  * given), dlopen it with RTLD_NOW|RTLD_LOCAL, call its entry with the
