@@ -24,8 +24,8 @@ static berth_status vk_caps(berth_device *dev, berth_caps *caps, berth_error *er
     return bk_caps_fill(caps, dev->name, dev->memory_bytes, dev->unified, mask, err);
 }
 
-BK_SUPPORTS_VERBS(vk, vk_op_set)
-BK_PLAN_VERB(vk_plan_create, vk_plan_graph)
+BK_SUPPORTS_VERBS(vk, gpu_op_set)
+BK_PLAN_VERB(vk_plan_create, gpu_plan_graph)
 
 /* ---- weights ---- */
 
@@ -137,13 +137,18 @@ static uint64_t vk_weights_bytes(const berth_weights *w) {
     return n;
 }
 
-static uint64_t vk_plan_bytes(const berth_plan *p) { return p ? p->bytes : 0; }
+/* The core's view of the weights. */
+void gpu_weight_at(const berth_weights *w, uint32_t id, gpu_buffer **buf, uint64_t *off) {
+    const vk_weight *t = &w->t[id];
+    *buf = &w->blocks[t->block];
+    *off = t->off;
+}
 
-static void vk_free_plan(berth_plan *p) { vk_plan_free(p); }
+const bk_upload *gpu_weights_upload(const berth_weights *w) { return &w->up; }
 
 BK_BACKEND(.name = "vulkan", .version = "0.2.0", .open = vk_open, .close = vk_close, .caps = vk_caps,
            .supports_op = vk_supports_op, .upload_begin = vk_upload_begin, .upload_dest = vk_upload_dest,
            .upload_tensor = vk_upload_tensor, .upload_end = vk_upload_end, .plan = vk_plan_create, .run = vk_run,
-           .free_plan = vk_free_plan, .free_weights = vk_free_weights, .weights_bytes = vk_weights_bytes,
-           .plan_bytes = vk_plan_bytes, .plan_profile = vk_plan_profile, .supports_node = vk_supports_node,
+           .free_plan = gpu_plan_free, .free_weights = vk_free_weights, .weights_bytes = vk_weights_bytes,
+           .plan_bytes = gpu_plan_bytes, .plan_profile = gpu_plan_profile, .supports_node = vk_supports_node,
            .options = vk_options_decl, .n_options = VK_OPTION_COUNT, .option_decl_size = sizeof(berth_option_decl))

@@ -101,7 +101,7 @@ static uint32_t compute_family(VkPhysicalDevice pd) {
     vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, q);
     for (uint32_t i = 0; i < n; i++)
         if ((q[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && q[i].queueCount > 0) return i;
-    return VK_NONE;
+    return GPU_NONE;
 }
 
 static int contains_nocase(const char *hay, const char *needle) {
@@ -147,7 +147,7 @@ static berth_status choose_device(berth_device *d, const vk_options *o, berth_er
     for (uint32_t i = 0; i < n; i++) vkGetPhysicalDeviceProperties(pd[i], &props[i]);
     char names[256];
     list_names(props, n, names, sizeof names);
-    uint32_t pick = VK_NONE;
+    uint32_t pick = GPU_NONE;
     if (o->device && all_digits(o->device)) {
         unsigned long idx = strtoul(o->device, NULL, 10);
         if (idx >= n) {
@@ -157,25 +157,25 @@ static berth_status choose_device(berth_device *d, const vk_options *o, berth_er
         }
         pick = (uint32_t)idx;
     } else if (o->device) {
-        for (uint32_t i = 0; i < n && pick == VK_NONE; i++)
+        for (uint32_t i = 0; i < n && pick == GPU_NONE; i++)
             if (contains_nocase(props[i].deviceName, o->device)) pick = i;
-        if (pick == VK_NONE) {
+        if (pick == GPU_NONE) {
             bk_errf(err, "option 'device' in [backend.vulkan]: no device name contains '%s' (%s)", o->device,
                     names);
             return BERTH_ERR_DEVICE;
         }
     } else {
         for (uint32_t i = 0; i < n; i++)
-            if (compute_family(pd[i]) != VK_NONE &&
-                (pick == VK_NONE || type_rank(props[i].deviceType) > type_rank(props[pick].deviceType)))
+            if (compute_family(pd[i]) != GPU_NONE &&
+                (pick == GPU_NONE || type_rank(props[i].deviceType) > type_rank(props[pick].deviceType)))
                 pick = i;
-        if (pick == VK_NONE) {
+        if (pick == GPU_NONE) {
             bk_errf(err, "vulkan: no device has a compute queue (%s)", names);
             return BERTH_ERR_DEVICE;
         }
     }
     d->qfam = compute_family(pd[pick]);
-    if (d->qfam == VK_NONE) {
+    if (d->qfam == GPU_NONE) {
         bk_errf(err, "vulkan: device %u (%s) has no compute queue", pick, props[pick].deviceName);
         return BERTH_ERR_DEVICE;
     }
@@ -214,13 +214,13 @@ static berth_status make_device(berth_device *d, berth_error *err) {
     }
     vkGetDeviceQueue(d->dev, d->qfam, 0, &d->queue);
 
-    VkDescriptorSetLayoutBinding b[VK_MAX_BIND];
-    for (uint32_t i = 0; i < VK_MAX_BIND; i++)
+    VkDescriptorSetLayoutBinding b[GPU_MAX_BIND];
+    for (uint32_t i = 0; i < GPU_MAX_BIND; i++)
         b[i] = (VkDescriptorSetLayoutBinding){.binding = i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                               .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
     VkDescriptorSetLayoutCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                           .bindingCount = VK_MAX_BIND, .pBindings = b};
-    VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = VK_PC_WORDS * 4};
+                                           .bindingCount = GPU_MAX_BIND, .pBindings = b};
+    VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = GPU_PC_WORDS * 4};
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                    .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                    .queueFamilyIndex = d->qfam};
@@ -300,10 +300,10 @@ void vk_device_close(berth_device *d) {
     free(d);
 }
 
-uint32_t vk_shader_index(const char *name) {
+uint32_t gpu_kernel_index(const char *name) {
     for (size_t i = 0; i < VK_SPIRV_COUNT; i++)
         if (strcmp(vk_spirv_table[i].name, name) == 0) return (uint32_t)i;
-    return VK_NONE;
+    return GPU_NONE;
 }
 
 /* Builds shader's pipeline with n specialization constants (ids 0..n-1). */
@@ -314,7 +314,7 @@ static VkResult build_pipeline(berth_device *d, uint32_t shader, uint32_t n, con
     VkShaderModule mod;
     VkResult r = vkCreateShaderModule(d->dev, &mci, NULL, &mod);
     if (r != VK_SUCCESS) return r;
-    VkSpecializationMapEntry map[VK_MAX_SPEC];
+    VkSpecializationMapEntry map[GPU_MAX_SPEC];
     for (uint32_t i = 0; i < n; i++) map[i] = (VkSpecializationMapEntry){.constantID = i, .offset = 4 * i, .size = 4};
     VkSpecializationInfo si = {.mapEntryCount = n, .pMapEntries = map, .dataSize = 4 * (size_t)n, .pData = vals};
     VkComputePipelineCreateInfo ci = {
@@ -332,7 +332,7 @@ static VkResult build_pipeline(berth_device *d, uint32_t shader, uint32_t n, con
  * plus one per distinct set of specialization constants (fused chains). */
 berth_status vk_pipeline(berth_device *d, uint32_t shader, uint32_t n_spec, const uint32_t *spec, VkPipeline *out,
                          berth_error *err) {
-    if (shader >= VK_SPIRV_COUNT || n_spec > VK_MAX_SPEC) {
+    if (shader >= VK_SPIRV_COUNT || n_spec > GPU_MAX_SPEC) {
         bk_errf(err, "vulkan: shader %u with %u constants does not exist", shader, n_spec);
         return BERTH_ERR_INTERNAL;
     }

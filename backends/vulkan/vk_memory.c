@@ -2,19 +2,20 @@
  * the device has it; the host reaches it only through one staging buffer
  * of `staging_mb`, copied in chunks, so host memory stays bounded however
  * large a tensor is. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "vk_internal.h"
 
 static uint32_t memory_type(const berth_device *d, uint32_t bits, VkMemoryPropertyFlags want,
                             VkMemoryPropertyFlags prefer) {
-    uint32_t fallback = VK_NONE;
+    uint32_t fallback = GPU_NONE;
     for (uint32_t i = 0; i < d->memprops.memoryTypeCount; i++) {
         if (!(bits & (1u << i))) continue;
         VkMemoryPropertyFlags f = d->memprops.memoryTypes[i].propertyFlags;
         if ((f & want) != want) continue;
         if ((f & prefer) == prefer) return i;
-        if (fallback == VK_NONE) fallback = i;
+        if (fallback == GPU_NONE) fallback = i;
     }
     return fallback;
 }
@@ -41,7 +42,7 @@ berth_status vk_buffer_create(berth_device *d, VkDeviceSize size, int host_visib
                         ? memory_type(d, req.memoryTypeBits,
                                       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0)
                         : memory_type(d, req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    if (type == VK_NONE) {
+    if (type == GPU_NONE) {
         vk_buffer_destroy(d, out);
         bk_errf(err, "vulkan: no %s memory type for %s", host_visible ? "host-visible coherent" : "usable", what);
         return BERTH_ERR_DEVICE;
@@ -137,4 +138,37 @@ berth_status vk_write_buffer(berth_device *d, vk_buffer *dst, VkDeviceSize off, 
     }
     pthread_mutex_unlock(&d->lock);
     return st;
+}
+
+/* ---- the core's device interface ---- */
+
+uint64_t gpu_device_align(const berth_device *d) { return d->align; }
+uint64_t gpu_device_max_range(const berth_device *d) { return d->max_range; }
+
+berth_status gpu_buffer_new(berth_device *d, uint64_t size, int host_visible, gpu_buffer **out, const char *what,
+                            berth_error *err) {
+    *out = calloc(1, sizeof **out);
+    if (!*out) {
+        bk_errf(err, "vulkan: out of memory for %s", what);
+        return BERTH_ERR_NOMEM;
+    }
+    berth_status st = vk_buffer_create(d, size, host_visible, *out, what, err);
+    if (st) {
+        free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+void gpu_buffer_free(berth_device *d, gpu_buffer *b) {
+    if (!b) return;
+    vk_buffer_destroy(d, b);
+    free(b);
+}
+
+uint64_t gpu_buffer_size(const gpu_buffer *b) { return b->size; }
+
+berth_status gpu_buffer_write(berth_device *d, gpu_buffer *dst, uint64_t off, const void *src, size_t bytes,
+                              berth_error *err) {
+    return vk_write_buffer(d, dst, off, src, bytes, err);
 }

@@ -11,30 +11,30 @@
 static berth_status make_sets(berth_plan *p, VkDescriptorSet *sets, berth_error *err) {
     berth_device *d = p->dev;
     uint32_t n = p->n_disp ? p->n_disp : 1;
-    VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = n * VK_MAX_BIND};
+    VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = n * GPU_MAX_BIND};
     VkDescriptorPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = n,
                                       .poolSizeCount = 1, .pPoolSizes = &size};
-    VkResult r = vkCreateDescriptorPool(d->dev, &pci, NULL, &p->dpool);
+    VkResult r = vkCreateDescriptorPool(d->dev, &pci, NULL, &p->rec->dpool);
     for (uint32_t i = 0; i < p->n_disp && r == VK_SUCCESS; i++) {
         VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                          .descriptorPool = p->dpool, .descriptorSetCount = 1,
+                                          .descriptorPool = p->rec->dpool, .descriptorSetCount = 1,
                                           .pSetLayouts = &d->dsl};
         r = vkAllocateDescriptorSets(d->dev, &ai, &sets[i]);
         if (r != VK_SUCCESS) break;
-        VkDescriptorBufferInfo bi[VK_MAX_BIND];
-        VkWriteDescriptorSet wr[VK_MAX_BIND];
-        for (uint32_t b = 0; b < VK_MAX_BIND; b++) {
+        VkDescriptorBufferInfo bi[GPU_MAX_BIND];
+        VkWriteDescriptorSet wr[GPU_MAX_BIND];
+        for (uint32_t b = 0; b < GPU_MAX_BIND; b++) {
             bi[b] = (VkDescriptorBufferInfo){.buffer = d->dummy.buf, .offset = 0, .range = d->dummy.size};
-            if (b < p->disp[i].n_bind && p->disp[i].bind[b] != VK_NONE) {
-                const vk_opnd *o = &p->ops[p->disp[i].bind[b]];
-                if (o->buf && o->bytes) bi[b] = (VkDescriptorBufferInfo){.buffer = o->buf, .offset = o->off,
+            if (b < p->disp[i].n_bind && p->disp[i].bind[b] != GPU_NONE) {
+                const gpu_opnd *o = &p->ops[p->disp[i].bind[b]];
+                if (o->buf && o->bytes) bi[b] = (VkDescriptorBufferInfo){.buffer = o->buf->buf, .offset = o->off,
                                                                           .range = (o->bytes + 3) & ~(size_t)3};
             }
             wr[b] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = sets[i],
                                            .dstBinding = b, .descriptorCount = 1,
                                            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi[b]};
         }
-        vkUpdateDescriptorSets(d->dev, VK_MAX_BIND, wr, 0, NULL);
+        vkUpdateDescriptorSets(d->dev, GPU_MAX_BIND, wr, 0, NULL);
     }
     if (r != VK_SUCCESS) {
         bk_errf(err, "vulkan: allocating %u descriptor sets failed: %s", n, vk_result_str(r));
@@ -49,37 +49,11 @@ static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags
     vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
-/* Byte ranges touched since the last barrier, for hazard checks. */
-typedef struct span {
-    VkBuffer buf;
-    VkDeviceSize lo, hi;
-} span;
-
-static int overlaps(const span *list, uint32_t n, const span *s) {
-    for (uint32_t i = 0; i < n; i++)
-        if (list[i].buf == s->buf && list[i].lo < s->hi && s->lo < list[i].hi) return 1;
-    return 0;
-}
-
-/* The last binding of a dispatch is the one it writes (op files keep
- * outputs last); the others are read. */
-static int needs_barrier(const berth_plan *p, const vk_dispatch *d, const span *wr, uint32_t nw, const span *rd,
-                         uint32_t nr) {
-    for (uint32_t b = 0; b < d->n_bind; b++) {
-        if (d->bind[b] == VK_NONE) continue;
-        const vk_opnd *o = &p->ops[d->bind[b]];
-        span s = {o->buf, o->off, o->off + (o->bytes ? o->bytes : 4)};
-        if (overlaps(wr, nw, &s)) return 1;
-        if (b + 1 == d->n_bind && overlaps(rd, nr, &s)) return 1;
-    }
-    return 0;
-}
-
 /* Two timestamps per node: one before its first dispatch, one after its
  * last. A node with no dispatch (a view) gets both at once, so every query
  * is written and reading the results back never waits on one that is not. */
 static void stamp(berth_plan *p, uint32_t query) {
-    if (p->timer) vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->timer, query);
+    if (p->rec->timer) vkCmdWriteTimestamp(p->rec->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->rec->timer, query);
 }
 
 static void stamp_empty(berth_plan *p, uint32_t from, uint32_t to) {
@@ -89,37 +63,26 @@ static void stamp_empty(berth_plan *p, uint32_t from, uint32_t to) {
     }
 }
 
-static void record_dispatches(berth_plan *p, const VkDescriptorSet *sets, const VkPipeline *pipes, span *wr,
-                              span *rd) {
-    VkCommandBuffer cmd = p->cmd;
-    uint32_t nw = 0, nr = 0;
+static void record_dispatches(berth_plan *p, const VkDescriptorSet *sets, const VkPipeline *pipes) {
+    VkCommandBuffer cmd = p->rec->cmd;
     VkPipeline bound = VK_NULL_HANDLE;
     uint32_t next = 0; /* the first node not yet stamped */
     for (uint32_t i = 0; i < p->n_disp; i++) {
-        const vk_dispatch *d = &p->disp[i];
+        const gpu_dispatch *d = &p->disp[i];
         if (i == 0 || p->disp[i - 1].node != d->node) {
             stamp_empty(p, next, d->node);
             stamp(p, 2 * d->node);
             next = d->node + 1;
         }
-        if (needs_barrier(p, d, wr, nw, rd, nr)) {
+        if (d->barrier)
             barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-            nw = nr = 0;
-        }
-        for (uint32_t b = 0; b < d->n_bind; b++) {
-            if (d->bind[b] == VK_NONE) continue;
-            const vk_opnd *o = &p->ops[d->bind[b]];
-            span s = {o->buf, o->off, o->off + (o->bytes ? o->bytes : 4)};
-            if (b + 1 == d->n_bind) wr[nw++] = s;
-            else rd[nr++] = s;
-        }
         if (pipes[i] != bound) {
             vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipes[i]);
             bound = pipes[i];
         }
         vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->dev->layout, 0, 1, &sets[i], 0, NULL);
-        vkCmdPushConstants(cmd, p->dev->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, VK_PC_WORDS * 4, d->pc);
+        vkCmdPushConstants(cmd, p->dev->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, GPU_PC_WORDS * 4, d->pc);
         vkCmdDispatch(cmd, d->groups[0], d->groups[1], d->groups[2]);
         if (i + 1 == p->n_disp || p->disp[i + 1].node != d->node) stamp(p, 2 * d->node + 1);
     }
@@ -131,71 +94,62 @@ static void record_dispatches(berth_plan *p, const VkDescriptorSet *sets, const 
 static berth_status make_timer(berth_plan *p, berth_error *err) {
     berth_device *d = p->dev;
     if (!d->timestamp_bits || p->n_nodes == 0) return BERTH_OK;
-    p->stamps = calloc((size_t)p->n_nodes * 3, sizeof *p->stamps);
-    if (!p->stamps) {
+    gpu_record *r = p->rec;
+    r->stamps = calloc((size_t)p->n_nodes * 3, sizeof *r->stamps);
+    if (!r->stamps) {
         bk_errf(err, "vulkan: out of memory for %u node timers", p->n_nodes);
         return BERTH_ERR_NOMEM;
     }
-    p->node_ns = p->stamps + 2 * (size_t)p->n_nodes;
+    p->node_ns = r->stamps + 2 * (size_t)p->n_nodes;
     VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                 .queryCount = 2 * p->n_nodes};
-    if (vkCreateQueryPool(d->dev, &qi, NULL, &p->timer) != VK_SUCCESS) p->timer = VK_NULL_HANDLE;
+    if (vkCreateQueryPool(d->dev, &qi, NULL, &r->timer) != VK_SUCCESS) {
+        r->timer = VK_NULL_HANDLE;
+        p->node_ns = NULL; /* untimed: plan_profile answers unsupported */
+    }
     return BERTH_OK;
 }
 
 /* Reads the last run's timestamps into node_ns; no allocation. */
 static void read_timer(berth_plan *p) {
-    if (!p->timer) return;
+    gpu_record *rec = p->rec;
+    if (!rec->timer) return;
     uint32_t n = 2 * p->n_nodes;
-    VkResult r = vkGetQueryPoolResults(p->dev->dev, p->timer, 0, n, sizeof(uint64_t) * n, p->stamps, sizeof(uint64_t),
-                                       VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    VkResult r = vkGetQueryPoolResults(p->dev->dev, rec->timer, 0, n, sizeof(uint64_t) * n, rec->stamps,
+                                       sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
     uint64_t mask = p->dev->timestamp_bits >= 64 ? UINT64_MAX : (1ull << p->dev->timestamp_bits) - 1;
     double period = p->dev->props.limits.timestampPeriod;
     for (uint32_t k = 0; k < p->n_nodes; k++) {
-        uint64_t t0 = p->stamps[2 * k] & mask, t1 = p->stamps[2 * k + 1] & mask;
+        uint64_t t0 = rec->stamps[2 * k] & mask, t1 = rec->stamps[2 * k + 1] & mask;
         p->node_ns[k] = r == VK_SUCCESS ? (uint64_t)((double)((t1 - t0) & mask) * period) : 0;
     }
-}
-
-berth_status vk_plan_profile(const berth_plan *p, uint64_t *ns, uint32_t n, berth_error *err) {
-    if (!p || !p->timer) {
-        bk_errf(err, "vulkan: the device's compute queue has no timestamps, so nodes are not timed");
-        return BERTH_ERR_UNSUPPORTED;
-    }
-    if (!ns && n) {
-        bk_errf(err, "vulkan: plan_profile: no array for %u values", n);
-        return BERTH_ERR_INVALID;
-    }
-    for (uint32_t k = 0; k < n; k++) ns[k] = k < p->n_nodes ? p->node_ns[k] : 0;
-    return BERTH_OK;
 }
 
 static void record_copies(berth_plan *p, int outputs) {
     uint32_t first = outputs ? p->n_inputs : 0, n = outputs ? p->n_outputs : p->n_inputs;
     for (uint32_t i = 0; i < n; i++) {
-        const vk_opnd *o = &p->ops[outputs ? p->outputs[i] : p->inputs[i]];
+        const gpu_opnd *o = &p->ops[outputs ? p->outputs[i] : p->inputs[i]];
         if (!o->bytes) continue;
         VkBufferCopy c = {.size = o->bytes};
         if (outputs) {
             c.srcOffset = o->off;
             c.dstOffset = p->io_off[first + i];
-            vkCmdCopyBuffer(p->cmd, o->buf, p->io.buf, 1, &c);
+            vkCmdCopyBuffer(p->rec->cmd, o->buf->buf, p->io->buf, 1, &c);
         } else {
             c.srcOffset = p->io_off[first + i];
             c.dstOffset = o->off;
-            vkCmdCopyBuffer(p->cmd, p->io.buf, o->buf, 1, &c);
+            vkCmdCopyBuffer(p->rec->cmd, p->io->buf, o->buf->buf, 1, &c);
         }
     }
 }
 
-berth_status vk_record(berth_plan *p, berth_error *err) {
+berth_status gpu_record_plan(berth_plan *p, berth_error *err) {
     berth_device *d = p->dev;
     uint32_t n = p->n_disp ? p->n_disp : 1;
     VkDescriptorSet *sets = calloc(n, sizeof *sets);
     VkPipeline *pipes = calloc(n, sizeof *pipes);
-    span *spans = calloc((size_t)n * VK_MAX_BIND * 2, sizeof *spans);
     berth_status st = BERTH_OK;
-    if (!sets || !pipes || !spans) {
+    if (!(p->rec = calloc(1, sizeof *p->rec)) || !sets || !pipes) {
         bk_errf(err, "vulkan: out of memory recording a plan");
         st = BERTH_ERR_NOMEM;
     }
@@ -211,25 +165,26 @@ berth_status vk_record(berth_plan *p, berth_error *err) {
         VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         pthread_mutex_lock(&d->lock); /* the command pool is the device's */
-        r = vkAllocateCommandBuffers(d->dev, &ai, &p->cmd);
-        if (r != VK_SUCCESS) p->cmd = VK_NULL_HANDLE;
-        if (r == VK_SUCCESS) r = vkCreateFence(d->dev, &fci, NULL, &p->fence);
-        if (r == VK_SUCCESS) r = vkBeginCommandBuffer(p->cmd, &bi);
+        gpu_record *rec = p->rec;
+        r = vkAllocateCommandBuffers(d->dev, &ai, &rec->cmd);
+        if (r != VK_SUCCESS) rec->cmd = VK_NULL_HANDLE;
+        if (r == VK_SUCCESS) r = vkCreateFence(d->dev, &fci, NULL, &rec->fence);
+        if (r == VK_SUCCESS) r = vkBeginCommandBuffer(rec->cmd, &bi);
         if (r == VK_SUCCESS) {
             /* Nodes without dispatches keep a zero pair: results only
              * come back for queries written, so reset them all here. */
-            if (p->timer) vkCmdResetQueryPool(p->cmd, p->timer, 0, 2 * p->n_nodes);
+            if (rec->timer) vkCmdResetQueryPool(rec->cmd, rec->timer, 0, 2 * p->n_nodes);
             record_copies(p, 0);
-            barrier(p->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+            barrier(rec->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT);
-            record_dispatches(p, sets, pipes, spans, spans + (size_t)n * VK_MAX_BIND);
-            barrier(p->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+            record_dispatches(p, sets, pipes);
+            barrier(rec->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                     VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
             record_copies(p, 1);
-            barrier(p->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+            barrier(rec->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                     VK_ACCESS_HOST_READ_BIT);
-            r = vkEndCommandBuffer(p->cmd);
+            r = vkEndCommandBuffer(rec->cmd);
         }
         pthread_mutex_unlock(&d->lock);
         if (r != VK_SUCCESS) {
@@ -239,8 +194,25 @@ berth_status vk_record(berth_plan *p, berth_error *err) {
     }
     free(sets);
     free(pipes);
-    free(spans);
     return st;
+}
+
+void gpu_record_free(berth_plan *p) {
+    gpu_record *rec = p->rec;
+    if (!rec) return;
+    berth_device *d = p->dev;
+    if (rec->fence) vkDestroyFence(d->dev, rec->fence, NULL);
+    if (rec->cmd) {
+        pthread_mutex_lock(&d->lock); /* the command pool is the device's */
+        vkFreeCommandBuffers(d->dev, d->pool, 1, &rec->cmd);
+        pthread_mutex_unlock(&d->lock);
+    }
+    if (rec->dpool) vkDestroyDescriptorPool(d->dev, rec->dpool, NULL);
+    if (rec->timer) vkDestroyQueryPool(d->dev, rec->timer, NULL);
+    free(rec->stamps);
+    free(rec);
+    p->rec = NULL;
+    p->node_ns = NULL;
 }
 
 berth_status vk_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth_tensor *out, uint32_t n_out,
@@ -252,7 +224,7 @@ berth_status vk_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth_
     }
     for (uint32_t i = 0; i < n_in + n_out; i++) {
         const berth_tensor *t = i < n_in ? bk_tensor_at(in, i, p->tensor_size) : bk_tensor_at(out, i - n_in, p->tensor_size);
-        const vk_opnd *o = &p->ops[i < n_in ? p->inputs[i] : p->outputs[i - n_in]];
+        const gpu_opnd *o = &p->ops[i < n_in ? p->inputs[i] : p->outputs[i - n_in]];
         if (t->bytes != o->bytes || t->dtype != o->dtype || (o->bytes && !t->data)) {
             bk_errf(err, "vulkan: run: %s %u: expected %zu bytes of %s, found %zu bytes of %s",
                     i < n_in ? "input" : "output", i < n_in ? i : i - n_in, o->bytes, bk_dtype_name(o->dtype),
@@ -262,14 +234,14 @@ berth_status vk_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth_
     }
     for (uint32_t i = 0; i < n_in; i++) {
         const berth_tensor *t = bk_tensor_at(in, i, p->tensor_size);
-        if (t->bytes) memcpy((uint8_t *)p->io.map + p->io_off[i], t->data, t->bytes);
+        if (t->bytes) memcpy((uint8_t *)p->io->map + p->io_off[i], t->data, t->bytes);
     }
-    berth_status st = vk_submit_wait(p->dev, p->cmd, p->fence, err);
+    berth_status st = vk_submit_wait(p->dev, p->rec->cmd, p->rec->fence, err);
     if (st) return st;
     read_timer(p);
     for (uint32_t i = 0; i < n_out; i++) {
         const berth_tensor *t = bk_tensor_at(out, i, p->tensor_size);
-        if (t->bytes) memcpy(t->data, (uint8_t *)p->io.map + p->io_off[n_in + i], t->bytes);
+        if (t->bytes) memcpy(t->data, (uint8_t *)p->io->map + p->io_off[n_in + i], t->bytes);
     }
     return BERTH_OK;
 }

@@ -1,4 +1,4 @@
-/* Small helpers of the vulkan backend: VkResult names and group counts. */
+/* VkResult names, for messages. */
 #include "vk_internal.h"
 
 const char *vk_result_str(VkResult r) {
@@ -19,10 +19,4 @@ const char *vk_result_str(VkResult r) {
     case VK_ERROR_OUT_OF_POOL_MEMORY: return "VK_ERROR_OUT_OF_POOL_MEMORY";
     default: return "VkResult error";
     }
-}
-
-uint32_t vk_groups(uint64_t n, uint32_t local) {
-    uint64_t g = (n + local - 1) / local;
-    if (g < 1) g = 1;
-    return g > VK_MAX_GROUPS ? VK_MAX_GROUPS : (uint32_t)g;
 }

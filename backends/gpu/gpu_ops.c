@@ -5,7 +5,7 @@
  * graph before any upload. */
 #include <string.h>
 
-#include "vk_internal.h"
+#include "gpu_core.h"
 
 #define F32 BK_BIT(BERTH_DTYPE_F32)
 /* Data movement works on 4- and 8-byte elements as 32-bit words. */
@@ -21,10 +21,10 @@
 #define VIEWS (WORDS | BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_F16))
 
 /* Check hooks (below and in the op files). */
-berth_status vk_check_matmul(const bk_node_ctx *c);
-berth_status vk_check_reduce(const bk_node_ctx *c);
-berth_status vk_check_layer_norm(const bk_node_ctx *c);
-berth_status vk_check_copy(const bk_node_ctx *c);
+berth_status gpu_check_matmul(const bk_node_ctx *c);
+berth_status gpu_check_reduce(const bk_node_ctx *c);
+berth_status gpu_check_layer_norm(const bk_node_ctx *c);
+berth_status gpu_check_copy(const bk_node_ctx *c);
 static berth_status check_fits(const bk_node_ctx *c);
 static berth_status check_fits_half(const bk_node_ctx *c);
 static berth_status check_binary(const bk_node_ctx *c);
@@ -36,72 +36,72 @@ static berth_status check_quantize(const bk_node_ctx *c);
 static berth_status check_resample(const bk_node_ctx *c);
 static berth_status check_attention(const bk_node_ctx *c);
 
-static const vk_op ops[BERTH_OP_COUNT] = {
-    [BERTH_OP_MATMUL] = {vk_prep_matmul, {F32, vk_check_matmul}},
-    [BERTH_OP_GEMM] = {vk_prep_gemm, {F32, check_fits}},
-    [BERTH_OP_MATMUL_EPILOGUE] = {vk_prep_matmul_epilogue, {F32, vk_check_matmul}},
-    [BERTH_OP_ADD] = {vk_prep_binary, {ARITH, check_binary}},
-    [BERTH_OP_SUB] = {vk_prep_binary, {ARITH, check_binary}},
-    [BERTH_OP_MUL] = {vk_prep_binary, {ARITH, check_binary}},
-    [BERTH_OP_DIV] = {vk_prep_binary, {ARITH, check_binary}},
-    [BERTH_OP_MAX] = {vk_prep_binary, {ARITH, check_binary}},
-    [BERTH_OP_MIN] = {vk_prep_binary, {ARITH, check_binary}},
-    [BERTH_OP_POW] = {vk_prep_binary, {F32, check_binary}},
-    [BERTH_OP_PRELU] = {vk_prep_binary, {F32, check_binary}},
-    [BERTH_OP_LOGICAL_AND] = {vk_prep_logical, {BK_BIT(BERTH_DTYPE_U8), check_fits}},
-    [BERTH_OP_LOGICAL_OR] = {vk_prep_logical, {BK_BIT(BERTH_DTYPE_U8), check_fits}},
-    [BERTH_OP_EQUAL] = {vk_prep_compare, {COMPARES, check_compare}},
-    [BERTH_OP_GREATER] = {vk_prep_compare, {COMPARES, check_compare}},
-    [BERTH_OP_GREATER_OR_EQUAL] = {vk_prep_compare, {COMPARES, check_compare}},
-    [BERTH_OP_LESSER] = {vk_prep_compare, {COMPARES, check_compare}},
-    [BERTH_OP_LESSER_OR_EQUAL] = {vk_prep_compare, {COMPARES, check_compare}},
-    [BERTH_OP_NOT_EQUAL] = {vk_prep_compare, {COMPARES, check_compare}},
-    BK_UNARY_OPS(vk_prep_unary, F32, check_fits),
-    [BERTH_OP_CAST] = {vk_prep_cast, {CASTS, check_cast}},
-    BK_VIEW_OPS(vk_prep_view, VIEWS),
-    BK_COPY_OPS(vk_prep, WORDS, vk_check_copy),
-    BK_GATHER_OPS(vk_prep, WORDS, check_indexed),
-    [BERTH_OP_TRIANGULAR] = {vk_prep_triangular, {WORDS, check_fits}},
-    BK_ARG_OPS(vk_prep, F32, check_fits),
-    [BERTH_OP_CUMULATIVE_SUM] = {vk_prep_cumsum, {F32, check_fits}},
-    [BERTH_OP_WHERE] = {vk_prep_where, {BK_BIT(BERTH_DTYPE_U8), check_where}},
-    [BERTH_OP_LOGICAL_NOT] = {vk_prep_logical_not, {BK_BIT(BERTH_DTYPE_U8), NULL}},
-    [BERTH_OP_PAD] = {vk_prep_pad, {F32, check_fits}},
-    [BERTH_OP_SOFTMAX] = {vk_prep_softmax, {F32, check_fits}},
-    [BERTH_OP_REDUCE_MEAN] = {vk_prep_reduce, {F32, vk_check_reduce}},
-    [BERTH_OP_REDUCE_SUM] = {vk_prep_reduce, {F32, vk_check_reduce}},
-    [BERTH_OP_REDUCE_MAX] = {vk_prep_reduce, {F32, vk_check_reduce}},
-    [BERTH_OP_REDUCE_MIN] = {vk_prep_reduce, {F32, vk_check_reduce}},
-    [BERTH_OP_REDUCE_PRODUCT] = {vk_prep_reduce, {F32, vk_check_reduce}},
-    [BERTH_OP_REDUCE_L2] = {vk_prep_reduce, {F32, vk_check_reduce}},
-    [BERTH_OP_REDUCE_SUM_SQUARE] = {vk_prep_reduce, {F32, vk_check_reduce}},
-    [BERTH_OP_REDUCE_L1] = {vk_prep_reduce, {F32, vk_check_reduce}},
-    [BERTH_OP_REDUCE_LOG_SUM] = {vk_prep_reduce, {F32, vk_check_reduce}},
-    [BERTH_OP_REDUCE_LOG_SUM_EXP] = {vk_prep_reduce, {F32, vk_check_reduce}},
-    [BERTH_OP_CONV2D] = {vk_prep_conv2d, {F32, check_fits}},
-    [BERTH_OP_CONV_TRANSPOSE2D] = {vk_prep_conv_transpose2d, {F32, check_fits}},
-    [BERTH_OP_AVERAGE_POOL2D] = {vk_prep_pool2d, {F32, check_fits}},
-    [BERTH_OP_MAX_POOL2D] = {vk_prep_pool2d, {F32, check_fits}},
-    [BERTH_OP_L2_POOL2D] = {vk_prep_pool2d, {F32, check_fits}},
-    [BERTH_OP_RESAMPLE2D] = {vk_prep_resample2d, {F32, check_resample}},
-    [BERTH_OP_LAYER_NORMALIZATION] = {vk_prep_layer_norm, {F32, vk_check_layer_norm}},
-    [BERTH_OP_INSTANCE_NORMALIZATION] = {vk_prep_instance_norm, {F32, check_fits}},
-    [BERTH_OP_BATCH_NORMALIZATION] = {vk_prep_batch_norm, {F32, check_fits}},
-    [BERTH_OP_ATTENTION] = {vk_prep_attention, {F32, check_attention}},
-    [BERTH_OP_SCATTER_ELEMENTS] = {vk_prep_scatter_elements, {WORDS, check_indexed}},
-    [BERTH_OP_QUANTIZE_LINEAR] = {vk_prep_quantize, {F32, check_quantize}},
-    [BERTH_OP_DEQUANTIZE_LINEAR] = {vk_prep_dequantize, {BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32), check_fits_half}},
+static const gpu_op ops[BERTH_OP_COUNT] = {
+    [BERTH_OP_MATMUL] = {gpu_prep_matmul, {F32, gpu_check_matmul}},
+    [BERTH_OP_GEMM] = {gpu_prep_gemm, {F32, check_fits}},
+    [BERTH_OP_MATMUL_EPILOGUE] = {gpu_prep_matmul_epilogue, {F32, gpu_check_matmul}},
+    [BERTH_OP_ADD] = {gpu_prep_binary, {ARITH, check_binary}},
+    [BERTH_OP_SUB] = {gpu_prep_binary, {ARITH, check_binary}},
+    [BERTH_OP_MUL] = {gpu_prep_binary, {ARITH, check_binary}},
+    [BERTH_OP_DIV] = {gpu_prep_binary, {ARITH, check_binary}},
+    [BERTH_OP_MAX] = {gpu_prep_binary, {ARITH, check_binary}},
+    [BERTH_OP_MIN] = {gpu_prep_binary, {ARITH, check_binary}},
+    [BERTH_OP_POW] = {gpu_prep_binary, {F32, check_binary}},
+    [BERTH_OP_PRELU] = {gpu_prep_binary, {F32, check_binary}},
+    [BERTH_OP_LOGICAL_AND] = {gpu_prep_logical, {BK_BIT(BERTH_DTYPE_U8), check_fits}},
+    [BERTH_OP_LOGICAL_OR] = {gpu_prep_logical, {BK_BIT(BERTH_DTYPE_U8), check_fits}},
+    [BERTH_OP_EQUAL] = {gpu_prep_compare, {COMPARES, check_compare}},
+    [BERTH_OP_GREATER] = {gpu_prep_compare, {COMPARES, check_compare}},
+    [BERTH_OP_GREATER_OR_EQUAL] = {gpu_prep_compare, {COMPARES, check_compare}},
+    [BERTH_OP_LESSER] = {gpu_prep_compare, {COMPARES, check_compare}},
+    [BERTH_OP_LESSER_OR_EQUAL] = {gpu_prep_compare, {COMPARES, check_compare}},
+    [BERTH_OP_NOT_EQUAL] = {gpu_prep_compare, {COMPARES, check_compare}},
+    BK_UNARY_OPS(gpu_prep_unary, F32, check_fits),
+    [BERTH_OP_CAST] = {gpu_prep_cast, {CASTS, check_cast}},
+    BK_VIEW_OPS(gpu_prep_view, VIEWS),
+    BK_COPY_OPS(gpu_prep, WORDS, gpu_check_copy),
+    BK_GATHER_OPS(gpu_prep, WORDS, check_indexed),
+    [BERTH_OP_TRIANGULAR] = {gpu_prep_triangular, {WORDS, check_fits}},
+    BK_ARG_OPS(gpu_prep, F32, check_fits),
+    [BERTH_OP_CUMULATIVE_SUM] = {gpu_prep_cumsum, {F32, check_fits}},
+    [BERTH_OP_WHERE] = {gpu_prep_where, {BK_BIT(BERTH_DTYPE_U8), check_where}},
+    [BERTH_OP_LOGICAL_NOT] = {gpu_prep_logical_not, {BK_BIT(BERTH_DTYPE_U8), NULL}},
+    [BERTH_OP_PAD] = {gpu_prep_pad, {F32, check_fits}},
+    [BERTH_OP_SOFTMAX] = {gpu_prep_softmax, {F32, check_fits}},
+    [BERTH_OP_REDUCE_MEAN] = {gpu_prep_reduce, {F32, gpu_check_reduce}},
+    [BERTH_OP_REDUCE_SUM] = {gpu_prep_reduce, {F32, gpu_check_reduce}},
+    [BERTH_OP_REDUCE_MAX] = {gpu_prep_reduce, {F32, gpu_check_reduce}},
+    [BERTH_OP_REDUCE_MIN] = {gpu_prep_reduce, {F32, gpu_check_reduce}},
+    [BERTH_OP_REDUCE_PRODUCT] = {gpu_prep_reduce, {F32, gpu_check_reduce}},
+    [BERTH_OP_REDUCE_L2] = {gpu_prep_reduce, {F32, gpu_check_reduce}},
+    [BERTH_OP_REDUCE_SUM_SQUARE] = {gpu_prep_reduce, {F32, gpu_check_reduce}},
+    [BERTH_OP_REDUCE_L1] = {gpu_prep_reduce, {F32, gpu_check_reduce}},
+    [BERTH_OP_REDUCE_LOG_SUM] = {gpu_prep_reduce, {F32, gpu_check_reduce}},
+    [BERTH_OP_REDUCE_LOG_SUM_EXP] = {gpu_prep_reduce, {F32, gpu_check_reduce}},
+    [BERTH_OP_CONV2D] = {gpu_prep_conv2d, {F32, check_fits}},
+    [BERTH_OP_CONV_TRANSPOSE2D] = {gpu_prep_conv_transpose2d, {F32, check_fits}},
+    [BERTH_OP_AVERAGE_POOL2D] = {gpu_prep_pool2d, {F32, check_fits}},
+    [BERTH_OP_MAX_POOL2D] = {gpu_prep_pool2d, {F32, check_fits}},
+    [BERTH_OP_L2_POOL2D] = {gpu_prep_pool2d, {F32, check_fits}},
+    [BERTH_OP_RESAMPLE2D] = {gpu_prep_resample2d, {F32, check_resample}},
+    [BERTH_OP_LAYER_NORMALIZATION] = {gpu_prep_layer_norm, {F32, gpu_check_layer_norm}},
+    [BERTH_OP_INSTANCE_NORMALIZATION] = {gpu_prep_instance_norm, {F32, check_fits}},
+    [BERTH_OP_BATCH_NORMALIZATION] = {gpu_prep_batch_norm, {F32, check_fits}},
+    [BERTH_OP_ATTENTION] = {gpu_prep_attention, {F32, check_attention}},
+    [BERTH_OP_SCATTER_ELEMENTS] = {gpu_prep_scatter_elements, {WORDS, check_indexed}},
+    [BERTH_OP_QUANTIZE_LINEAR] = {gpu_prep_quantize, {F32, check_quantize}},
+    [BERTH_OP_DEQUANTIZE_LINEAR] = {gpu_prep_dequantize, {BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32), check_fits_half}},
 };
 
-const bk_op_set vk_op_set = BK_OP_SET("vulkan", ops, vk_op);
+const bk_op_set gpu_op_set = BK_OP_SET(GPU_BACKEND_NAME, ops, gpu_op);
 
-const vk_op *vk_op_at(berth_op_id id) { return &ops[id]; }
+const gpu_op *gpu_op_at(berth_op_id id) { return &ops[id]; }
 
 
 /* ---- check hooks: what the shaders cannot run, refused from the graph
  * alone, so supports_node and plan give the same answer ---- */
 
-berth_status vk_check_fits(const bk_node_ctx *c, uint64_t limit) {
+berth_status gpu_check_fits(const bk_node_ctx *c, uint64_t limit) {
     const berth_node *n = c->node;
     int empty = 1;
     for (uint32_t j = 0; j < n->n_outputs; j++) empty &= bk_numel(bk_out(c, j)) == 0;
@@ -117,8 +117,8 @@ berth_status vk_check_fits(const bk_node_ctx *c, uint64_t limit) {
     return BERTH_OK;
 }
 
-static berth_status check_fits(const bk_node_ctx *c) { return vk_check_fits(c, UINT32_MAX); }
-static berth_status check_fits_half(const bk_node_ctx *c) { return vk_check_fits(c, UINT32_MAX / 2); }
+static berth_status check_fits(const bk_node_ctx *c) { return gpu_check_fits(c, UINT32_MAX); }
+static berth_status check_fits_half(const bk_node_ctx *c) { return gpu_check_fits(c, UINT32_MAX / 2); }
 
 /* Integer arithmetic: add, sub, mul, max, min; div on int32 only. */
 static berth_status check_binary(const bk_node_ctx *c) {

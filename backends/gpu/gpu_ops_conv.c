@@ -6,7 +6,7 @@
  * expressed as strides, so nothing is permuted in memory. */
 #include <string.h>
 
-#include "vk_internal.h"
+#include "gpu_core.h"
 
 typedef struct conv {
     bk_conv_attrs at;
@@ -25,10 +25,10 @@ static void image(const int64_t *dims, int nhwc, int64_t *nchw, int64_t *strides
     }
 }
 
-static berth_status conv_common(vk_prep *c, conv *cv, int transposed) {
+static berth_status conv_common(gpu_prep *c, conv *cv, int transposed) {
     berth_status st = bk_param_conv(&c->bk, &cv->at);
     if (st) return st;
-    const vk_opnd *f = vk_in(c, 1);
+    const gpu_opnd *f = gpu_in(c, 1);
     const char *canonical = transposed ? "iohw" : "oihw", *fl;
     static const char *const conv_layouts[] = {"oihw", "hwio", "ohwi", "ihwo", NULL};
     static const char *const convt_layouts[] = {"iohw", "hwoi", "ohwi", NULL};
@@ -48,8 +48,8 @@ static berth_status conv_common(vk_prep *c, conv *cv, int transposed) {
     for (int d = 0; d < 4; d++) cv->fs[d] = fst[strchr(fl, letters[d]) - fl];
     st = bk_conv_geom(&c->bk, cdims, transposed, &cv->at);
     if (st) return st;
-    if (cv->at.bias != VK_NONE) {
-        const vk_opnd *b = &c->plan->ops[cv->at.bias];
+    if (cv->at.bias != GPU_NONE) {
+        const gpu_opnd *b = &c->plan->ops[cv->at.bias];
         if (b->dtype != BERTH_DTYPE_F32 || b->rank != 1 || b->dims[0] != cv->at.o)
             return bk_fail(&c->bk, "bias: expected float32 [%lld], found %s of %zu elements", (long long)cv->at.o,
                            bk_dtype_name(b->dtype), b->numel);
@@ -59,8 +59,8 @@ static berth_status conv_common(vk_prep *c, conv *cv, int transposed) {
 
 /* convTranspose2d: the implicit-GEMM shader, which solves each output
  * pixel's input position per filter tap. */
-static berth_status emit_transposed(vk_prep *c, const conv *cv, const int64_t *xs, const int64_t *ys) {
-    vk_dispatch *d = vk_emit(c, "conv2d");
+static berth_status emit_transposed(gpu_prep *c, const conv *cv, const int64_t *xs, const int64_t *ys) {
+    gpu_dispatch *d = gpu_emit(c, "conv2d");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 4;
     d->bind[0] = c->node->inputs[0];
@@ -73,17 +73,17 @@ static berth_status emit_transposed(vk_prep *c, const conv *cv, const int64_t *x
                          cv->at.pad[2], cv->fs[0], cv->fs[1], cv->fs[2], cv->fs[3], xs[0], xs[1], xs[2], xs[3], ys[0],
                          ys[1], ys[2], ys[3]};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
-    d->pc[29] = (cv->at.bias != VK_NONE ? 1u : 0u) | 2u;
-    d->groups[0] = vk_groups(pixels, 32);
-    d->groups[1] = vk_groups((uint64_t)cv->at.og, 32);
-    d->groups[2] = vk_groups((uint64_t)cv->at.groups, 1);
+    d->pc[29] = (cv->at.bias != GPU_NONE ? 1u : 0u) | 2u;
+    d->groups[0] = gpu_groups(pixels, 32);
+    d->groups[1] = gpu_groups((uint64_t)cv->at.og, 32);
+    d->groups[2] = gpu_groups((uint64_t)cv->at.groups, 1);
     return BERTH_OK;
 }
 
 /* Depthwise (one input channel per group): a dot product over the window
  * per output element, with no tile of output channels to waste. */
-static berth_status emit_depthwise(vk_prep *c, const conv *cv, const int64_t *xs, const int64_t *ys) {
-    vk_dispatch *d = vk_emit(c, "conv_depthwise");
+static berth_status emit_depthwise(gpu_prep *c, const conv *cv, const int64_t *xs, const int64_t *ys) {
+    gpu_dispatch *d = gpu_emit(c, "conv_depthwise");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 4;
     d->bind[0] = c->node->inputs[0];
@@ -94,20 +94,20 @@ static berth_status emit_depthwise(vk_prep *c, const conv *cv, const int64_t *xs
                          cv->at.stride[0], cv->at.stride[1], cv->at.dil[0], cv->at.dil[1], cv->at.pad[0], cv->at.pad[2],
                          xs[0], xs[1], xs[2], xs[3], ys[0], ys[1], ys[2], ys[3], cv->fs[0], cv->fs[2], cv->fs[3]};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
-    d->pc[26] = cv->at.bias != VK_NONE ? 1u : 0u;
+    d->pc[26] = cv->at.bias != GPU_NONE ? 1u : 0u;
     /* x: (output row, block of 8 columns) per invocation; z: planes. */
-    d->groups[0] = vk_groups((uint64_t)cv->oh * (uint64_t)((cv->ow + 7) / 8), 64);
-    d->groups[2] = vk_groups((uint64_t)(cv->at.n * cv->at.o), 1);
+    d->groups[0] = gpu_groups((uint64_t)cv->oh * (uint64_t)((cv->ow + 7) / 8), 64);
+    d->groups[2] = gpu_groups((uint64_t)(cv->at.n * cv->at.o), 1);
     return BERTH_OK;
 }
 
 /* Any other conv2d: direct, register-tiled over 8 output channels and 8
  * pixels per invocation. Even at a few dozen pixels the wide tile wins on
  * lavapipe, whose cost is loads, not lanes left idle. */
-static berth_status emit_tiled(vk_prep *c, const conv *cv, const int64_t *xs, const int64_t *ys) {
+static berth_status emit_tiled(gpu_prep *c, const conv *cv, const int64_t *xs, const int64_t *ys) {
     int64_t pixels = cv->oh * cv->ow;
     const uint32_t rn = 8;
-    vk_dispatch *d = vk_emit(c, "conv_tiled");
+    gpu_dispatch *d = gpu_emit(c, "conv_tiled");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 4;
     d->bind[0] = c->node->inputs[0];
@@ -119,10 +119,10 @@ static berth_status emit_tiled(vk_prep *c, const conv *cv, const int64_t *xs, co
                          cv->fs[0], cv->fs[1], cv->fs[2], cv->fs[3], xs[0], xs[1], xs[2], xs[3], ys[0], ys[1],
                          ys[2], ys[3]};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
-    d->pc[28] = cv->at.bias != VK_NONE ? 1u : 0u;
-    d->groups[0] = vk_groups(((uint64_t)pixels + rn - 1) / rn, 8);
-    d->groups[1] = vk_groups((uint64_t)cv->at.og, 8);
-    d->groups[2] = vk_groups((uint64_t)(cv->at.n * cv->at.groups), 1);
+    d->pc[28] = cv->at.bias != GPU_NONE ? 1u : 0u;
+    d->groups[0] = gpu_groups(((uint64_t)pixels + rn - 1) / rn, 8);
+    d->groups[1] = gpu_groups((uint64_t)cv->at.og, 8);
+    d->groups[2] = gpu_groups((uint64_t)(cv->at.n * cv->at.groups), 1);
     return BERTH_OK;
 }
 
@@ -134,9 +134,9 @@ static int pointwise(const conv *cv) {
            cv->at.pad[0] == 0 && cv->at.pad[1] == 0 && cv->at.pad[2] == 0 && cv->at.pad[3] == 0;
 }
 
-static berth_status emit_pointwise(vk_prep *c, const conv *cv, const int64_t *xs) {
+static berth_status emit_pointwise(gpu_prep *c, const conv *cv, const int64_t *xs) {
     int64_t pixels = cv->oh * cv->ow;
-    vk_gemm g = {.y = c->node->outputs[0], .bias = cv->at.bias, .k = cv->at.c, .batch = (uint64_t)cv->at.n, .brank = 1,
+    gpu_gemm g = {.y = c->node->outputs[0], .bias = cv->at.bias, .k = cv->at.c, .batch = (uint64_t)cv->at.n, .brank = 1,
                  .bdims = {cv->at.n}};
     if (cv->at.nhwc) {
         g.a = c->node->inputs[0], g.b = c->node->inputs[1];
@@ -149,16 +149,16 @@ static berth_status emit_pointwise(vk_prep *c, const conv *cv, const int64_t *xs
         g.astr[0] = 0, g.bstr[0] = xs[0];
         g.sam = (uint32_t)cv->fs[0], g.sak = (uint32_t)cv->fs[1], g.sbk = (uint32_t)xs[1], g.sbn = (uint32_t)xs[3];
     }
-    return vk_emit_gemm(c, &g) ? BERTH_OK : BERTH_ERR_NOMEM;
+    return gpu_emit_gemm(c, &g) ? BERTH_OK : BERTH_ERR_NOMEM;
 }
 
-static berth_status conv_emit(vk_prep *c, conv *cv, int transposed) {
+static berth_status conv_emit(gpu_prep *c, conv *cv, int transposed) {
     int64_t od[4] = {cv->at.n, cv->at.o, cv->oh, cv->ow}, od_nhwc[4] = {cv->at.n, cv->oh, cv->ow, cv->at.o};
     berth_status st = bk_check_out_dims(&c->bk, 0, 4, cv->at.nhwc ? od_nhwc : od);
     if (st) return st;
-    const vk_opnd *y = vk_out(c, 0);
+    const gpu_opnd *y = gpu_out(c, 0);
     int64_t xd[4], xs[4], yd[4], ys[4];
-    image(vk_in(c, 0)->dims, cv->at.nhwc, xd, xs);
+    image(gpu_in(c, 0)->dims, cv->at.nhwc, xd, xs);
     image(y->dims, cv->at.nhwc, yd, ys);
     if (transposed) return emit_transposed(c, cv, xs, ys);
     if (cv->at.cg == 1 && cv->at.groups == cv->at.c) return emit_depthwise(c, cv, xs, ys);
@@ -166,7 +166,7 @@ static berth_status conv_emit(vk_prep *c, conv *cv, int transposed) {
     return emit_tiled(c, cv, xs, ys);
 }
 
-berth_status vk_prep_conv2d(vk_prep *c) {
+berth_status gpu_prep_conv2d(gpu_prep *c) {
     conv cv;
     memset(&cv, 0, sizeof cv);
     berth_status st = conv_common(c, &cv, 0);
@@ -179,7 +179,7 @@ berth_status vk_prep_conv2d(vk_prep *c) {
     return conv_emit(c, &cv, 0);
 }
 
-berth_status vk_prep_conv_transpose2d(vk_prep *c) {
+berth_status gpu_prep_conv_transpose2d(gpu_prep *c) {
     conv cv;
     memset(&cv, 0, sizeof cv);
     berth_status st = conv_common(c, &cv, 1);
@@ -205,9 +205,9 @@ berth_status vk_prep_conv_transpose2d(vk_prep *c) {
     return conv_emit(c, &cv, 1);
 }
 
-berth_status vk_prep_pool2d(vk_prep *c) {
+berth_status gpu_prep_pool2d(gpu_prep *c) {
     berth_status st;
-    const vk_opnd *x = vk_in(c, 0);
+    const gpu_opnd *x = gpu_in(c, 0);
     uint32_t kind = strcmp(c->node->op, "maxPool2d") == 0 ? 1 : strcmp(c->node->op, "l2Pool2d") == 0 ? 2 : 0;
     int64_t win[2] = {0}, pad[4] = {0}, stride[2] = {1, 1}, dil[2] = {1, 1}, sizes[2] = {0};
     const char *rounding;
@@ -232,10 +232,10 @@ berth_status vk_prep_pool2d(vk_prep *c) {
     int64_t oh = (ceil_mode ? (sh + stride[0] - 1) / stride[0] : sh / stride[0]) + 1;
     int64_t ow = (ceil_mode ? (sw + stride[1] - 1) / stride[1] : sw / stride[1]) + 1;
     if (n_sz == 2) oh = sizes[0], ow = sizes[1];
-    const vk_opnd *y = vk_out(c, 0);
+    const gpu_opnd *y = gpu_out(c, 0);
     int64_t yd[4], ys[4];
     image(y->dims, nhwc, yd, ys);
-    vk_dispatch *d = vk_emit(c, "pool2d");
+    gpu_dispatch *d = gpu_emit(c, "pool2d");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
     d->bind[0] = c->node->inputs[0];
@@ -243,17 +243,17 @@ berth_status vk_prep_pool2d(vk_prep *c) {
     const int64_t v[] = {(int64_t)y->numel, xd[1], oh, ow, xd[2], xd[3], kh, kw, stride[0], stride[1], dil[0], dil[1],
                          pad[0], pad[2], kind, xs[0], xs[1], xs[2], xs[3], ys[0], ys[1], ys[2], ys[3]};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) d->pc[i] = (uint32_t)v[i];
-    d->groups[0] = vk_groups(y->numel, 256);
+    d->groups[0] = gpu_groups(y->numel, 256);
     return BERTH_OK;
 }
 
-berth_status vk_prep_resample2d(vk_prep *c) {
-    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
+berth_status gpu_prep_resample2d(gpu_prep *c) {
+    const gpu_opnd *x = gpu_in(c, 0), *y = gpu_out(c, 0);
     bk_resample r;
     berth_status st = bk_param_resample(&c->bk, &r);
     if (st) return st;
     uint32_t a0 = r.a0, a1 = r.a1;
-    vk_dispatch *d = vk_emit(c, "resample2d");
+    gpu_dispatch *d = gpu_emit(c, "resample2d");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
     d->bind[0] = c->node->inputs[0];
@@ -265,9 +265,9 @@ berth_status vk_prep_resample2d(vk_prep *c) {
     d->pc[4] = (uint32_t)y->dims[a1];
     d->pc[5] = (uint32_t)r.mid;
     d->pc[6] = (uint32_t)r.inner;
-    d->pc[7] = vk_f2u((float)r.sh);
-    d->pc[8] = vk_f2u((float)r.sw);
+    d->pc[7] = gpu_f2u((float)r.sh);
+    d->pc[8] = gpu_f2u((float)r.sw);
     d->pc[9] = (uint32_t)r.linear;
-    d->groups[0] = vk_groups(y->numel, 256);
+    d->groups[0] = gpu_groups(y->numel, 256);
     return BERTH_OK;
 }

@@ -2,17 +2,17 @@
  * broadcast batch dims, WebNN's 1-D rules), gemm (transposes as strides, C
  * broadcast), the engine's fused berth.matmulEpilogue (bias, activation,
  * residual applied in the same pass), and 1x1 convolutions for
- * vk_ops_conv.c. The variant that reads vec4s is picked where the strides
+ * gpu_ops_conv.c. The variant that reads vec4s is picked where the strides
  * allow it. */
 #include <string.h>
 
-#include "vk_internal.h"
+#include "gpu_core.h"
 
 /* Each invocation of the matmul shader owns an 8 x 8 block of the output;
  * a workgroup is 8 invocations side by side along the columns. */
 #define MM_TILE 8
 
-typedef vk_gemm mm_shape;
+typedef gpu_gemm mm_shape;
 
 /* The vec4 variants need every offset they step by to be a multiple of 4
  * floats (binding offsets themselves are aligned by the planner). */
@@ -22,15 +22,15 @@ static int all_mult4(const int64_t *v, uint32_t n) {
     return 1;
 }
 
-vk_dispatch *vk_emit_gemm(vk_prep *c, const vk_gemm *s) {
+gpu_dispatch *gpu_emit_gemm(gpu_prep *c, const gpu_gemm *s) {
     int va = s->sak == 1 && s->sam % 4 == 0 && s->k % 4 == 0 && all_mult4(s->astr, s->brank);
     int vb = va && s->sbn == 1 && s->sbk % 4 == 0 && s->n % 4 == 0 && all_mult4(s->bstr, s->brank);
-    vk_dispatch *d = vk_emit(c, vb ? "matmul_ab4" : va ? "matmul_a4" : "matmul");
+    gpu_dispatch *d = gpu_emit(c, vb ? "matmul_ab4" : va ? "matmul_a4" : "matmul");
     if (!d) return NULL;
     d->n_bind = 6;
     d->bind[0] = s->a;
     d->bind[1] = s->b;
-    d->bind[2] = d->bind[4] = VK_NONE;
+    d->bind[2] = d->bind[4] = GPU_NONE;
     d->bind[3] = s->bias;
     d->bind[5] = s->y;
     d->pc[0] = (uint32_t)s->m;
@@ -47,28 +47,28 @@ vk_dispatch *vk_emit_gemm(vk_prep *c, const vk_gemm *s) {
     d->pc[18] = s->sak;
     d->pc[19] = s->sbk;
     d->pc[20] = s->sbn;
-    d->pc[21] = s->bias == VK_NONE ? 0u : s->bias_rows ? 2u | 8u : 2u;
-    d->pc[22] = vk_f2u(1.0f);
-    d->groups[0] = vk_groups(((uint64_t)s->n + MM_TILE - 1) / MM_TILE, 8);
-    d->groups[1] = vk_groups((uint64_t)s->m, MM_TILE);
-    d->groups[2] = vk_groups(s->batch, 1);
+    d->pc[21] = s->bias == GPU_NONE ? 0u : s->bias_rows ? 2u | 8u : 2u;
+    d->pc[22] = gpu_f2u(1.0f);
+    d->groups[0] = gpu_groups(((uint64_t)s->n + MM_TILE - 1) / MM_TILE, 8);
+    d->groups[1] = gpu_groups((uint64_t)s->m, MM_TILE);
+    d->groups[2] = gpu_groups(s->batch, 1);
     return d;
 }
 
-static vk_dispatch *emit_mm(vk_prep *c, mm_shape *s, uint32_t a, uint32_t b, uint32_t sam, uint32_t sak,
+static gpu_dispatch *emit_mm(gpu_prep *c, mm_shape *s, uint32_t a, uint32_t b, uint32_t sam, uint32_t sak,
                             uint32_t sbk, uint32_t sbn) {
-    s->a = a, s->b = b, s->y = c->node->outputs[0], s->bias = VK_NONE;
+    s->a = a, s->b = b, s->y = c->node->outputs[0], s->bias = GPU_NONE;
     s->sam = sam, s->sak = sak, s->sbk = sbk, s->sbn = sbn;
-    return vk_emit_gemm(c, s);
+    return gpu_emit_gemm(c, s);
 }
 
-vk_dispatch *vk_emit_matmul(vk_prep *c, uint32_t a, uint32_t b, uint32_t y, const uint32_t mnk_batch[4],
+gpu_dispatch *gpu_emit_matmul(gpu_prep *c, uint32_t a, uint32_t b, uint32_t y, const uint32_t mnk_batch[4],
                             const uint32_t batch_strides[2], const uint32_t strides[4]) {
-    vk_gemm s = {.a = a, .b = b, .y = y, .bias = VK_NONE, .m = mnk_batch[0], .n = mnk_batch[1],
+    gpu_gemm s = {.a = a, .b = b, .y = y, .bias = GPU_NONE, .m = mnk_batch[0], .n = mnk_batch[1],
                  .k = mnk_batch[2], .batch = mnk_batch[3], .brank = 1, .bdims = {mnk_batch[3]},
                  .astr = {batch_strides[0]}, .bstr = {batch_strides[1]}, .sam = strides[0], .sak = strides[1],
                  .sbk = strides[2], .sbn = strides[3]};
-    return vk_emit_gemm(c, &s);
+    return gpu_emit_gemm(c, &s);
 }
 
 /* Shapes, 1-D rules and batch broadcasting shared by matmul and the epilogue. */
@@ -134,24 +134,24 @@ static berth_status mm_shape_of(const bk_node_ctx *c, mm_shape *s) {
     return BERTH_OK;
 }
 
-berth_status vk_check_matmul(const bk_node_ctx *c) {
+berth_status gpu_check_matmul(const bk_node_ctx *c) {
     mm_shape s;
-    berth_status st = vk_check_fits(c, UINT32_MAX);
+    berth_status st = gpu_check_fits(c, UINT32_MAX);
     return st ? st : mm_shape_of(c, &s);
 }
 
-berth_status vk_prep_matmul(vk_prep *c) {
+berth_status gpu_prep_matmul(gpu_prep *c) {
     berth_status st = BERTH_OK;
     mm_shape s;
     if (!st) st = mm_shape_of(&c->bk, &s);
     if (st) return st;
-    if (vk_out(c, 0)->numel == 0) return BERTH_OK;
+    if (gpu_out(c, 0)->numel == 0) return BERTH_OK;
     return emit_mm(c, &s, c->node->inputs[0], c->node->inputs[1], (uint32_t)s.k, 1, (uint32_t)s.n, 1)
                ? BERTH_OK
                : BERTH_ERR_NOMEM;
 }
 
-berth_status vk_prep_matmul_epilogue(vk_prep *c) {
+berth_status gpu_prep_matmul_epilogue(gpu_prep *c) {
     berth_status st = BERTH_OK;
     mm_shape s;
     if (!st) st = mm_shape_of(&c->bk, &s);
@@ -162,17 +162,17 @@ berth_status vk_prep_matmul_epilogue(vk_prep *c) {
     st = bk_opt_operand(&c->bk, "bias", &bias);
     if (!st) st = bk_opt_operand(&c->bk, "residual", &res);
     if (st) return st;
-    const vk_opnd *o = vk_out(c, 0);
+    const gpu_opnd *o = gpu_out(c, 0);
     if (o->numel == 0) return BERTH_OK;
-    vk_dispatch *d = emit_mm(c, &s, c->node->inputs[0], c->node->inputs[1], (uint32_t)s.k, 1, (uint32_t)s.n, 1);
+    gpu_dispatch *d = emit_mm(c, &s, c->node->inputs[0], c->node->inputs[1], (uint32_t)s.k, 1, (uint32_t)s.n, 1);
     if (!d) return BERTH_ERR_NOMEM;
     d->bind[3] = bias;
     d->bind[4] = res;
-    d->pc[21] = (bias != VK_NONE ? 2u : 0u) | (res != VK_NONE ? 4u : 0u) | ((uint32_t)code << 4);
+    d->pc[21] = (bias != GPU_NONE ? 2u : 0u) | (res != GPU_NONE ? 4u : 0u) | ((uint32_t)code << 4);
     return BERTH_OK;
 }
 
-berth_status vk_prep_gemm(vk_prep *c) {
+berth_status gpu_prep_gemm(gpu_prep *c) {
     berth_status st;
     int ta, tb;
     double alpha, beta;
@@ -183,7 +183,7 @@ berth_status vk_prep_gemm(vk_prep *c) {
     if (!st) st = bk_opt_float(&c->bk, "beta", 1.0, &beta);
     if (!st) st = bk_opt_operand(&c->bk, "c", &cop);
     if (st) return st;
-    const vk_opnd *a = vk_in(c, 0), *b = vk_in(c, 1);
+    const gpu_opnd *a = gpu_in(c, 0), *b = gpu_in(c, 1);
     if (a->rank != 2 || b->rank != 2) return bk_fail(&c->bk, "inputs must be 2-D, found rank %u and %u", a->rank, b->rank);
     mm_shape s = {.batch = 1};
     s.m = ta ? a->dims[1] : a->dims[0];
@@ -192,8 +192,8 @@ berth_status vk_prep_gemm(vk_prep *c) {
     int64_t kb = tb ? b->dims[1] : b->dims[0];
     if (kb != s.k) return bk_fail(&c->bk, "inner dims differ: a gives %lld, b gives %lld", (long long)s.k, (long long)kb);
     int64_t cm = 1, cn = 1;
-    if (cop != VK_NONE) {
-        const vk_opnd *cv = &c->plan->ops[cop];
+    if (cop != GPU_NONE) {
+        const gpu_opnd *cv = &c->plan->ops[cop];
         if (cv->dtype != BERTH_DTYPE_F32 || cv->rank > 2)
             return bk_fail(&c->bk, "c: expected float32 of rank <= 2, found %s rank %u", bk_dtype_name(cv->dtype), cv->rank);
         cm = cv->rank == 2 ? cv->dims[0] : 1;
@@ -201,15 +201,15 @@ berth_status vk_prep_gemm(vk_prep *c) {
         if ((cm != 1 && cm != s.m) || (cn != 1 && cn != s.n))
             return bk_fail(&c->bk, "c: shape does not broadcast to [%lld, %lld]", (long long)s.m, (long long)s.n);
     }
-    if (vk_out(c, 0)->numel == 0) return BERTH_OK;
-    vk_dispatch *d = emit_mm(c, &s, c->node->inputs[0], c->node->inputs[1], ta ? 1u : (uint32_t)s.k,
+    if (gpu_out(c, 0)->numel == 0) return BERTH_OK;
+    gpu_dispatch *d = emit_mm(c, &s, c->node->inputs[0], c->node->inputs[1], ta ? 1u : (uint32_t)s.k,
                              ta ? (uint32_t)s.m : 1u, tb ? 1u : (uint32_t)s.n, tb ? (uint32_t)s.k : 1u);
     if (!d) return BERTH_ERR_NOMEM;
-    d->pc[22] = vk_f2u((float)alpha);
-    if (cop != VK_NONE && beta != 0.0) {
+    d->pc[22] = gpu_f2u((float)alpha);
+    if (cop != GPU_NONE && beta != 0.0) {
         d->bind[2] = cop;
         d->pc[21] = 1u;
-        d->pc[23] = vk_f2u((float)beta);
+        d->pc[23] = gpu_f2u((float)beta);
         d->pc[24] = cm == 1 ? 0u : (uint32_t)cn;
         d->pc[25] = cn == 1 ? 0u : 1u;
     }

@@ -2,17 +2,17 @@
  * row and reduce in shared memory, so long rows use the whole group. */
 #include <string.h>
 
-#include "vk_internal.h"
+#include "gpu_core.h"
 
-berth_status vk_prep_softmax(vk_prep *c) {
-    const vk_opnd *x = vk_in(c, 0);
+berth_status gpu_prep_softmax(gpu_prep *c) {
+    const gpu_opnd *x = gpu_in(c, 0);
     bk_axis_geom ag;
     berth_status st = bk_param_axis(&c->bk, (int64_t)x->rank - 1, &ag);
     if (st) return st;
     uint32_t axis = ag.axis;
     uint64_t outer = ag.outer, inner = ag.inner;
     if (x->numel == 0) return BERTH_OK;
-    vk_dispatch *d = vk_emit(c, "softmax");
+    gpu_dispatch *d = gpu_emit(c, "softmax");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
     d->bind[0] = c->node->inputs[0];
@@ -20,7 +20,7 @@ berth_status vk_prep_softmax(vk_prep *c) {
     d->pc[0] = (uint32_t)(outer * inner);
     d->pc[1] = (uint32_t)x->dims[axis];
     d->pc[2] = (uint32_t)inner;
-    d->groups[0] = vk_groups(outer * inner, 1);
+    d->groups[0] = gpu_groups(outer * inner, 1);
     return BERTH_OK;
 }
 
@@ -80,23 +80,23 @@ static berth_status red_geom_of(const bk_node_ctx *c, red_geom *g) {
     return BERTH_OK;
 }
 
-berth_status vk_check_reduce(const bk_node_ctx *c) {
+berth_status gpu_check_reduce(const bk_node_ctx *c) {
     red_geom g;
     berth_status st = red_geom_of(c, &g);
-    return st ? st : vk_check_fits(c, UINT32_MAX);
+    return st ? st : gpu_check_fits(c, UINT32_MAX);
 }
 
-berth_status vk_prep_reduce(vk_prep *c) {
+berth_status gpu_prep_reduce(gpu_prep *c) {
     int op = -1;
     for (int i = 0; i < 10; i++)
         if (strcmp(c->node->op, red_names[i]) == 0) op = i;
     if (op < 0) return bk_fail(&c->bk, "not a reduction");
-    const vk_opnd *y = vk_out(c, 0);
+    const gpu_opnd *y = gpu_out(c, 0);
     red_geom g;
     berth_status st = red_geom_of(&c->bk, &g);
     if (st) return st;
     if (y->numel == 0) return BERTH_OK;
-    vk_dispatch *d = vk_emit(c, "reduce");
+    gpu_dispatch *d = gpu_emit(c, "reduce");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
     d->bind[0] = c->node->inputs[0];
@@ -112,6 +112,6 @@ berth_status vk_prep_reduce(vk_prep *c) {
         d->pc[13 + i] = (uint32_t)g.rd[i];
         d->pc[17 + i] = (uint32_t)g.rs[i];
     }
-    d->groups[0] = vk_groups(y->numel, 1);
+    d->groups[0] = gpu_groups(y->numel, 1);
     return BERTH_OK;
 }

@@ -5,11 +5,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "vk_internal.h"
+#include "gpu_core.h"
 
-berth_status vk_prep_attention(vk_prep *c) {
+berth_status gpu_prep_attention(gpu_prep *c) {
     berth_status st;
-    const vk_opnd *q = vk_in(c, 0);
+    const gpu_opnd *q = gpu_in(c, 0);
     uint32_t r = q->rank;
     bk_attention at;
     if ((st = bk_param_attention(&c->bk, &at))) return st;
@@ -21,21 +21,21 @@ berth_status vk_prep_attention(vk_prep *c) {
     int64_t full[BERTH_MAX_RANK]; /* the scores' shape [..., Sq, Sk] */
     memcpy(full, q->dims, sizeof(int64_t) * r);
     full[r - 1] = Sk;
-    const vk_opnd *y = vk_out(c, 0);
+    const gpu_opnd *y = gpu_out(c, 0);
     uint64_t nscores = batch * (uint64_t)Sq * (uint64_t)Sk;
     if (y->numel == 0) return BERTH_OK;
-    uint32_t s1 = vk_scratch(c, nscores * 4), s2 = vk_scratch(c, nscores * 4);
-    if (s1 == VK_NONE || s2 == VK_NONE) return BERTH_ERR_NOMEM;
+    uint32_t s1 = gpu_scratch(c, nscores * 4), s2 = gpu_scratch(c, nscores * 4);
+    if (s1 == GPU_NONE || s2 == GPU_NONE) return BERTH_ERR_NOMEM;
     /* scores = scale * q k^T: b's (k, n) element is k[n * D + k]. */
-    vk_dispatch *d = vk_emit_matmul(c, c->node->inputs[0], c->node->inputs[1], s1,
+    gpu_dispatch *d = gpu_emit_matmul(c, c->node->inputs[0], c->node->inputs[1], s1,
                                     (const uint32_t[]){(uint32_t)Sq, (uint32_t)Sk, (uint32_t)D, (uint32_t)batch},
                                     (const uint32_t[]){(uint32_t)(Sq * D), (uint32_t)(Sk * D)},
                                     (const uint32_t[]){(uint32_t)D, 1, 1, (uint32_t)D});
     if (!d) return BERTH_ERR_NOMEM;
-    d->pc[22] = vk_f2u((float)scale);
+    d->pc[22] = gpu_f2u((float)scale);
     uint32_t scores = s1;
-    if (mask != VK_NONE) {
-        d = vk_emit(c, "binary");
+    if (mask != GPU_NONE) {
+        d = gpu_emit(c, "binary");
         if (!d) return BERTH_ERR_NOMEM;
         d->n_bind = 3;
         d->bind[0] = s1;
@@ -51,11 +51,11 @@ berth_status vk_prep_attention(vk_prep *c) {
             d->pc[20 + i] = (uint32_t)mstr[i];
             s *= full[i];
         }
-        d->groups[0] = vk_groups(nscores, 256);
+        d->groups[0] = gpu_groups(nscores, 256);
         scores = s2;
     }
     uint32_t probs = scores == s1 ? s2 : s1;
-    d = vk_emit(c, "softmax");
+    d = gpu_emit(c, "softmax");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
     d->bind[0] = scores;
@@ -63,8 +63,8 @@ berth_status vk_prep_attention(vk_prep *c) {
     d->pc[0] = (uint32_t)(batch * (uint64_t)Sq);
     d->pc[1] = (uint32_t)Sk;
     d->pc[2] = 1;
-    d->groups[0] = vk_groups(batch * (uint64_t)Sq, 1);
-    d = vk_emit_matmul(c, probs, c->node->inputs[2], c->node->outputs[0],
+    d->groups[0] = gpu_groups(batch * (uint64_t)Sq, 1);
+    d = gpu_emit_matmul(c, probs, c->node->inputs[2], c->node->outputs[0],
                        (const uint32_t[]){(uint32_t)Sq, (uint32_t)Dv, (uint32_t)Sk, (uint32_t)batch},
                        (const uint32_t[]){(uint32_t)(Sq * Sk), (uint32_t)(Sk * Dv)},
                        (const uint32_t[]){(uint32_t)Sk, 1, (uint32_t)Dv, 1});

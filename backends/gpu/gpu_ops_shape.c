@@ -4,7 +4,7 @@
  * shapes travel through the same kernels as float32. */
 #include <string.h>
 
-#include "vk_internal.h"
+#include "gpu_core.h"
 
 typedef struct strided {
     uint32_t rank;
@@ -24,9 +24,9 @@ static uint32_t words_of(berth_dtype t) { return (uint32_t)(bk_dtype_size(t) / 4
 
 /* Drops size-1 dims, widens to words, merges neighbours contiguous on
  * both sides, refuses what the copy shader cannot index, and emits one
- * copy dispatch from operand src to dst (none while vk_check_copy runs
+ * copy dispatch from operand src to dst (none while gpu_check_copy runs
  * the op with no plan). The copy ops below read only the graph. */
-static berth_status emit_copy(vk_prep *c, uint32_t src, uint32_t dst, strided *s) {
+static berth_status emit_copy(gpu_prep *c, uint32_t src, uint32_t dst, strided *s) {
     uint32_t w = words_of(c->g->operands[src].dtype); /* 1 or 2: the table's dtypes */
     uint64_t n = 1;
     for (uint32_t d = 0; d < s->rank; d++) n *= (uint64_t)s->dims[d];
@@ -51,8 +51,8 @@ static berth_status emit_copy(vk_prep *c, uint32_t src, uint32_t dst, strided *s
     n *= w;
     if (n > UINT32_MAX || (uint64_t)t.in_base > UINT32_MAX || (uint64_t)t.out_base > UINT32_MAX)
         return bk_refuse(&c->bk, "%llu words exceed the shaders' 32-bit indexing", (unsigned long long)n);
-    if (!c->plan) return BERTH_OK; /* vk_check_copy: geometry only */
-    vk_dispatch *d = vk_emit(c, "copy");
+    if (!c->plan) return BERTH_OK; /* gpu_check_copy: geometry only */
+    gpu_dispatch *d = gpu_emit(c, "copy");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
     d->bind[0] = src;
@@ -66,18 +66,18 @@ static berth_status emit_copy(vk_prep *c, uint32_t src, uint32_t dst, strided *s
         d->pc[12 + i] = (uint32_t)t.in[i];
         d->pc[20 + i] = (uint32_t)t.out[i];
     }
-    d->groups[0] = vk_groups(n, 256);
+    d->groups[0] = gpu_groups(n, 256);
     return BERTH_OK;
 }
 
-static berth_status same_type(vk_prep *c) {
+static berth_status same_type(gpu_prep *c) {
     if (bk_in(&c->bk, 0)->dtype != bk_out(&c->bk, 0)->dtype)
         return bk_fail(&c->bk, "output: expected dtype %s, found %s", bk_dtype_name(bk_in(&c->bk, 0)->dtype),
                        bk_dtype_name(bk_out(&c->bk, 0)->dtype));
     return BERTH_OK;
 }
 
-berth_status vk_prep_transpose(vk_prep *c) {
+berth_status gpu_prep_transpose(gpu_prep *c) {
     berth_status st = same_type(c);
     if (st) return st;
     const berth_operand *x = bk_in(&c->bk, 0), *y = bk_out(&c->bk, 0);
@@ -106,7 +106,7 @@ berth_status vk_prep_transpose(vk_prep *c) {
     return emit_copy(c, c->node->inputs[0], c->node->outputs[0], &s);
 }
 
-berth_status vk_prep_slice(vk_prep *c) {
+berth_status gpu_prep_slice(gpu_prep *c) {
     berth_status st = same_type(c);
     if (st) return st;
     const berth_operand *x = bk_in(&c->bk, 0);
@@ -126,7 +126,7 @@ berth_status vk_prep_slice(vk_prep *c) {
     return emit_copy(c, c->node->inputs[0], c->node->outputs[0], &s);
 }
 
-berth_status vk_prep_expand(vk_prep *c) {
+berth_status gpu_prep_expand(gpu_prep *c) {
     berth_status st = same_type(c);
     if (st) return st;
     const berth_operand *x = bk_in(&c->bk, 0), *y = bk_out(&c->bk, 0);
@@ -150,7 +150,7 @@ berth_status vk_prep_expand(vk_prep *c) {
 
 /* tile: each dim d becomes (repetitions, extent) with the input stride 0
  * over the repetitions, so the strided copy does it. */
-berth_status vk_prep_tile(vk_prep *c) {
+berth_status gpu_prep_tile(gpu_prep *c) {
     berth_status st = same_type(c);
     if (st) return st;
     const berth_operand *x = bk_in(&c->bk, 0), *y = bk_out(&c->bk, 0);
@@ -173,7 +173,7 @@ berth_status vk_prep_tile(vk_prep *c) {
 }
 
 /* concat (parts are inputs) and split (parts are outputs). */
-static berth_status cat_split(vk_prep *c, int concat) {
+static berth_status cat_split(gpu_prep *c, int concat) {
     const berth_operand *whole = concat ? bk_out(&c->bk, 0) : bk_in(&c->bk, 0);
     uint32_t n_parts = concat ? c->node->n_inputs : c->node->n_outputs;
     int64_t a;
@@ -202,12 +202,12 @@ static berth_status cat_split(vk_prep *c, int concat) {
     return BERTH_OK;
 }
 
-berth_status vk_prep_concat(vk_prep *c) {
+berth_status gpu_prep_concat(gpu_prep *c) {
     berth_status st = BERTH_OK;
     return st ? st : cat_split(c, 1);
 }
 
-berth_status vk_prep_split(vk_prep *c) {
+berth_status gpu_prep_split(gpu_prep *c) {
     berth_status st = BERTH_OK;
     if (!st && c->node->n_outputs < 1) return bk_fail(&c->bk, "expected at least 1 output, found 0");
     return st ? st : cat_split(c, 0);
@@ -215,20 +215,20 @@ berth_status vk_prep_split(vk_prep *c) {
 
 /* Check hook of transpose, slice, expand, tile, concat and split: the
  * op's own geometry and refusals, run with no plan. */
-berth_status vk_check_copy(const bk_node_ctx *c) {
-    vk_prep p = {.bk = *c};
+berth_status gpu_check_copy(const bk_node_ctx *c) {
+    gpu_prep p = {.bk = *c};
     berth_op_id id = berth_op_find(c->node->op);
-    return id == BERTH_OP_TRANSPOSE ? vk_prep_transpose(&p)
-         : id == BERTH_OP_SLICE     ? vk_prep_slice(&p)
-         : id == BERTH_OP_EXPAND    ? vk_prep_expand(&p)
-         : id == BERTH_OP_TILE      ? vk_prep_tile(&p)
-         : id == BERTH_OP_CONCAT    ? vk_prep_concat(&p)
-                                    : vk_prep_split(&p);
+    return id == BERTH_OP_TRANSPOSE ? gpu_prep_transpose(&p)
+         : id == BERTH_OP_SLICE     ? gpu_prep_slice(&p)
+         : id == BERTH_OP_EXPAND    ? gpu_prep_expand(&p)
+         : id == BERTH_OP_TILE      ? gpu_prep_tile(&p)
+         : id == BERTH_OP_CONCAT    ? gpu_prep_concat(&p)
+                                    : gpu_prep_split(&p);
 }
 
-berth_status vk_prep_gather(vk_prep *c) {
+berth_status gpu_prep_gather(gpu_prep *c) {
     berth_status st;
-    const vk_opnd *x = vk_in(c, 0), *ix = vk_in(c, 1), *y = vk_out(c, 0);
+    const gpu_opnd *x = gpu_in(c, 0), *ix = gpu_in(c, 1), *y = gpu_out(c, 0);
     uint32_t w = words_of(x->dtype);
     bk_axis_geom ag;
     if ((st = bk_param_index_axis(&c->bk, &ag))) return st;
@@ -236,7 +236,7 @@ berth_status vk_prep_gather(vk_prep *c) {
     uint64_t inner = w;
     for (uint32_t d = axis + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
     uint64_t n = (uint64_t)y->numel * w;
-    vk_dispatch *d = vk_emit(c, "gather");
+    gpu_dispatch *d = gpu_emit(c, "gather");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 3;
     d->bind[0] = c->node->inputs[0];
@@ -247,12 +247,12 @@ berth_status vk_prep_gather(vk_prep *c) {
     d->pc[2] = (uint32_t)ix->numel;
     d->pc[3] = (uint32_t)x->dims[axis];
     d->pc[4] = ix->dtype == BERTH_DTYPE_I64;
-    d->groups[0] = vk_groups(n, 256);
+    d->groups[0] = gpu_groups(n, 256);
     return BERTH_OK;
 }
 
-berth_status vk_prep_where(vk_prep *c) {
-    const vk_opnd *in[3] = {vk_in(c, 0), vk_in(c, 1), vk_in(c, 2)}, *y = vk_out(c, 0);
+berth_status gpu_prep_where(gpu_prep *c) {
+    const gpu_opnd *in[3] = {gpu_in(c, 0), gpu_in(c, 1), gpu_in(c, 2)}, *y = gpu_out(c, 0);
     if (in[0]->dtype != BERTH_DTYPE_U8)
         return bk_fail(&c->bk, "condition: expected dtype uint8, found %s", bk_dtype_name(in[0]->dtype));
     if (in[1]->dtype != y->dtype || in[2]->dtype != y->dtype)
@@ -262,7 +262,7 @@ berth_status vk_prep_where(vk_prep *c) {
     bk_bcast b; /* element size and rank pass check_where */
     bk_bcast_of(&c->bk, 3, &b);
     if (y->numel == 0) return BERTH_OK;
-    vk_dispatch *d = vk_emit(c, "where");
+    gpu_dispatch *d = gpu_emit(c, "where");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 4;
     for (uint32_t i = 0; i < 3; i++) d->bind[i] = c->node->inputs[i];
@@ -276,26 +276,26 @@ berth_status vk_prep_where(vk_prep *c) {
         d->pc[20 + i] = (uint32_t)b.strides[2][i];
     }
     d->pc[26] = (uint32_t)(es / 4);
-    d->groups[0] = vk_groups(y->numel, 256);
+    d->groups[0] = gpu_groups(y->numel, 256);
     return BERTH_OK;
 }
 
-berth_status vk_prep_logical_not(vk_prep *c) {
-    uint64_t words = (vk_out(c, 0)->numel + 3) / 4;
+berth_status gpu_prep_logical_not(gpu_prep *c) {
+    uint64_t words = (gpu_out(c, 0)->numel + 3) / 4;
     if (words == 0) return BERTH_OK;
-    vk_dispatch *d = vk_emit(c, "logical_not");
+    gpu_dispatch *d = gpu_emit(c, "logical_not");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
     d->bind[0] = c->node->inputs[0];
     d->bind[1] = c->node->outputs[0];
     d->pc[0] = (uint32_t)words;
-    d->groups[0] = vk_groups(words, 256);
+    d->groups[0] = gpu_groups(words, 256);
     return BERTH_OK;
 }
 
-berth_status vk_prep_pad(vk_prep *c) {
+berth_status gpu_prep_pad(gpu_prep *c) {
     berth_status st;
-    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
+    const gpu_opnd *x = gpu_in(c, 0), *y = gpu_out(c, 0);
     int64_t b[BERTH_MAX_RANK], e[BERTH_MAX_RANK], od[BERTH_MAX_RANK];
     int nb, ne;
     const char *mode;
@@ -319,7 +319,7 @@ berth_status vk_prep_pad(vk_prep *c) {
         od[d] = x->dims[d] + b[d] + e[d];
     }
     if (y->numel == 0) return BERTH_OK;
-    vk_dispatch *d = vk_emit(c, "pad");
+    gpu_dispatch *d = gpu_emit(c, "pad");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
     d->bind[0] = c->node->inputs[0];
@@ -327,12 +327,12 @@ berth_status vk_prep_pad(vk_prep *c) {
     d->pc[0] = (uint32_t)y->numel;
     d->pc[1] = x->rank;
     d->pc[2] = m;
-    d->pc[3] = vk_f2u((float)value);
+    d->pc[3] = gpu_f2u((float)value);
     for (uint32_t i = 0; i < x->rank; i++) {
         d->pc[4 + i] = (uint32_t)od[i];
         d->pc[12 + i] = (uint32_t)x->dims[i];
         d->pc[20 + i] = (uint32_t)b[i];
     }
-    d->groups[0] = vk_groups(y->numel, 256);
+    d->groups[0] = gpu_groups(y->numel, 256);
     return BERTH_OK;
 }

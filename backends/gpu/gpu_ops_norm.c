@@ -3,7 +3,7 @@
  * dims of NCHW or NHWC, and batchNormalization from given statistics. */
 #include <string.h>
 
-#include "vk_internal.h"
+#include "gpu_core.h"
 
 /* Dims of one kind (kept or reduced), collapsed where contiguous in both x
  * and scale; at most 4. */
@@ -27,11 +27,11 @@ static int push(dimlist *l, int64_t dim, int64_t xs, int64_t ss, int *adjacent) 
     return 1;
 }
 
-static berth_status emit_norm(vk_prep *c, const dimlist *k, const dimlist *r, uint64_t groups, uint64_t count, double eps,
+static berth_status emit_norm(gpu_prep *c, const dimlist *k, const dimlist *r, uint64_t groups, uint64_t count, double eps,
                               uint32_t scale, uint32_t bias, int by_kept) {
-    const vk_opnd *x = vk_in(c, 0);
+    const gpu_opnd *x = gpu_in(c, 0);
     if (x->numel == 0) return BERTH_OK;
-    vk_dispatch *d = vk_emit(c, "norm");
+    gpu_dispatch *d = gpu_emit(c, "norm");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 4;
     d->bind[0] = c->node->inputs[0];
@@ -42,8 +42,8 @@ static berth_status emit_norm(vk_prep *c, const dimlist *k, const dimlist *r, ui
     d->pc[1] = (uint32_t)count;
     d->pc[2] = k->n;
     d->pc[3] = r->n;
-    d->pc[4] = vk_f2u((float)eps);
-    d->pc[5] = (scale != VK_NONE ? 1u : 0u) | (bias != VK_NONE ? 2u : 0u) | (by_kept ? 4u : 0u);
+    d->pc[4] = gpu_f2u((float)eps);
+    d->pc[5] = (scale != GPU_NONE ? 1u : 0u) | (bias != GPU_NONE ? 2u : 0u) | (by_kept ? 4u : 0u);
     for (uint32_t i = 0; i < 4; i++) {
         d->pc[6 + i] = (uint32_t)k->dims[i];
         d->pc[10 + i] = (uint32_t)k->xs[i];
@@ -52,7 +52,7 @@ static berth_status emit_norm(vk_prep *c, const dimlist *k, const dimlist *r, ui
         d->pc[22 + i] = (uint32_t)r->xs[i];
         d->pc[26 + i] = (uint32_t)r->ss[i];
     }
-    d->groups[0] = vk_groups(groups, 1);
+    d->groups[0] = gpu_groups(groups, 1);
     return BERTH_OK;
 }
 
@@ -96,13 +96,13 @@ static berth_status ln_geom_of(const bk_node_ctx *c, ln_geom *g) {
     return BERTH_OK;
 }
 
-berth_status vk_check_layer_norm(const bk_node_ctx *c) {
+berth_status gpu_check_layer_norm(const bk_node_ctx *c) {
     ln_geom g;
     berth_status st = ln_geom_of(c, &g);
-    return st ? st : vk_check_fits(c, UINT32_MAX);
+    return st ? st : gpu_check_fits(c, UINT32_MAX);
 }
 
-berth_status vk_prep_layer_norm(vk_prep *c) {
+berth_status gpu_prep_layer_norm(gpu_prep *c) {
     uint32_t scale, bias;
     double eps;
     ln_geom g;
@@ -114,9 +114,9 @@ berth_status vk_prep_layer_norm(vk_prep *c) {
     return emit_norm(c, &g.k, &g.r, g.groups, g.count, eps, scale, bias, 0);
 }
 
-berth_status vk_prep_instance_norm(vk_prep *c) {
+berth_status gpu_prep_instance_norm(gpu_prep *c) {
     berth_status st;
-    const vk_opnd *x = vk_in(c, 0);
+    const gpu_opnd *x = gpu_in(c, 0);
     const char *layout;
     double eps;
     uint32_t scale, bias;
@@ -133,9 +133,9 @@ berth_status vk_prep_instance_norm(vk_prep *c) {
     return emit_norm(c, &k, &r, (uint64_t)(n * ch), (uint64_t)plane, eps, scale, bias, 1);
 }
 
-berth_status vk_prep_batch_norm(vk_prep *c) {
+berth_status gpu_prep_batch_norm(gpu_prep *c) {
     berth_status st;
-    const vk_opnd *x = vk_in(c, 0);
+    const gpu_opnd *x = gpu_in(c, 0);
     int64_t a;
     uint32_t axis, scale, bias;
     double eps;
@@ -149,7 +149,7 @@ berth_status vk_prep_batch_norm(vk_prep *c) {
     uint64_t inner = 1;
     for (uint32_t d = axis + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
     if (x->numel == 0) return BERTH_OK;
-    vk_dispatch *d = vk_emit(c, "batchnorm");
+    gpu_dispatch *d = gpu_emit(c, "batchnorm");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 6;
     d->bind[0] = c->node->inputs[0];
@@ -161,8 +161,8 @@ berth_status vk_prep_batch_norm(vk_prep *c) {
     d->pc[0] = (uint32_t)x->numel;
     d->pc[1] = (uint32_t)cdim[0];
     d->pc[2] = (uint32_t)inner;
-    d->pc[3] = vk_f2u((float)eps);
-    d->pc[4] = (scale != VK_NONE ? 1u : 0u) | (bias != VK_NONE ? 2u : 0u);
-    d->groups[0] = vk_groups(x->numel, 256);
+    d->pc[3] = gpu_f2u((float)eps);
+    d->pc[4] = (scale != GPU_NONE ? 1u : 0u) | (bias != GPU_NONE ? 2u : 0u);
+    d->groups[0] = gpu_groups(x->numel, 256);
     return BERTH_OK;
 }

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "vk_internal.h"
+#include "gpu_core.h"
 
 static const char *const bin_names[] = {"add", "sub", "mul", "div", "max", "min", "pow", "prelu"};
 static const char *const logic_names[] = {"logicalAnd", "logicalOr", "logicalXor"};
@@ -19,25 +19,25 @@ static int find_name(const char *const *names, int n, const char *op) {
     return -1;
 }
 
-static berth_status emit_binary4(vk_prep *c, uint32_t code, uint64_t n, int64_t stride_a, int64_t stride_b) {
-    vk_dispatch *d = vk_emit(c, "binary4");
+static berth_status emit_binary4(gpu_prep *c, uint32_t code, uint64_t n, int64_t stride_a, int64_t stride_b) {
+    gpu_dispatch *d = gpu_emit(c, "binary4");
     if (!d) return BERTH_ERR_NOMEM;
     uint32_t a = c->node->inputs[0], b = c->node->inputs[1];
     d->n_bind = 5;
-    d->bind[0] = stride_a ? a : VK_NONE;
-    d->bind[1] = stride_b ? b : VK_NONE;
-    d->bind[2] = stride_a ? VK_NONE : a;
-    d->bind[3] = stride_b ? VK_NONE : b;
+    d->bind[0] = stride_a ? a : GPU_NONE;
+    d->bind[1] = stride_b ? b : GPU_NONE;
+    d->bind[2] = stride_a ? GPU_NONE : a;
+    d->bind[3] = stride_b ? GPU_NONE : b;
     d->bind[4] = c->node->outputs[0];
     d->pc[0] = (uint32_t)(n / 4);
     d->pc[1] = code;
     d->pc[2] = (stride_a ? 0u : 1u) | (stride_b ? 0u : 2u);
-    d->groups[0] = vk_groups(n / 4, 64);
+    d->groups[0] = gpu_groups(n / 4, 64);
     return BERTH_OK;
 }
 
 /* pc[3] carries `kind` (the compare shader's input dtype; 0 elsewhere). */
-static berth_status emit_bcast(vk_prep *c, const char *shader, uint32_t code, uint32_t kind, uint64_t n) {
+static berth_status emit_bcast(gpu_prep *c, const char *shader, uint32_t code, uint32_t kind, uint64_t n) {
     bk_bcast b;
     bk_bcast_of(&c->bk, 2, &b);
     if (n == 0) return BERTH_OK;
@@ -48,7 +48,7 @@ static berth_status emit_bcast(vk_prep *c, const char *shader, uint32_t code, ui
         for (int k = 0; k < 2; k++) fast &= b.rank == 0 || b.strides[k][0] <= 1;
         if (fast) return emit_binary4(c, code, n, b.rank == 1 ? b.strides[0][0] : 1, b.rank == 1 ? b.strides[1][0] : 1);
     }
-    vk_dispatch *d = vk_emit(c, shader);
+    gpu_dispatch *d = gpu_emit(c, shader);
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 3;
     d->bind[0] = c->node->inputs[0];
@@ -63,43 +63,43 @@ static berth_status emit_bcast(vk_prep *c, const char *shader, uint32_t code, ui
         d->pc[12 + i] = (uint32_t)b.strides[0][i];
         d->pc[20 + i] = (uint32_t)b.strides[1][i];
     }
-    d->groups[0] = vk_groups(strcmp(shader, "binary") != 0 ? (n + 3) / 4 : n, 256); /* bytes: a word each */
+    d->groups[0] = gpu_groups(strcmp(shader, "binary") != 0 ? (n + 3) / 4 : n, 256); /* bytes: a word each */
     return BERTH_OK;
 }
 
 /* int32 and int64 add, sub, mul, max, min (and int32 div). */
-static berth_status prep_binary_int(vk_prep *c, int code) {
-    berth_dtype t = vk_in(c, 0)->dtype; /* the op and dtype pass check_binary */
-    return emit_bcast(c, "binary_int", (uint32_t)code, t == BERTH_DTYPE_I64 ? 4u : 1u, vk_out(c, 0)->numel);
+static berth_status prep_binary_int(gpu_prep *c, int code) {
+    berth_dtype t = gpu_in(c, 0)->dtype; /* the op and dtype pass check_binary */
+    return emit_bcast(c, "binary_int", (uint32_t)code, t == BERTH_DTYPE_I64 ? 4u : 1u, gpu_out(c, 0)->numel);
 }
 
-berth_status vk_prep_binary(vk_prep *c) {
+berth_status gpu_prep_binary(gpu_prep *c) {
     berth_status st = BERTH_OK;
     if (!st)
         st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32) | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_I64));
     if (st) return st;
     int code = find_name(bin_names, 8, c->node->op);
     if (code < 0) return bk_fail(&c->bk, "not a binary arithmetic op");
-    if (vk_in(c, 0)->dtype != BERTH_DTYPE_F32) return prep_binary_int(c, code);
-    if (code == 7 && vk_in(c, 1)->rank > vk_in(c, 0)->rank) /* prelu's slope broadcasts one way only */
-        return bk_fail(&c->bk, "slope rank %u exceeds the input rank %u", vk_in(c, 1)->rank, vk_in(c, 0)->rank);
-    return emit_bcast(c, "binary", (uint32_t)code, 0, vk_out(c, 0)->numel);
+    if (gpu_in(c, 0)->dtype != BERTH_DTYPE_F32) return prep_binary_int(c, code);
+    if (code == 7 && gpu_in(c, 1)->rank > gpu_in(c, 0)->rank) /* prelu's slope broadcasts one way only */
+        return bk_fail(&c->bk, "slope rank %u exceeds the input rank %u", gpu_in(c, 1)->rank, gpu_in(c, 0)->rank);
+    return emit_bcast(c, "binary", (uint32_t)code, 0, gpu_out(c, 0)->numel);
 }
 
-berth_status vk_prep_compare(vk_prep *c) {
+berth_status gpu_prep_compare(gpu_prep *c) {
     int i = find_name(cmp_names, 6, c->node->op);
     if (i < 0) return bk_fail(&c->bk, "not a comparison");
     /* The shader's input kinds: 0 f32, 1 i32, 2 u32, 3 u8, 4 i64. */
-    berth_dtype t = vk_in(c, 0)->dtype;
+    berth_dtype t = gpu_in(c, 0)->dtype;
     int kind = t == BERTH_DTYPE_F32 ? 0 : t == BERTH_DTYPE_I32 ? 1 : t == BERTH_DTYPE_U32 ? 2
              : t == BERTH_DTYPE_U8 ? 3 : 4; /* the table's dtypes */
-    return emit_bcast(c, "compare", cmp_codes[i], (uint32_t)kind, vk_out(c, 0)->numel);
+    return emit_bcast(c, "compare", cmp_codes[i], (uint32_t)kind, gpu_out(c, 0)->numel);
 }
 
-berth_status vk_prep_logical(vk_prep *c) {
+berth_status gpu_prep_logical(gpu_prep *c) {
     int code = find_name(logic_names, 3, c->node->op);
     if (code < 0) return bk_fail(&c->bk, "not a logical op");
-    return emit_bcast(c, "logical", (uint32_t)code, 0, vk_out(c, 0)->numel);
+    return emit_bcast(c, "logical", (uint32_t)code, 0, gpu_out(c, 0)->numel);
 }
 
 static const char *const un_names[] = {
@@ -108,11 +108,11 @@ static const char *const un_names[] = {
 };
 enum { U_HARDSIGMOID = 10, U_CLAMP = 12, U_LEAKYRELU = 13, U_ELU = 14 };
 
-berth_status vk_prep_unary(vk_prep *c) {
+berth_status gpu_prep_unary(gpu_prep *c) {
     berth_status st = BERTH_OK;
     int op = find_name(un_names, (int)(sizeof un_names / sizeof un_names[0]), c->node->op);
     if (op < 0) return bk_fail(&c->bk, "not a unary op");
-    const vk_opnd *y = vk_out(c, 0);
+    const gpu_opnd *y = gpu_out(c, 0);
     double alpha = 0.0, beta = 0.0;
     if (op == U_HARDSIGMOID) {
         st = bk_opt_float(&c->bk, "alpha", 0.2, &alpha);
@@ -130,22 +130,22 @@ berth_status vk_prep_unary(vk_prep *c) {
     if (y->numel == 0) return BERTH_OK;
     /* Four elements per invocation where the count allows. */
     int four = y->numel % 4 == 0;
-    vk_dispatch *d = vk_emit(c, four ? "unary4" : "unary");
+    gpu_dispatch *d = gpu_emit(c, four ? "unary4" : "unary");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
     d->bind[0] = c->node->inputs[0];
     d->bind[1] = c->node->outputs[0];
     d->pc[0] = (uint32_t)(four ? y->numel / 4 : y->numel);
     d->pc[1] = (uint32_t)op;
-    d->pc[2] = vk_f2u((float)alpha);
-    d->pc[3] = vk_f2u((float)beta);
-    d->groups[0] = four ? vk_groups(y->numel / 4, 64) : vk_groups(y->numel, 256);
+    d->pc[2] = gpu_f2u((float)alpha);
+    d->pc[3] = gpu_f2u((float)beta);
+    d->groups[0] = four ? gpu_groups(y->numel / 4, 64) : gpu_groups(y->numel, 256);
     return BERTH_OK;
 }
 
 /* identity, reshape, squeeze, unsqueeze: same elements, new dims. */
-berth_status vk_prep_view(vk_prep *c) {
-    vk_alias(c, c->node->outputs[0], c->node->inputs[0]);
+berth_status gpu_prep_view(gpu_prep *c) {
+    gpu_alias(c, c->node->outputs[0], c->node->inputs[0]);
     return BERTH_OK;
 }
 
@@ -153,9 +153,9 @@ berth_status vk_prep_view(vk_prep *c) {
  * float32 and float16, with the cpu backend's rules: float to integer
  * saturates (NaN gives 0), integer narrowing wraps, float16 rounds to
  * nearest even. */
-berth_status vk_prep_cast(vk_prep *c) {
+berth_status gpu_prep_cast(gpu_prep *c) {
     berth_status st; /* the dtype pair passes check_cast */
-    const vk_opnd *x = vk_in(c, 0), *y = vk_out(c, 0);
+    const gpu_opnd *x = gpu_in(c, 0), *y = gpu_out(c, 0);
     const char *type;
     if ((st = bk_opt_string(&c->bk, "type", NULL, &type))) return st;
     static const char *const short_names[] = {[BERTH_DTYPE_F32] = "f32", [BERTH_DTYPE_F16] = "f16", [BERTH_DTYPE_I32] = "i32",
@@ -166,7 +166,7 @@ berth_status vk_prep_cast(vk_prep *c) {
     if (y->numel == 0) return BERTH_OK;
     size_t es = bk_dtype_size(y->dtype);
     uint64_t units = es == 1 ? (y->numel + 3) / 4 : es == 2 ? (y->numel + 1) / 2 : y->numel;
-    vk_dispatch *d = vk_emit(c, "cast");
+    gpu_dispatch *d = gpu_emit(c, "cast");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
     d->bind[0] = c->node->inputs[0];
@@ -175,6 +175,6 @@ berth_status vk_prep_cast(vk_prep *c) {
     d->pc[1] = (uint32_t)x->dtype;
     d->pc[2] = (uint32_t)y->dtype;
     d->pc[3] = (uint32_t)units;
-    d->groups[0] = vk_groups(units, 256);
+    d->groups[0] = gpu_groups(units, 256);
     return BERTH_OK;
 }

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vk_internal.h"
+#include "gpu_core.h"
 
 #define FUSE_OPS 8
 #define FUSE_BINDS 7
@@ -44,27 +44,27 @@ typedef struct fuse_ctx {
 } fuse_ctx;
 
 /* The operands dispatch d reads, as (operand, single value?) pairs. */
-static uint32_t reads_of(const fuse_ctx *f, const vk_dispatch *d, uint32_t *op, int *single) {
+static uint32_t reads_of(const fuse_ctx *f, const gpu_dispatch *d, uint32_t *op, int *single) {
     if (d->shader == f->unary4) {
         op[0] = d->bind[0], single[0] = 0;
         return 1;
     }
     uint32_t n = 0;
     for (uint32_t s = 0; s < 2; s++) {
-        if (d->bind[s] != VK_NONE) op[n] = d->bind[s], single[n++] = 0;
+        if (d->bind[s] != GPU_NONE) op[n] = d->bind[s], single[n++] = 0;
         else op[n] = d->bind[2 + s], single[n++] = 1;
     }
     return n;
 }
 
-static uint32_t output_of(const fuse_ctx *f, const vk_dispatch *d) {
+static uint32_t output_of(const fuse_ctx *f, const gpu_dispatch *d) {
     return d->bind[d->shader == f->unary4 ? 1 : 4];
 }
 
 /* Dispatch i is an elementwise vec4 dispatch and its node's only one. */
 static int eligible(const fuse_ctx *f, uint32_t i) {
     const berth_plan *p = f->p;
-    const vk_dispatch *d = &p->disp[i];
+    const gpu_dispatch *d = &p->disp[i];
     if (d->shader != f->unary4 && d->shader != f->binary4) return 0;
     if (i > 0 && p->disp[i - 1].node == d->node) return 0;
     if (i + 1 < p->n_disp && p->disp[i + 1].node == d->node) return 0;
@@ -72,22 +72,22 @@ static int eligible(const fuse_ctx *f, uint32_t i) {
 }
 
 /* Builds the fused dispatch for disp[i..j] into *out; 0 if it does not fit. */
-static int build(const fuse_ctx *f, uint32_t i, uint32_t j, vk_dispatch *out) {
+static int build(const fuse_ctx *f, uint32_t i, uint32_t j, gpu_dispatch *out) {
     const berth_plan *p = f->p;
     uint32_t res[FUSE_OPS], binds[FUSE_BINDS], nb = 0, mask = 0;
     memset(out, 0, sizeof *out);
     for (uint32_t k = i; k <= j; k++) {
-        const vk_dispatch *d = &p->disp[k];
+        const gpu_dispatch *d = &p->disp[k];
         uint32_t op[2], src[2] = {0, 0};
         int single[2];
         uint32_t n = reads_of(f, d, op, single);
         for (uint32_t r = 0; r < n; r++) {
-            uint32_t s = VK_NONE;
-            for (uint32_t m = 0; m < k - i && s == VK_NONE; m++)
+            uint32_t s = GPU_NONE;
+            for (uint32_t m = 0; m < k - i && s == GPU_NONE; m++)
                 if (res[m] == op[r]) s = m;
-            for (uint32_t b = 0; b < nb && s == VK_NONE; b++)
+            for (uint32_t b = 0; b < nb && s == GPU_NONE; b++)
                 if (binds[b] == op[r] && ((mask >> b) & 1u) == (uint32_t)single[r]) s = 8 + b;
-            if (s == VK_NONE) {
+            if (s == GPU_NONE) {
                 if (nb == FUSE_BINDS) return 0;
                 binds[nb] = op[r];
                 if (single[r]) mask |= 1u << nb;
@@ -112,13 +112,13 @@ static int build(const fuse_ctx *f, uint32_t i, uint32_t j, vk_dispatch *out) {
             uint32_t n = reads_of(f, &p->disp[m], op, single);
             for (uint32_t r = 0; r < n; r++) inside += op[r] == o;
         }
-        if (f->uses[o] != inside || p->ops[o].alias != VK_NONE) return 0;
+        if (f->uses[o] != inside || p->ops[o].alias != GPU_NONE) return 0;
         for (uint32_t b = 0; b < nb; b++)
             if (binds[b] == o) return 0;
     }
     out->node = p->disp[i].node;
     out->n_bind = 8;
-    for (uint32_t b = 0; b < 7; b++) out->bind[b] = b < nb ? binds[b] : VK_NONE;
+    for (uint32_t b = 0; b < 7; b++) out->bind[b] = b < nb ? binds[b] : GPU_NONE;
     out->bind[7] = res[j - i];
     out->pc[0] = p->disp[i].pc[0];
     /* The program itself goes into specialization constants. */
@@ -132,13 +132,13 @@ static int build(const fuse_ctx *f, uint32_t i, uint32_t j, vk_dispatch *out) {
     return 1;
 }
 
-berth_status vk_fuse_elementwise(berth_plan *p, const berth_graph_desc *g, berth_error *err) {
-    fuse_ctx f = {.p = p, .unary4 = vk_shader_index("unary4"), .binary4 = vk_shader_index("binary4")};
-    uint32_t fused = vk_shader_index("fused");
-    if (f.unary4 == VK_NONE || f.binary4 == VK_NONE || fused == VK_NONE || p->n_disp < 2) return BERTH_OK;
+berth_status gpu_fuse_elementwise(berth_plan *p, const berth_graph_desc *g, berth_error *err) {
+    fuse_ctx f = {.p = p, .unary4 = gpu_kernel_index("unary4"), .binary4 = gpu_kernel_index("binary4")};
+    uint32_t fused = gpu_kernel_index("fused");
+    if (f.unary4 == GPU_NONE || f.binary4 == GPU_NONE || fused == GPU_NONE || p->n_disp < 2) return BERTH_OK;
     uint32_t *uses = count_uses(g);
     if (!uses) {
-        bk_errf(err, "vulkan: out of memory fusing elementwise ops");
+        bk_errf(err, GPU_BACKEND_NAME ": out of memory fusing elementwise ops");
         return BERTH_ERR_NOMEM;
     }
     f.uses = uses;
@@ -146,7 +146,7 @@ berth_status vk_fuse_elementwise(berth_plan *p, const berth_graph_desc *g, berth
     for (uint32_t i = 0; i < p->n_disp;) {
         uint32_t e = i;
         while (e < p->n_disp && e - i < FUSE_OPS && eligible(&f, e) && p->disp[e].pc[0] == p->disp[i].pc[0]) e++;
-        vk_dispatch d;
+        gpu_dispatch d;
         uint32_t j = e;
         while (j > i + 1 && !build(&f, i, j - 1, &d)) j--;
         if (j > i + 1) {
