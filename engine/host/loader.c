@@ -11,8 +11,11 @@
 
 #define MAX_SEARCH_DIRS 64
 
+/* Appends dir (len bytes) unless empty, already listed, or out is full. */
 static void add_dir(char **out, uint32_t *n, uint32_t cap, const char *dir, size_t len) {
     if (len == 0 || *n >= cap) return;
+    for (uint32_t i = 0; i < *n; i++)
+        if (strlen(out[i]) == len && !memcmp(out[i], dir, len)) return;
     char *d = malloc(len + 1);
     if (!d) return;
     memcpy(d, dir, len);
