@@ -95,7 +95,11 @@ void cpu_pool_slot_release(cpu_pool *p, int slot) { atomic_store(&p->slots[slot]
 static void *pool_main(void *arg) {
     cpu_pool *p = arg;
     uint64_t seen = 0;
-    pthread_setname_np(pthread_self(), "berth-cpu"); /* as top and debuggers show it */
+#if defined(__APPLE__)
+    pthread_setname_np("berth-cpu"); /* as top and debuggers show it */
+#else
+    pthread_setname_np(pthread_self(), "berth-cpu");
+#endif
     /* OpenBLAS allocates its per-thread buffers on a thread's first call:
      * make that call now, at open, not inside some later run() */
     cpu_blas_thread_init();
