@@ -1,7 +1,8 @@
 /* The Metal device: choice by the `device` option, the command queue,
- * caps, and pipelines compiled from the embedded MSL of each kernel (one
- * library per kernel: every kernel's entry point is main0) with its
- * specialization constants as function constants. */
+ * caps, and pipelines with each kernel's specialization constants as
+ * function constants, from the library compiled ahead at build time
+ * (BERTH_METALLIB, where Xcode's Metal compiler was there) or else from
+ * the kernel's embedded MSL, compiled on first use. */
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
 
@@ -12,6 +13,9 @@
 #include "msl_kernels.h"
 #include "msl_sources.h"
 #include "mtl_internal.h"
+#if BERTH_METALLIB
+#include "msl_metallib.h"
+#endif
 
 enum { OPT_DEVICE, OPT_COUNT };
 const berth_option_decl mtl_options_decl[OPT_COUNT] = {
@@ -90,6 +94,7 @@ void mtl_device_close(berth_device *d) {
     for (uint32_t i = 0; i < MSL_KERNEL_COUNT; i++)
         if (d->libs[i]) CFBridgingRelease(d->libs[i]);
     free(d->libs);
+    if (d->metallib) CFBridgingRelease(d->metallib);
     if (d->queue) CFBridgingRelease(d->queue);
     if (d->dev) CFBridgingRelease(d->dev);
     pthread_mutex_destroy(&d->lock);
@@ -102,8 +107,21 @@ uint32_t gpu_kernel_index(const char *name) {
     return GPU_NONE;
 }
 
-/* The library of kernel k, compiled from its embedded MSL on first use. */
+/* The library holding kernel k. */
 static id<MTLLibrary> library(berth_device *d, uint32_t k, berth_error *err) {
+#if BERTH_METALLIB
+    if (!d->metallib) {
+        dispatch_data_t data = dispatch_data_create(msl_metallib, msl_metallib_size, NULL, DISPATCH_DATA_DESTRUCTOR_DEFAULT);
+        NSError *e = nil;
+        id<MTLLibrary> lib = [(__bridge id<MTLDevice>)d->dev newLibraryWithData:data error:&e];
+        if (!lib) {
+            bk_errf(err, "metal: loading the kernel library failed: %s", e ? e.localizedDescription.UTF8String : "no reason given");
+            return nil;
+        }
+        d->metallib = (void *)CFBridgingRetain(lib);
+    }
+    return (__bridge id<MTLLibrary>)d->metallib;
+#endif
     if (d->libs[k]) return (__bridge id<MTLLibrary>)d->libs[k];
     const msl_source *src = NULL;
     for (size_t i = 0; i < MSL_SOURCE_COUNT && !src; i++)

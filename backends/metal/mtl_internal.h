@@ -30,7 +30,8 @@ struct berth_device {
     const berth_host_services *host;
     void *dev;     /* id<MTLDevice> */
     void *queue;   /* id<MTLCommandQueue> */
-    void **libs;   /* id<MTLLibrary> per kernel, compiled from its MSL on first use */
+    void *metallib; /* id<MTLLibrary> of every kernel, compiled ahead (BERTH_METALLIB), or NULL */
+    void **libs;    /* else id<MTLLibrary> per kernel, compiled from its MSL on first use */
     mtl_pipe *pipes;
     uint32_t n_pipes, cap_pipes;
     char name[256];
