@@ -56,6 +56,8 @@ berth_status gpu_buffer_new(berth_device *d, uint64_t size, int host_visible, gp
                             berth_error *err);
 void gpu_buffer_free(berth_device *d, gpu_buffer *b);
 uint64_t gpu_buffer_size(const gpu_buffer *b);
+/* A host-visible buffer's memory. */
+void *gpu_buffer_map(const gpu_buffer *b);
 /* Copies host bytes into dst at off. */
 berth_status gpu_buffer_write(berth_device *d, gpu_buffer *dst, uint64_t off, const void *src, size_t bytes,
                               berth_error *err);
@@ -186,5 +188,11 @@ void gpu_plan_free(berth_plan *p);
 /* The last run's time per node, where the layer timed it. */
 berth_status gpu_plan_profile(const berth_plan *p, uint64_t *ns, uint32_t n, berth_error *err);
 uint64_t gpu_plan_bytes(const berth_plan *p);
+/* A device layer's run(): gpu_run_begin checks the caller's tensors
+ * against the plan and copies the inputs into the io buffer; after the
+ * device ran the recording, gpu_run_end copies the outputs out of it. */
+berth_status gpu_run_begin(berth_plan *p, const berth_tensor *in, uint32_t n_in, const berth_tensor *out,
+                           uint32_t n_out, berth_error *err);
+void gpu_run_end(berth_plan *p, berth_tensor *out);
 
 #endif

@@ -328,3 +328,36 @@ berth_status gpu_plan_profile(const berth_plan *p, uint64_t *ns, uint32_t n, ber
 }
 
 uint64_t gpu_plan_bytes(const berth_plan *p) { return p->bytes; }
+
+berth_status gpu_run_begin(berth_plan *p, const berth_tensor *in, uint32_t n_in, const berth_tensor *out,
+                           uint32_t n_out, berth_error *err) {
+    if (!p || n_in != p->n_inputs || n_out != p->n_outputs || (n_in && !in) || (n_out && !out)) {
+        bk_errf(err, GPU_BACKEND_NAME ": run: expected %u inputs and %u outputs, found %u and %u", p ? p->n_inputs : 0,
+                p ? p->n_outputs : 0, n_in, n_out);
+        return BERTH_ERR_INVALID;
+    }
+    for (uint32_t i = 0; i < n_in + n_out; i++) {
+        const berth_tensor *t = i < n_in ? bk_tensor_at(in, i, p->tensor_size) : bk_tensor_at(out, i - n_in, p->tensor_size);
+        const gpu_opnd *o = &p->ops[i < n_in ? p->inputs[i] : p->outputs[i - n_in]];
+        if (t->bytes != o->bytes || t->dtype != o->dtype || (o->bytes && !t->data)) {
+            bk_errf(err, GPU_BACKEND_NAME ": run: %s %u: expected %zu bytes of %s, found %zu bytes of %s",
+                    i < n_in ? "input" : "output", i < n_in ? i : i - n_in, o->bytes, bk_dtype_name(o->dtype),
+                    t->bytes, bk_dtype_name(t->dtype));
+            return BERTH_ERR_INVALID;
+        }
+    }
+    uint8_t *io = gpu_buffer_map(p->io);
+    for (uint32_t i = 0; i < n_in; i++) {
+        const berth_tensor *t = bk_tensor_at(in, i, p->tensor_size);
+        if (t->bytes) memcpy(io + p->io_off[i], t->data, t->bytes);
+    }
+    return BERTH_OK;
+}
+
+void gpu_run_end(berth_plan *p, berth_tensor *out) {
+    const uint8_t *io = gpu_buffer_map(p->io);
+    for (uint32_t i = 0; i < p->n_outputs; i++) {
+        const berth_tensor *t = bk_tensor_at(out, i, p->tensor_size);
+        if (t->bytes) memcpy(t->data, io + p->io_off[p->n_inputs + i], t->bytes);
+    }
+}

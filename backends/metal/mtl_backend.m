@@ -51,6 +51,7 @@ void gpu_buffer_free(berth_device *d, gpu_buffer *b) {
 }
 
 uint64_t gpu_buffer_size(const gpu_buffer *b) { return b->size; }
+void *gpu_buffer_map(const gpu_buffer *b) { return b->map; }
 
 berth_status gpu_buffer_write(berth_device *d, gpu_buffer *dst, uint64_t off, const void *src, size_t bytes,
                               berth_error *err) {
@@ -223,26 +224,8 @@ static void encode_dispatches(id<MTLComputeCommandEncoder> enc, const berth_plan
 
 berth_status mtl_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth_tensor *out, uint32_t n_out,
                      berth_error *err) {
-    if (!p || n_in != p->n_inputs || n_out != p->n_outputs || (n_in && !in) || (n_out && !out)) {
-        bk_errf(err, "metal: run: expected %u inputs and %u outputs, found %u and %u", p ? p->n_inputs : 0,
-                p ? p->n_outputs : 0, n_in, n_out);
-        return BERTH_ERR_INVALID;
-    }
-    for (uint32_t i = 0; i < n_in + n_out; i++) {
-        const berth_tensor *t = i < n_in ? bk_tensor_at(in, i, p->tensor_size) : bk_tensor_at(out, i - n_in, p->tensor_size);
-        const gpu_opnd *o = &p->ops[i < n_in ? p->inputs[i] : p->outputs[i - n_in]];
-        if (t->bytes != o->bytes || t->dtype != o->dtype || (o->bytes && !t->data)) {
-            bk_errf(err, "metal: run: %s %u: expected %zu bytes of %s, found %zu bytes of %s",
-                    i < n_in ? "input" : "output", i < n_in ? i : i - n_in, o->bytes, bk_dtype_name(o->dtype), t->bytes,
-                    bk_dtype_name(t->dtype));
-            return BERTH_ERR_INVALID;
-        }
-    }
-    for (uint32_t i = 0; i < n_in; i++) {
-        const berth_tensor *t = bk_tensor_at(in, i, p->tensor_size);
-        if (t->bytes) memcpy((uint8_t *)p->io->map + p->io_off[i], t->data, t->bytes);
-    }
-    berth_status st = BERTH_OK;
+    berth_status st = gpu_run_begin(p, in, n_in, out, n_out, err);
+    if (st) return st;
     @autoreleasepool {
         id<MTLCommandBuffer> cb = [(__bridge id<MTLCommandQueue>)p->dev->queue commandBuffer];
         id<MTLBlitCommandEncoder> blit = [cb blitCommandEncoder];
@@ -263,10 +246,7 @@ berth_status mtl_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth
         }
     }
     if (st) return st;
-    for (uint32_t i = 0; i < n_out; i++) {
-        const berth_tensor *t = bk_tensor_at(out, i, p->tensor_size);
-        if (t->bytes) memcpy(t->data, (uint8_t *)p->io->map + p->io_off[n_in + i], t->bytes);
-    }
+    gpu_run_end(p, out);
     return BERTH_OK;
 }
 

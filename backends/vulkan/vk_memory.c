@@ -172,3 +172,5 @@ berth_status gpu_buffer_write(berth_device *d, gpu_buffer *dst, uint64_t off, co
                               berth_error *err) {
     return vk_write_buffer(d, dst, off, src, bytes, err);
 }
+
+void *gpu_buffer_map(const gpu_buffer *b) { return b->map; }

@@ -217,31 +217,10 @@ void gpu_record_free(berth_plan *p) {
 
 berth_status vk_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth_tensor *out, uint32_t n_out,
                     berth_error *err) {
-    if (!p || n_in != p->n_inputs || n_out != p->n_outputs || (n_in && !in) || (n_out && !out)) {
-        bk_errf(err, "vulkan: run: expected %u inputs and %u outputs, found %u and %u", p ? p->n_inputs : 0,
-                p ? p->n_outputs : 0, n_in, n_out);
-        return BERTH_ERR_INVALID;
-    }
-    for (uint32_t i = 0; i < n_in + n_out; i++) {
-        const berth_tensor *t = i < n_in ? bk_tensor_at(in, i, p->tensor_size) : bk_tensor_at(out, i - n_in, p->tensor_size);
-        const gpu_opnd *o = &p->ops[i < n_in ? p->inputs[i] : p->outputs[i - n_in]];
-        if (t->bytes != o->bytes || t->dtype != o->dtype || (o->bytes && !t->data)) {
-            bk_errf(err, "vulkan: run: %s %u: expected %zu bytes of %s, found %zu bytes of %s",
-                    i < n_in ? "input" : "output", i < n_in ? i : i - n_in, o->bytes, bk_dtype_name(o->dtype),
-                    t->bytes, bk_dtype_name(t->dtype));
-            return BERTH_ERR_INVALID;
-        }
-    }
-    for (uint32_t i = 0; i < n_in; i++) {
-        const berth_tensor *t = bk_tensor_at(in, i, p->tensor_size);
-        if (t->bytes) memcpy((uint8_t *)p->io->map + p->io_off[i], t->data, t->bytes);
-    }
-    berth_status st = vk_submit_wait(p->dev, p->rec->cmd, p->rec->fence, err);
+    berth_status st = gpu_run_begin(p, in, n_in, out, n_out, err);
     if (st) return st;
+    if ((st = vk_submit_wait(p->dev, p->rec->cmd, p->rec->fence, err))) return st;
     read_timer(p);
-    for (uint32_t i = 0; i < n_out; i++) {
-        const berth_tensor *t = bk_tensor_at(out, i, p->tensor_size);
-        if (t->bytes) memcpy(t->data, (uint8_t *)p->io->map + p->io_off[n_in + i], t->bytes);
-    }
+    gpu_run_end(p, out);
     return BERTH_OK;
 }
