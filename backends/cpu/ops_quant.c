@@ -71,7 +71,11 @@ static void q_exec(const cpu_node *n, berth_plan *p) {
         for (uint32_t d = 0; d < Q->rank; d++) s += (size_t)(idx[d] / Q->block[d] * Q->sstride[d]);
         int64_t z = q_get(zp, Q->qtype, s);
         if (Q->quantize) {
-            double v = nearbyint((double)((const float *)x)[e] / scale[s]) + (double)z;
+            /* the quotient in float, as WebNN and ONNX define it: in
+             * double, 0.5 / 0.019607844f came out below the tie 25.5
+             * and rounded to 25 where the reference gives 26 */
+            float q = ((const float *)x)[e] / scale[s];
+            double v = nearbyint((double)q) + (double)z;
             if (v != v) v = 0;
             v = v < lo ? lo : v > hi ? hi : v;
             q_set(y, Q->qtype, e, (int64_t)v);

@@ -636,6 +636,19 @@ static void c_quantize_u8(oc_case *c, const char *op) {
     node(c, op, 3, IDX(a, s, z), 1, IDX(o), 0, NULL);
 }
 
+static void c_quantize_tie(oc_case *c, const char *op) {
+    /* the quotient is taken in float, as WebNN and ONNX define it:
+     * 0.5 / 0.019607844 is exactly 25.5 in float32 and rounds to the even
+     * 26 (in double it lies just below 25.5 and would round to 25) */
+    static const float x[1] = {0.5f}, sc[1] = {0.019607844f};
+    static const uint8_t zp[1] = {153};
+    static const int64_t want[1] = {179};
+    uint32_t a = in(c, "x", F32, 1, DIMS(1), x), s = in(c, "scale", F32, 1, DIMS(1), sc);
+    uint32_t z = in(c, "zp", U8, 1, DIMS(1), zp);
+    uint32_t o = out_i(c, "y", U8, 1, DIMS(1), want);
+    node(c, op, 3, IDX(a, s, z), 1, IDX(o), 0, NULL);
+}
+
 static void c_dequantize_blockwise(oc_case *c, const char *op) {
     /* int8 [2, 4] with scale and zero point [2, 2]: blocks of 1 x 2 */
     static const int8_t x[8] = {-128, 0, 5, 7, 127, -1, 2, 3};
@@ -749,6 +762,7 @@ const oc_entry oc_table[] = {
     {"triangular upper", c_triangular_upper, "triangular"},
     {"triangular lower diagonal 1", c_triangular_lower, "triangular"},
     {"quantizeLinear uint8", c_quantize_u8, "quantizeLinear"},
+    {"quantizeLinear float quotient at a tie", c_quantize_tie, "quantizeLinear"},
     {"dequantizeLinear int8 blockwise", c_dequantize_blockwise, "dequantizeLinear"},
     {"berth.matmulEpilogue", c_matmul_epilogue, "berth.matmulEpilogue"},
     {"berth.attention", c_attention, "berth.attention"},
