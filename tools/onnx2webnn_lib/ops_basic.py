@@ -67,8 +67,10 @@ def unary(cv, node):
 def dropout(cv, node):
     if cv.has(node, 2):
         train = cv.known_input(node, 2, "training_mode")
-        if bool(np.asarray(train).reshape(-1)[0]):
-            raise Unsupported("training_mode=1 is not supported")
+        ratio = cv.known_input(node, 1, "Dropout's ratio") if cv.has(node, 1) else np.array(0.5)
+        # training with ratio 0 drops nothing: the identity, as at inference
+        if bool(np.asarray(train).reshape(-1)[0]) and float(np.asarray(ratio).reshape(-1)[0]) != 0.0:
+            raise Unsupported("training_mode=1 drops elements at random; only ratio 0 is supported")
     cv.emit("identity", [cv.inp(node, 0)], outs=cv.out(node))
     if len(node.output) > 1 and node.output[1]:  # at inference every element is kept
         dims = cv.static_dims(node.input[0], "Dropout's mask output")
@@ -212,12 +214,117 @@ def reduce(cv, node):
 
 @op("ArgMax", "ArgMin")
 def arg_reduce(cv, node):
+    """With select_last_index the input is reversed along the axis (a
+    gather of n-1..0), so WebNN's first index is the last, and the index is
+    mapped back as n-1-i."""
     a = attrs_of(node)
-    if a.get("select_last_index", 0):
-        raise Unsupported("select_last_index=1 is not supported")
-    cv.emit("argMax" if node.op_type == "ArgMax" else "argMin", [cv.inp(node, 0)],
-            {"axis": int(a.get("axis", 0)), "keepDimensions": bool(a.get("keepdims", 1)),
-             "outputDataType": "int64"}, outs=cv.out(node))
+    x, o = cv.inp(node, 0), cv.out(node)
+    r = cv.rank(node.input[0])
+    axis = int(a.get("axis", 0)) % r
+    opts = {"axis": axis, "keepDimensions": bool(a.get("keepdims", 1)), "outputDataType": "int64"}
+    webnn = "argMax" if node.op_type == "ArgMax" else "argMin"
+    if not a.get("select_last_index", 0):
+        cv.emit(webnn, [x], opts, outs=o)
+        return
+    n = cv.static_dims(node.input[0], "select_last_index")[axis]
+    rev = cv.const(np.arange(n - 1, -1, -1, dtype=np.int64), o + "_reversed")
+    xr = cv.emit("gather", [x, rev], {"axis": axis}, hint=o + "_flipped")
+    i = cv.emit(webnn, [xr], opts, hint=o + "_first")
+    cv.emit("sub", [cv.const(np.array(n - 1, np.int64), o + "_last"), i], outs=o)
+
+
+@op("Hardmax")
+def hardmax(cv, node):
+    """1 at the first largest element along the axis, 0 elsewhere: the
+    argMax compared with the positions along the axis."""
+    a = attrs_of(node)
+    x, o = cv.inp(node, 0), cv.out(node)
+    dims = cv.static_dims(node.input[0], "Hardmax")
+    r = len(dims)
+    axis = int(a.get("axis", -1 if cv.opset >= 13 else 1)) % r
+    if cv.opset < 13:
+        raise Unsupported("Hardmax before opset 13 flattens the input at the axis; not supported")
+    i = cv.emit("argMax", [x], {"axis": axis, "keepDimensions": True, "outputDataType": "int64"}, hint=o + "_arg")
+    pos = np.arange(dims[axis], dtype=np.int64).reshape([dims[axis] if d == axis else 1 for d in range(r)])
+    hit = cv.emit("equal", [i, cv.const(pos, o + "_positions")], hint=o + "_hit")
+    cv.emit("cast", [hit], {"type": cv.webnn_dtype(node.input[0])}, outs=o)
+
+
+@op("Round")
+def round_even(cv, node):
+    """Round half to even: floor(x + 0.5), one less where that is odd and
+    x lay exactly halfway; from 2^23 on every float is whole, and x + 0.5
+    would itself round, so x is kept."""
+    x, o = cv.inp(node, 0), cv.out(node)
+    half = _k(cv, node, 0.5, "half")
+    r = cv.emit("floor", [cv.emit("add", [x, half], hint=o + "_plus_half")], hint=o + "_up")
+    tie = cv.emit("equal", [cv.emit("sub", [r, x], hint=o + "_gap"), half], hint=o + "_tie")
+    two = _k(cv, node, 2.0, "two")
+    halved = cv.emit("floor", [cv.emit("div", [r, two], hint=o + "_r_half")], hint=o + "_r_half_floor")
+    odd = cv.emit("notEqual", [cv.emit("mul", [halved, two], hint=o + "_even"), r], hint=o + "_odd")
+    down = cv.emit("logicalAnd", [tie, odd], hint=o + "_down")
+    near = cv.emit("where", [down, cv.emit("sub", [r, _k(cv, node, 1.0, "one")], hint=o + "_less"), r],
+                   hint=o + "_near")
+    whole = cv.emit("greaterOrEqual", [cv.emit("abs", [x], hint=o + "_abs"), _k(cv, node, 8388608.0, "whole")],
+                    hint=o + "_whole")
+    cv.emit("where", [whole, x, near], outs=o)
+
+
+@op("Mod")
+def mod(cv, node):
+    """fmod=1: a - b * trunc(a / b), the sign of a (floats); fmod=0: the
+    sign of b (integers): the truncated remainder, plus b where it is
+    nonzero and its sign differs from b's."""
+    a_, b_ = cv.inp(node, 0), cv.inp(node, 1)
+    o = cv.out(node)
+    if cv.np_dtype(node.input[0]) != cv.np_dtype(node.input[1]):
+        raise Unsupported("operands have different dtypes")
+    is_float = cv.np_dtype(node.input[0]).kind == "f"
+    fmod = attrs_of(node).get("fmod", 0)
+    if is_float and not fmod:
+        raise Unsupported("fmod=0 on floats is not defined by ONNX")
+    q = cv.emit("div", [a_, b_], hint=o + "_q")
+    if is_float:
+        zero = _k(cv, node, 0.0, "zero")
+        q = cv.emit("where", [cv.emit("lesser", [q, zero], hint=o + "_neg"), cv.emit("ceil", [q], hint=o + "_ceil"),
+                              cv.emit("floor", [q], hint=o + "_floor")], hint=o + "_trunc")
+    rem = cv.emit("sub", [a_, cv.emit("mul", [b_, q], hint=o + "_bq")], outs=None if not fmod and not is_float else o,
+                  hint=o + "_rem")
+    if fmod or is_float:
+        return
+    zero = _k(cv, node, 0, "zero")
+    if cv.np_dtype(node.input[0]).kind == "u":  # unsigned: no signs to fix
+        cv.emit("identity", [rem], outs=o)
+        return
+    nonzero = cv.emit("notEqual", [rem, zero], hint=o + "_nonzero")
+    differ = cv.emit("notEqual", [cv.emit("lesser", [rem, zero], hint=o + "_rneg"),
+                                  cv.emit("lesser", [b_, zero], hint=o + "_bneg")], hint=o + "_differ")
+    fix = cv.emit("logicalAnd", [nonzero, differ], hint=o + "_fix")
+    cv.emit("where", [fix, cv.emit("add", [rem, b_], hint=o + "_plus_b"), rem], outs=o)
+
+
+@op("OneHot")
+def one_hot(cv, node):
+    """values[1] where the position along the new axis equals the index
+    (negative indices count from depth), values[0] elsewhere."""
+    o = cv.out(node)
+    depth = int(np.asarray(cv.known_input(node, 1, "OneHot's depth")).reshape(-1)[0])
+    values = np.asarray(cv.known_input(node, 2, "OneHot's values")).reshape(-1)
+    dims = cv.static_dims(node.input[0], "OneHot")
+    r = len(dims) + 1
+    axis = int(attrs_of(node).get("axis", -1)) % r
+    idx = cv.inp(node, 0)
+    if cv.np_dtype(node.input[0]) != np.int64:
+        idx = cv.emit("cast", [idx], {"type": "int64"}, hint=o + "_index")
+    neg = cv.emit("lesser", [idx, cv.const(np.array(0, np.int64), o + "_zero")], hint=o + "_neg")
+    idx = cv.emit("where", [neg, cv.emit("add", [idx, cv.const(np.array(depth, np.int64), o + "_depth")],
+                                         hint=o + "_wrapped"), idx], hint=o + "_idx")
+    idx = cv.reshape(idx, dims[:axis] + [1] + dims[axis:], hint=o + "_idx_axis")
+    pos = np.arange(depth, dtype=np.int64).reshape([depth if d == axis else 1 for d in range(r)])
+    hit = cv.emit("equal", [idx, cv.const(pos, o + "_positions")], hint=o + "_hit")
+    vt = cv.np_dtype(node.input[2])
+    cv.emit("where", [hit, cv.const(np.array(values[1], vt), o + "_on"), cv.const(np.array(values[0], vt), o + "_off")],
+            outs=o)
 
 
 # Activations WebNN has no op for, spelled with the ops it has.
