@@ -188,6 +188,90 @@ def case_softmax(tmp, args):
         check(np.abs(results[11] - results[13]).max() > 1e-3, "opset 11 and 13 semantics differ")
 
 
+def _sig(v):
+    return 1.0 / (1.0 + np.exp(-v))
+
+
+def _gru_ref(x, w, r, b, h0, lbr, reverse):
+    """ONNX GRU, one direction, layout 0: x [seq, batch, in]; w [3H, in],
+    r [3H, H], b [6H] (gates z, r, h); returns every step's h."""
+    H = r.shape[1]
+    wb, rb = b[:3 * H], b[3 * H:]
+    h, ys = h0, [None] * len(x)
+    for t in (range(len(x) - 1, -1, -1) if reverse else range(len(x))):
+        gx = x[t] @ w.T + wb
+        z = _sig(gx[:, :H] + h @ r[:H].T + rb[:H])
+        rr = _sig(gx[:, H:2 * H] + h @ r[H:2 * H].T + rb[H:2 * H])
+        if lbr:
+            n = np.tanh(gx[:, 2 * H:] + rr * (h @ r[2 * H:].T + rb[2 * H:]))
+        else:
+            n = np.tanh(gx[:, 2 * H:] + (rr * h) @ r[2 * H:].T + rb[2 * H:])
+        h = (1 - z) * n + z * h
+        ys[t] = h
+    return np.stack(ys)
+
+
+def _lstm_ref(x, w, r, b, p, reverse):
+    """ONNX LSTM, one direction, layout 0, zero initial state, peepholes p
+    [3H] (i, o, f); gates in the order i, o, f, c."""
+    H = r.shape[1]
+    bias = b[:4 * H] + b[4 * H:]
+    h = np.zeros((x.shape[1], H), np.float32)
+    c, ys = h.copy(), [None] * len(x)
+    for t in (range(len(x) - 1, -1, -1) if reverse else range(len(x))):
+        g = x[t] @ w.T + h @ r.T + bias
+        i = _sig(g[:, :H] + p[:H] * c)
+        f = _sig(g[:, 2 * H:3 * H] + p[2 * H:] * c)
+        c = f * c + i * np.tanh(g[:, 3 * H:])
+        o = _sig(g[:, H:2 * H] + p[H:2 * H] * c)
+        h = o * np.tanh(c)
+        ys[t] = h
+    return np.stack(ys), h, c
+
+
+def case_recurrent(tmp, args):
+    """What the ONNX node tests leave out of GRU and LSTM: a bidirectional
+    GRU with linear_before_reset and an initial state, and a reverse LSTM
+    with peepholes in layout 1 (batch first), against numpy."""
+    rs = np.random.RandomState(5)
+    seq, batch, inp, H = 4, 2, 3, 5
+    xv = rs.randn(seq, batch, inp).astype(np.float32)
+    w = (rs.randn(2, 3 * H, inp) * 0.5).astype(np.float32)
+    r = (rs.randn(2, 3 * H, H) * 0.5).astype(np.float32)
+    b = (rs.randn(2, 6 * H) * 0.5).astype(np.float32)
+    h0 = (rs.randn(2, batch, H) * 0.5).astype(np.float32)
+    inits = [numpy_helper.from_array(a, n) for a, n in ((w, "W"), (r, "R"), (b, "B"), (h0, "h0"))]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [seq, batch, inp])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [seq, 2, batch, H])
+    yh = helper.make_tensor_value_info("yh", TensorProto.FLOAT, [2, batch, H])
+    node = helper.make_node("GRU", ["x", "W", "R", "B", "", "h0"], ["y", "yh"], hidden_size=H,
+                            direction="bidirectional", linear_before_reset=1)
+    convert(tmp, model([node], [x], [y, yh], inits=inits))
+    out = run_berth(tmp, args, {"x": xv})
+    if out:
+        want = np.stack([_gru_ref(xv, w[d], r[d], b[d], h0[d], 1, d == 1) for d in range(2)], axis=1)
+        near(out["y"], want, "bidirectional GRU, linear_before_reset=1: Y")
+        near(out["yh"], np.stack([want[-1, 0], want[0, 1]]), "bidirectional GRU: Y_h (last step of each direction)")
+
+    w4 = (rs.randn(1, 4 * H, inp) * 0.5).astype(np.float32)
+    r4 = (rs.randn(1, 4 * H, H) * 0.5).astype(np.float32)
+    b4 = (rs.randn(1, 8 * H) * 0.5).astype(np.float32)
+    p4 = (rs.randn(1, 3 * H) * 0.5).astype(np.float32)
+    inits = [numpy_helper.from_array(a, n) for a, n in ((w4, "W"), (r4, "R"), (b4, "B"), (p4, "P"))]
+    xb = np.ascontiguousarray(xv.transpose(1, 0, 2))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, seq, inp])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, seq, 1, H])
+    yc = helper.make_tensor_value_info("yc", TensorProto.FLOAT, [batch, 1, H])
+    node = helper.make_node("LSTM", ["x", "W", "R", "B", "", "", "", "P"], ["y", "", "yc"], hidden_size=H,
+                            direction="reverse", layout=1)
+    convert(tmp, model([node], [x], [y, yc], inits=inits))
+    out = run_berth(tmp, args, {"x": xb})
+    if out:
+        ys, _, c = _lstm_ref(xv, w4[0], r4[0], b4[0], p4[0], True)
+        near(out["y"], ys.transpose(1, 0, 2)[:, :, None, :], "reverse LSTM with peepholes, layout 1: Y")
+        near(out["yc"], c[:, None, :], "reverse LSTM: Y_c")
+
+
 def _bert_model(rs, layers=2, hidden=64, heads=4, vocab=50, ffn=128):
     """A BERT-style encoder with the shape chains exporters write."""
     inits, nodes, params = [], [], {}

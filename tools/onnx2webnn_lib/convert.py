@@ -11,11 +11,11 @@ import json
 import numpy as np
 import onnx
 
-from . import bn_fold, fold, infer, ops_basic, ops_composed, ops_nn, ops_shape
+from . import bn_fold, fold, infer, ops_basic, ops_composed, ops_nn, ops_rnn, ops_shape
 from .core import DTYPES, Converter, Poisoned, Unsupported, elem_name, tensor_value
 
 OPS = {}
-for _m in (ops_basic, ops_composed, ops_nn, ops_shape):
+for _m in (ops_basic, ops_composed, ops_nn, ops_rnn, ops_shape):
     OPS.update(_m.OPS)
 
 # The converter targets opsets 9 to 17. Older models are taken too: most
