@@ -272,6 +272,23 @@ def case_recurrent(tmp, args):
         near(out["yc"], c[:, None, :], "reverse LSTM: Y_c")
 
 
+def case_inverse_trig(tmp, args):
+    """Atan, Asin and Acos, spelled with WebNN ops, against numpy over
+    their whole domains: every range reduction's branch, the ends and 0."""
+    xs = {"Atan": np.concatenate([np.linspace(-50, 50, 801), [0, 1, -1, 0.2679, 0.268, 1e6, -1e6]]),
+          "Asin": np.concatenate([np.linspace(-1, 1, 801), [0.999999, -0.999999]]),
+          "Acos": np.concatenate([np.linspace(-1, 1, 801), [0.999999, -0.999999]])}
+    ref = {"Atan": np.arctan, "Asin": np.arcsin, "Acos": np.arccos}
+    for name, xv in xs.items():
+        xv = xv.astype(np.float32)
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [len(xv)])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [len(xv)])
+        convert(tmp, model([helper.make_node(name, ["x"], ["y"])], [x], [y]))
+        out = run_berth(tmp, args, {"x": xv})
+        if out:
+            near(out["y"], ref[name](xv.astype(np.float64)), name, atol=2e-6, rtol=2e-6)
+
+
 def _bert_model(rs, layers=2, hidden=64, heads=4, vocab=50, ffn=128):
     """A BERT-style encoder with the shape chains exporters write."""
     inits, nodes, params = [], [], {}

@@ -103,3 +103,81 @@ def top_k(cv, node):
     else:
         cv.emit("concat", [vals], {"axis": axis}, outs=o)
         cv.emit("concat", [idxs], {"axis": axis}, outs=cv.out(node, 1))
+
+
+def _atan(cv, node, x, o):
+    """atan(x) in float32: |x| folded into [0, 1] (atan(a) = pi/2 -
+    atan(1/a) above 1), then into [0, tan(pi/12)] (atan(t) = pi/6 +
+    atan((t - 1/sqrt3) / (1 + t/sqrt3)) above it), where the odd series to
+    x^9 is within 6e-8; the sign put back last."""
+    k = lambda v, tag: cv.scalar(v, node.input[0], "%s_%s" % (o, tag))  # noqa: E731
+    e = lambda op_, args, tag: cv.emit(op_, args, hint="%s_%s" % (o, tag))  # noqa: E731
+    a = e("abs", [x], "abs")
+    big = e("greater", [a, k(1.0, "one")], "big")
+    t = e("where", [big, e("div", [k(1.0, "one1"), a], "inv"), a], "t")
+    far = e("greater", [t, k(0.2679491924311227, "tan15")], "far")
+    r3 = 0.5773502691896258
+    shifted = e("div", [e("sub", [t, k(r3, "r3")], "num"), e("add", [k(1.0, "one2"), e("mul", [t, k(r3, "r3b")], "tr3")],
+                                                                "den")], "shift")
+    u = e("where", [far, shifted, t], "u")
+    u2 = e("mul", [u, u], "u2")
+    p = k(1.0 / 9, "c9")
+    for i, c in enumerate((-1.0 / 7, 1.0 / 5, -1.0 / 3, 1.0)):
+        p = e("add", [e("mul", [p, u2], "p%d" % i), k(c, "c%d" % i)], "q%d" % i)
+    r = e("mul", [p, u], "series")
+    r = e("where", [far, e("add", [r, k(np.pi / 6, "pi6")], "plus30"), r], "r")
+    r = e("where", [big, e("sub", [k(np.pi / 2, "pi2"), r], "comp"), r], "r2")
+    return e("mul", [r, e("sign", [x], "sign")], "atan")
+
+
+@op("Atan", "Asin", "Acos")
+def inverse_trig(cv, node):
+    """atan as above; asin(x) = atan(x / sqrt(1 - x^2)); acos = pi/2 - asin."""
+    x, o = cv.inp(node, 0), cv.out(node)
+    if cv.np_dtype(node.input[0]).kind != "f":
+        raise Unsupported("%s on integers" % node.op_type)
+    arg = x
+    if node.op_type != "Atan":
+        one = cv.scalar(1.0, node.input[0], o + "_one")
+        root = cv.emit("sqrt", [cv.emit("sub", [one, cv.emit("mul", [x, x], hint=o + "_sq")], hint=o + "_1msq")],
+                       hint=o + "_root")
+        arg = cv.emit("div", [x, root], hint=o + "_ratio")
+    r = _atan(cv, node, arg, o)
+    if node.op_type == "Acos":
+        cv.emit("sub", [cv.scalar(np.pi / 2, node.input[0], o + "_half_pi"), r], outs=o)
+    else:
+        cv.emit("identity", [r], outs=o)
+
+
+@op("GatherND")
+def gather_nd(cv, node):
+    """A gather on the data flattened over its batch dims and the k
+    indexed ones: the flat index is each batch position and index
+    component (negative ones wrapped) times its stride, summed."""
+    o = cv.out(node)
+    b = int(attrs_of(node).get("batch_dims", 0))
+    dd = cv.static_dims(node.input[0], "GatherND")
+    idims = cv.static_dims(node.input[1], "GatherND")
+    k = idims[-1]
+    lead = idims[:-1]
+    flat_dims = dd[:b + k]
+    strides = [int(np.prod(flat_dims[i + 1:], dtype=np.int64)) for i in range(len(flat_dims))]
+    idx = cv.inp(node, 1)
+    if cv.np_dtype(node.input[1]) != np.int64:
+        idx = cv.emit("cast", [idx], {"type": "int64"}, hint=o + "_idx64")
+    lin = None
+    for i in range(b):  # the batch position, broadcast over the other lead dims
+        pos = np.arange(dd[i], dtype=np.int64).reshape([dd[i] if d == i else 1 for d in range(len(lead))])
+        term = cv.const(pos * strides[i], "%s_batch%d" % (o, i))
+        lin = term if lin is None else cv.emit("add", [lin, term], hint="%s_lin_b%d" % (o, i))
+    for j in range(k):
+        c = cv.emit("slice", [idx], {"starts": [0] * len(lead) + [j], "sizes": lead + [1]}, hint="%s_c%d" % (o, j))
+        c = cv.reshape(c, lead, hint="%s_c%d_flat" % (o, j))
+        neg = cv.emit("lesser", [c, cv.const(np.array(0, np.int64), "%s_z%d" % (o, j))], hint="%s_neg%d" % (o, j))
+        c = cv.emit("where", [neg, cv.emit("add", [c, cv.const(np.array(dd[b + j], np.int64), "%s_n%d" % (o, j))],
+                                           hint="%s_wrap%d" % (o, j)), c], hint="%s_c%d_pos" % (o, j))
+        term = cv.emit("mul", [c, cv.const(np.array(strides[b + j], np.int64), "%s_s%d" % (o, j))],
+                       hint="%s_t%d" % (o, j))
+        lin = term if lin is None else cv.emit("add", [lin, term], hint="%s_lin%d" % (o, j))
+    data = cv.reshape(cv.inp(node, 0), [int(np.prod(flat_dims, dtype=np.int64))] + dd[b + k:], hint=o + "_flat")
+    cv.emit("gather", [data, lin], {"axis": 0}, outs=o)
