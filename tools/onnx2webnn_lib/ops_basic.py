@@ -250,24 +250,28 @@ def hardmax(cv, node):
     cv.emit("cast", [hit], {"type": cv.webnn_dtype(node.input[0])}, outs=o)
 
 
-@op("Round")
-def round_even(cv, node):
-    """Round half to even: floor(x + 0.5), one less where that is odd and
-    x lay exactly halfway; from 2^23 on every float is whole, and x + 0.5
-    would itself round, so x is kept."""
-    x, o = cv.inp(node, 0), cv.out(node)
-    half = _k(cv, node, 0.5, "half")
+def round_half_even(cv, x, like, o, outs=None):
+    """round(x) half to even, in x's float dtype (`like` names an ONNX
+    value of it): floor(x + 0.5), one less where that is odd and x lay
+    exactly halfway; from 2^23 on every float is whole, and x + 0.5 would
+    itself round, so x is kept."""
+    k = lambda v, tag: cv.scalar(v, like, "%s_%s" % (o, tag))  # noqa: E731
+    half = k(0.5, "half")
     r = cv.emit("floor", [cv.emit("add", [x, half], hint=o + "_plus_half")], hint=o + "_up")
     tie = cv.emit("equal", [cv.emit("sub", [r, x], hint=o + "_gap"), half], hint=o + "_tie")
-    two = _k(cv, node, 2.0, "two")
+    two = k(2.0, "two")
     halved = cv.emit("floor", [cv.emit("div", [r, two], hint=o + "_r_half")], hint=o + "_r_half_floor")
     odd = cv.emit("notEqual", [cv.emit("mul", [halved, two], hint=o + "_even"), r], hint=o + "_odd")
     down = cv.emit("logicalAnd", [tie, odd], hint=o + "_down")
-    near = cv.emit("where", [down, cv.emit("sub", [r, _k(cv, node, 1.0, "one")], hint=o + "_less"), r],
-                   hint=o + "_near")
-    whole = cv.emit("greaterOrEqual", [cv.emit("abs", [x], hint=o + "_abs"), _k(cv, node, 8388608.0, "whole")],
+    near = cv.emit("where", [down, cv.emit("sub", [r, k(1.0, "one")], hint=o + "_less"), r], hint=o + "_near")
+    whole = cv.emit("greaterOrEqual", [cv.emit("abs", [x], hint=o + "_abs"), k(8388608.0, "whole")],
                     hint=o + "_whole")
-    cv.emit("where", [whole, x, near], outs=o)
+    return cv.emit("where", [whole, x, near], outs=outs, hint=o + "_round")
+
+
+@op("Round")
+def round_even(cv, node):
+    round_half_even(cv, cv.inp(node, 0), node.input[0], cv.out(node), outs=cv.out(node))
 
 
 @op("Mod")

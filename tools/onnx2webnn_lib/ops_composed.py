@@ -3,6 +3,7 @@ backend runs: MeanVarianceNormalization, EyeLike, LRN and TopK."""
 import numpy as np
 
 from .core import DTYPES, Unsupported, attrs_of, elem_name
+from .ops_basic import round_half_even
 
 OPS = {}
 
@@ -181,3 +182,22 @@ def gather_nd(cv, node):
         lin = term if lin is None else cv.emit("add", [lin, term], hint="%s_lin%d" % (o, j))
     data = cv.reshape(cv.inp(node, 0), [int(np.prod(flat_dims, dtype=np.int64))] + dd[b + k:], hint=o + "_flat")
     cv.emit("gather", [data, lin], {"axis": 0}, outs=o)
+
+
+@op("DynamicQuantizeLinear")
+def dynamic_quantize_linear(cv, node):
+    """ONNX's function body: the scale spans [min(x, 0), max(x, 0)] over
+    255 steps, the zero point is round(clip(-min / scale, 0, 255)), and y
+    is quantizeLinear(x, scale, zero point) to uint8."""
+    x = cv.inp(node, 0)
+    o, o_scale, o_zp = cv.out(node, 0), cv.out(node, 1), cv.out(node, 2)
+    k = lambda v, tag: cv.scalar(v, node.input[0], "%s_%s" % (o, tag))  # noqa: E731
+    e = lambda op_, args, tag, attrs=None: cv.emit(op_, args, attrs, hint="%s_%s" % (o, tag))  # noqa: E731
+    lo = e("min", [e("reduceMin", [x], "min", {"keepDimensions": False}), k(0.0, "zero")], "lo")
+    hi = e("max", [e("reduceMax", [x], "max", {"keepDimensions": False}), k(0.0, "zero2")], "hi")
+    cv.emit("div", [e("sub", [hi, lo], "range"), k(255.0, "steps")], outs=o_scale)
+    zp = e("clamp", [e("sub", [k(0.0, "zero3"), e("div", [lo, o_scale], "lo_scaled")], "zp_raw")], "zp_clip",
+           {"minValue": 0.0, "maxValue": 255.0})
+    zp = round_half_even(cv, zp, node.input[0], o + "_zp")
+    cv.emit("cast", [zp], {"type": "uint8"}, outs=o_zp)
+    cv.emit("quantizeLinear", [x, o_scale, o_zp], outs=o)
