@@ -150,16 +150,12 @@ def inverse_trig(cv, node):
         cv.emit("identity", [r], outs=o)
 
 
-@op("GatherND")
-def gather_nd(cv, node):
-    """A gather on the data flattened over its batch dims and the k
-    indexed ones: the flat index is each batch position and index
-    component (negative ones wrapped) times its stride, summed."""
-    o = cv.out(node)
-    b = int(attrs_of(node).get("batch_dims", 0))
-    dd = cv.static_dims(node.input[0], "GatherND")
-    idims = cv.static_dims(node.input[1], "GatherND")
-    k = idims[-1]
+def _flat_index(cv, node, o, dd, b, k):
+    """For GatherND and ScatterND: the index into the data flattened over
+    its first b + k dims of each of indices' positions (each batch position
+    and index component, negative ones wrapped, times its stride, summed),
+    shaped as indices without their last dim."""
+    idims = cv.static_dims(node.input[1], node.op_type)
     lead = idims[:-1]
     flat_dims = dd[:b + k]
     strides = [int(np.prod(flat_dims[i + 1:], dtype=np.int64)) for i in range(len(flat_dims))]
@@ -180,8 +176,101 @@ def gather_nd(cv, node):
         term = cv.emit("mul", [c, cv.const(np.array(strides[b + j], np.int64), "%s_s%d" % (o, j))],
                        hint="%s_t%d" % (o, j))
         lin = term if lin is None else cv.emit("add", [lin, term], hint="%s_lin%d" % (o, j))
-    data = cv.reshape(cv.inp(node, 0), [int(np.prod(flat_dims, dtype=np.int64))] + dd[b + k:], hint=o + "_flat")
+    return lin, lead, int(np.prod(flat_dims, dtype=np.int64))
+
+
+@op("GatherND")
+def gather_nd(cv, node):
+    """A gather on the data flattened over its batch dims and the k
+    indexed ones."""
+    o = cv.out(node)
+    b = int(attrs_of(node).get("batch_dims", 0))
+    dd = cv.static_dims(node.input[0], "GatherND")
+    k = cv.static_dims(node.input[1], "GatherND")[-1]
+    lin, _, rows = _flat_index(cv, node, o, dd, b, k)
+    data = cv.reshape(cv.inp(node, 0), [rows] + dd[b + k:], hint=o + "_flat")
     cv.emit("gather", [data, lin], {"axis": 0}, outs=o)
+
+
+@op("ScatterND")
+def scatter_nd(cv, node):
+    """reduction none: a scatterElements along the first axis of the data
+    flattened over the k indexed dims, each flat index repeated over the
+    slice it replaces."""
+    o = cv.out(node)
+    red = attrs_of(node).get("reduction", "none")
+    red = red.decode() if isinstance(red, bytes) else red
+    if red != "none":
+        raise Unsupported("reduction '%s' (only none: WebNN's scatterElements replaces)" % red)
+    dd = cv.static_dims(node.input[0], "ScatterND")
+    k = cv.static_dims(node.input[1], "ScatterND")[-1]
+    lin, lead, rows = _flat_index(cv, node, o, dd, 0, k)
+    n, rest = int(np.prod(lead, dtype=np.int64)), dd[k:]
+    lin = cv.reshape(lin, [n] + [1] * len(rest), hint=o + "_lin_col")
+    lin = cv.emit("expand", [lin], {"newShape": [n] + rest}, hint=o + "_lin_rows")
+    data = cv.reshape(cv.inp(node, 0), [rows] + rest, hint=o + "_flat")
+    upd = cv.reshape(cv.inp(node, 2), [n] + rest, hint=o + "_updates")
+    out = cv.emit("scatterElements", [data, lin, upd], {"axis": 0}, hint=o + "_scattered")
+    cv.reshape(out, dd, out=o)
+
+
+@op("ReverseSequence")
+def reverse_sequence(cv, node):
+    """Each batch entry's first len steps reversed: a gatherElements along
+    the time axis at len - 1 - t where t < len, else t."""
+    a = attrs_of(node)
+    o = cv.out(node)
+    dims = cv.static_dims(node.input[0], "ReverseSequence")
+    ta, ba = int(a.get("time_axis", 0)), int(a.get("batch_axis", 1))
+    T, B = dims[ta], dims[ba]
+    shape = [1] * len(dims)
+    t_shape, b_shape = list(shape), list(shape)
+    t_shape[ta], b_shape[ba] = T, B
+    t = cv.const(np.arange(T, dtype=np.int64).reshape(t_shape), o + "_steps")
+    lens = cv.inp(node, 1)
+    if cv.np_dtype(node.input[1]) != np.int64:
+        lens = cv.emit("cast", [lens], {"type": "int64"}, hint=o + "_lens64")
+    lens = cv.reshape(lens, b_shape, hint=o + "_lens")
+    back = cv.emit("sub", [cv.emit("sub", [lens, cv.const(np.array(1, np.int64), o + "_one")], hint=o + "_last"), t],
+                   hint=o + "_back")
+    idx = cv.emit("where", [cv.emit("lesser", [t, lens], hint=o + "_inside"), back, t], hint=o + "_idx")
+    idx = cv.emit("expand", [idx], {"newShape": dims}, hint=o + "_idx_full")
+    cv.emit("gatherElements", [cv.inp(node, 0), idx], {"axis": ta}, outs=o)
+
+
+@op("Det")
+def det(cv, node):
+    """The determinant of [..., n, n] for n up to 3, by cofactors of the
+    elements sliced out (n is static)."""
+    o = cv.out(node)
+    dims = cv.static_dims(node.input[0], "Det")
+    n, batch = dims[-1], dims[:-2]
+    if dims[-2] != n or n > 3:
+        raise Unsupported("Det of %s (square matrices up to 3 x 3 are supported)" % dims)
+    x = cv.inp(node, 0)
+
+    def el(i, j):
+        s = cv.emit("slice", [x], {"starts": [0] * len(batch) + [i, j], "sizes": batch + [1, 1]},
+                    hint="%s_m%d%d" % (o, i, j))
+        return cv.reshape(s, batch, hint="%s_e%d%d" % (o, i, j))
+
+    def mul(p, q):
+        return cv.emit("mul", [p, q], hint=o + "_p")
+
+    def sub(p, q):
+        return cv.emit("sub", [p, q], hint=o + "_d")
+
+    if n == 1:
+        r = el(0, 0)
+    elif n == 2:
+        r = sub(mul(el(0, 0), el(1, 1)), mul(el(0, 1), el(1, 0)))
+    else:
+        m = [[el(i, j) for j in range(3)] for i in range(3)]
+        c0 = sub(mul(m[1][1], m[2][2]), mul(m[1][2], m[2][1]))
+        c1 = sub(mul(m[1][0], m[2][2]), mul(m[1][2], m[2][0]))
+        c2 = sub(mul(m[1][0], m[2][1]), mul(m[1][1], m[2][0]))
+        r = cv.emit("add", [sub(mul(m[0][0], c0), mul(m[0][1], c1)), mul(m[0][2], c2)], hint=o + "_sum")
+    cv.emit("identity", [r], outs=o)
 
 
 @op("DynamicQuantizeLinear")
