@@ -281,8 +281,9 @@ def _str(a, key, default):
 @op("Resize", "Upsample")
 def resize(cv, node):
     """resample2d has two modes: linear with half-pixel centres and
-    nearest with asymmetric floor coordinates. An ONNX Resize is taken
-    when it means the same thing, else it is rejected with the reason."""
+    nearest with asymmetric floor coordinates. An ONNX Resize that means
+    the same becomes it; any other (cubic, other coordinate modes) is
+    spelled with interpolation matrices (_resize_by_matrices)."""
     a = attrs_of(node)
     r = cv.rank(node.input[0])
     if r != 4:
@@ -325,11 +326,16 @@ def resize(cv, node):
         ratio = scales[2:]
     else:
         raise Unsupported("neither scales nor sizes is given")
+    if a.get("antialias", 0):
+        raise Unsupported("antialias=1 is not supported")
+    if "axes" in a:
+        raise Unsupported("the axes attribute (opset 18) is not supported")
+    why = None  # what keeps resample2d from meaning the same
     if mode == "linear" or mode == "bilinear":
         if ctm not in ("half_pixel", "pytorch_half_pixel"):
-            raise Unsupported("mode linear with coordinate_transformation_mode '%s' (only half_pixel)" % ctm)
-        if ctm == "pytorch_half_pixel" and "sizes" in opts and min(opts["sizes"]) <= 1:
-            raise Unsupported("pytorch_half_pixel to an output of size 1")
+            why = "mode linear with coordinate_transformation_mode '%s' (only half_pixel)" % ctm
+        elif ctm == "pytorch_half_pixel" and "sizes" in opts and min(opts["sizes"]) <= 1:
+            why = "pytorch_half_pixel to an output of size 1"
         opts["mode"] = "linear"
     elif mode == "nearest":
         integer_up = all(q is not None and q >= 1 and float(q).is_integer() for q in ratio)
@@ -339,19 +345,94 @@ def resize(cv, node):
                             or ctm == "asymmetric" and nearest_mode in ("floor", "round_prefer_floor")
                             and all(q in (1.0, 2.0) for q in ratio)))
         if not ok:
-            raise Unsupported("mode nearest with coordinate_transformation_mode '%s' and nearest_mode "
-                              "'%s' at scale %s (only asymmetric floor, or an integer upscale)"
-                              % (ctm, nearest_mode, ratio))
+            why = ("mode nearest with coordinate_transformation_mode '%s' and nearest_mode '%s' at scale %s"
+                   % (ctm, nearest_mode, ratio))
         opts["mode"] = "nearest-neighbor"
     else:
-        raise Unsupported("mode '%s' is not supported" % mode)
+        why = "mode '%s'" % mode
     if a.get("exclude_outside", 0):
-        raise Unsupported("exclude_outside=1 is not supported")
-    if a.get("antialias", 0):
-        raise Unsupported("antialias=1 is not supported")
-    if "axes" in a:
-        raise Unsupported("the axes attribute (opset 18) is not supported")
-    cv.emit("resample2d", [cv.inp(node, 0)], opts, outs=cv.out(node))
+        why = "exclude_outside=1"
+    if why is None:
+        cv.emit("resample2d", [cv.inp(node, 0)], opts, outs=cv.out(node))
+        return
+    _resize_by_matrices(cv, node, a, mode, ctm, nearest_mode, scales, sizes, why)
+
+
+def _resize_by_matrices(cv, node, a, mode, ctm, nearest_mode, scales, sizes, why):
+    """What resample2d cannot mean, as ONNX defines it: each spatial axis
+    resized by a matrix of interpolation weights computed here (nearest:
+    one tap, linear: two, cubic: four, indices clamped to the edge,
+    exclude_outside renormalizing), applied with a matmul. Needs static
+    spatial dims; tf_crop_and_resize (an extrapolation value outside the
+    ROI) is not done."""
+    if ctm == "tf_crop_and_resize":
+        raise Unsupported(why + "; tf_crop_and_resize")
+    dims = cv.static_dims(node.input[0], "Resize (%s)" % why)
+    o = cv.out(node)
+    x = cv.inp(node, 0)
+    out = []
+    for i in range(2):
+        n = dims[2 + i]
+        m = int(sizes[2 + i]) if sizes is not None else int(np.floor(n * scales[2 + i]))
+        scale = m / n if sizes is not None else float(scales[2 + i])
+        mat = _interp_matrix(n, m, scale, mode, ctm, nearest_mode, float(a.get("cubic_coeff_a", -0.75)),
+                             int(a.get("exclude_outside", 0)))
+        out.append(cv.const(mat.astype(cv.np_dtype(node.input[0])), "%s_axis%d" % (o, 2 + i)))
+    y = cv.emit("matmul", [out[0], x], hint=o + "_rows")  # [m, h] x [n, c, h, w]
+    wt = cv.emit("transpose", [out[1]], {"permutation": [1, 0]}, hint=o + "_cols_t")
+    cv.emit("matmul", [y, wt], outs=o)
+
+
+def _interp_matrix(n, m, scale, mode, ctm, nearest_mode, A, exclude_outside):
+    """[m, n]: output position j's weights on the input positions."""
+    mat = np.zeros((m, n), np.float64)
+    for j in range(m):
+        if ctm == "half_pixel":
+            x = (j + 0.5) / scale - 0.5
+        elif ctm == "pytorch_half_pixel":
+            x = (j + 0.5) / scale - 0.5 if m > 1 else 0.0
+        elif ctm == "align_corners":  # ONNX's resized length is n * scale, not floored
+            x = 0.0 if m == 1 else j * (n - 1) / (n * scale - 1)
+        elif ctm == "asymmetric":
+            x = j / scale
+        elif ctm == "tf_half_pixel_for_nn":
+            x = (j + 0.5) / scale
+        else:
+            raise Unsupported("coordinate_transformation_mode '%s'" % ctm)
+        if mode == "nearest":
+            if nearest_mode == "round_prefer_floor":
+                i = int(np.ceil(x - 0.5))
+            elif nearest_mode == "round_prefer_ceil":
+                i = int(np.floor(x + 0.5))
+            elif nearest_mode == "floor":
+                i = int(np.floor(x))
+            elif nearest_mode == "ceil":
+                i = int(np.ceil(x))
+            else:
+                raise Unsupported("nearest_mode '%s'" % nearest_mode)
+            taps = [(i, 1.0)]
+        elif mode in ("linear", "bilinear"):
+            x = min(max(x, 0.0), n - 1.0)
+            i0 = int(np.floor(x))
+            t = x - i0
+            taps = [(i0, 1 - t), (i0 + 1, t)]
+        elif mode == "cubic":
+            i0 = int(np.floor(x))
+            t = x - i0
+            w = [((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A,
+                 ((A + 2) * t - (A + 3)) * t * t + 1,
+                 ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1,
+                 ((A * (2 - t) - 5 * A) * (2 - t) + 8 * A) * (2 - t) - 4 * A]
+            taps = [(i0 - 1 + k, w[k]) for k in range(4)]
+            if exclude_outside:
+                taps = [(i, wk if 0 <= i < n else 0.0) for i, wk in taps]
+                total = sum(wk for _, wk in taps)
+                taps = [(i, wk / total) for i, wk in taps]
+        else:
+            raise Unsupported("mode '%s' is not supported" % mode)
+        for i, wk in taps:
+            mat[j, min(max(i, 0), n - 1)] += wk
+    return mat
 
 
 def _per_axis(cv, node, i, axis, hint):
