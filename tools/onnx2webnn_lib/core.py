@@ -36,6 +36,20 @@ INLINE_INT_MAX = 4096
 FOLD_MAX = 1 << 20
 
 
+def registry():
+    """A module's table of ONNX op handlers and the decorator filling it:
+    OPS, op = registry(), then @op("Name", ...) above each handler."""
+    ops = {}
+
+    def op(*names):
+        def reg(fn):
+            for n in names:
+                ops[n] = fn
+            return fn
+        return reg
+    return ops, op
+
+
 class Unsupported(Exception):
     """A node the converter cannot express; the message says what."""
 

@@ -2,17 +2,9 @@
 import numpy as np
 import onnx
 
-from .core import DTYPES, Unsupported, attrs_of, elem_name
+from .core import DTYPES, Unsupported, attrs_of, elem_name, registry
 
-OPS = {}
-
-
-def op(*names):
-    def reg(fn):
-        for n in names:
-            OPS[n] = fn
-        return fn
-    return reg
+OPS, op = registry()
 
 
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow",

@@ -2,18 +2,10 @@
 backend runs: MeanVarianceNormalization, EyeLike, LRN and TopK."""
 import numpy as np
 
-from .core import DTYPES, Unsupported, attrs_of, elem_name
+from .core import DTYPES, Unsupported, attrs_of, elem_name, registry
 from .ops_basic import round_half_even
 
-OPS = {}
-
-
-def op(*names):
-    def wrap(fn):
-        for n in names:
-            OPS[n] = fn
-        return fn
-    return wrap
+OPS, op = registry()
 
 
 @op("MeanVarianceNormalization")

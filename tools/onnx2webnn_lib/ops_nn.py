@@ -4,17 +4,9 @@ import math
 
 import numpy as np
 
-from .core import Ident, Unsupported, attrs_of
+from .core import Ident, Unsupported, attrs_of, registry
 
-OPS = {}
-
-
-def op(*names):
-    def reg(fn):
-        for n in names:
-            OPS[n] = fn
-        return fn
-    return reg
+OPS, op = registry()
 
 
 def _same_pads(in_dims, kernel, strides, dil, mode, transpose=False):

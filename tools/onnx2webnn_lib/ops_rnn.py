@@ -8,20 +8,12 @@ run time is accepted for a sequence of one step, where it can only be
 that step)."""
 import numpy as np
 
-from .core import Unsupported, attrs_of
+from .core import Unsupported, attrs_of, registry
 
-OPS = {}
+OPS, op = registry()
 
 _GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 _DEFAULT_ACTS = {"RNN": ["Tanh"], "GRU": ["Sigmoid", "Tanh"], "LSTM": ["Sigmoid", "Tanh", "Tanh"]}
-
-
-def op(*names):
-    def reg(fn):
-        for n in names:
-            OPS[n] = fn
-        return fn
-    return reg
 
 
 class _Cell:

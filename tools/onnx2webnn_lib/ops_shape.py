@@ -4,17 +4,9 @@ dim are spelled as shape()/slice/concat nodes the engine folds per
 bucket."""
 import numpy as np
 
-from .core import Unsupported, attrs_of, tensor_value
+from .core import Unsupported, attrs_of, registry, tensor_value
 
-OPS = {}
-
-
-def op(*names):
-    def reg(fn):
-        for n in names:
-            OPS[n] = fn
-        return fn
-    return reg
+OPS, op = registry()
 
 
 def _shape_operand(cv, node, i, what):
