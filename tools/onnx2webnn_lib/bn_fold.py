@@ -18,14 +18,12 @@ convolution): again one conv2d where there were three nodes."""
 import numpy as np
 import onnx
 import onnx.numpy_helper
-from onnx import helper
+
+from .core import attrs_of
 
 
 def _attr(node, name, default):
-    for a in node.attribute:
-        if a.name == name:
-            return helper.get_attribute_value(a)
-    return default
+    return attrs_of(node).get(name, default)
 
 
 def _constants(graph, consts):

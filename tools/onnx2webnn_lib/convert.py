@@ -11,11 +11,11 @@ import json
 import numpy as np
 import onnx
 
-from . import bn_fold, fold, infer, ops_basic, ops_composed, ops_nn, ops_rnn, ops_shape
-from .core import DTYPES, Converter, Poisoned, Unsupported, elem_name, tensor_value
+from . import bn_fold, fold, infer, ops_basic, ops_composed, ops_integer, ops_loss, ops_nn, ops_rnn, ops_shape
+from .core import DTYPES, Converter, Poisoned, Unsupported, attrs_of, elem_name, tensor_value
 
 OPS = {}
-for _m in (ops_basic, ops_composed, ops_nn, ops_rnn, ops_shape):
+for _m in (ops_basic, ops_composed, ops_integer, ops_loss, ops_nn, ops_rnn, ops_shape):
     OPS.update(_m.OPS)
 
 # The converter targets opsets 9 to 17. Older models are taken too: most
@@ -105,7 +105,7 @@ def _legacy(cv, node):
     """Forms of opsets before 7 that numpy broadcasting does not cover."""
     if cv.opset >= 7:
         return
-    a = {x.name: onnx.helper.get_attribute_value(x) for x in node.attribute}
+    a = attrs_of(node)
     if a.get("broadcast", 0) and "axis" in a:
         raise Unsupported("legacy broadcast=1 with axis=%d (opset %d)" % (a["axis"], cv.opset))
     if node.op_type == "BatchNormalization" and a.get("spatial", 1) != 1:

@@ -411,8 +411,17 @@ def _scalar_ok(x, is_int):
     return math.isfinite(float(x))
 
 
+def _text(v):
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, list) and v and isinstance(v[0], bytes):
+        return [x.decode() for x in v]
+    return v
+
+
 def attrs_of(node):
-    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    """A node's attributes by name; strings (and lists of them) as str."""
+    return {a.name: _text(onnx.helper.get_attribute_value(a)) for a in node.attribute}
 
 
 def tensor_value(t):

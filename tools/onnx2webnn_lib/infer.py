@@ -170,7 +170,7 @@ def _elem(cv, node):
         return T.BOOL
     if op == "Cast":
         to = attrs_of(node)["to"]
-        return onnx.TensorProto.DataType.Value(to.decode().upper()) if isinstance(to, bytes) else to
+        return onnx.TensorProto.DataType.Value(to.upper()) if isinstance(to, str) else to
     if op == "CastLike":
         return cv.elem_type(node.input[1])
     if op in ("Shape", "Size", "ArgMax", "ArgMin"):

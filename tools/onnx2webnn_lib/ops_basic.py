@@ -148,11 +148,11 @@ def cast(cv, node):
 
 def _cast_to(to):
     """`to` is a dtype name string before opset 6."""
-    if isinstance(to, bytes):
+    if isinstance(to, str):
         try:
-            return onnx.TensorProto.DataType.Value(to.decode().upper())
+            return onnx.TensorProto.DataType.Value(to.upper())
         except ValueError:
-            raise Unsupported("Cast to '%s'" % to.decode())
+            raise Unsupported("Cast to '%s'" % to)
     return to
 
 

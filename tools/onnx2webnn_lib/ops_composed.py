@@ -191,7 +191,6 @@ def scatter_nd(cv, node):
     slice it replaces."""
     o = cv.out(node)
     red = attrs_of(node).get("reduction", "none")
-    red = red.decode() if isinstance(red, bytes) else red
     if red != "none":
         raise Unsupported("reduction '%s' (only none: WebNN's scatterElements replaces)" % red)
     dd = cv.static_dims(node.input[0], "ScatterND")

@@ -40,9 +40,8 @@ def recurrent(cv, node):
     kind, a = node.op_type, attrs_of(node)
     o = cv.out(node, 1) if len(node.output) > 1 and node.output[1] else cv.out(node)
     c = _Cell(cv, node, o)
-    acts = [x.decode() if isinstance(x, bytes) else x for x in a.get("activations", [])]
+    acts = list(a.get("activations", []))
     direction = a.get("direction", "forward")
-    direction = direction.decode() if isinstance(direction, bytes) else direction
     ndir = 2 if direction == "bidirectional" else 1
     if acts and acts != _DEFAULT_ACTS[kind] * ndir:
         raise Unsupported("activations %s (the defaults %s are supported)" % (acts, _DEFAULT_ACTS[kind]))

@@ -257,8 +257,7 @@ def tile(cv, node):
 @op("Pad")
 def pad(cv, node):
     a = attrs_of(node)
-    mode = a.get("mode", b"constant")
-    mode = mode.decode() if isinstance(mode, bytes) else mode
+    mode = a.get("mode", "constant")
     webnn_mode = {"constant": "constant", "edge": "edge", "reflect": "reflection"}.get(mode)
     if webnn_mode is None:
         raise Unsupported("mode '%s' is not supported" % mode)
@@ -336,7 +335,7 @@ def depth_space(cv, node):
     x = cv.inp(node, 0)
     out = cv.out(node)
     if node.op_type == "DepthToSpace":
-        crd = (a.get("mode", b"DCR") in (b"CRD", "CRD"))
+        crd = a.get("mode", "DCR") == "CRD"
         if crd:
             t = cv.reshape(x, [n, c // (b * b), b, b, h, w], hint=out + "_split")
             t = cv.emit("transpose", [t], {"permutation": [0, 1, 4, 2, 5, 3]}, hint=out + "_perm")
@@ -363,9 +362,9 @@ def _indices(cv, node, i, axis, why):
 @op("ScatterElements", "Scatter")
 def scatter_elements(cv, node):
     a = attrs_of(node)
-    red = a.get("reduction", b"none")
-    if (red.decode() if isinstance(red, bytes) else red) != "none":
-        raise Unsupported("reduction '%s' is not supported" % (red.decode() if isinstance(red, bytes) else red))
+    red = a.get("reduction", "none")
+    if red != "none":
+        raise Unsupported("reduction '%s' is not supported" % red)
     axis = int(a.get("axis", 0)) % cv.rank(node.input[0])
     idx = _indices(cv, node, 1, axis, "negative scatter indices")
     cv.emit("scatterElements", [cv.inp(node, 0), idx, cv.inp(node, 2)], {"axis": axis}, outs=cv.out(node))
