@@ -535,6 +535,176 @@ def case_affine_fold(tmp, args):
             near(out["y"], base + (sh if folds else row), "affine %s" % shift)
 
 
+def _windows(x, k, s, d, pads, fill):
+    """x (N, C, D, H, W) padded with `fill`, and for each output position
+    the window's elements: an array (N, C, Do, Ho, Wo, kd*kh*kw)."""
+    pw = [(0, 0), (0, 0)] + [(pads[i], pads[i + 3]) for i in range(3)]
+    xp = np.pad(x.astype(np.float64), pw, constant_values=fill)
+    outs = [(xp.shape[2 + i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(3)]
+    taps = []
+    for a in range(k[0]):
+        for b in range(k[1]):
+            for c in range(k[2]):
+                taps.append(xp[:, :, a * d[0]:a * d[0] + (outs[0] - 1) * s[0] + 1:s[0],
+                               b * d[1]:b * d[1] + (outs[1] - 1) * s[1] + 1:s[1],
+                               c * d[2]:c * d[2] + (outs[2] - 1) * s[2] + 1:s[2]])
+    return np.stack(taps, axis=-1)
+
+
+def _conv3d_ref(x, w, b, s, d, pads, group):
+    n, c = x.shape[:2]
+    m, cg = w.shape[:2]
+    win = _windows(x, w.shape[2:], s, d, pads, 0.0)
+    y = []
+    for g in range(group):
+        part = win[:, g * cg:(g + 1) * cg]
+        wg = w[g * (m // group):(g + 1) * (m // group)].reshape(m // group, cg, -1).astype(np.float64)
+        y.append(np.einsum("ncdhwk,mck->nmdhw", part, wg))
+    return np.concatenate(y, axis=1) + b.reshape(1, -1, 1, 1, 1)
+
+
+def _conv_transpose3d_ref(x, w, b, s, d, pads, opad, group):
+    """Every input element times the filter, added at i*s + t*d."""
+    n, c, din, hin, win = x.shape
+    mg, k = w.shape[1], w.shape[2:]
+    full = [(x.shape[2 + i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 + opad[i] for i in range(3)]
+    y = np.zeros((n, mg * group) + tuple(full))
+    for ci in range(c):
+        g = ci // (c // group)
+        for i, j, l in np.ndindex(din, hin, win):
+            for a, bb, cc in np.ndindex(*k):
+                y[:, g * mg:(g + 1) * mg, i * s[0] + a * d[0], j * s[1] + bb * d[1], l * s[2] + cc * d[2]] += \
+                    x[:, ci, i, j, l, None] * w[ci, :, a, bb, cc]
+    y = y[:, :, pads[0]:full[0] - pads[3], pads[1]:full[1] - pads[4], pads[2]:full[2] - pads[5]]
+    return y + b.reshape(1, -1, 1, 1, 1)
+
+
+def case_conv3d(tmp, args):
+    """3-D Conv, ConvTranspose, MaxPool and AveragePool (spelled with 2-D
+    ops per depth tap) where the ONNX node tests do not reach: depth pads,
+    stride with dilation, groups, output padding, ceil mode and
+    count_include_pad, against numpy."""
+    rs = np.random.RandomState(7)
+    xv = rs.randn(2, 4, 5, 6, 7).astype(np.float32)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(xv.shape))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+
+    w = (rs.randn(6, 2, 3, 2, 3) * 0.3).astype(np.float32)
+    b = rs.randn(6).astype(np.float32)
+    s, d, pads = [2, 1, 2], [2, 1, 1], [2, 1, 0, 1, 0, 1]
+    node = helper.make_node("Conv", ["x", "W", "B"], ["y"], strides=s, dilations=d, pads=pads, group=2)
+    convert(tmp, model([node], [x], [y], inits=[numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B")]))
+    out = run_berth(tmp, args, {"x": xv})
+    if out:
+        near(out["y"], _conv3d_ref(xv, w, b, s, d, pads, 2), "Conv 3-D: depth pads, stride, dilation, groups")
+
+    wt = (rs.randn(4, 3, 2, 3, 2) * 0.3).astype(np.float32)
+    bt = rs.randn(6).astype(np.float32)
+    s, d, pads, opad = [2, 1, 2], [1, 2, 1], [1, 0, 1, 0, 1, 0], [1, 0, 1]
+    node = helper.make_node("ConvTranspose", ["x", "W", "B"], ["y"], strides=s, dilations=d, pads=pads,
+                            output_padding=opad, group=2)
+    convert(tmp, model([node], [x], [y], inits=[numpy_helper.from_array(wt, "W"), numpy_helper.from_array(bt, "B")]))
+    out = run_berth(tmp, args, {"x": xv})
+    if out:
+        near(out["y"], _conv_transpose3d_ref(xv, wt, bt, s, d, pads, opad, 2),
+             "ConvTranspose 3-D: stride, dilation, pads, output padding, groups")
+
+    k, s, pads = [3, 2, 3], [2, 2, 1], [1, 1, 1, 1, 0, 1]
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=k, strides=s, pads=pads, dilations=[1, 2, 1])
+    convert(tmp, model([node], [x], [y]))
+    out = run_berth(tmp, args, {"x": xv})
+    if out:
+        near(out["y"], _windows(xv, k, s, [1, 2, 1], pads, -np.inf).max(-1), "MaxPool 3-D: pads, dilation")
+
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2, 2], strides=[2, 2, 2], ceil_mode=1)
+    convert(tmp, model([node], [x], [y]))
+    out = run_berth(tmp, args, {"x": xv})
+    if out:  # ceil: the last window of each odd dim holds one element of it
+        near(out["y"], _windows(xv, [2, 2, 2], [2, 2, 2], [1, 1, 1], [0, 0, 0, 1, 0, 1], -np.inf).max(-1),
+             "MaxPool 3-D: ceil mode")
+
+    for include in (0, 1):
+        node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=k, strides=s, pads=pads,
+                                count_include_pad=include)
+        convert(tmp, model([node], [x], [y]))
+        out = run_berth(tmp, args, {"x": xv})
+        if out:
+            total = _windows(xv, k, s, [1, 1, 1], pads, 0.0).sum(-1)
+            count = _windows(np.ones_like(xv), k, s, [1, 1, 1], pads, float(include)).sum(-1)
+            near(out["y"], total / count, "AveragePool 3-D: pads, count_include_pad=%d" % include)
+
+
+def case_integer(tmp, args):
+    """MatMulInteger with per-row and per-column zero points (int8 x
+    uint8, K = 200), QLinearMatMul with per-row and per-column scales,
+    QLinearConv int8 with per-channel weight scales and zero points and an
+    int32 bias, against integer numpy."""
+    rs = np.random.RandomState(11)
+    m, k, n = 5, 200, 7
+    a = rs.randint(-128, 128, (2, m, k)).astype(np.int8)
+    b = rs.randint(0, 256, (k, n)).astype(np.uint8)
+    az = rs.randint(-5, 5, m).astype(np.int8)
+    bz = rs.randint(100, 150, n).astype(np.uint8)
+    inits = [numpy_helper.from_array(v, nm) for v, nm in ((az, "az"), (bz, "bz"))]
+    xa = helper.make_tensor_value_info("a", TensorProto.INT8, list(a.shape))
+    xb = helper.make_tensor_value_info("b", TensorProto.UINT8, list(b.shape))
+    y = helper.make_tensor_value_info("y", TensorProto.INT32, None)
+    node = helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])
+    convert(tmp, model([node], [xa, xb], [y], inits=inits, opset=10))
+    out = run_berth(tmp, args, {"a": a, "b": b})
+    want = (a.astype(np.int64) - az[:, None]) @ (b.astype(np.int64) - bz)
+    if out:
+        check(out["y"].dtype == np.int32 and np.array_equal(out["y"], want),
+              "MatMulInteger per-row/per-column zero points: exact int32")
+
+    sa = (rs.rand(m).astype(np.float32) + 0.5) * 0.01
+    sb = (rs.rand(n).astype(np.float32) + 0.5) * 0.01
+    sy, zy = np.float32(0.3), np.uint8(128)
+    inits = [numpy_helper.from_array(v, nm) for v, nm in ((sa, "sa"), (az, "az"), (sb, "sb"), (bz, "bz"),
+                                                           (np.array(sy), "sy"), (np.array(zy), "zy"))]
+    y = helper.make_tensor_value_info("y", TensorProto.UINT8, None)
+    node = helper.make_node("QLinearMatMul", ["a", "sa", "az", "b", "sb", "bz", "sy", "zy"], ["y"])
+    convert(tmp, model([node], [xa, xb], [y], inits=inits, opset=10))
+    out = run_berth(tmp, args, {"a": a, "b": b})
+    if out:
+        real = want * (sa[:, None].astype(np.float64) * sb / sy)
+        ref = np.clip(np.rint(real) + zy, 0, 255)
+        got = out["y"].astype(np.int64)
+        check(out["y"].dtype == np.uint8 and np.abs(got - ref).max() <= 1 and (got == ref).mean() > 0.98,
+              "QLinearMatMul per-row/per-column scales: within one step, %.3f exact" % (got == ref).mean())
+
+    x = rs.randint(-128, 128, (1, 4, 6, 6)).astype(np.int8)
+    w = rs.randint(-128, 128, (6, 2, 3, 3)).astype(np.int8)
+    wz = rs.randint(-3, 3, 6).astype(np.int8)
+    sw = (rs.rand(6).astype(np.float32) + 0.5) * 0.01
+    bias = rs.randint(-5000, 5000, 6).astype(np.int32)
+    sx, xz, sy2, zy2 = np.float32(0.05), np.int8(3), np.float32(2.0), np.int8(-10)
+    inits = [numpy_helper.from_array(v, nm) for v, nm in (
+        (np.array(sx), "sx"), (np.array(xz), "xz"), (w, "w"), (sw, "sw"), (wz, "wz"),
+        (np.array(sy2), "sy"), (np.array(zy2), "zy"), (bias, "bias"))]
+    xx = helper.make_tensor_value_info("x", TensorProto.INT8, list(x.shape))
+    y = helper.make_tensor_value_info("y", TensorProto.INT8, None)
+    node = helper.make_node("QLinearConv", ["x", "sx", "xz", "w", "sw", "wz", "sy", "zy", "bias"], ["y"],
+                            pads=[1, 0, 1, 2], strides=[1, 2], group=2)
+    convert(tmp, model([node], [xx], [y], inits=inits, opset=10))
+    out = run_berth(tmp, args, {"x": x})
+    if out:
+        xc = np.pad(x.astype(np.int64) - xz, ((0, 0), (0, 0), (1, 1), (0, 2)))
+        wc = w.astype(np.int64) - wz[:, None, None, None]
+        oh, ow = xc.shape[2] - 2, (xc.shape[3] - 3) // 2 + 1
+        acc = np.zeros((1, 6, oh, ow), np.int64)
+        for mo in range(6):
+            g = mo // 3
+            for i in range(oh):
+                for j in range(ow):
+                    acc[0, mo, i, j] = (xc[0, 2 * g:2 * g + 2, i:i + 3, 2 * j:2 * j + 3] * wc[mo]).sum()
+        real = (acc + bias[None, :, None, None]) * (sx * sw.astype(np.float64) / sy2)[None, :, None, None]
+        ref = np.clip(np.rint(real) + zy2, -128, 127)
+        got = out["y"].astype(np.int64)
+        check(out["y"].dtype == np.int8 and np.abs(got - ref).max() <= 1 and (got == ref).mean() > 0.98,
+              "QLinearConv int8, per-channel weights, bias: within one step, %.3f exact" % (got == ref).mean())
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 

@@ -1,49 +1,12 @@
 """Neural-network ops: convolutions, pools, normalizations, matrix
 products, softmax and resizing."""
-import math
-
 import numpy as np
 
+from . import ops_conv3d
 from .core import Ident, Unsupported, attrs_of, registry
+from .window import spatial
 
 OPS, op = registry()
-
-
-def _same_pads(in_dims, kernel, strides, dil, mode, transpose=False):
-    """ONNX auto_pad SAME_UPPER/SAME_LOWER: output = ceil(in / stride);
-    the odd pixel goes to the end (UPPER) or the beginning (LOWER)."""
-    begins, ends = [], []
-    for n, k, s, d in zip(in_dims, kernel, strides, dil):
-        total = max((math.ceil(n / s) - 1) * s + (k - 1) * d + 1 - n, 0)
-        small, big = total // 2, total - total // 2
-        begins.append(small if mode == "SAME_UPPER" else big)
-        ends.append(big if mode == "SAME_UPPER" else small)
-    return begins, ends
-
-
-def _spatial(cv, node, a, kernel, x_name, why):
-    """WebNN padding [beginH, endH, beginW, endW] from pads / auto_pad."""
-    n = len(kernel)
-    strides = list(a.get("strides", [1] * n))
-    dil = list(a.get("dilations", [1] * n))
-    auto = a.get("auto_pad", b"NOTSET")
-    auto = auto.decode() if isinstance(auto, bytes) else auto
-    if auto in ("SAME_UPPER", "SAME_LOWER"):
-        dims = cv.static_dims(x_name, "auto_pad %s" % auto)[2:]
-        begins, ends = _same_pads(dims, kernel, strides, dil, auto)
-    elif auto == "VALID":
-        begins, ends = [0] * n, [0] * n
-    elif auto in ("NOTSET", ""):
-        pads = list(a.get("pads", [0] * 2 * n))
-        begins, ends = pads[:n], pads[n:]
-    else:
-        raise Unsupported("auto_pad '%s' is not supported" % auto)
-    if any(p < 0 for p in begins + ends):
-        raise Unsupported("negative pads %s are not supported" % (begins + ends))
-    padding = []
-    for b, e in zip(begins, ends):
-        padding += [int(b), int(e)]
-    return padding, [int(s) for s in strides], [int(d) for d in dil]
 
 
 def _to_2d(cv, node, x_name, what):
@@ -54,7 +17,7 @@ def _to_2d(cv, node, x_name, what):
         return cv.v(x_name), False
     if r == 3:
         return cv.emit("unsqueeze", [cv.v(x_name)], {"axes": [2]}, hint=cv.v(x_name) + "_2d"), True
-    raise Unsupported("%s on a rank-%d input (only 1-D and 2-D spatial) is not supported" % (what, r))
+    raise Unsupported("%s on a rank-%d input (1-D, 2-D and 3-D spatial are supported)" % (what, r))
 
 
 def _finish(cv, node, y, is_1d):
@@ -64,6 +27,13 @@ def _finish(cv, node, y, is_1d):
 
 @op("Conv")
 def conv(cv, node):
+    conv_with(cv, node, cv.inp(node, 0), cv.inp(node, 1), cv.inp(node, 2), cv.out(node))
+
+
+def conv_with(cv, node, x, w, b, out):
+    """The convolution of `node`'s attributes on identifiers x, w and b
+    (None: no bias), written to `out`; node.input[0] and [1] give the
+    shapes (ConvInteger and QLinearConv convolve values made from them)."""
     a = attrs_of(node)
     w_dims = cv.dims(node.input[1])
     if w_dims is None:
@@ -71,17 +41,23 @@ def conv(cv, node):
     kernel = list(a.get("kernel_shape", w_dims[2:]))
     if any(k is None for k in kernel):
         raise Unsupported("kernel_shape is unknown")
-    x, is_1d = _to_2d(cv, node, node.input[0], "Conv")
-    w = cv.inp(node, 1)
-    padding, strides, dil = _spatial(cv, node, a, kernel, node.input[0], "Conv")
-    if is_1d:
+    r = cv.rank(node.input[0])
+    if r == 5:
+        ops_conv3d.conv3d(cv, node, a, x, w, b, out)
+        return
+    if r not in (3, 4):
+        raise Unsupported("%s on a rank-%d input (1-D, 2-D and 3-D spatial are supported)" % (node.op_type, r))
+    padding, strides, dil = spatial(cv, a, kernel, node.input[0])
+    if r == 3:
+        x = cv.emit("unsqueeze", [x], {"axes": [2]}, hint=x + "_2d")
         w = cv.emit("unsqueeze", [w], {"axes": [2]}, hint=w + "_2d")
         kernel, padding, strides, dil = [1] + kernel, [0, 0] + padding, [1] + strides, [1] + dil
     opts = {"padding": padding, "strides": strides, "dilations": dil, "groups": int(a.get("group", 1))}
-    if cv.has(node, 2):
-        opts["bias"] = _ident(cv.inp(node, 2))
-    y = cv.emit("conv2d", [x, w], opts, outs=None if is_1d else cv.out(node), hint=cv.out(node) + "_2d")
-    _finish(cv, node, y, is_1d)
+    if b is not None:
+        opts["bias"] = _ident(b)
+    y = cv.emit("conv2d", [x, w], opts, outs=None if r == 3 else out, hint=out + "_2d")
+    if r == 3:
+        cv.emit("squeeze", [y], {"axes": [2]}, outs=out)
 
 
 def _ident(name):
@@ -91,20 +67,37 @@ def _ident(name):
 
 @op("ConvTranspose")
 def conv_transpose(cv, node):
+    """2-D as convTranspose2d; 1-D as 2-D with H = 1; 3-D by depth taps."""
     a = attrs_of(node)
+    r = cv.rank(node.input[0])
     w_dims = cv.dims(node.input[1])
-    if w_dims is None or len(w_dims) != 4 or cv.rank(node.input[0]) != 4:
-        raise Unsupported("only 2-D ConvTranspose (rank-4 input and weight) is supported, found rank %d"
-                          % cv.rank(node.input[0]))
+    if w_dims is None or len(w_dims) != r or r not in (3, 4, 5):
+        raise Unsupported("ConvTranspose needs input and weight of one rank, 3 to 5; found %d and %s"
+                          % (r, "unknown" if w_dims is None else len(w_dims)))
+    if r == 5:
+        ops_conv3d.conv_transpose3d(cv, node, a)
+        return
+    x, w, o = cv.inp(node, 0), cv.inp(node, 1), cv.out(node)
+    in_hw = cv.dims(node.input[0])[2:]
     kernel = list(a.get("kernel_shape", w_dims[2:]))
+    if r == 3:  # the 1-D attributes with a leading H of 1
+        x = cv.emit("unsqueeze", [x], {"axes": [2]}, hint=x + "_2d")
+        w = cv.emit("unsqueeze", [w], {"axes": [2]}, hint=w + "_2d")
+        pads = list(a.get("pads", [0, 0]))
+        a = dict(a, pads=[0, pads[0], 0, pads[1]], strides=[1] + list(a.get("strides", [1])),
+                 dilations=[1] + list(a.get("dilations", [1])),
+                 output_padding=[0] + list(a.get("output_padding", [0])))
+        if "output_shape" in a:
+            a["output_shape"] = [1] + list(a["output_shape"])
+        in_hw, kernel = [1] + in_hw, [1] + kernel
     strides = [int(s) for s in a.get("strides", [1, 1])]
     dil = [int(d) for d in a.get("dilations", [1, 1])]
     opad = [int(p) for p in a.get("output_padding", [0, 0])]
-    auto = a.get("auto_pad", b"NOTSET")
-    auto = auto.decode() if isinstance(auto, bytes) else auto
+    auto = a.get("auto_pad", "NOTSET")
     group = int(a.get("group", 1))
     if "output_shape" in a or auto in ("SAME_UPPER", "SAME_LOWER"):
-        in_hw = cv.static_dims(node.input[0], "ConvTranspose output_shape/auto_pad")[2:]
+        if any(v is None for v in in_hw):
+            raise Unsupported("ConvTranspose output_shape/auto_pad needs the input's static spatial dims")
         if "output_shape" in a:
             out_hw = [int(v) for v in a["output_shape"]][-2:]
         else:
@@ -121,12 +114,13 @@ def conv_transpose(cv, node):
                 padding += [total - total // 2, total // 2]
         opts = {"padding": padding, "outputSizes": out_hw}
     else:
-        padding, _, _ = _spatial(cv, node, a, kernel, node.input[0], "ConvTranspose")
+        padding, _, _ = spatial(cv, a, kernel, node.input[0])
         opts = {"padding": padding, "outputPadding": opad}
     opts.update({"strides": strides, "dilations": dil, "groups": group, "filterLayout": "iohw"})
     if cv.has(node, 2):
         opts["bias"] = _ident(cv.inp(node, 2))
-    cv.emit("convTranspose2d", [cv.inp(node, 0), cv.inp(node, 1)], opts, outs=cv.out(node))
+    y = cv.emit("convTranspose2d", [x, w], opts, outs=None if r == 3 else o, hint=o + "_2d")
+    _finish(cv, node, y, r == 3)
 
 
 @op("MaxPool", "AveragePool", "LpPool")
@@ -138,9 +132,12 @@ def pool(cv, node):
         raise Unsupported("storage_order=1 is not supported")
     if node.op_type == "LpPool" and a.get("p", 2) != 2:
         raise Unsupported("p=%d is not supported (only p=2)" % a.get("p"))
+    if cv.rank(node.input[0]) == 5:
+        ops_conv3d.pool3d(cv, node, a)
+        return
     kernel = [int(k) for k in a["kernel_shape"]]
     x, is_1d = _to_2d(cv, node, node.input[0], node.op_type)
-    padding, strides, dil = _spatial(cv, node, a, kernel, node.input[0], node.op_type)
+    padding, strides, dil = spatial(cv, a, kernel, node.input[0])
     if is_1d:
         kernel, padding, strides, dil = [1] + kernel, [0, 0] + padding, [1] + strides, [1] + dil
     opts = {"windowDimensions": kernel, "strides": strides, "dilations": dil,
@@ -265,11 +262,6 @@ def softmax(cv, node):
         cv.emit("softmax", [x], {"axis": axis}, outs=out)
 
 
-def _str(a, key, default):
-    v = a.get(key, default)
-    return v.decode() if isinstance(v, bytes) else v
-
-
 @op("Resize", "Upsample")
 def resize(cv, node):
     """resample2d has two modes: linear with half-pixel centres and
@@ -280,9 +272,9 @@ def resize(cv, node):
     r = cv.rank(node.input[0])
     if r != 4:
         raise Unsupported("only rank-4 inputs are supported")
-    mode = _str(a, "mode", "nearest")
-    ctm = _str(a, "coordinate_transformation_mode", "half_pixel" if cv.opset >= 11 else "asymmetric")
-    nearest_mode = _str(a, "nearest_mode", "round_prefer_floor" if cv.opset >= 11 else "floor")
+    mode = a.get("mode", "nearest")
+    ctm = a.get("coordinate_transformation_mode", "half_pixel" if cv.opset >= 11 else "asymmetric")
+    nearest_mode = a.get("nearest_mode", "round_prefer_floor" if cv.opset >= 11 else "floor")
     if node.op_type == "Upsample" and cv.opset >= 9:
         scales = cv.known_input(node, 1, "scales")
         sizes = None
