@@ -170,6 +170,22 @@ void *cpu_params(cpu_prep *c, size_t bytes);
 /* Float32 weights and constants are stored with each subnormal value
  * replaced by a zero of its sign. */
 void cpu_flush_subnormals(float *v, size_t n);
+
+/* cpu_dtype.c: one element of any numeric dtype. An integer is held as
+ * its bits widened to 64 (sign-extended for signed types), with its value
+ * as a double beside it; a float as the double. */
+#define CPU_NUMERIC                                                                                     \
+    (BK_BIT(BERTH_DTYPE_F32) | BK_BIT(BERTH_DTYPE_F16) | BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_U8) | \
+     BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32) | BK_BIT(BERTH_DTYPE_I64) | BK_BIT(BERTH_DTYPE_U64))
+typedef struct cpu_elem {
+    double f;
+    uint64_t i;
+    int is_float;
+} cpu_elem;
+cpu_elem cpu_elem_get(const void *x, berth_dtype t, size_t i);
+void cpu_elem_put(void *y, berth_dtype t, size_t i, cpu_elem e);
+float cpu_half_to_float(uint16_t h);
+uint16_t cpu_float_to_half(float v);
 static inline const cpu_opnd *cpu_in(const cpu_prep *c, uint32_t i) {
     return &c->plan->ops[c->node->inputs[i]];
 }
@@ -224,6 +240,7 @@ void cpu_program_run(cpu_pool *pool, const cpu_program *pp);
  * (-1: none), then y = op(x) over n floats (alpha, beta: the op's
  * options, as clamp's minValue and maxValue); x may be y. */
 int cpu_unary_code(const char *op);
+berth_status cpu_check_unary(const bk_node_ctx *c);
 void cpu_unary_f32(int code, float alpha, float beta, const float *x, float *y, size_t n);
 /* Broadcasting: the kit's collapsed iteration shape and per-input
  * strides, and the number of rows (product of all dims but the last). */

@@ -1,7 +1,8 @@
 /* Broadcasting binary ops: arithmetic (add sub mul div max min pow
- * prelu), comparisons and logical and/or/xor (u8 results) and where. Integer arithmetic wraps like
- * two's complement and integer division by zero yields 0, so no input
- * value can trap or reach undefined behaviour. */
+ * prelu), comparisons and logical and/or/xor (u8 results) and where, on
+ * every numeric dtype (float16 computed in float32). Integer arithmetic
+ * wraps like two's complement and integer division by zero yields 0, so
+ * no input value can trap or reach undefined behaviour. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -26,15 +27,18 @@ typedef struct bin_params {
     const cpu_node *n;
 } bin_params;
 
-static int32_t div_i32(int32_t x, int32_t y) {
-    if (y == 0) return 0;
-    if (y == -1) return (int32_t)(0u - (uint32_t)x);
-    return x / y;
+/* Integer power, wrapping like repeated multiplication; a negative
+ * exponent gives 0 except for bases 1 and -1 (the integer part of the
+ * real power). */
+static uint64_t ipow_u(uint64_t b, uint64_t e) {
+    uint64_t r = 1;
+    for (; e; e >>= 1, b *= b)
+        if (e & 1) r *= b;
+    return r;
 }
-static int64_t div_i64(int64_t x, int64_t y) {
-    if (y == 0) return 0;
-    if (y == -1) return (int64_t)(0u - (uint64_t)x);
-    return x / y;
+static uint64_t ipow_s(int64_t b, int64_t e) {
+    if (e < 0) return b == 1 ? 1u : b == -1 ? ((e & 1) ? UINT64_MAX : 1u) : 0u;
+    return ipow_u((uint64_t)b, (uint64_t)e);
 }
 
 /* One row: y[i] = f(a[i*sa], b[i*sb]) with sa, sb in {0, 1} mostly. */
@@ -55,15 +59,29 @@ static int64_t div_i64(int64_t x, int64_t y) {
             for (size_t i = 0; i < n; i++) { T x = a[i * sa], z = b[i * sb]; y[i] = (TY)(EXPR); } \
     } while (0)
 
-#define ARITH(T, U)                                                                                \
+/* Integer arithmetic in the unsigned type U, so it wraps; division by
+ * zero gives 0, and MIN / -1 wraps to MIN. */
+#define ARITH(T, U, SIGNED)                                                                        \
     switch (op) {                                                                                  \
-    case B_ADD: ROW(T, T, (T)((U)x + (U)z)); break;                                                \
-    case B_SUB: ROW(T, T, (T)((U)x - (U)z)); break;                                                \
-    case B_MUL: ROW(T, T, (T)((U)x * (U)z)); break;                                                \
+    case B_ADD: ROW(T, T, (T)(U)((U)x + (U)z)); break;                                             \
+    case B_SUB: ROW(T, T, (T)(U)((U)x - (U)z)); break;                                             \
+    case B_MUL: ROW(T, T, (T)(U)((uint64_t)(U)x * (U)z)); break;                                   \
     case B_MAX: ROW(T, T, x > z ? x : z); break;                                                   \
     case B_MIN: ROW(T, T, x < z ? x : z); break;                                                   \
+    case B_DIV:                                                                                    \
+        if (SIGNED) ROW(T, T, z == 0 ? (T)0 : z == (T)-1 ? (T)(U)(0u - (uint64_t)(U)x) : (T)(x / z)); \
+        else ROW(T, T, z == 0 ? (T)0 : (T)(x / z));                                                \
+        break;                                                                                     \
+    case B_POW:                                                                                    \
+        if (SIGNED) ROW(T, T, (T)(U)ipow_s((int64_t)x, (int64_t)z));                               \
+        else ROW(T, T, (T)(U)ipow_u((uint64_t)x, (uint64_t)z));                                    \
+        break;                                                                                     \
     default: break;                                                                                \
     }
+
+/* float16 through float32, rounded back to nearest even. */
+#define H(v) cpu_half_to_float(v)
+#define HROW(EXPR) ROW(uint16_t, uint16_t, cpu_float_to_half(EXPR))
 
 #define COMPARE(T)                                                                                 \
     switch (op) {                                                                                  \
@@ -87,9 +105,23 @@ CPU_CLONES static void bin_row(int op, berth_dtype t, const void *av, size_t sa,
     if (op >= B_EQ) {
         switch (t) {
         case BERTH_DTYPE_F32: COMPARE(float); break;
-        case BERTH_DTYPE_I32: COMPARE(int32_t); break;
-        case BERTH_DTYPE_I64: COMPARE(int64_t); break;
+        case BERTH_DTYPE_I8: COMPARE(int8_t); break;
         case BERTH_DTYPE_U8: COMPARE(uint8_t); break;
+        case BERTH_DTYPE_I32: COMPARE(int32_t); break;
+        case BERTH_DTYPE_U32: COMPARE(uint32_t); break;
+        case BERTH_DTYPE_I64: COMPARE(int64_t); break;
+        case BERTH_DTYPE_U64: COMPARE(uint64_t); break;
+        case BERTH_DTYPE_F16:
+            switch (op) {
+            case B_EQ: ROW(uint16_t, uint8_t, H(x) == H(z)); break;
+            case B_GT: ROW(uint16_t, uint8_t, H(x) > H(z)); break;
+            case B_GE: ROW(uint16_t, uint8_t, H(x) >= H(z)); break;
+            case B_LT: ROW(uint16_t, uint8_t, H(x) < H(z)); break;
+            case B_LE: ROW(uint16_t, uint8_t, H(x) <= H(z)); break;
+            case B_NE: ROW(uint16_t, uint8_t, H(x) != H(z)); break;
+            default: break;
+            }
+            break;
         default: break;
         }
         return;
@@ -108,14 +140,25 @@ CPU_CLONES static void bin_row(int op, berth_dtype t, const void *av, size_t sa,
         default: break;
         }
         break;
-    case BERTH_DTYPE_I32:
-        if (op == B_DIV) ROW(int32_t, int32_t, div_i32(x, z));
-        else ARITH(int32_t, uint32_t);
+    case BERTH_DTYPE_F16:
+        switch (op) {
+        case B_ADD: HROW(H(x) + H(z)); break;
+        case B_SUB: HROW(H(x) - H(z)); break;
+        case B_MUL: HROW(H(x) * H(z)); break;
+        case B_DIV: HROW(H(x) / H(z)); break;
+        case B_MAX: HROW(fmaxf(H(x), H(z))); break;
+        case B_MIN: HROW(fminf(H(x), H(z))); break;
+        case B_POW: HROW(powf(H(x), H(z))); break;
+        case B_PRELU: HROW(H(x) >= 0.0f ? H(x) : H(x) * H(z)); break;
+        default: break;
+        }
         break;
-    case BERTH_DTYPE_I64:
-        if (op == B_DIV) ROW(int64_t, int64_t, div_i64(x, z));
-        else ARITH(int64_t, uint64_t);
-        break;
+    case BERTH_DTYPE_I8: ARITH(int8_t, uint8_t, 1); break;
+    case BERTH_DTYPE_U8: ARITH(uint8_t, uint8_t, 0); break;
+    case BERTH_DTYPE_I32: ARITH(int32_t, uint32_t, 1); break;
+    case BERTH_DTYPE_U32: ARITH(uint32_t, uint32_t, 0); break;
+    case BERTH_DTYPE_I64: ARITH(int64_t, uint64_t, 1); break;
+    case BERTH_DTYPE_U64: ARITH(uint64_t, uint64_t, 0); break;
     default: break;
     }
 }
@@ -162,11 +205,9 @@ berth_status cpu_prep_binary(cpu_prep *c) {
     for (size_t i = 0; i < sizeof bin_names / sizeof bin_names[0]; i++)
         if (strcmp(c->node->op, bin_names[i].name) == 0) op = bin_names[i].op;
     berth_dtype t = cpu_in(c, 0)->dtype;
-    uint32_t mask = op == B_POW || op == B_PRELU ? BK_BIT(BERTH_DTYPE_F32)
+    uint32_t mask = op == B_PRELU ? BK_BIT(BERTH_DTYPE_F32) | BK_BIT(BERTH_DTYPE_F16)
                     : op >= B_AND ? BK_BIT(BERTH_DTYPE_U8)
-                    : op >= B_EQ ? BK_BIT(BERTH_DTYPE_F32) | BK_BIT(BERTH_DTYPE_I32) |
-                                       BK_BIT(BERTH_DTYPE_I64) | BK_BIT(BERTH_DTYPE_U8)
-                                 : BK_BIT(BERTH_DTYPE_F32) | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_I64);
+                                  : CPU_NUMERIC;
     if (!(mask & BK_BIT(t))) return bk_fail(&c->bk, "input dtype %s is not supported", bk_dtype_name(t));
     if (cpu_in(c, 1)->dtype != t)
         return bk_fail(&c->bk, "input 1: expected dtype %s, found %s", bk_dtype_name(t),

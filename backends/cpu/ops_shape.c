@@ -288,7 +288,8 @@ enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECTION };
 typedef struct pad_params {
     uint32_t rank;
     int mode;
-    float value;
+    size_t es;
+    uint8_t fill[8]; /* the constant, as one element of the dtype */
     int64_t begin[BERTH_MAX_RANK];
     int64_t xdims[BERTH_MAX_RANK], ydims[BERTH_MAX_RANK], xstride[BERTH_MAX_RANK];
     size_t n;
@@ -307,8 +308,9 @@ static int64_t pad_src(int mode, int64_t i, int64_t extent) {
 
 static void pad_exec(const cpu_node *n, berth_plan *p) {
     const pad_params *pp = n->params;
-    const float *x = cpu_ptr(p, n->in[0]);
-    float *y = cpu_ptr(p, n->out[0]);
+    const uint8_t *x = cpu_ptr(p, n->in[0]);
+    uint8_t *y = cpu_ptr(p, n->out[0]);
+    size_t es = pp->es;
     int64_t idx[BERTH_MAX_RANK] = {0};
     for (size_t e = 0; e < pp->n; e++) {
         int64_t off = 0;
@@ -318,7 +320,7 @@ static void pad_exec(const cpu_node *n, berth_plan *p) {
             if (s < 0) outside = 1;
             off += s * pp->xstride[d];
         }
-        y[e] = outside ? pp->value : x[off];
+        memcpy(y + e * es, outside ? pp->fill : x + (size_t)off * es, es);
         for (int d = (int)pp->rank - 1; d >= 0; d--) {
             if (++idx[d] < pp->ydims[d]) break;
             idx[d] = 0;
@@ -357,7 +359,8 @@ berth_status cpu_prep_pad(cpu_prep *c) {
         od[d] = x->dims[d] + b[d] + e[d];
     }
     pp->rank = x->rank;
-    pp->value = (float)value;
+    pp->es = bk_dtype_size(x->dtype);
+    cpu_elem_put(pp->fill, x->dtype, 0, (cpu_elem){value, 0, 1});
     pp->n = cpu_out(c, 0)->numel;
     contiguous_strides(x, pp->xstride);
     memcpy(pp->begin, b, sizeof b);

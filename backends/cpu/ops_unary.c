@@ -29,6 +29,7 @@ typedef struct un_params {
     size_t n;
     const void *x;
     void *y;
+    int half; /* float16 in and out, computed in float32 */
 } un_params;
 
 static inline float clamp01(float t) { return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t; }
@@ -75,7 +76,7 @@ int cpu_unary_code(const char *op) {
 }
 
 void cpu_unary_f32(int code, float alpha, float beta, const float *x, float *y, size_t n) {
-    un_params u = {code, alpha, beta, n, x, y};
+    un_params u = {code, alpha, beta, n, x, y, 0};
     un_f32(&u, x, y, n);
 }
 
@@ -87,7 +88,19 @@ static void un_task(void *ctx, size_t b, size_t e) {
         for (size_t i = b; i < e; i++) y[i] = x[i] == 0;
         return;
     }
-    un_f32(u, (const float *)u->x + b, (float *)u->y + b, e - b);
+    if (!u->half) {
+        un_f32(u, (const float *)u->x + b, (float *)u->y + b, e - b);
+        return;
+    }
+    const uint16_t *x = u->x;
+    uint16_t *y = u->y;
+    float in[256], out[256];
+    for (size_t i = b; i < e; i += 256) {
+        size_t m = e - i < 256 ? e - i : 256;
+        for (size_t k = 0; k < m; k++) in[k] = cpu_half_to_float(x[i + k]);
+        un_f32(u, in, out, m);
+        for (size_t k = 0; k < m; k++) y[i + k] = cpu_float_to_half(out[k]);
+    }
 }
 
 static void un_exec(const cpu_node *n, berth_plan *p) {
@@ -95,6 +108,70 @@ static void un_exec(const cpu_node *n, berth_plan *p) {
     u->x = cpu_ptr(p, n->in[0]);
     u->y = cpu_ptr(p, n->out[0]);
     cpu_pool_for(p->dev->pool, u->n, 16384, un_task, u);
+}
+
+/* clamp on the dtypes other than float32: integer bounds are the float
+ * bounds rounded inward (x >= 2.5 is x >= 3) and saturated to the type,
+ * float16 is clamped in float32 (as every float16 unary op is computed). */
+typedef struct clamp_params {
+    berth_dtype t;
+    size_t n;
+    float lo_f, hi_f;
+    uint8_t lo[8], hi[8];
+} clamp_params;
+
+#define CLAMP_LOOP(T)                                                          \
+    do {                                                                       \
+        const T *x = xv;                                                       \
+        T *y = yv, lo, hi;                                                     \
+        memcpy(&lo, cp->lo, sizeof lo);                                        \
+        memcpy(&hi, cp->hi, sizeof hi);                                        \
+        for (size_t i = 0; i < cp->n; i++) y[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i]; \
+    } while (0)
+
+static void clamp_exec(const cpu_node *n, berth_plan *p) {
+    const clamp_params *cp = n->params;
+    const void *xv = cpu_ptr(p, n->in[0]);
+    void *yv = cpu_ptr(p, n->out[0]);
+    switch (cp->t) {
+    case BERTH_DTYPE_I8: CLAMP_LOOP(int8_t); break;
+    case BERTH_DTYPE_U8: CLAMP_LOOP(uint8_t); break;
+    case BERTH_DTYPE_I32: CLAMP_LOOP(int32_t); break;
+    case BERTH_DTYPE_U32: CLAMP_LOOP(uint32_t); break;
+    case BERTH_DTYPE_I64: CLAMP_LOOP(int64_t); break;
+    case BERTH_DTYPE_U64: CLAMP_LOOP(uint64_t); break;
+    case BERTH_DTYPE_F16: {
+        const uint16_t *x = xv;
+        uint16_t *y = yv;
+        for (size_t i = 0; i < cp->n; i++) {
+            float v = cpu_half_to_float(x[i]);
+            y[i] = cpu_float_to_half(v < cp->lo_f ? cp->lo_f : v > cp->hi_f ? cp->hi_f : v);
+        }
+        break;
+    }
+    default: break;
+    }
+}
+
+static berth_status prep_clamp_other(cpu_prep *c, double lo, double hi) {
+    clamp_params *cp = cpu_params(c, sizeof *cp);
+    if (!cp) return BERTH_ERR_NOMEM;
+    cp->t = cpu_in(c, 0)->dtype;
+    cp->n = cpu_in(c, 0)->numel;
+    cp->lo_f = (float)lo;
+    cp->hi_f = (float)hi;
+    cpu_elem_put(cp->lo, cp->t, 0, (cpu_elem){ceil(lo), 0, 1});
+    cpu_elem_put(cp->hi, cp->t, 0, (cpu_elem){floor(hi), 0, 1});
+    c->cn->exec = clamp_exec;
+    return BERTH_OK;
+}
+
+berth_status cpu_check_unary(const bk_node_ctx *c) {
+    berth_dtype t = bk_in(c, 0)->dtype;
+    if (t != BERTH_DTYPE_F32 && t != BERTH_DTYPE_F16 && cpu_unary_code(c->node->op) != U_CLAMP)
+        return bk_refuse(c, "%s on %s is not supported (float32 and float16; clamp takes every numeric dtype)",
+                         c->node->op, bk_dtype_name(t));
+    return BERTH_OK;
 }
 
 static berth_status same_shape(cpu_prep *c) {
@@ -122,9 +199,12 @@ berth_status cpu_prep_unary(cpu_prep *c) {
     default: break;
     }
     if (st) return st;
+    berth_dtype t = cpu_in(c, 0)->dtype;
+    if (t != BERTH_DTYPE_F32 && (t != BERTH_DTYPE_F16 || op == U_CLAMP)) return prep_clamp_other(c, alpha, beta);
     un_params *u = cpu_params(c, sizeof *u);
     if (!u) return BERTH_ERR_NOMEM;
     u->op = op;
+    u->half = t == BERTH_DTYPE_F16;
     u->alpha = (float)alpha;
     u->beta = (float)beta;
     u->n = cpu_in(c, 0)->numel;
@@ -151,134 +231,32 @@ typedef struct cast_params {
     size_t n;
 } cast_params;
 
-static int64_t sat_i64(double v, double lo, double hi) {
-    if (v != v) return 0;
-    if (v <= lo) return (int64_t)lo;
-    if (v >= hi) return (int64_t)hi;
-    return (int64_t)v;
-}
-
-/* IEEE half precision by hand (no compiler type is portable C11):
- * round to nearest even, overflow to infinity, subnormals kept. */
-static float half_to_float(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, f;
-    if (exp == 0 && man == 0)
-        f = sign;
-    else if (exp == 0) { /* subnormal: normalize */
-        exp = 127 - 15 + 1;
-        while (!(man & 0x400u)) man <<= 1, exp--;
-        f = sign | (exp << 23) | ((man & 0x3ffu) << 13);
-    } else if (exp == 31)
-        f = sign | 0x7f800000u | (man << 13);
-    else
-        f = sign | ((exp + 112) << 23) | (man << 13);
-    float out;
-    memcpy(&out, &f, sizeof out);
-    return out;
-}
-
-static uint16_t float_to_half(float v) {
-    uint32_t f;
-    memcpy(&f, &v, sizeof f);
-    uint32_t sign = (f >> 16) & 0x8000u, man = f & 0x7fffffu;
-    int32_t fexp = (int32_t)((f >> 23) & 0xffu), exp = fexp - 127 + 15;
-    if (fexp == 0xff) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0u));
-    if (exp >= 31) return (uint16_t)(sign | 0x7c00u);
-    uint32_t half, rem, mid;
-    if (exp <= 0) {
-        if (exp < -10) return (uint16_t)sign;
-        man |= 0x800000u;
-        uint32_t shift = (uint32_t)(14 - exp);
-        half = man >> shift;
-        rem = man & ((1u << shift) - 1);
-        mid = 1u << (shift - 1);
-    } else {
-        half = ((uint32_t)exp << 10) | (man >> 13);
-        rem = man & 0x1fffu;
-        mid = 0x1000u;
-    }
-    if (rem > mid || (rem == mid && (half & 1u))) half++; /* a carry rolls into the exponent, as it should */
-    return (uint16_t)(sign | half);
-}
-
-/* Read element i of any supported dtype as double (floats) or int64. */
-static int is_float(berth_dtype t) { return t == BERTH_DTYPE_F32 || t == BERTH_DTYPE_F16; }
-static double get_f(const void *x, berth_dtype t, size_t i) {
-    switch (t) {
-    case BERTH_DTYPE_F32: return ((const float *)x)[i];
-    case BERTH_DTYPE_F16: return half_to_float(((const uint16_t *)x)[i]);
-    case BERTH_DTYPE_I32: return ((const int32_t *)x)[i];
-    case BERTH_DTYPE_I64: return (double)((const int64_t *)x)[i];
-    case BERTH_DTYPE_U8: return ((const uint8_t *)x)[i];
-    case BERTH_DTYPE_I8: return ((const int8_t *)x)[i];
-    case BERTH_DTYPE_U32: return ((const uint32_t *)x)[i];
-    default: return 0;
-    }
-}
-static int64_t get_i(const void *x, berth_dtype t, size_t i) {
-    switch (t) {
-    case BERTH_DTYPE_I32: return ((const int32_t *)x)[i];
-    case BERTH_DTYPE_I64: return ((const int64_t *)x)[i];
-    case BERTH_DTYPE_U8: return ((const uint8_t *)x)[i];
-    case BERTH_DTYPE_I8: return ((const int8_t *)x)[i];
-    case BERTH_DTYPE_U32: return ((const uint32_t *)x)[i];
-    default: return 0;
-    }
-}
-
 static void cast_exec(const cpu_node *n, berth_plan *p) {
     const cast_params *cp = n->params;
     const void *x = cpu_ptr(p, n->in[0]);
     void *y = cpu_ptr(p, n->out[0]);
-    berth_dtype to = cp->to;
-    if (cp->from == to) {
-        memcpy(y, x, cp->n * bk_dtype_size(to));
+    if (cp->from == cp->to) {
+        memcpy(y, x, cp->n * bk_dtype_size(cp->to));
         return;
     }
-    if (to == BERTH_DTYPE_F32) {
-        float *o = y;
-        for (size_t i = 0; i < cp->n; i++) o[i] = (float)get_f(x, cp->from, i);
-        return;
-    }
-    if (to == BERTH_DTYPE_F16) {
-        uint16_t *o = y;
-        for (size_t i = 0; i < cp->n; i++) o[i] = float_to_half((float)get_f(x, cp->from, i));
-        return;
-    }
-    static const double lo[] = {[BERTH_DTYPE_I32] = -2147483648.0, [BERTH_DTYPE_I64] = -9223372036854775808.0,
-                                [BERTH_DTYPE_U8] = 0, [BERTH_DTYPE_I8] = -128, [BERTH_DTYPE_U32] = 0};
-    static const double hi[] = {[BERTH_DTYPE_I32] = 2147483647.0, [BERTH_DTYPE_I64] = 9223372036854774784.0,
-                                [BERTH_DTYPE_U8] = 255, [BERTH_DTYPE_I8] = 127, [BERTH_DTYPE_U32] = 4294967295.0};
-    for (size_t i = 0; i < cp->n; i++) {
-        int64_t v = is_float(cp->from) ? sat_i64(get_f(x, cp->from, i), lo[to], hi[to]) : get_i(x, cp->from, i);
-        uint64_t u = (uint64_t)v; /* narrowing wraps */
-        switch (to) {
-        case BERTH_DTYPE_I32: ((int32_t *)y)[i] = (int32_t)(uint32_t)u; break;
-        case BERTH_DTYPE_I64: ((int64_t *)y)[i] = v; break;
-        case BERTH_DTYPE_U8: ((uint8_t *)y)[i] = (uint8_t)u; break;
-        case BERTH_DTYPE_I8: ((int8_t *)y)[i] = (int8_t)(uint8_t)u; break;
-        case BERTH_DTYPE_U32: ((uint32_t *)y)[i] = (uint32_t)u; break;
-        default: break;
-        }
-    }
+    for (size_t i = 0; i < cp->n; i++) cpu_elem_put(y, cp->to, i, cpu_elem_get(x, cp->from, i));
 }
 
 berth_status cpu_prep_cast(cpu_prep *c) {
-    const uint32_t ok = BK_BIT(BERTH_DTYPE_F32) | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_I64) |
-                        BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_U32) |
-                        BK_BIT(BERTH_DTYPE_F16);
+    const uint32_t ok = CPU_NUMERIC;
     berth_status st = BERTH_OK;
     if (!st) st = same_shape(c);
     if (st) return st;
     berth_dtype from = cpu_in(c, 0)->dtype, to = cpu_out(c, 0)->dtype;
     if (!(ok & BK_BIT(from)) || !(ok & BK_BIT(to)))
-        return bk_fail(&c->bk, "cast from %s to %s is not supported (float32, float16, int32, int64, uint8, int8, uint32)",
+        return bk_fail(&c->bk, "cast from %s to %s is not supported (float32, float16, int8, uint8, int32, uint32, int64, uint64)",
                         bk_dtype_name(from), bk_dtype_name(to));
     const char *type;
     if ((st = bk_opt_string(&c->bk, "type", NULL, &type))) return st;
     static const char *const short_names[] = {[BERTH_DTYPE_F32] = "f32", [BERTH_DTYPE_F16] = "f16",
                                               [BERTH_DTYPE_I32] = "i32", [BERTH_DTYPE_U32] = "u32",
-                                              [BERTH_DTYPE_I64] = "i64", [BERTH_DTYPE_I8] = "i8", [BERTH_DTYPE_U8] = "u8"};
+                                              [BERTH_DTYPE_I64] = "i64", [BERTH_DTYPE_U64] = "u64",
+                                              [BERTH_DTYPE_I8] = "i8", [BERTH_DTYPE_U8] = "u8"};
     if (type && strcmp(type, bk_dtype_name(to)) != 0 && strcmp(type, short_names[to]) != 0)
         return bk_fail(&c->bk, "type '%s' disagrees with the output dtype %s", type, bk_dtype_name(to));
     cast_params *cp = cpu_params(c, sizeof *cp);

@@ -3,6 +3,7 @@
  * dtypes each accepts, which is also what supports_op answers. An op
  * missing here is refused by supports_op, so the engine can refuse the
  * graph before any upload. */
+#include <math.h>
 #include <string.h>
 
 #include "gpu_core.h"
@@ -35,6 +36,7 @@ static berth_status check_indexed(const bk_node_ctx *c);
 static berth_status check_quantize(const bk_node_ctx *c);
 static berth_status check_resample(const bk_node_ctx *c);
 static berth_status check_attention(const bk_node_ctx *c);
+static berth_status check_pad(const bk_node_ctx *c);
 
 static const gpu_op ops[BERTH_OP_COUNT] = {
     [BERTH_OP_MATMUL] = {gpu_prep_matmul, {F32, gpu_check_matmul}},
@@ -66,7 +68,7 @@ static const gpu_op ops[BERTH_OP_COUNT] = {
     [BERTH_OP_CUMULATIVE_SUM] = {gpu_prep_cumsum, {F32, check_fits}},
     [BERTH_OP_WHERE] = {gpu_prep_where, {BK_BIT(BERTH_DTYPE_U8), check_where}},
     [BERTH_OP_LOGICAL_NOT] = {gpu_prep_logical_not, {BK_BIT(BERTH_DTYPE_U8), NULL}},
-    [BERTH_OP_PAD] = {gpu_prep_pad, {F32, check_fits}},
+    [BERTH_OP_PAD] = {gpu_prep_pad, {WORDS, check_pad}},
     [BERTH_OP_SOFTMAX] = {gpu_prep_softmax, {F32, check_fits}},
     [BERTH_OP_REDUCE_MEAN] = {gpu_prep_reduce, {F32, gpu_check_reduce}},
     [BERTH_OP_REDUCE_SUM] = {gpu_prep_reduce, {F32, gpu_check_reduce}},
@@ -180,6 +182,19 @@ static berth_status check_quantize(const bk_node_ctx *c) {
                           BK_BIT(BERTH_DTYPE_U32);
     berth_status st = bk_check_quant_int(c, 1, ints);
     return st ? st : check_fits_half(c);
+}
+
+/* pad moves words; an integer constant must be one the dtype holds. */
+static berth_status check_pad(const bk_node_ctx *c) {
+    berth_dtype t = bk_in(c, 0)->dtype;
+    double v;
+    berth_status st = bk_opt_float(c, "value", 0.0, &v);
+    if (st) return st;
+    if (t != BERTH_DTYPE_F32 && (v != floor(v) || v < (t == BERTH_DTYPE_I32 || t == BERTH_DTYPE_I64 ? -0x1p31 : 0) ||
+                                 v >= 0x1p32))
+        return bk_refuse(c, "pad value %g on %s: the vulkan backend pads integers with whole values below 2^32",
+                         v, bk_dtype_name(t));
+    return check_fits(c);
 }
 
 static berth_status check_resample(const bk_node_ctx *c) {

@@ -327,7 +327,16 @@ berth_status gpu_prep_pad(gpu_prep *c) {
     d->pc[0] = (uint32_t)y->numel;
     d->pc[1] = x->rank;
     d->pc[2] = m;
-    d->pc[3] = gpu_f2u((float)value);
+    /* the constant as one element of the dtype, in words */
+    uint64_t fill = 0;
+    switch (x->dtype) {
+    case BERTH_DTYPE_F32: fill = gpu_f2u((float)value); break;
+    case BERTH_DTYPE_I32: case BERTH_DTYPE_I64: fill = (uint64_t)(int64_t)value; break;
+    default: fill = (uint64_t)value; break; /* uint32, uint64 */
+    }
+    d->pc[3] = (uint32_t)fill;
+    d->pc[29] = (uint32_t)(fill >> 32);
+    d->pc[28] = (uint32_t)(bk_dtype_size(x->dtype) / 4);
     for (uint32_t i = 0; i < x->rank; i++) {
         d->pc[4 + i] = (uint32_t)od[i];
         d->pc[12 + i] = (uint32_t)x->dims[i];

@@ -773,5 +773,15 @@ const oc_entry oc_table[] = {
     {"conv2d 3x3 large result", c_conv2d_large, "conv2d"},
     {"conv2d 3x3 large result strided dilated", c_conv2d_large_strided, "conv2d"},
     {"berth.conv2dEpilogue 1x1 large result per channel", c_conv_epilogue_large, "berth.conv2dEpilogue"},
+    {"add uint8 wraps", c_add_u8_wraps, "add"},
+    {"div int8 by zero and MIN / -1", c_div_i8_edges, "div"},
+    {"max uint64 above the int64 range", c_max_u64_high, "max"},
+    {"min uint32", c_min_u32, "min"},
+    {"pow int32 negative exponents", c_pow_i32, "pow"},
+    {"sub float16 to infinity", c_sub_f16, "sub"},
+    {"clamp int8 fractional bounds", c_clamp_i8, "clamp"},
+    {"pad int64 reflection", c_pad_i64_reflection, "pad"},
+    {"pad uint8 constant", c_pad_u8_constant, "pad"},
+    {"cast float32 to uint64 saturates", c_cast_f32_u64, "cast"},
 };
 const size_t oc_count = sizeof oc_table / sizeof oc_table[0];

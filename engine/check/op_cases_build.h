@@ -66,4 +66,16 @@ void c_pool(oc_case *c, const char *op);
 void c_resample_nearest(oc_case *c, const char *op);
 void c_resample_linear(oc_case *c, const char *op);
 
+/* op_cases_dtype.c: integer and float16 dtypes */
+void c_add_u8_wraps(oc_case *c, const char *op);
+void c_div_i8_edges(oc_case *c, const char *op);
+void c_max_u64_high(oc_case *c, const char *op);
+void c_min_u32(oc_case *c, const char *op);
+void c_pow_i32(oc_case *c, const char *op);
+void c_sub_f16(oc_case *c, const char *op);
+void c_clamp_i8(oc_case *c, const char *op);
+void c_pad_i64_reflection(oc_case *c, const char *op);
+void c_pad_u8_constant(oc_case *c, const char *op);
+void c_cast_f32_u64(oc_case *c, const char *op);
+
 #endif

@@ -3,7 +3,7 @@ products, softmax and resizing."""
 import numpy as np
 
 from . import ops_conv3d
-from .core import Ident, Unsupported, attrs_of, registry
+from .core import DTYPES, Ident, Unsupported, attrs_of, registry
 from .window import spatial
 
 OPS, op = registry()
@@ -152,7 +152,19 @@ def pool(cv, node):
         padding = [0, 0, 0, 0]
     opts["padding"] = padding
     webnn = {"MaxPool": "maxPool2d", "AveragePool": "averagePool2d", "LpPool": "l2Pool2d"}[node.op_type]
-    y = cv.emit(webnn, [x], opts, outs=None if is_1d else cv.out(node), hint=cv.out(node) + "_2d")
+    o = cv.out(node)
+    dt = cv.np_dtype(node.input[0])
+    if dt.kind in "iu":
+        # WebNN pools floats: an 8-bit max pool runs in float32, where
+        # every 8-bit value is exact, and is cast back.
+        if node.op_type != "MaxPool" or dt.itemsize != 1:
+            raise Unsupported("%s on %s (float inputs; MaxPool also int8 and uint8)" % (node.op_type, dt))
+        x = cv.emit("cast", [x], {"type": "float32"}, hint=x + "_f32")
+        y = cv.emit(webnn, [x], opts, hint=o + "_f32")
+        y = cv.emit("cast", [y], {"type": DTYPES[cv.elem_type(node.input[0])][2]}, outs=None if is_1d else o,
+                    hint=o + "_2d")
+    else:
+        y = cv.emit(webnn, [x], opts, outs=None if is_1d else o, hint=o + "_2d")
     _finish(cv, node, y, is_1d)
 
 

@@ -1,14 +1,17 @@
 #version 450
-// pad on float32: constant, edge or reflection.
-// pc: 0 n, 1 rank, 2 mode (0 constant, 1 edge, 2 reflection), 3 value,
-//     4..11 output dims, 12..19 input dims, 20..27 leading padding.
+// pad on 4- and 8-byte elements, moved as 32-bit words: constant, edge
+// or reflection.
+// pc: 0 n, 1 rank, 2 mode (0 constant, 1 edge, 2 reflection), 3 the
+//     constant's low word, 4..11 output dims, 12..19 input dims, 20..27
+//     leading padding, 28 words per element (1 or 2), 29 the constant's
+//     high word.
 layout(local_size_x = 256) in;
 #include "common.glsl"
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, binding = 0) readonly buffer X { uint x[]; };
+layout(std430, binding = 1) writeonly buffer Y { uint y[]; };
 
 void main() {
-    uint rank = pc.u[1], mode = pc.u[2];
+    uint rank = pc.u[1], mode = pc.u[2], w = pc.u[28];
     FOR_EACH(i, pc.u[0]) {
         uint rest = i, off = 0u, stride = 1u;
         bool outside = false;
@@ -29,6 +32,6 @@ void main() {
             off += uint(max(p, 0)) * stride;
             stride *= id;
         }
-        y[i] = outside ? PCF(3) : x[off];
+        for (uint k = 0u; k < w; k++) y[i * w + k] = outside ? pc.u[k == 0u ? 3 : 29] : x[off * w + k];
     }
 }
