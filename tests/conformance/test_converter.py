@@ -705,6 +705,92 @@ def case_integer(tmp, args):
               "QLinearConv int8, per-channel weights, bias: within one step, %.3f exact" % (got == ref).mean())
 
 
+def case_signal(tmp, args):
+    """DFT of a complex signal along a middle axis, zero-padded and cut by
+    dft_length, one-sided and inverse; STFT with a window; against
+    numpy.fft."""
+    rs = np.random.RandomState(3)
+    xv = rs.randn(2, 6, 3, 2).astype(np.float32)
+    xc = xv[..., 0] + 1j * xv[..., 1]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(xv.shape))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    for length, inverse in ((8, 0), (4, 0), (6, 1)):
+        n = numpy_helper.from_array(np.array(length, np.int64), "L")
+        node = helper.make_node("DFT", ["x", "L"], ["y"], axis=1, inverse=inverse)
+        convert(tmp, model([node], [x], [y], inits=[n], opset=17))
+        out = run_berth(tmp, args, {"x": xv})
+        if out:
+            ref = (np.fft.ifft if inverse else np.fft.fft)(xc, n=length, axis=1)
+            near(out["y"], np.stack([ref.real, ref.imag], -1), "DFT complex, length %d, inverse %d" % (length, inverse))
+    xr = xv[..., :1]
+    x1 = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(xr.shape))
+    node = helper.make_node("DFT", ["x"], ["y"], axis=2, onesided=1)
+    convert(tmp, model([node], [x1], [y], opset=17))
+    out = run_berth(tmp, args, {"x": xr})
+    if out:
+        ref = np.fft.rfft(xr[..., 0], axis=2)
+        near(out["y"], np.stack([ref.real, ref.imag], -1), "DFT real, one-sided, last signal axis")
+
+    sig = rs.randn(2, 40, 1).astype(np.float32)
+    win = np.hanning(10).astype(np.float32)
+    s_in = helper.make_tensor_value_info("s", TensorProto.FLOAT, list(sig.shape))
+    inits = [numpy_helper.from_array(np.array(3, np.int64), "step"), numpy_helper.from_array(win, "w")]
+    node = helper.make_node("STFT", ["s", "step", "w"], ["y"])
+    convert(tmp, model([node], [s_in], [y], inits=inits, opset=17))
+    out = run_berth(tmp, args, {"s": sig})
+    if out:
+        frames = np.stack([sig[:, f * 3:f * 3 + 10, 0] * win for f in range((40 - 10) // 3 + 1)], 1)
+        ref = np.fft.rfft(frames, axis=2)
+        near(out["y"], np.stack([ref.real, ref.imag], -1), "STFT, window of 10 every 3")
+
+
+def case_control(tmp, args):
+    """If on a condition computed on the device (both branches, then
+    where), and Scan (opset 11) with two states, a reversed scan input
+    and a scan output on axis 1, unrolled; against numpy."""
+    rs = np.random.RandomState(4)
+    xv = rs.randn(3, 4).astype(np.float32)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    out_t = helper.make_tensor_value_info("t", TensorProto.FLOAT, [3, 4])
+    out_e = helper.make_tensor_value_info("e", TensorProto.FLOAT, [3, 4])
+    then_g = helper.make_graph([helper.make_node("Mul", ["x", "x"], ["t"])], "then", [], [out_t])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [out_e])
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+             helper.make_node("Greater", ["s", "zero"], ["c"]),
+             helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)]
+    zero = numpy_helper.from_array(np.array(0, np.float32), "zero")
+    convert(tmp, model(nodes, [x], [y], inits=[zero], opset=11))
+    for sign in (1, -1):
+        v = np.abs(xv) * sign
+        out = run_berth(tmp, args, {"x": v})
+        if out:
+            near(out["y"], v * v if v.sum() > 0 else -v, "If, condition %s" % (v.sum() > 0))
+
+    f = lambda n, s: helper.make_tensor_value_info(n, TensorProto.FLOAT, s)  # noqa: E731
+    body = helper.make_graph(
+        [helper.make_node("Add", ["acc_in", "row"], ["acc_out"]),
+         helper.make_node("Max", ["mx_in", "row"], ["mx_out"]),
+         helper.make_node("Mul", ["acc_out", "mx_out"], ["prod"])],
+        "body", [f("acc_in", [4]), f("mx_in", [4]), f("row", [4])],
+        [f("acc_out", [4]), f("mx_out", [4]), f("prod", [4])])
+    a0 = numpy_helper.from_array(np.zeros(4, np.float32), "a0")
+    m0 = numpy_helper.from_array(np.full(4, -9, np.float32), "m0")
+    node = helper.make_node("Scan", ["a0", "m0", "x"], ["acc", "mx", "prods"], body=body, num_scan_inputs=1,
+                            scan_input_directions=[1], scan_output_axes=[1])
+    outs = [f("acc", None), f("mx", None), f("prods", None)]
+    convert(tmp, model([node], [x], outs, inits=[a0, m0], opset=11))
+    out = run_berth(tmp, args, {"x": xv})
+    if out:
+        acc, mx, prods = np.zeros(4), np.full(4, -9.0), []
+        for row in xv[::-1]:
+            acc, mx = acc + row, np.maximum(mx, row)
+            prods.append(acc * mx)
+        near(out["acc"], acc, "Scan: sum state")
+        near(out["mx"], mx, "Scan: max state")
+        near(out["prods"], np.stack(prods, 1), "Scan: scan output on axis 1, input reversed")
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 

@@ -11,11 +11,11 @@ import json
 import numpy as np
 import onnx
 
-from . import bn_fold, fold, infer, ops_basic, ops_composed, ops_integer, ops_loss, ops_nn, ops_rnn, ops_shape
+from . import bn_fold, fold, infer, ops_basic, ops_composed, ops_control, ops_integer, ops_loss, ops_nn, ops_rnn, ops_shape, ops_signal
 from .core import DTYPES, Converter, Poisoned, Unsupported, attrs_of, elem_name, tensor_value
 
 OPS = {}
-for _m in (ops_basic, ops_composed, ops_integer, ops_loss, ops_nn, ops_rnn, ops_shape):
+for _m in (ops_basic, ops_composed, ops_control, ops_integer, ops_loss, ops_nn, ops_rnn, ops_shape, ops_signal):
     OPS.update(_m.OPS)
 
 # The converter targets opsets 9 to 17. Older models are taken too: most
@@ -30,20 +30,29 @@ HOST_POSITIONS = {
     "Squeeze": (1,), "CumSum": (1,), "Trilu": (1,), "Range": (0, 1, 2), "Dropout": (1, 2),
     "ReduceSum": (1,), "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,), "ReduceProd": (1,),
     "ReduceL1": (1,), "ReduceL2": (1,), "ReduceLogSum": (1,), "ReduceLogSumExp": (1,),
-    "ReduceSumSquare": (1,),
+    "ReduceSumSquare": (1,), "TopK": (1,), "OneHot": (1,), "DFT": (1,), "STFT": (1, 3), "HannWindow": (0,),
+    "HammingWindow": (0,), "BlackmanWindow": (0,), "MelWeightMatrix": (0, 1, 2, 3, 4),
 }
 
 
 def host_inputs(model):
-    """Graph inputs that feed a host-known position directly (a Reshape's
-    shape fed as an input): a caller that knows their values (the
-    conformance run) passes them as `freeze`."""
+    """Graph inputs whose values reach a host-known position (a Reshape's
+    shape, TopK's K, a window's size), directly or through arithmetic the
+    converter folds: a caller that knows their values (the conformance
+    run) passes them as `freeze`."""
     names = {i.name for i in model.graph.input}
-    found = []
-    for node in model.graph.node:
-        for k in HOST_POSITIONS.get(node.op_type, ()):
-            if k < len(node.input) and node.input[k] in names and node.input[k] not in found:
-                found.append(node.input[k])
+    producer = {o: n for n in model.graph.node for o in n.output}
+    found, seen = [], set()
+    work = [n.input[k] for n in model.graph.node for k in HOST_POSITIONS.get(n.op_type, ()) if k < len(n.input)]
+    while work:
+        v = work.pop(0)
+        if not v or v in seen:
+            continue
+        seen.add(v)
+        if v in names:
+            found.append(v)
+        elif v in producer and producer[v].op_type in fold.FOLDABLE:
+            work.extend(producer[v].input)
     return found
 
 
@@ -116,24 +125,29 @@ def _legacy(cv, node):
         raise Unsupported("the tiles/axis form (opset %d) is not supported" % cv.opset)
 
 
+def convert_node(cv, node):
+    """One node: folded, or emitted by its handler; raises Unsupported."""
+    if node.domain not in ("", "ai.onnx"):
+        raise Unsupported("op domain '%s' is not supported" % node.domain)
+    _legacy(cv, node)
+    if fold.try_fold(cv, node):
+        return
+    infer.fill(cv, node)
+    handler = OPS.get(node.op_type)
+    if handler is None:
+        raise Unsupported("op type '%s' is not supported" % node.op_type)
+    handler(cv, node)
+    for o in node.output:
+        if o and o not in cv.ident and o not in cv.consts:
+            raise Unsupported("output '%s' is not supported" % o)
+
+
 def _walk(cv):
     for idx, node in enumerate(cv.model.graph.node):
         cv._index = idx
         cv.node = node
         try:
-            if node.domain not in ("", "ai.onnx"):
-                raise Unsupported("op domain '%s' is not supported" % node.domain)
-            _legacy(cv, node)
-            if fold.try_fold(cv, node):
-                continue
-            infer.fill(cv, node)
-            handler = OPS.get(node.op_type)
-            if handler is None:
-                raise Unsupported("op type '%s' is not supported" % node.op_type)
-            handler(cv, node)
-            for o in node.output:
-                if o and o not in cv.ident and o not in cv.consts:
-                    raise Unsupported("output '%s' is not supported" % o)
+            convert_node(cv, node)
         except Poisoned:
             for o in node.output:
                 cv.poisoned.add(o)
@@ -173,6 +187,7 @@ def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freez
     for k, arr in freeze.items():
         input_shapes[k] = list(np.shape(arr))
     cv = Converter(model, dyn=dyn, dyn_default=dyn_default, input_shapes=input_shapes)
+    cv.convert_node = lambda node: convert_node(cv, node)  # for the bodies of control flow
     if not MIN_OPSET <= cv.opset <= MAX_OPSET:
         raise ConversionError([("(model)", "opset", "opset %d is outside %d..%d"
                                 % (cv.opset, MIN_OPSET, MAX_OPSET))])

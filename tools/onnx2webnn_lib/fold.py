@@ -5,6 +5,7 @@ is left as nodes the engine folds per bucket."""
 import numpy as np
 import onnx
 
+from . import ops_signal
 from .core import FOLD_MAX, DTYPES, Unsupported, attrs_of, tensor_value
 
 
@@ -111,7 +112,16 @@ _FOLD = {
     "Range": lambda ins, a: np.arange(ins[0], ins[1], ins[2]).astype(ins[0].dtype),
     "Expand": lambda ins, a: ins[0] * np.ones([int(v) for v in ins[1]], dtype=ins[0].dtype),
     "Transpose": lambda ins, a: np.transpose(ins[0], a.get("perm")),
+    "HannWindow": lambda ins, a: ops_signal.window("HannWindow", ins[0], a),
+    "HammingWindow": lambda ins, a: ops_signal.window("HammingWindow", ins[0], a),
+    "BlackmanWindow": lambda ins, a: ops_signal.window("BlackmanWindow", ins[0], a),
+    "MelWeightMatrix": ops_signal.mel_weight_matrix,
 }
+
+
+# Ops whose output is folded from their inputs' values (Shape and Size,
+# which read only a static shape, are not among them).
+FOLDABLE = set(_FOLD)
 
 
 def try_fold(cv, node):

@@ -305,7 +305,6 @@ def one_hot(cv, node):
     (negative indices count from depth), values[0] elsewhere."""
     o = cv.out(node)
     depth = int(np.asarray(cv.known_input(node, 1, "OneHot's depth")).reshape(-1)[0])
-    values = np.asarray(cv.known_input(node, 2, "OneHot's values")).reshape(-1)
     dims = cv.static_dims(node.input[0], "OneHot")
     r = len(dims) + 1
     axis = int(attrs_of(node).get("axis", -1)) % r
@@ -318,9 +317,16 @@ def one_hot(cv, node):
     idx = cv.reshape(idx, dims[:axis] + [1] + dims[axis:], hint=o + "_idx_axis")
     pos = np.arange(depth, dtype=np.int64).reshape([depth if d == axis else 1 for d in range(r)])
     hit = cv.emit("equal", [idx, cv.const(pos, o + "_positions")], hint=o + "_hit")
-    vt = cv.np_dtype(node.input[2])
-    cv.emit("where", [hit, cv.const(np.array(values[1], vt), o + "_on"), cv.const(np.array(values[0], vt), o + "_off")],
-            outs=o)
+    values = cv.known(node.input[2])
+    if values is not None:
+        vt = cv.np_dtype(node.input[2])
+        values = values.reshape(-1)
+        on, off = cv.const(np.array(values[1], vt), o + "_on"), cv.const(np.array(values[0], vt), o + "_off")
+    else:  # [off, on] computed on the device
+        v = cv.inp(node, 2)
+        off = cv.emit("slice", [v], {"starts": [0], "sizes": [1]}, hint=o + "_off")
+        on = cv.emit("slice", [v], {"starts": [1], "sizes": [1]}, hint=o + "_on")
+    cv.emit("where", [hit, on, off], outs=o)
 
 
 # Activations WebNN has no op for, spelled with the ops it has.
@@ -428,3 +434,19 @@ def is_inf(cv, node):
     else:  # nothing is detected: all false
         nan = cv.emit("notEqual", [x, x], hint=o + "_nan")
         cv.emit("logicalAnd", [nan, cv.emit("equal", [x, x], hint=o + "_num")], outs=o)
+
+
+@op("BitShift")
+def bit_shift(cv, node):
+    """x * 2^y (LEFT) or x / 2^y (RIGHT) in x's unsigned type: the power
+    wraps to 0 at the type's width, so a shift by the width or more gives
+    0 either way (x / 0 is 0 in berth's integer division)."""
+    o = cv.out(node)
+    dt = cv.np_dtype(node.input[0])
+    if dt.kind != "u":
+        raise Unsupported("BitShift on %s (unsigned integers)" % dt)
+    direction = attrs_of(node).get("direction")
+    if direction not in ("LEFT", "RIGHT"):
+        raise Unsupported("direction '%s' (LEFT or RIGHT)" % direction)
+    p = cv.emit("pow", [cv.const(np.array(2, dt), o + "_two"), cv.inp(node, 1)], hint=o + "_pow2")
+    cv.emit("mul" if direction == "LEFT" else "div", [cv.inp(node, 0), p], outs=o)
