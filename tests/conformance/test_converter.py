@@ -791,6 +791,80 @@ def case_control(tmp, args):
         near(out["prods"], np.stack(prods, 1), "Scan: scan output on axis 1, input reversed")
 
 
+def case_slice_steps(tmp, args):
+    """Slice with negative steps (ONNX clamps start into [0, n-1] and end
+    into [-1, n-1] for them), alone and beside a positive step, against
+    numpy's own slicing."""
+    xv = np.arange(7 * 6, dtype=np.float32).reshape(7, 6)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [7, 6])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    big = 2 ** 62
+    for starts, ends, axes, steps, want in (
+            ([-1], [-big], [0], [-1], xv[::-1]),
+            ([5], [1], [0], [-2], xv[5:1:-2]),
+            ([100, 0], [-100, 6], [0, 1], [-3, 2], xv[::-3, 0:6:2]),
+            ([4, -2], [0, 0], [1, 0], [-1, -1], xv[5:0:-1, 4:0:-1])):
+        inits = [numpy_helper.from_array(np.array(v, np.int64), k)
+                 for v, k in ((starts, "s"), (ends, "e"), (axes, "a"), (steps, "t"))]
+        convert(tmp, model([helper.make_node("Slice", ["x", "s", "e", "a", "t"], ["y"])], [x], [y], inits=inits))
+        out = run_berth(tmp, args, {"x": xv})
+        if out:
+            check(np.array_equal(out["y"], want), "Slice starts %s ends %s axes %s steps %s: got %s, want %s"
+                  % (starts, ends, axes, steps, out["y"].shape, want.shape))
+
+
+def _scatter_elements_ref(data, idx, upd, axis, red):
+    out = data.copy()
+    for p in np.ndindex(*idx.shape):
+        q = list(p)
+        q[axis] = idx[p]
+        q = tuple(q)
+        out[q] = out[q] + upd[p] if red == "add" else out[q] * upd[p]
+    return out
+
+
+def case_scatter_reduce(tmp, args):
+    """ScatterElements and ScatterND with add and mul, duplicate
+    indices, indices covering a corner of the data, on float32 and int32,
+    against a loop over the updates."""
+    rs = np.random.RandomState(9)
+    for dt, tp in ((np.float32, TensorProto.FLOAT), (np.int32, TensorProto.INT32)):
+        data = rs.randint(-5, 6, (4, 5, 3)).astype(dt)
+        idx = rs.randint(0, 5, (3, 4, 2)).astype(np.int64)  # duplicates along axis 1, a corner of the rest
+        upd = rs.randint(-4, 5, (3, 4, 2)).astype(dt)
+        x = helper.make_tensor_value_info("x", tp, list(data.shape))
+        u = helper.make_tensor_value_info("u", tp, list(upd.shape))
+        y = helper.make_tensor_value_info("y", tp, None)
+        for red in ("add", "mul"):
+            node = helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=1, reduction=red)
+            m = model([node], [x, u], [y], inits=[numpy_helper.from_array(idx, "i")], opset=16)
+            if dt == np.int32:
+                p, _ = convert(tmp, m, expect_rc=1)
+                check("reduction '%s' on int32" % red in p.stderr, "int32 %s refused by name: %s" % (red, p.stderr))
+                continue
+            convert(tmp, m)
+            out = run_berth(tmp, args, {"x": data, "u": upd})
+            if out:
+                check(np.array_equal(out["y"], _scatter_elements_ref(data, idx, upd, 1, red)),
+                      "ScatterElements %s %s" % (np.dtype(dt).name, red))
+    data = rs.randn(4, 3).astype(np.float32)
+    nidx = np.array([[1], [3], [1], [1]], np.int64)
+    upd = rs.randn(4, 3).astype(np.float32)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3])
+    u = helper.make_tensor_value_info("u", TensorProto.FLOAT, [4, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    for red in ("add", "mul"):
+        node = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], reduction=red)
+        convert(tmp, model([node], [x, u], [y], inits=[numpy_helper.from_array(nidx, "i")], opset=16))
+        out = run_berth(tmp, args, {"x": data, "u": upd})
+        if out:
+            want = data.copy()
+            for k in range(4):
+                r = nidx[k, 0]
+                want[r] = want[r] + upd[k] if red == "add" else want[r] * upd[k]
+            near(out["y"], want, "ScatterND %s, row 1 three times" % red)
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 

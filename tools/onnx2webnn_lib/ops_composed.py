@@ -184,15 +184,48 @@ def gather_nd(cv, node):
     cv.emit("gather", [data, lin], {"axis": 0}, outs=o)
 
 
+# The reductions of opsets up to 17 (max and min came in 18).
+REDUCTIONS = {"add": ("reduceSum", "add"), "mul": ("reduceProduct", "mul")}
+
+
+def scatter_reduce(cv, data, ddims, idx, idims, upd, axis, red, dt, o):
+    """data with data[..., idx[p], ...] combined (add or mul) with
+    upd[p] for every position p of idx, duplicates included: each update
+    spread over a one-hot axis of the data's positions, the spread
+    reduced over the indices' own axis, and combined where touched."""
+    reduce_op, combine = REDUCTIONS[red]
+    if dt.kind != "f":
+        raise Unsupported("reduction '%s' on %s: it is spelled with %s, which berth runs on floats" % (red, dt, reduce_op))
+    r, n = len(ddims), ddims[axis]
+    pos_shape = [1] * (r + 1)
+    pos_shape[axis + 1] = n
+    pos = cv.const(np.arange(n, dtype=np.int64).reshape(pos_shape), o + "_positions")
+    hit = cv.emit("equal", [cv.emit("unsqueeze", [idx], {"axes": [axis + 1]}, hint=o + "_idx_col"), pos], hint=o + "_hit")
+    neutral = 0 if red == "add" else 1
+    spread = cv.emit("where", [hit, cv.emit("unsqueeze", [upd], {"axes": [axis + 1]}, hint=o + "_upd_col"),
+                               cv.const(np.array(neutral, dt), o + "_neutral")], hint=o + "_spread")
+    one = {"axes": [axis], "keepDimensions": False}
+    got = cv.emit(reduce_op, [spread], one, hint=o + "_reduced")
+    touched = cv.emit("reduceMax", [cv.emit("cast", [hit], {"type": "float32"}, hint=o + "_hit_f")], one,
+                      hint=o + "_touched_f")
+    ends = [ddims[d] - (n if d == axis else idims[d]) for d in range(r)]
+    if any(ends):  # the indices cover a corner of the data: the rest untouched
+        pad = {"beginningPadding": [0] * r, "endingPadding": ends}
+        got = cv.emit("pad", [got], pad, hint=o + "_reduced_full")
+        touched = cv.emit("pad", [touched], pad, hint=o + "_touched_full")
+    touched = cv.emit("greater", [touched, cv.const(np.array(0, np.float32), o + "_zero")], hint=o + "_touched")
+    return cv.emit("where", [touched, cv.emit(combine, [data, got], hint=o + "_combined"), data], hint=o + "_scattered")
+
+
 @op("ScatterND")
 def scatter_nd(cv, node):
-    """reduction none: a scatterElements along the first axis of the data
-    flattened over the k indexed dims, each flat index repeated over the
-    slice it replaces."""
+    """A scatterElements along the first axis of the data flattened over
+    the k indexed dims, each flat index repeated over the slice it
+    replaces; with a reduction, scatter_reduce on the same flat view."""
     o = cv.out(node)
     red = attrs_of(node).get("reduction", "none")
-    if red != "none":
-        raise Unsupported("reduction '%s' (only none: WebNN's scatterElements replaces)" % red)
+    if red not in ("none",) + tuple(REDUCTIONS):
+        raise Unsupported("reduction '%s' (none, add or mul)" % red)
     dd = cv.static_dims(node.input[0], "ScatterND")
     k = cv.static_dims(node.input[1], "ScatterND")[-1]
     lin, lead, rows = _flat_index(cv, node, o, dd, 0, k)
@@ -201,7 +234,10 @@ def scatter_nd(cv, node):
     lin = cv.emit("expand", [lin], {"newShape": [n] + rest}, hint=o + "_lin_rows")
     data = cv.reshape(cv.inp(node, 0), [rows] + rest, hint=o + "_flat")
     upd = cv.reshape(cv.inp(node, 2), [n] + rest, hint=o + "_updates")
-    out = cv.emit("scatterElements", [data, lin, upd], {"axis": 0}, hint=o + "_scattered")
+    if red == "none":
+        out = cv.emit("scatterElements", [data, lin, upd], {"axis": 0}, hint=o + "_scattered")
+    else:
+        out = scatter_reduce(cv, data, [rows] + rest, lin, [n] + rest, upd, 0, red, cv.np_dtype(node.input[0]), o)
     cv.reshape(out, dd, out=o)
 
 

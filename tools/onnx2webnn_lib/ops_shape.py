@@ -4,6 +4,7 @@ dim are spelled as shape()/slice/concat nodes the engine folds per
 bucket."""
 import numpy as np
 
+from . import ops_composed
 from .core import Unsupported, attrs_of, registry, tensor_value
 
 OPS, op = registry()
@@ -142,11 +143,23 @@ def slice_(cv, node):
     sz = [cv.dim_piece(node.input[0], i) for i in range(r)]
     stride = [1] * r
     big = 1 << 30
+    x = cv.inp(node, 0)
     for s, e, ax, step in zip(starts, ends, axes, steps):
         ax %= r
-        if step < 1:
-            raise Unsupported("step %d on axis %d (only positive steps)" % (step, ax))
         n = d[ax]
+        if step == 0:
+            raise Unsupported("step 0 on axis %d" % ax)
+        if step < 0:
+            # Backwards: the axis reversed (a gather of n-1..0), then the
+            # same elements forwards.
+            if n is None:
+                raise Unsupported("a negative step on axis %d, whose size only the bucket knows" % ax)
+            s = min(max(s + n if s < 0 else s, 0), n - 1)
+            e = min(max(e + n if e < 0 else e, -1), n - 1)
+            x = cv.emit("gather", [x, cv.const(np.arange(n - 1, -1, -1, dtype=np.int64), cv.out(node) + "_reversed")],
+                        {"axis": ax}, hint=cv.out(node) + "_rev%d" % ax)
+            st[ax], sz[ax], stride[ax] = n - 1 - s, max(s - e, 0), -step
+            continue
         if n is None:
             # The bucket decides this dim: ONNX's clamping cannot be done
             # here, so a start or end past the dim is left for the engine,
@@ -177,14 +190,14 @@ def slice_(cv, node):
     opts = {"strides": stride} if any(v != 1 for v in stride) else {}
     if isinstance(sizes, list) and isinstance(starts, list):
         opts.update({"starts": starts, "sizes": sizes})
-        cv.emit("slice", [cv.inp(node, 0)], opts, outs=cv.out(node))
+        cv.emit("slice", [x], opts, outs=cv.out(node))
         return
     # host-known operands at the positions of starts and sizes
     if isinstance(starts, list):
         starts = cv.const(np.array(starts, np.int64), cv.out(node) + "_starts")
     if isinstance(sizes, list):
         sizes = cv.const(np.array(sizes, np.int64), cv.out(node) + "_sizes")
-    cv.emit("slice", [cv.inp(node, 0), starts, sizes], opts, outs=cv.out(node))
+    cv.emit("slice", [x, starts, sizes], opts, outs=cv.out(node))
 
 
 def _plus(cv, piece, k, hint):
@@ -363,8 +376,15 @@ def _indices(cv, node, i, axis, why):
 def scatter_elements(cv, node):
     a = attrs_of(node)
     red = a.get("reduction", "none")
-    if red != "none":
-        raise Unsupported("reduction '%s' is not supported" % red)
     axis = int(a.get("axis", 0)) % cv.rank(node.input[0])
     idx = _indices(cv, node, 1, axis, "negative scatter indices")
-    cv.emit("scatterElements", [cv.inp(node, 0), idx, cv.inp(node, 2)], {"axis": axis}, outs=cv.out(node))
+    if red == "none":
+        cv.emit("scatterElements", [cv.inp(node, 0), idx, cv.inp(node, 2)], {"axis": axis}, outs=cv.out(node))
+        return
+    if red not in ops_composed.REDUCTIONS:
+        raise Unsupported("reduction '%s' (none, add or mul)" % red)
+    o = cv.out(node)
+    out = ops_composed.scatter_reduce(cv, cv.inp(node, 0), cv.static_dims(node.input[0], "a scatter reduction"), idx,
+                                      cv.static_dims(node.input[1], "a scatter reduction"), cv.inp(node, 2), axis, red,
+                                      cv.np_dtype(node.input[0]), o)
+    cv.emit("identity", [out], outs=o)
