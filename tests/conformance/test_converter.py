@@ -865,6 +865,74 @@ def case_scatter_reduce(tmp, args):
             near(out["y"], want, "ScatterND %s, row 1 three times" % red)
 
 
+def _grid_sample_ref(img, grid, mode, pad, align):
+    """PyTorch's grid_sample, one point at a time, in float64."""
+    n, c, h, w = img.shape
+    out = np.zeros((n, c) + grid.shape[1:3])
+
+    def unnorm(g, size):
+        return (g + 1) / 2 * (size - 1) if align else ((g + 1) * size - 1) / 2
+
+    def reflect(x, size):
+        lo, hi = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
+        span = hi - lo
+        m = (x - lo) % (2 * span) if span > 0 else 0.0
+        return min(max(lo + (2 * span - m if m > span else m), 0.0), size - 1.0)
+
+    def pixel(b, ch, yy, xx):
+        if pad == "zeros":
+            return img[b, ch, int(yy), int(xx)] if 0 <= yy < h and 0 <= xx < w else 0.0
+        if pad == "reflection":
+            yy, xx = reflect(yy, h), reflect(xx, w)
+        return img[b, ch, int(min(max(yy, 0), h - 1)), int(min(max(xx, 0), w - 1))]
+
+    def cubic(t):
+        a = -0.75
+        f = lambda d: ((a * d - 5 * a) * d + 8 * a) * d - 4 * a  # noqa: E731
+        g = lambda d: ((a + 2) * d - (a + 3)) * d * d + 1  # noqa: E731
+        return [f(t + 1), g(t), g(1 - t), f(2 - t)]
+    for b, i, j in np.ndindex(n, grid.shape[1], grid.shape[2]):
+        x, y = unnorm(float(grid[b, i, j, 0]), w), unnorm(float(grid[b, i, j, 1]), h)
+        if mode != "bicubic" and pad == "border":
+            x, y = min(max(x, 0), w - 1), min(max(y, 0), h - 1)
+        elif mode != "bicubic" and pad == "reflection":
+            x, y = reflect(x, w), reflect(y, h)
+        for ch in range(c):
+            if mode == "nearest":
+                out[b, ch, i, j] = pixel(b, ch, np.rint(y), np.rint(x))
+                continue
+            x0, y0 = np.floor(x), np.floor(y)
+            if mode == "bilinear":
+                wx, wy, offs = [1 - (x - x0), x - x0], [1 - (y - y0), y - y0], [0, 1]
+            else:
+                wx, wy, offs = cubic(x - x0), cubic(y - y0), [-1, 0, 1, 2]
+            out[b, ch, i, j] = sum(wy[q] * wx[p] * pixel(b, ch, y0 + dy, x0 + dx)
+                                   for q, dy in enumerate(offs) for p, dx in enumerate(offs))
+    return out
+
+
+def case_grid_sample(tmp, args):
+    """GridSample in every mode, padding mode and align_corners setting,
+    the grid reaching well outside the image, against a point-by-point
+    reference of the operator's definition."""
+    rs = np.random.RandomState(12)
+    img = rs.randn(2, 2, 4, 5).astype(np.float32)
+    grid = (rs.rand(2, 3, 6, 2) * 3.2 - 1.6).astype(np.float32)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(img.shape))
+    g = helper.make_tensor_value_info("g", TensorProto.FLOAT, list(grid.shape))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    for mode in ("nearest", "bilinear", "bicubic"):
+        for pad in ("zeros", "border", "reflection"):
+            for align in (0, 1):
+                node = helper.make_node("GridSample", ["x", "g"], ["y"], mode=mode, padding_mode=pad,
+                                        align_corners=align)
+                convert(tmp, model([node], [x, g], [y], opset=16))
+                out = run_berth(tmp, args, {"x": img, "g": grid})
+                if out:
+                    near(out["y"], _grid_sample_ref(img, grid, mode, pad, align),
+                         "GridSample %s %s align_corners=%d" % (mode, pad, align))
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 
