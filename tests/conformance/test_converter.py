@@ -933,6 +933,43 @@ def case_grid_sample(tmp, args):
                          "GridSample %s %s align_corners=%d" % (mode, pad, align))
 
 
+def case_resize_crop(tmp, args):
+    """Resize tf_crop_and_resize, nearest and linear, with a region of
+    interest reaching outside the image: positions outside get
+    extrapolation_value; against a per-pixel reference."""
+    rs = np.random.RandomState(13)
+    img = rs.randn(1, 2, 5, 6).astype(np.float32)
+    roi = np.array([0, 0, -0.2, 0.3, 1, 1, 1.3, 0.9], np.float32)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(img.shape))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    sizes = [1, 2, 7, 4]
+    for mode in ("nearest", "linear"):
+        inits = [numpy_helper.from_array(roi, "roi"), numpy_helper.from_array(np.array(sizes, np.int64), "sizes")]
+        node = helper.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], mode=mode, extrapolation_value=7.0,
+                                coordinate_transformation_mode="tf_crop_and_resize", nearest_mode="floor")
+        convert(tmp, model([node], [x], [y], inits=inits))
+        out = run_berth(tmp, args, {"x": img})
+        if not out:
+            continue
+        want = np.zeros(sizes)
+
+        def coord(j, m, n, lo, hi):
+            return lo * (n - 1) + j * (hi - lo) * (n - 1) / (m - 1)
+        for i, j in np.ndindex(7, 4):
+            yy, xx = coord(i, 7, 5, roi[2], roi[6]), coord(j, 4, 6, roi[3], roi[7])
+            if not (0 <= yy <= 4 and 0 <= xx <= 5):
+                want[0, :, i, j] = 7.0
+            elif mode == "nearest":
+                want[0, :, i, j] = img[0, :, int(np.floor(yy)), int(np.floor(xx))]
+            else:
+                y0, x0 = int(np.floor(yy)), int(np.floor(xx))
+                y1, x1 = min(y0 + 1, 4), min(x0 + 1, 5)
+                ty, tx = yy - y0, xx - x0
+                want[0, :, i, j] = ((1 - ty) * ((1 - tx) * img[0, :, y0, x0] + tx * img[0, :, y0, x1])
+                                    + ty * ((1 - tx) * img[0, :, y1, x0] + tx * img[0, :, y1, x1]))
+        near(out["y"], want, "Resize tf_crop_and_resize %s, ROI past the edges" % mode)
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 

@@ -359,31 +359,51 @@ def _resize_by_matrices(cv, node, a, mode, ctm, nearest_mode, scales, sizes, why
     resized by a matrix of interpolation weights computed here (nearest:
     one tap, linear: two, cubic: four, indices clamped to the edge,
     exclude_outside renormalizing), applied with a matmul. Needs static
-    spatial dims; tf_crop_and_resize (an extrapolation value outside the
-    ROI) is not done."""
-    if ctm == "tf_crop_and_resize":
-        raise Unsupported(why + "; tf_crop_and_resize")
+    spatial dims. tf_crop_and_resize samples the region of interest, and
+    an output position outside the input gets extrapolation_value: its
+    row of weights is empty and the value is added where row or column
+    lies outside."""
     dims = cv.static_dims(node.input[0], "Resize (%s)" % why)
     o = cv.out(node)
     x = cv.inp(node, 0)
-    out = []
+    roi = None
+    if ctm == "tf_crop_and_resize":
+        roi = np.asarray(cv.known_input(node, 1, "Resize's roi"), np.float64).reshape(-1)
+        if roi.size != 8 or list(roi[[0, 1, 4, 5]]) != [0, 0, 1, 1]:
+            raise Unsupported("tf_crop_and_resize with roi %s (the spatial dims' only)" % roi.tolist())
+    out, outside = [], []
     for i in range(2):
         n = dims[2 + i]
         m = int(sizes[2 + i]) if sizes is not None else int(np.floor(n * scales[2 + i]))
         scale = m / n if sizes is not None else float(scales[2 + i])
-        mat = _interp_matrix(n, m, scale, mode, ctm, nearest_mode, float(a.get("cubic_coeff_a", -0.75)),
-                             int(a.get("exclude_outside", 0)))
+        mat, off = _interp_matrix(n, m, scale, mode, ctm, nearest_mode, float(a.get("cubic_coeff_a", -0.75)),
+                                  int(a.get("exclude_outside", 0)), None if roi is None else roi[[2 + i, 6 + i]])
         out.append(cv.const(mat.astype(cv.np_dtype(node.input[0])), "%s_axis%d" % (o, 2 + i)))
+        outside.append(off)
     y = cv.emit("matmul", [out[0], x], hint=o + "_rows")  # [m, h] x [n, c, h, w]
     wt = cv.emit("transpose", [out[1]], {"permutation": [1, 0]}, hint=o + "_cols_t")
-    cv.emit("matmul", [y, wt], outs=o)
+    extra = float(a.get("extrapolation_value", 0.0))
+    mask = outside[0][:, None] | outside[1][None, :]
+    if roi is None or extra == 0 or not mask.any():
+        cv.emit("matmul", [y, wt], outs=o)
+        return
+    y = cv.emit("matmul", [y, wt], hint=o + "_inside")
+    cv.emit("add", [y, cv.const((mask * extra).astype(cv.np_dtype(node.input[0])), o + "_extrapolated")], outs=o)
 
 
-def _interp_matrix(n, m, scale, mode, ctm, nearest_mode, A, exclude_outside):
-    """[m, n]: output position j's weights on the input positions."""
+def _interp_matrix(n, m, scale, mode, ctm, nearest_mode, A, exclude_outside, roi):
+    """[m, n]: output position j's weights on the input positions, and
+    which positions fall outside the input (tf_crop_and_resize only)."""
     mat = np.zeros((m, n), np.float64)
+    outside = np.zeros(m, bool)
     for j in range(m):
-        if ctm == "half_pixel":
+        if ctm == "tf_crop_and_resize":
+            lo, hi = roi
+            x = (lo * (n - 1) + j * (hi - lo) * (n - 1) / (m - 1)) if m > 1 else 0.5 * (lo + hi) * (n - 1)
+            if x < 0 or x > n - 1:
+                outside[j] = True
+                continue
+        elif ctm == "half_pixel":
             x = (j + 0.5) / scale - 0.5
         elif ctm == "pytorch_half_pixel":
             x = (j + 0.5) / scale - 0.5 if m > 1 else 0.0
@@ -428,7 +448,7 @@ def _interp_matrix(n, m, scale, mode, ctm, nearest_mode, A, exclude_outside):
             raise Unsupported("mode '%s' is not supported" % mode)
         for i, wk in taps:
             mat[j, min(max(i, 0), n - 1)] += wk
-    return mat
+    return mat, outside
 
 
 def _per_axis(cv, node, i, axis, hint):
