@@ -970,6 +970,44 @@ def case_resize_crop(tmp, args):
         near(out["y"], want, "Resize tf_crop_and_resize %s, ROI past the edges" % mode)
 
 
+def case_pool_indices(tmp, args):
+    """MaxPool's Indices (flat over N x C x H x W, in both storage
+    orders) with strides, dilation and pads on two images of two
+    channels, and MaxUnpool putting the maxima back; against numpy."""
+    rs = np.random.RandomState(14)
+    xv = rs.permutation(2 * 2 * 7 * 6).astype(np.float32).reshape(2, 2, 7, 6)  # distinct values
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(xv.shape))
+    f = lambda n, t=TensorProto.FLOAT: helper.make_tensor_value_info(n, t, None)  # noqa: E731
+    k, st, dl, pads = [3, 2], [2, 2], [1, 2], [1, 0, 1, 1]
+    for order in (0, 1):
+        nodes = [helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=k, strides=st, dilations=dl, pads=pads,
+                                  storage_order=order)]
+        outs = [f("y"), f("i", TensorProto.INT64)]
+        if order == 0:
+            nodes.append(helper.make_node("MaxUnpool", ["y", "i"], ["z"], kernel_shape=[2, 2], strides=[2, 2]))
+            outs.append(f("z"))
+        convert(tmp, model(nodes, [x], outs, opset=12))
+        out = run_berth(tmp, args, {"x": xv})
+        if not out:
+            continue
+        xp = np.pad(xv, ((0, 0), (0, 0), (1, 1), (0, 1)), constant_values=-np.inf)
+        ho, wo = (7 + 2 - 2 * 1 - 1) // 2 + 1, (6 + 1 - 2 * 1 - 1) // 2 + 1
+        want_y, want_i = np.zeros((2, 2, ho, wo)), np.zeros((2, 2, ho, wo), np.int64)
+        for b, ch, r, q in np.ndindex(2, 2, ho, wo):
+            win = [(r * 2 + a * 1 - 1, q * 2 + e * 2) for a in range(3) for e in range(2)]
+            vals = [xp[b, ch, hh + 1, ww] for hh, ww in win]
+            hh, ww = win[int(np.argmax(vals))]
+            want_y[b, ch, r, q] = max(vals)
+            want_i[b, ch, r, q] = (b * 2 + ch) * 42 + (ww * 7 + hh if order else hh * 6 + ww)
+        near(out["y"], want_y, "MaxPool values, storage_order=%d" % order)
+        check(np.array_equal(out["i"], want_i), "MaxPool Indices, storage_order=%d: %s" % (order, out["i"].ravel()))
+        if order == 0:
+            zs = [2, 2, (ho - 1) * 2 + 2, (wo - 1) * 2 + 2]
+            z = np.zeros(int(np.prod(zs)))
+            z[want_i.ravel()] = want_y.ravel()
+            near(out["z"], z.reshape(zs), "MaxUnpool of the maxima")
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 

@@ -127,9 +127,8 @@ def conv_transpose(cv, node):
 def pool(cv, node):
     a = attrs_of(node)
     if len(node.output) > 1 and node.output[1]:
-        raise Unsupported("the Indices output is not supported")
-    if a.get("storage_order", 0):
-        raise Unsupported("storage_order=1 is not supported")
+        _max_pool_with_indices(cv, node, a)
+        return
     if node.op_type == "LpPool" and a.get("p", 2) != 2:
         raise Unsupported("p=%d is not supported (only p=2)" % a.get("p"))
     if cv.rank(node.input[0]) == 5:
@@ -166,6 +165,85 @@ def pool(cv, node):
     else:
         y = cv.emit(webnn, [x], opts, outs=None if is_1d else o, hint=o + "_2d")
     _finish(cv, node, y, is_1d)
+
+
+def _max_pool_with_indices(cv, node, a):
+    """MaxPool's Indices output (2-D): every tap of the window as a
+    strided slice of the input padded with the lowest float, stacked;
+    argMax picks the tap (the first of equal ones), and a table of each
+    tap's position gives the index, flat over N x C x H x W (W x H
+    within each image with storage_order=1)."""
+    o = cv.out(node)
+    dims = cv.static_dims(node.input[0], "MaxPool with Indices")
+    if len(dims) != 4 or a.get("ceil_mode", 0):
+        raise Unsupported("Indices on a rank-%d input%s (rank 4, floor rounding)"
+                          % (len(dims), " with ceil_mode" if a.get("ceil_mode", 0) else ""))
+    n, c, h, w = dims
+    kernel = [int(k) for k in a["kernel_shape"]]
+    padding, strides, dil = spatial(cv, a, kernel, node.input[0])
+    ho = (h + padding[0] + padding[1] - dil[0] * (kernel[0] - 1) - 1) // strides[0] + 1
+    wo = (w + padding[2] + padding[3] - dil[1] * (kernel[1] - 1) - 1) // strides[1] + 1
+    x = cv.emit("pad", [cv.inp(node, 0)], {"beginningPadding": [0, 0, padding[0], padding[2]],
+                                           "endingPadding": [0, 0, padding[1], padding[3]],
+                                           "value": -3.4028234663852886e38}, hint=o + "_padded")
+    taps, table = [], []
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            t = cv.emit("slice", [x], {"starts": [0, 0, i * dil[0], j * dil[1]], "sizes": [
+                n, c, (ho - 1) * strides[0] + 1, (wo - 1) * strides[1] + 1], "strides": [1, 1] + strides},
+                hint="%s_tap%d_%d" % (o, i, j))
+            taps.append(cv.emit("unsqueeze", [t], {"axes": [4]}, hint="%s_tap%d_%d_k" % (o, i, j)))
+            rows = np.arange(ho) * strides[0] + i * dil[0] - padding[0]
+            cols = np.arange(wo) * strides[1] + j * dil[1] - padding[2]
+            if a.get("storage_order", 0):
+                table.append(rows[:, None] + cols[None, :] * h)
+            else:
+                table.append(rows[:, None] * w + cols[None, :])
+    stacked = cv.emit("concat", [taps], {"axis": 4}, hint=o + "_taps")
+    best = cv.emit("argMax", [stacked], {"axis": 4, "keepDimensions": True, "outputDataType": "int64"},
+                   hint=o + "_best")
+    cv.emit("squeeze", [cv.emit("gatherElements", [stacked, best], {"axis": 4}, hint=o + "_max")], {"axes": [4]},
+            outs=o)
+    table = np.stack(table, -1).astype(np.int64)[None, None]  # [1, 1, ho, wo, taps]
+    table = table + (np.arange(n * c, dtype=np.int64) * h * w).reshape(n, c, 1, 1, 1)
+    idx = cv.emit("gatherElements", [cv.const(table, o + "_positions"), best], {"axis": 4}, hint=o + "_index")
+    cv.emit("squeeze", [idx], {"axes": [4]}, outs=cv.out(node, 1))
+
+
+@op("MaxUnpool")
+def max_unpool(cv, node):
+    """Zeros with each value put back where its index says: a
+    scatterElements on the flattened output of the size the pooling
+    undoes (kernel, strides, pads); a larger output_shape pads that at
+    the end of each spatial dim, the indices keeping their positions."""
+    a = attrs_of(node)
+    o = cv.out(node)
+    dims = cv.static_dims(node.input[0], "MaxUnpool")
+    if len(dims) != 4:
+        raise Unsupported("MaxUnpool on a rank-%d input (rank 4)" % len(dims))
+    kernel = [int(k) for k in a["kernel_shape"]]
+    strides = [int(v) for v in a.get("strides", [1, 1])]
+    pads = [int(v) for v in a.get("pads", [0, 0, 0, 0])]
+    base = dims[:2] + [(dims[2 + i] - 1) * strides[i] - pads[i] - pads[i + 2] + kernel[i] for i in range(2)]
+    out_dims = base
+    if cv.has(node, 2):
+        out_dims = [int(v) for v in np.asarray(cv.known_input(node, 2, "MaxUnpool's output_shape")).reshape(-1)]
+        if len(out_dims) != 4 or out_dims[:2] != base[:2] or any(out_dims[i] < base[i] for i in (2, 3)):
+            raise Unsupported("output_shape %s for an unpooled size of %s" % (out_dims, base))
+    zeros = cv.const(np.zeros([int(np.prod(base))], cv.np_dtype(node.input[0])), o + "_zeros")
+    idx = cv.inp(node, 1)
+    if cv.np_dtype(node.input[1]) != np.int64:
+        idx = cv.emit("cast", [idx], {"type": "int64"}, hint=o + "_idx64")
+    flat_n = int(np.prod(dims))
+    y = cv.emit("scatterElements", [zeros, cv.reshape(idx, [flat_n], hint=o + "_idx_flat"),
+                                    cv.reshape(cv.inp(node, 0), [flat_n], hint=o + "_values")], {"axis": 0},
+                hint=o + "_flat")
+    if out_dims == base:
+        cv.reshape(y, base, out=o)
+        return
+    y = cv.reshape(y, base, hint=o + "_unpooled")
+    cv.emit("pad", [y], {"beginningPadding": [0] * 4, "endingPadding": [out_dims[i] - base[i] for i in range(4)]},
+            outs=o)
 
 
 @op("GlobalAveragePool", "GlobalMaxPool")
