@@ -1008,6 +1008,36 @@ def case_pool_indices(tmp, args):
             near(out["z"], z.reshape(zs), "MaxUnpool of the maxima")
 
 
+def case_tfidf(tmp, args):
+    """TfIdfVectorizer in IDF and TFIDF modes with weights (the node
+    tests have TF only), unigrams to trigrams with skips, a column
+    shared by two n-grams, against counting in Python."""
+    xv = np.array([[1, 2, 1, 2, 3, 1, 2, 3, 4, 1], [4, 4, 4, 1, 3, 2, 9, 1, 2, 2]], np.int64)
+    pool = [1, 4, 9,  1, 2,  2, 3,  1, 2, 3]  # unigrams, bigrams, a trigram
+    counts_at, cols = [0, 3, 7], [0, 1, 2, 3, 4, 1]  # the trigram shares column 1 with the unigram 4
+    weights = [0.5, 2.0, 1.5, 3.0, 0.25]
+    grams = [(1,), (4,), (9,), (1, 2), (2, 3), (1, 2, 3)]
+    x = helper.make_tensor_value_info("x", TensorProto.INT64, list(xv.shape))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    for mode in ("IDF", "TFIDF"):
+        node = helper.make_node("TfIdfVectorizer", ["x"], ["y"], mode=mode, min_gram_length=1, max_gram_length=3,
+                                max_skip_count=2, ngram_counts=counts_at, ngram_indexes=cols, pool_int64s=pool,
+                                weights=weights)
+        convert(tmp, model([node], [x], [y], opset=9))
+        out = run_berth(tmp, args, {"x": xv})
+        if not out:
+            continue
+        want = np.zeros((2, 5))
+        for b in range(2):
+            for gi, g in enumerate(grams):
+                skips = range(3) if len(g) > 1 else [0]
+                c = sum(1 for sk in skips for p in range(10 - (len(g) - 1) * (sk + 1))
+                        if tuple(xv[b, p + k * (sk + 1)] for k in range(len(g))) == g)
+                want[b, cols[gi]] += c
+        want = (want > 0) * np.array(weights) if mode == "IDF" else want * np.array(weights)
+        near(out["y"], want, "TfIdfVectorizer %s" % mode)
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 
