@@ -1038,6 +1038,63 @@ def case_tfidf(tmp, args):
         near(out["y"], want, "TfIdfVectorizer %s" % mode)
 
 
+def _roi_align_ref(img, rois, bidx, ph, pw, g, scale, mode, half):
+    n, c, h, w = img.shape
+    out = np.zeros((len(rois), c, ph, pw))
+    off = 0.5 if half else 0.0
+    for r, (x1, y1, x2, y2) in enumerate(rois.astype(np.float64)):
+        sw, sh = x1 * scale - off, y1 * scale - off
+        rw, rh = x2 * scale - off - sw, y2 * scale - off - sh
+        if not half:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        for p, q in np.ndindex(ph, pw):
+            vals = []
+            for iy, ix in np.ndindex(g, g):
+                y = sh + p * rh / ph + (iy + 0.5) * rh / ph / g
+                x = sw + q * rw / pw + (ix + 0.5) * rw / pw / g
+                if y < -1 or y > h or x < -1 or x > w:
+                    vals.append(np.zeros((4, c)))
+                    continue
+                y, x = max(y, 0.0), max(x, 0.0)
+                yl, xl = int(y), int(x)
+                yh, xh = min(yl + 1, h - 1), min(xl + 1, w - 1)
+                if yl >= h - 1:
+                    yl = yh = h - 1
+                    y = float(yl)
+                if xl >= w - 1:
+                    xl = xh = w - 1
+                    x = float(xl)
+                ly, lx = y - yl, x - xl
+                im = img[bidx[r]].astype(np.float64)
+                vals.append(np.stack([(1 - ly) * (1 - lx) * im[:, yl, xl], (1 - ly) * lx * im[:, yl, xh],
+                                      ly * (1 - lx) * im[:, yh, xl], ly * lx * im[:, yh, xh]]))
+            vals = np.stack(vals)  # [samples, 4, c]
+            out[r, :, p, q] = vals.sum((0, 1)) / (g * g) if mode == "avg" else vals.max((0, 1))
+    return out
+
+
+def case_roi_align(tmp, args):
+    """RoiAlign, avg and max, both coordinate modes, regions reaching past
+    the image and smaller than a pixel, two images; against a reference
+    of the operator's definition."""
+    rs = np.random.RandomState(15)
+    img = rs.randn(2, 3, 6, 7).astype(np.float32)
+    rois = np.array([[0.5, 1, 5, 4], [-2, -1, 9, 8], [3.1, 2.2, 3.4, 2.5], [4, 3, 7.5, 6.5]], np.float32)
+    bidx = np.array([0, 1, 1, 0], np.int64)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(img.shape))
+    rv = helper.make_tensor_value_info("r", TensorProto.FLOAT, list(rois.shape))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    for mode in ("avg", "max"):
+        for ctm in ("half_pixel", "output_half_pixel"):
+            node = helper.make_node("RoiAlign", ["x", "r", "b"], ["y"], mode=mode, output_height=3, output_width=2,
+                                    sampling_ratio=2, spatial_scale=0.9, coordinate_transformation_mode=ctm)
+            convert(tmp, model([node], [x, rv], [y], inits=[numpy_helper.from_array(bidx, "b")], opset=16))
+            out = run_berth(tmp, args, {"x": img, "r": rois})
+            if out:
+                near(out["y"], _roi_align_ref(img, rois, bidx, 3, 2, 2, 0.9, mode, ctm == "half_pixel"),
+                     "RoiAlign %s %s" % (mode, ctm))
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 

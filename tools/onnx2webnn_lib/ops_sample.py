@@ -1,8 +1,11 @@
-"""GridSample: each output pixel samples the input at a point the grid
-gives, in normalized coordinates, spelled as gathers from the image
-flattened over its pixels with the interpolation weights computed
-elementwise (nearest, bilinear, bicubic; zeros, border and reflection
-padding), as ONNX (and PyTorch's grid_sample) define them."""
+"""Sampling an image at computed points: GridSample (each output pixel
+at a point the grid gives, nearest, bilinear or bicubic, with zeros,
+border or reflection padding, as ONNX and PyTorch's grid_sample define
+them) and RoiAlign (bins of regions of interest averaged over bilinear
+samples). Both are gathers from the image flattened over its pixels,
+with the points and weights computed elementwise."""
+import numpy as np
+
 from .core import Unsupported, attrs_of, registry
 from .ops_basic import round_half_even
 
@@ -149,3 +152,86 @@ def grid_sample(cv, node):
             v = s.weighted(s.tap(iy, ix), s.e("mul", [wy[j], wx[i]], "w"))
             acc = v if acc is None else s.e("add", [acc, v], "acc")
     cv.emit("identity", [acc], outs=o)
+
+
+@op("RoiAlign")
+def roi_align(cv, node):
+    """Each region's bins averaged (or maxed) over sampling_ratio^2
+    bilinear samples, as ONNX (after onnxruntime) defines them: a sample
+    outside [-1, size] gives 0, one below 0 reads at 0, one at or past the
+    last pixel reads the last. The sample grid is static; its place comes
+    from the regions' values, computed on the device. sampling_ratio 0
+    (a grid sized by each region) would make the shape data-dependent."""
+    a = attrs_of(node)
+    o = cv.out(node)
+    n, c, h, w = cv.static_dims(node.input[0], "RoiAlign")
+    r = cv.static_dims(node.input[1], "RoiAlign's rois")[0]
+    ph, pw = int(a.get("output_height", 1)), int(a.get("output_width", 1))
+    g = int(a.get("sampling_ratio", 0))
+    if g <= 0:
+        raise Unsupported("sampling_ratio %d: an adaptive grid (ceil of each region's size) gives a data-dependent "
+                          "shape; set sampling_ratio" % g)
+    mode = a.get("mode", "avg")
+    if mode not in ("avg", "max"):
+        raise Unsupported("mode '%s' (avg or max)" % mode)
+    half = a.get("coordinate_transformation_mode", "half_pixel" if cv.opset >= 16 else "output_half_pixel")
+    if half not in ("half_pixel", "output_half_pixel"):
+        raise Unsupported("coordinate_transformation_mode '%s'" % half)
+    k = [0]
+
+    def e(op_, args, attrs=None):
+        k[0] += 1
+        return cv.emit(op_, args, attrs, hint="%s_%d" % (o, k[0]))
+
+    def num(v, dt=np.float32):
+        k[0] += 1
+        return cv.const(np.array(v, dt), "%s_k%d" % (o, k[0]))
+    rois = cv.inp(node, 1)
+    scale, offset = float(a.get("spatial_scale", 1.0)), 0.5 if half == "half_pixel" else 0.0
+
+    def corner(col):
+        v = e("slice", [rois], {"starts": [0, col], "sizes": [r, 1]})
+        return e("sub", [e("mul", [v, num(scale)]), num(offset)])  # [r, 1]
+    axes = []
+    for lo_col, hi_col, bins, size in ((1, 3, ph, h), (0, 2, pw, w)):
+        start = corner(lo_col)
+        extent = e("sub", [corner(hi_col), start])
+        if half != "half_pixel":
+            extent = e("max", [extent, num(1.0)])
+        steps = np.array([p + (i + 0.5) / g for p in range(bins) for i in range(g)], np.float32)
+        pos = e("add", [start, e("mul", [e("div", [extent, num(float(bins))]), cv.const(steps[None], o + "_steps")])])
+        ok = e("logicalAnd", [e("greaterOrEqual", [pos, num(-1.0)]), e("lesserOrEqual", [pos, num(float(size))])])
+        pos = e("max", [pos, num(0.0)])
+        low = e("floor", [pos])
+        past = e("greaterOrEqual", [low, num(size - 1.0)])
+        low = e("where", [past, num(size - 1.0), low])
+        pos = e("where", [past, num(size - 1.0), pos])
+        high = e("clamp", [e("add", [low, num(1.0)])], {"minValue": 0.0, "maxValue": float(size - 1)})
+        t = e("sub", [pos, low])
+        wts = [e("mul", [e("sub", [num(1.0), t]), e("cast", [ok], {"type": "float32"})]),
+               e("mul", [t, e("cast", [ok], {"type": "float32"})])]
+        axes.append(([low, high], wts))
+    (ys, wy), (xs, wx) = axes
+    py, px = ph * g, pw * g
+    img = e("gather", [cv.inp(node, 0), cv.inp(node, 2)], {"axis": 0})  # each region's image
+    img = e("reshape", [img], {"newShape": [r, c, h * w]})
+    terms = []
+    for iy in range(2):
+        for ix in range(2):
+            lin = e("add", [e("mul", [e("reshape", [ys[iy]], {"newShape": [r, py, 1]}), num(float(w))]),
+                            e("reshape", [xs[ix]], {"newShape": [r, 1, px]})])
+            lin = e("reshape", [e("cast", [lin], {"type": "int64"})], {"newShape": [r, 1, py * px]})
+            v = e("gatherElements", [img, e("expand", [lin], {"newShape": [r, c, py * px]})], {"axis": 2})
+            wt = e("mul", [e("reshape", [wy[iy]], {"newShape": [r, 1, py, 1]}),
+                           e("reshape", [wx[ix]], {"newShape": [r, 1, 1, px]})])
+            terms.append(e("mul", [e("reshape", [v], {"newShape": [r, c, py, px]}), wt]))
+    comb = "add" if mode == "avg" else "max"
+    acc = terms[0]
+    for t in terms[1:]:
+        acc = e(comb, [acc, t])
+    acc = e("reshape", [acc], {"newShape": [r, c, ph, g, pw, g]})
+    if mode == "avg":
+        acc = e("div", [e("reduceSum", [acc], {"axes": [3, 5], "keepDimensions": False}), num(float(g * g))])
+        cv.emit("identity", [acc], outs=o)
+    else:
+        cv.emit("reduceMax", [acc], {"axes": [3, 5], "keepDimensions": False}, outs=o)
