@@ -1095,6 +1095,25 @@ def case_roi_align(tmp, args):
                      "RoiAlign %s %s" % (mode, ctm))
 
 
+def case_compress(tmp, args):
+    """Compress with a constant condition (along an axis, and flattened,
+    the condition shorter than the data); with a computed one the
+    conversion refuses it, naming the data-dependent shape."""
+    xv = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    cond = numpy_helper.from_array(np.array([1, 0, 1, 1], bool), "c")
+    for kw, want in (({"axis": 1}, xv[:, [0, 2, 3]]), ({}, xv.reshape(-1)[[0, 2, 3]])):
+        convert(tmp, model([helper.make_node("Compress", ["x", "c"], ["y"], **kw)], [x], [y], inits=[cond], opset=11))
+        out = run_berth(tmp, args, {"x": xv})
+        if out:
+            check(np.array_equal(out["y"], want), "Compress %s: %s" % (kw, out["y"]))
+    c_in = helper.make_tensor_value_info("c", TensorProto.BOOL, [4])
+    p, _ = convert(tmp, model([helper.make_node("Compress", ["x", "c"], ["y"], axis=1)], [x, c_in], [y], opset=11),
+                   expect_rc=1)
+    check("would depend on its values" in p.stderr, "computed condition refused by its reason: " + p.stderr)
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 

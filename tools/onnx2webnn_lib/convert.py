@@ -127,6 +127,23 @@ def _legacy(cv, node):
         raise Unsupported("the tiles/axis form (opset %d) is not supported" % cv.opset)
 
 
+# Ops refused for a reason that is not a missing spelling: the reason.
+_DATA_SHAPE = "its output's shape depends on the values of its inputs, and WebNN plans static shapes"
+REFUSED = {
+    "Compress": _DATA_SHAPE + " (a constant condition is converted)",
+    "Unique": _DATA_SHAPE + " (how many distinct values)",
+    "NonZero": _DATA_SHAPE + " (how many nonzero elements)",
+    "NonMaxSuppression": _DATA_SHAPE + " (how many boxes survive)",
+    "Loop": "a loop whose trip count or condition is data: its outputs' shapes depend on values",
+    "Bernoulli": "random sampling: no generator reproduces the reference's numbers",
+    "RandomUniform": "random sampling: no generator reproduces the reference's numbers",
+    "RandomUniformLike": "random sampling: no generator reproduces the reference's numbers",
+    "RandomNormal": "random sampling: no generator reproduces the reference's numbers",
+    "RandomNormalLike": "random sampling: no generator reproduces the reference's numbers",
+    "Multinomial": "random sampling: no generator reproduces the reference's numbers",
+}
+
+
 def convert_node(cv, node):
     """One node: folded, or emitted by its handler; raises Unsupported."""
     if node.domain not in ("", "ai.onnx"):
@@ -137,7 +154,8 @@ def convert_node(cv, node):
     infer.fill(cv, node)
     handler = OPS.get(node.op_type)
     if handler is None:
-        raise Unsupported("op type '%s' is not supported" % node.op_type)
+        raise Unsupported("op type '%s' is not supported%s" % (node.op_type, ": " + REFUSED[node.op_type]
+                                                                if node.op_type in REFUSED else ""))
     handler(cv, node)
     for o in node.output:
         if o and o not in cv.ident and o not in cv.consts:

@@ -388,3 +388,26 @@ def scatter_elements(cv, node):
                                       cv.static_dims(node.input[1], "a scatter reduction"), cv.inp(node, 2), axis, red,
                                       cv.np_dtype(node.input[0]), o)
     cv.emit("identity", [out], outs=o)
+
+
+@op("Compress")
+def compress(cv, node):
+    """With a constant condition, a gather of the positions it keeps
+    (along the axis, or of the flattened input without one)."""
+    cond = cv.known(node.input[1])
+    if cond is None:
+        raise Unsupported("the condition '%s' is not a constant: the output's shape would depend on its values"
+                          % node.input[1])
+    a = attrs_of(node)
+    o = cv.out(node)
+    x = cv.inp(node, 0)
+    keep = np.nonzero(np.asarray(cond).reshape(-1))[0].astype(np.int64)
+    if "axis" not in a:
+        total = int(np.prod(cv.static_dims(node.input[0], "Compress without an axis")))
+        x, axis = cv.reshape(x, [total], hint=o + "_flat"), 0
+        keep = keep[keep < total]
+    else:
+        axis = int(a["axis"]) % cv.rank(node.input[0])
+        d = cv.dims(node.input[0])[axis]
+        keep = keep if d is None else keep[keep < d]
+    cv.emit("gather", [x, cv.const(keep, o + "_kept")], {"axis": axis}, outs=o)
