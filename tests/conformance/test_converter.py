@@ -1114,6 +1114,27 @@ def case_compress(tmp, args):
     check("would depend on its values" in p.stderr, "computed condition refused by its reason: " + p.stderr)
 
 
+def case_einsum(tmp, args):
+    """Einsum in float32 (the node tests' cases are float64): the node
+    tests' equations, attention's, an ellipsis, an implicit output, a
+    diagonal, a sum over a letter one operand has alone, three operands;
+    against numpy.einsum."""
+    rs = np.random.RandomState(16)
+    cases = [("bij,bjk->bik", [(3, 2, 5), (3, 5, 4)]), ("i,i", [(7,), (7,)]), ("ij->", [(3, 4)]),
+             ("ij->ji", [(3, 4)]), ("bii->bi", [(2, 4, 4)]), ("bhid,bhjd->bhij", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+             ("...ij,...jk->...ik", [(2, 3, 4, 5), (3, 5, 2)]), ("ij,jk", [(3, 4), (4, 2)]),
+             ("ijk,jl->il", [(3, 4, 2), (4, 5)]), ("ab,bc,cd->ad", [(2, 3), (3, 4), (4, 5)])]
+    for eq, shapes in cases:
+        vals = [rs.randn(*sh).astype(np.float32) for sh in shapes]
+        names = ["x%d" % i for i in range(len(vals))]
+        ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(v.shape)) for n, v in zip(names, vals)]
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+        convert(tmp, model([helper.make_node("Einsum", names, ["y"], equation=eq)], ins, [y], opset=12))
+        out = run_berth(tmp, args, dict(zip(names, vals)))
+        if out:
+            near(out["y"], np.einsum(eq, *[v.astype(np.float64) for v in vals]), "Einsum %s" % eq)
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 

@@ -11,13 +11,13 @@ import json
 import numpy as np
 import onnx
 
-from . import (bn_fold, fold, infer, ops_basic, ops_composed, ops_control, ops_integer, ops_loss, ops_nn, ops_rnn,
-               ops_sample, ops_shape, ops_signal, ops_text)
+from . import (bn_fold, fold, infer, ops_basic, ops_composed, ops_control, ops_einsum, ops_integer, ops_loss, ops_nn,
+               ops_rnn, ops_sample, ops_shape, ops_signal, ops_text)
 from .core import DTYPES, Converter, Poisoned, Unsupported, attrs_of, elem_name, tensor_value
 
 OPS = {}
-for _m in (ops_basic, ops_composed, ops_control, ops_integer, ops_loss, ops_nn, ops_rnn, ops_sample, ops_shape,
-           ops_signal, ops_text):
+for _m in (ops_basic, ops_composed, ops_control, ops_einsum, ops_integer, ops_loss, ops_nn, ops_rnn, ops_sample,
+           ops_shape, ops_signal, ops_text):
     OPS.update(_m.OPS)
 
 # The converter targets opsets 9 to 17. Older models are taken too: most
