@@ -13,12 +13,12 @@
 #define WORDS (F32 | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32) | BK_BIT(BERTH_DTYPE_I64) | \
                BK_BIT(BERTH_DTYPE_U64))
 #define CASTS (F32 | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32) | BK_BIT(BERTH_DTYPE_I64) | \
-               BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_F16))
-/* Comparisons read float32, int32, uint32, uint8 and int64. */
-#define COMPARES (F32 | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32) | BK_BIT(BERTH_DTYPE_U8) | \
-                  BK_BIT(BERTH_DTYPE_I64))
-/* Integer arithmetic: int32 and int64 (not pow or prelu: refused at plan). */
-#define ARITH (F32 | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_I64))
+               BK_BIT(BERTH_DTYPE_U64) | BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_F16))
+/* Comparisons read every numeric dtype. */
+#define COMPARES ARITH
+/* Arithmetic: float32, float16 and every integer dtype. */
+#define ARITH (F32 | BK_BIT(BERTH_DTYPE_F16) | BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_U8) | \
+               BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32) | BK_BIT(BERTH_DTYPE_I64) | BK_BIT(BERTH_DTYPE_U64))
 #define VIEWS (WORDS | BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_F16))
 
 /* Check hooks (below and in the op files). */
@@ -28,7 +28,6 @@ berth_status gpu_check_layer_norm(const bk_node_ctx *c);
 berth_status gpu_check_copy(const bk_node_ctx *c);
 static berth_status check_fits(const bk_node_ctx *c);
 static berth_status check_fits_half(const bk_node_ctx *c);
-static berth_status check_binary(const bk_node_ctx *c);
 static berth_status check_cast(const bk_node_ctx *c);
 static berth_status check_compare(const bk_node_ctx *c);
 static berth_status check_where(const bk_node_ctx *c);
@@ -37,19 +36,20 @@ static berth_status check_quantize(const bk_node_ctx *c);
 static berth_status check_resample(const bk_node_ctx *c);
 static berth_status check_attention(const bk_node_ctx *c);
 static berth_status check_pad(const bk_node_ctx *c);
+static berth_status check_unary(const bk_node_ctx *c);
 
 static const gpu_op ops[BERTH_OP_COUNT] = {
     [BERTH_OP_MATMUL] = {gpu_prep_matmul, {F32, gpu_check_matmul}},
     [BERTH_OP_GEMM] = {gpu_prep_gemm, {F32, check_fits}},
     [BERTH_OP_MATMUL_EPILOGUE] = {gpu_prep_matmul_epilogue, {F32, gpu_check_matmul}},
-    [BERTH_OP_ADD] = {gpu_prep_binary, {ARITH, check_binary}},
-    [BERTH_OP_SUB] = {gpu_prep_binary, {ARITH, check_binary}},
-    [BERTH_OP_MUL] = {gpu_prep_binary, {ARITH, check_binary}},
-    [BERTH_OP_DIV] = {gpu_prep_binary, {ARITH, check_binary}},
-    [BERTH_OP_MAX] = {gpu_prep_binary, {ARITH, check_binary}},
-    [BERTH_OP_MIN] = {gpu_prep_binary, {ARITH, check_binary}},
-    [BERTH_OP_POW] = {gpu_prep_binary, {F32, check_binary}},
-    [BERTH_OP_PRELU] = {gpu_prep_binary, {F32, check_binary}},
+    [BERTH_OP_ADD] = {gpu_prep_binary, {ARITH, check_fits}},
+    [BERTH_OP_SUB] = {gpu_prep_binary, {ARITH, check_fits}},
+    [BERTH_OP_MUL] = {gpu_prep_binary, {ARITH, check_fits}},
+    [BERTH_OP_DIV] = {gpu_prep_binary, {ARITH, check_fits}},
+    [BERTH_OP_MAX] = {gpu_prep_binary, {ARITH, check_fits}},
+    [BERTH_OP_MIN] = {gpu_prep_binary, {ARITH, check_fits}},
+    [BERTH_OP_POW] = {gpu_prep_binary, {ARITH, check_fits}},
+    [BERTH_OP_PRELU] = {gpu_prep_binary, {F32, check_fits}},
     [BERTH_OP_LOGICAL_AND] = {gpu_prep_logical, {BK_BIT(BERTH_DTYPE_U8), check_fits}},
     [BERTH_OP_LOGICAL_OR] = {gpu_prep_logical, {BK_BIT(BERTH_DTYPE_U8), check_fits}},
     [BERTH_OP_EQUAL] = {gpu_prep_compare, {COMPARES, check_compare}},
@@ -58,7 +58,7 @@ static const gpu_op ops[BERTH_OP_COUNT] = {
     [BERTH_OP_LESSER] = {gpu_prep_compare, {COMPARES, check_compare}},
     [BERTH_OP_LESSER_OR_EQUAL] = {gpu_prep_compare, {COMPARES, check_compare}},
     [BERTH_OP_NOT_EQUAL] = {gpu_prep_compare, {COMPARES, check_compare}},
-    BK_UNARY_OPS(gpu_prep_unary, F32, check_fits),
+    BK_UNARY_OPS(gpu_prep_unary, ARITH, check_unary),
     [BERTH_OP_CAST] = {gpu_prep_cast, {CASTS, check_cast}},
     BK_VIEW_OPS(gpu_prep_view, VIEWS),
     BK_COPY_OPS(gpu_prep, WORDS, gpu_check_copy),
@@ -122,42 +122,29 @@ berth_status gpu_check_fits(const bk_node_ctx *c, uint64_t limit) {
 static berth_status check_fits(const bk_node_ctx *c) { return gpu_check_fits(c, UINT32_MAX); }
 static berth_status check_fits_half(const bk_node_ctx *c) { return gpu_check_fits(c, UINT32_MAX / 2); }
 
-/* Integer arithmetic: add, sub, mul, max, min; div on int32 only. */
-static berth_status check_binary(const bk_node_ctx *c) {
-    berth_op_id id = berth_op_find(c->node->op);
-    berth_dtype t = bk_in(c, 0)->dtype;
-    int int_ok = id == BERTH_OP_ADD || id == BERTH_OP_SUB || id == BERTH_OP_MUL || id == BERTH_OP_MAX ||
-                 id == BERTH_OP_MIN || (id == BERTH_OP_DIV && t == BERTH_DTYPE_I32);
-    if (t != BERTH_DTYPE_F32 && !int_ok)
-        return bk_refuse(c, "%s on %s is not supported (integers: add, sub, mul, max, min; div on int32)", c->node->op,
-                         bk_dtype_name(t));
-    return check_fits(c);
-}
-
 static berth_status check_compare(const bk_node_ctx *c) {
     berth_dtype a = bk_in(c, 0)->dtype, b = bk_in(c, 1)->dtype;
     if (a != b)
-        return bk_refuse(c, "inputs must share one of float32, int32, uint32, uint8, int64, found %s and %s",
-                         bk_dtype_name(a), bk_dtype_name(b));
+        return bk_refuse(c, "inputs must share one dtype, found %s and %s", bk_dtype_name(a), bk_dtype_name(b));
     return check_fits(c);
 }
 
 static berth_status check_cast(const bk_node_ctx *c) {
     const uint32_t ok = BK_BIT(BERTH_DTYPE_F32) | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32) |
-                        BK_BIT(BERTH_DTYPE_I64) | BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I8);
+                        BK_BIT(BERTH_DTYPE_I64) | BK_BIT(BERTH_DTYPE_U64) | BK_BIT(BERTH_DTYPE_U8) |
+                        BK_BIT(BERTH_DTYPE_I8);
     berth_dtype x = bk_in(c, 0)->dtype, y = bk_out(c, 0)->dtype;
     int half = x == BERTH_DTYPE_F16 || y == BERTH_DTYPE_F16;
     int pair_ok = half ? (x == BERTH_DTYPE_F32 || y == BERTH_DTYPE_F32) : (ok & BK_BIT(x)) && (ok & BK_BIT(y));
     if (!pair_ok)
-        return bk_refuse(c, "cast from %s to %s is not supported (float32, int32, uint32, int64, uint8, int8; "
+        return bk_refuse(c, "cast from %s to %s is not supported (float32, int32, uint32, int64, uint64, uint8, int8; "
                             "float16 to and from float32)", bk_dtype_name(x), bk_dtype_name(y));
     return check_fits_half(c);
 }
 
 static berth_status check_where(const bk_node_ctx *c) {
     berth_dtype t = bk_out(c, 0)->dtype;
-    size_t es = bk_dtype_size(t);
-    if (es != 4 && es != 8) return bk_refuse(c, "dtype %s: where runs on 32- and 64-bit elements", bk_dtype_name(t));
+    if (!bk_dtype_size(t)) return bk_refuse(c, "dtype %s: where runs on 8- to 64-bit elements", bk_dtype_name(t));
     bk_bcast b;
     bk_bcast_of(c, 3, &b);
     if (b.rank > 6) return bk_refuse(c, "broadcasting over %u distinct dims exceeds the shader's 6", b.rank);
@@ -182,6 +169,15 @@ static berth_status check_quantize(const bk_node_ctx *c) {
                           BK_BIT(BERTH_DTYPE_U32);
     berth_status st = bk_check_quant_int(c, 1, ints);
     return st ? st : check_fits_half(c);
+}
+
+/* The unary ops run on float32 and float16; clamp on every ARITH dtype. */
+static berth_status check_unary(const bk_node_ctx *c) {
+    berth_dtype t = bk_in(c, 0)->dtype;
+    if (t != BERTH_DTYPE_F32 && t != BERTH_DTYPE_F16 && berth_op_find(c->node->op) != BERTH_OP_CLAMP)
+        return bk_refuse(c, "%s on %s is not supported (float32 and float16; clamp takes every numeric dtype)",
+                         c->node->op, bk_dtype_name(t));
+    return check_fits(c);
 }
 
 /* pad moves words; an integer constant must be one the dtype holds. */

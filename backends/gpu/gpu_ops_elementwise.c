@@ -67,16 +67,25 @@ static berth_status emit_bcast(gpu_prep *c, const char *shader, uint32_t code, u
     return BERTH_OK;
 }
 
-/* int32 and int64 add, sub, mul, max, min (and int32 div). */
+/* The integer dtypes and float16 through the binary_int shader, whose
+ * kinds are: 1 int32, 2 uint32, 4 int64, 5 uint64, 6 int8, 7 uint8,
+ * 8 float16. */
+static uint32_t int_kind(berth_dtype t) {
+    static const uint32_t kinds[] = {[BERTH_DTYPE_I32] = 1, [BERTH_DTYPE_U32] = 2, [BERTH_DTYPE_I64] = 4,
+                                     [BERTH_DTYPE_U64] = 5, [BERTH_DTYPE_I8] = 6,  [BERTH_DTYPE_U8] = 7,
+                                     [BERTH_DTYPE_F16] = 8};
+    return kinds[t];
+}
+
 static berth_status prep_binary_int(gpu_prep *c, int code) {
-    berth_dtype t = gpu_in(c, 0)->dtype; /* the op and dtype pass check_binary */
-    return emit_bcast(c, "binary_int", (uint32_t)code, t == BERTH_DTYPE_I64 ? 4u : 1u, gpu_out(c, 0)->numel);
+    return emit_bcast(c, "binary_int", (uint32_t)code, int_kind(gpu_in(c, 0)->dtype), gpu_out(c, 0)->numel);
 }
 
 berth_status gpu_prep_binary(gpu_prep *c) {
-    berth_status st = BERTH_OK;
-    if (!st)
-        st = bk_check_same_dtype(&c->bk, 2, BK_BIT(BERTH_DTYPE_F32) | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_I64));
+    const uint32_t dts = BK_BIT(BERTH_DTYPE_F32) | BK_BIT(BERTH_DTYPE_F16) | BK_BIT(BERTH_DTYPE_I8) |
+                         BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32) |
+                         BK_BIT(BERTH_DTYPE_I64) | BK_BIT(BERTH_DTYPE_U64);
+    berth_status st = bk_check_same_dtype(&c->bk, 2, dts);
     if (st) return st;
     int code = find_name(bin_names, 8, c->node->op);
     if (code < 0) return bk_fail(&c->bk, "not a binary arithmetic op");
@@ -89,17 +98,57 @@ berth_status gpu_prep_binary(gpu_prep *c) {
 berth_status gpu_prep_compare(gpu_prep *c) {
     int i = find_name(cmp_names, 6, c->node->op);
     if (i < 0) return bk_fail(&c->bk, "not a comparison");
-    /* The shader's input kinds: 0 f32, 1 i32, 2 u32, 3 u8, 4 i64. */
-    berth_dtype t = gpu_in(c, 0)->dtype;
-    int kind = t == BERTH_DTYPE_F32 ? 0 : t == BERTH_DTYPE_I32 ? 1 : t == BERTH_DTYPE_U32 ? 2
-             : t == BERTH_DTYPE_U8 ? 3 : 4; /* the table's dtypes */
-    return emit_bcast(c, "compare", cmp_codes[i], (uint32_t)kind, gpu_out(c, 0)->numel);
+    /* The shader's input kinds. */
+    static const uint32_t kinds[] = {[BERTH_DTYPE_F32] = 0, [BERTH_DTYPE_I32] = 1, [BERTH_DTYPE_U32] = 2,
+                                     [BERTH_DTYPE_U8] = 3,  [BERTH_DTYPE_I64] = 4, [BERTH_DTYPE_U64] = 5,
+                                     [BERTH_DTYPE_I8] = 6,  [BERTH_DTYPE_F16] = 7};
+    return emit_bcast(c, "compare", cmp_codes[i], kinds[gpu_in(c, 0)->dtype], gpu_out(c, 0)->numel);
 }
 
 berth_status gpu_prep_logical(gpu_prep *c) {
     int code = find_name(logic_names, 3, c->node->op);
     if (code < 0) return bk_fail(&c->bk, "not a logical op");
     return emit_bcast(c, "logical", (uint32_t)code, 0, gpu_out(c, 0)->numel);
+}
+
+/* clamp on the integer dtypes and float16, through binary_int (op 7)
+ * with the input bound to both operands: integer bounds are the float
+ * bounds rounded inward and saturated to the type, as on the cpu. */
+static berth_status prep_clamp_other(gpu_prep *c, double lo, double hi) {
+    berth_dtype t = gpu_in(c, 0)->dtype;
+    uint64_t b[2];
+    for (int k = 0; k < 2; k++) {
+        double v = k ? floor(hi) : ceil(lo);
+        switch (t) {
+        case BERTH_DTYPE_F16: b[k] = gpu_f2u((float)(k ? hi : lo)); break;
+        case BERTH_DTYPE_I8: b[k] = (uint64_t)(int64_t)(v < -128 ? -128 : v > 127 ? 127 : v); break;
+        case BERTH_DTYPE_U8: b[k] = (uint64_t)(v < 0 ? 0 : v > 255 ? 255 : v); break;
+        case BERTH_DTYPE_I32: b[k] = (uint64_t)(int64_t)(v < -0x1p31 ? -0x1p31 : v >= 0x1p31 ? 0x1p31 - 1 : v); break;
+        case BERTH_DTYPE_U32: b[k] = (uint64_t)(v < 0 ? 0 : v >= 0x1p32 ? 0x1p32 - 1 : v); break;
+        case BERTH_DTYPE_I64: b[k] = v < -0x1p63 ? (uint64_t)INT64_MIN : v >= 0x1p63 ? (uint64_t)INT64_MAX
+                                                                               : (uint64_t)(int64_t)v; break;
+        default: b[k] = v <= 0 ? 0 : v >= 0x1p64 ? UINT64_MAX : (uint64_t)v; break; /* uint64 */
+        }
+    }
+    uint64_t n = gpu_out(c, 0)->numel;
+    if (n == 0) return BERTH_OK;
+    gpu_dispatch *d = gpu_emit(c, "binary_int");
+    if (!d) return BERTH_ERR_NOMEM;
+    d->n_bind = 3;
+    d->bind[0] = d->bind[1] = c->node->inputs[0];
+    d->bind[2] = c->node->outputs[0];
+    d->pc[0] = (uint32_t)n;
+    d->pc[1] = 7; /* clamp */
+    d->pc[2] = 1; /* flat: one dim, stride 1 */
+    d->pc[3] = int_kind(t);
+    d->pc[4] = (uint32_t)n;
+    d->pc[12] = d->pc[20] = 1;
+    d->pc[28] = (uint32_t)b[0];
+    d->pc[29] = (uint32_t)(b[0] >> 32);
+    d->pc[30] = (uint32_t)b[1];
+    d->pc[31] = (uint32_t)(b[1] >> 32);
+    d->groups[0] = gpu_groups((n + 3) / 4, 256);
+    return BERTH_OK;
 }
 
 static const char *const un_names[] = {
@@ -127,9 +176,12 @@ berth_status gpu_prep_unary(gpu_prep *c) {
         st = bk_opt_float(&c->bk, "alpha", 1.0, &alpha);
     }
     if (st) return st;
+    berth_dtype t = gpu_in(c, 0)->dtype;
+    if (t != BERTH_DTYPE_F32 && (t != BERTH_DTYPE_F16 || op == U_CLAMP)) return prep_clamp_other(c, alpha, beta);
     if (y->numel == 0) return BERTH_OK;
-    /* Four elements per invocation where the count allows. */
-    int four = y->numel % 4 == 0;
+    /* Four elements per invocation where the count allows; float16 two
+     * (a word). */
+    int half = t == BERTH_DTYPE_F16, four = !half && y->numel % 4 == 0;
     gpu_dispatch *d = gpu_emit(c, four ? "unary4" : "unary");
     if (!d) return BERTH_ERR_NOMEM;
     d->n_bind = 2;
@@ -139,7 +191,8 @@ berth_status gpu_prep_unary(gpu_prep *c) {
     d->pc[1] = (uint32_t)op;
     d->pc[2] = gpu_f2u((float)alpha);
     d->pc[3] = gpu_f2u((float)beta);
-    d->groups[0] = four ? gpu_groups(y->numel / 4, 64) : gpu_groups(y->numel, 256);
+    d->pc[4] = (uint32_t)half;
+    d->groups[0] = four ? gpu_groups(y->numel / 4, 64) : gpu_groups(half ? (y->numel + 1) / 2 : y->numel, 256);
     return BERTH_OK;
 }
 

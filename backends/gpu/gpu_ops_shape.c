@@ -276,6 +276,7 @@ berth_status gpu_prep_where(gpu_prep *c) {
         d->pc[20 + i] = (uint32_t)b.strides[2][i];
     }
     d->pc[26] = (uint32_t)(es / 4);
+    d->pc[27] = (uint32_t)es;
     d->groups[0] = gpu_groups(y->numel, 256);
     return BERTH_OK;
 }

@@ -783,5 +783,8 @@ const oc_entry oc_table[] = {
     {"pad int64 reflection", c_pad_i64_reflection, "pad"},
     {"pad uint8 constant", c_pad_u8_constant, "pad"},
     {"cast float32 to uint64 saturates", c_cast_f32_u64, "cast"},
+    {"cast float32 to int64 saturates", c_cast_f32_i64, "cast"},
+    {"greater int8 signed", c_greater_i8, "greater"},
+    {"lesser float16 with NaN", c_lesser_f16, "lesser"},
 };
 const size_t oc_count = sizeof oc_table / sizeof oc_table[0];

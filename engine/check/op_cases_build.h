@@ -77,5 +77,8 @@ void c_clamp_i8(oc_case *c, const char *op);
 void c_pad_i64_reflection(oc_case *c, const char *op);
 void c_pad_u8_constant(oc_case *c, const char *op);
 void c_cast_f32_u64(oc_case *c, const char *op);
+void c_cast_f32_i64(oc_case *c, const char *op);
+void c_greater_i8(oc_case *c, const char *op);
+void c_lesser_f16(oc_case *c, const char *op);
 
 #endif

@@ -91,3 +91,27 @@ void c_cast_f32_u64(oc_case *c, const char *op) {
     uint32_t x = in(c, "x", F32, 1, DIMS(4), a);
     node(c, op, 1, IDX(x), 1, IDX(out_i(c, "y", U64, 1, DIMS(4), want)), ATTRS(A_STR("type", "uint64")));
 }
+
+void c_cast_f32_i64(oc_case *c, const char *op) {
+    /* saturating at the true ends of int64 */
+    static const float a[4] = {1e19f, -1e19f, -3.5f, NAN};
+    static const int64_t want[4] = {INT64_MAX, INT64_MIN, -3, 0};
+    uint32_t x = in(c, "x", F32, 1, DIMS(4), a);
+    node(c, op, 1, IDX(x), 1, IDX(out_i(c, "y", I64, 1, DIMS(4), want)), ATTRS(A_STR("type", "int64")));
+}
+
+void c_greater_i8(oc_case *c, const char *op) {
+    /* signed order: -128 < -1 < 0 < 127 */
+    static const int8_t a[4] = {-1, 127, -128, 0}, b[4] = {-128, -1, 0, 0};
+    static const int64_t want[4] = {1, 1, 0, 0};
+    uint32_t x = in(c, "a", I8, 1, DIMS(4), a), y = in(c, "b", I8, 1, DIMS(4), b);
+    node(c, op, 2, IDX(x, y), 1, IDX(out_i(c, "y", U8, 1, DIMS(4), want)), 0, NULL);
+}
+
+void c_lesser_f16(oc_case *c, const char *op) {
+    /* -2 < 0.5; 0.5 < 0.5 is false; NaN is unordered */
+    static const uint16_t a[3] = {0xc000, 0x3800, 0x7e00}, b[3] = {0x3800, 0x3800, 0x3c00};
+    static const int64_t want[3] = {1, 0, 0};
+    uint32_t x = in(c, "a", F16, 1, DIMS(3), a), y = in(c, "b", F16, 1, DIMS(3), b);
+    node(c, op, 2, IDX(x, y), 1, IDX(out_i(c, "y", U8, 1, DIMS(3), want)), 0, NULL);
+}

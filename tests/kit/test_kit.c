@@ -335,12 +335,12 @@ static int vulkan_refusals(void) {
         return vk ? 77 : check_exit();
     }
     one_node t;
-    /* integer division runs on int32 only */
+    /* prelu runs on float32 only */
     t.ops[0] = IN(BERTH_DTYPE_I64, 1, 4), t.ops[1] = IN(BERTH_DTYPE_I64, 1, 4), t.ops[2] = OUT(BERTH_DTYPE_I64, 1, 4);
-    one(&t, "div", 2, NULL, 0);
+    one(&t, "prelu", 2, NULL, 0);
     CHECK(vk->supports_node(dev, &t.g, 0, &err) == BERTH_ERR_UNSUPPORTED);
-    CHECK_MSG(err.msg, "node 'n' (div): div on int64 is not supported (integers: add, sub, mul, max, min; div on int32)");
-    t.node.op = "add"; /* while int64 add runs */
+    CHECK_MSG(err.msg, "node 'n' (prelu): dtype int64 is not supported");
+    t.node.op = "div"; /* while int64 div runs */
     CHECK(vk->supports_node(dev, &t.g, 0, &err) == BERTH_OK);
     /* cast pairs */
     berth_attr to_i32 = {.key = "type", .type = BERTH_ATTR_STRING, .s = "int32"};
@@ -348,12 +348,12 @@ static int vulkan_refusals(void) {
     one(&t, "cast", 1, &to_i32, 1);
     CHECK(vk->supports_node(dev, &t.g, 0, &err) == BERTH_ERR_UNSUPPORTED);
     CHECK_CONTAINS(err.msg, "cast from float16 to int32 is not supported");
-    /* where on bytes */
-    t.ops[0] = IN(BERTH_DTYPE_U8, 1, 4), t.ops[1] = IN(BERTH_DTYPE_U8, 1, 4), t.ops[2] = IN(BERTH_DTYPE_U8, 1, 4);
-    t.ops[3] = OUT(BERTH_DTYPE_U8, 1, 4);
+    /* where on 4-bit values */
+    t.ops[0] = IN(BERTH_DTYPE_U8, 1, 4), t.ops[1] = IN(BERTH_DTYPE_I4, 1, 4), t.ops[2] = IN(BERTH_DTYPE_I4, 1, 4);
+    t.ops[3] = OUT(BERTH_DTYPE_I4, 1, 4);
     one(&t, "where", 3, NULL, 0);
     CHECK(vk->supports_node(dev, &t.g, 0, &err) == BERTH_ERR_UNSUPPORTED);
-    CHECK_CONTAINS(err.msg, "dtype uint8: where runs on 32- and 64-bit elements");
+    CHECK_CONTAINS(err.msg, "dtype int4: where runs on 8- to 64-bit elements");
     /* where broadcasting over more dims than its shader walks */
     t.ops[0] = IN(BERTH_DTYPE_U8, 8, 2, 1, 2, 1, 2, 1, 2, 1);
     t.ops[1] = IN(BERTH_DTYPE_F32, 8, 1, 2, 1, 2, 1, 2, 1, 2);

@@ -351,7 +351,7 @@ static void test_cast(void) {
     unary_graph(&g, "cast", BERTH_DTYPE_F32, 1, DIMS(3), BERTH_DTYPE_I64, 1, DIMS(3), 0, NULL);
     if (h_ok(&g, (void *const[]){big}, (void *const[]){back})) {
         CHECK(back[0] == (int64_t)-1e12f);
-        CHECK(back[1] == 9223372036854774784LL);
+        CHECK(back[1] == INT64_MAX); /* saturated, as on the cpu */
         CHECK(back[2] == -7);
     }
 }

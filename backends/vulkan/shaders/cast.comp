@@ -1,13 +1,14 @@
 #version 450
-// cast between float32, int32, uint32, int64, uint8 and int8, and between
-// float32 and float16, with no 8-, 16- or 64-bit shader types: int64
-// travels as (low, high) words, bytes are packed four per word, halves two
+// cast between float32, int32, uint32, int64, uint64, uint8 and int8, and
+// between float32 and float16, with no 8-, 16- or 64-bit shader types:
+// 64-bit integers travel as (low, high) words, bytes are packed four per word, halves two
 // per word, and each thread owns whole output words. Float to integer
 // saturates (NaN gives 0); integer narrowing wraps; float16 rounds to
 // nearest even, by hand, so every device gives the cpu backend's bits.
 // pc: 0 n (elements), 1 source dtype, 2 target dtype (berth_dtype codes), 3 units.
 layout(local_size_x = 256) in;
 #include "common.glsl"
+#include "half.glsl"
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) writeonly buffer Y { uint y[]; };
 
@@ -16,46 +17,15 @@ layout(std430, binding = 1) writeonly buffer Y { uint y[]; };
 #define I32 3u
 #define U32 4u
 #define I64 5u
+#define U64 6u
 #define I8 7u
 #define U8 8u
 
 bool is_float(uint t) { return t == F32; }
 
-float half_to_float(uint h) {
-    uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 0x3ffu;
-    if (e == 0u) { // zero or subnormal: m * 2^-24, exact in float32
-        float v = float(m) * 5.9604644775390625e-8;
-        return sign != 0u ? -v : v;
-    }
-    if (e == 31u) return uintBitsToFloat(sign | 0x7f800000u | (m << 13));
-    return uintBitsToFloat(sign | ((e + 112u) << 23) | (m << 13));
-}
-
-uint float_to_half(float v) {
-    uint f = floatBitsToUint(v), sign = (f >> 16) & 0x8000u, m = f & 0x7fffffu;
-    int fe = int((f >> 23) & 255u), e = fe - 112;
-    if (fe == 255) return sign | 0x7c00u | (m != 0u ? 0x200u : 0u);
-    if (e >= 31) return sign | 0x7c00u;
-    uint h, rem, mid;
-    if (e <= 0) {
-        if (e < -10) return sign;
-        m |= 0x800000u;
-        uint shift = uint(14 - e);
-        h = m >> shift;
-        rem = m & ((1u << shift) - 1u);
-        mid = 1u << (shift - 1u);
-    } else {
-        h = (uint(e) << 10) | (m >> 13);
-        rem = m & 0x1fffu;
-        mid = 0x1000u;
-    }
-    if (rem > mid || (rem == mid && (h & 1u) != 0u)) h++; // a carry rolls into the exponent
-    return sign | h;
-}
-
 // Integer source element i as (low, high) words of an int64.
 uvec2 read_int(uint t, uint i) {
-    if (t == I64) return uvec2(x[2u * i], x[2u * i + 1u]);
+    if (t == I64 || t == U64) return uvec2(x[2u * i], x[2u * i + 1u]);
     if (t == I32) return uvec2(x[i], int(x[i]) < 0 ? 0xffffffffu : 0u);
     if (t == U32) return uvec2(x[i], 0u);
     uint b = (x[i >> 2u] >> ((i & 3u) * 8u)) & 255u;
@@ -63,7 +33,8 @@ uvec2 read_int(uint t, uint i) {
     return uvec2(b, 0u);
 }
 
-float int_to_float(uvec2 v) {
+float int_to_float(uvec2 v, bool is_unsigned) {
+    if (is_unsigned) return float(v.y) * 4294967296.0 + float(v.x);
     bool neg = int(v.y) < 0;
     if (v.y == (int(v.x) < 0 ? 0xffffffffu : 0u)) return float(int(v.x)); // fits int32
     if (neg) { // magnitude by two's complement negation, so nothing cancels
@@ -86,12 +57,18 @@ uvec2 float_to_int(float f, uint t) {
         int v = int(f);
         return uvec2(uint(v), v < 0 ? 0xffffffffu : 0u);
     }
+    if (t == U64) {
+        if (f <= 0.0) return uvec2(0u);
+        if (f >= 18446744073709551616.0) return uvec2(0xffffffffu);
+        float hi = floor(f / 4294967296.0);
+        return uvec2(uint(f - hi * 4294967296.0), uint(hi));
+    }
     // int64: small values directly, since f + 2^32 would round for them
     if (abs(f) < 2147483648.0) {
         int v = int(f);
         return uvec2(uint(v), v < 0 ? 0xffffffffu : 0u);
     }
-    if (f >= 9223372036854775807.0) return uvec2(0xfffffc00u, 0x7fffffffu);
+    if (f >= 9223372036854775808.0) return uvec2(0xffffffffu, 0x7fffffffu);
     if (f <= -9223372036854775808.0) return uvec2(0u, 0x80000000u);
     float hi = floor(f / 4294967296.0);
     return uvec2(uint(f - hi * 4294967296.0), uint(int(hi)));
@@ -105,7 +82,7 @@ uvec2 convert(uint i, uint from, uint to) {
         return to == F32 ? uvec2(x[i], 0u) : float_to_int(f, to);
     }
     uvec2 v = read_int(from, i);
-    return to == F32 ? uvec2(floatBitsToUint(int_to_float(v)), 0u) : v;
+    return to == F32 ? uvec2(floatBitsToUint(int_to_float(v, from == U64)), 0u) : v;
 }
 
 void main() {
@@ -119,7 +96,7 @@ void main() {
             uint word = 0u;
             for (uint j = 0u; j < 4u && 4u * u + j < n; j++) word |= (convert(4u * u + j, from, to).x & 255u) << (8u * j);
             y[u] = word;
-        } else if (to == I64) {
+        } else if (to == I64 || to == U64) {
             uvec2 v = convert(u, from, to);
             y[2u * u] = v.x;
             y[2u * u + 1u] = v.y;
