@@ -23,6 +23,8 @@ static const char *run_usage =
     "                          bucket's sizes\n"
     "  --output FILE           write lane 0's outputs as .safetensors\n"
     "  --lane NAME             run only this lane\n"
+    "  --model NAME            open [model.NAME] of a config describing several\n"
+    "                          models (default: [model])\n"
     "  --use LIST              override [backend] use, e.g. --use cpu\n"
     "  --repeat N              warm runs after the first (default 3)\n"
     "  --profile               print time per node (and per subgraph) of the\n"
@@ -53,6 +55,7 @@ typedef struct run_args {
     int n_in;
     const char *output;
     const char *lane;
+    const char *model;
     const char *use;
     int repeat;
     int profile;
@@ -90,7 +93,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
         } else if (!strcmp(s, "--quiet")) {
             a->quiet = 1;
         } else if (!strcmp(s, "--input") || !strcmp(s, "--output") || !strcmp(s, "--lane") ||
-                   !strcmp(s, "--use") || !strcmp(s, "--repeat")) {
+                   !strcmp(s, "--model") || !strcmp(s, "--use") || !strcmp(s, "--repeat")) {
             if (!next) {
                 fprintf(stderr, "berth run: %s needs a value\n", s);
                 return 2;
@@ -108,6 +111,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
                 a->output = next;
             } else if (!strcmp(s, "--lane")) {
                 a->lane = next;
+            } else if (!strcmp(s, "--model")) {
+                a->model = next;
             } else if (!strcmp(s, "--use")) {
                 a->use = next;
             } else {
@@ -452,7 +457,7 @@ int berth_cli_run(int argc, char **argv) {
     run_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0) return rc;
-    berth_open_options opts = {sizeof opts, cli_log, &a, BERTH_LOG_INFO, a.use, 0};
+    berth_open_options opts = {sizeof opts, cli_log, &a, BERTH_LOG_INFO, a.use, 0, a.model};
     berth_executor *ex;
     berth_error err;
     uint64_t t0 = berth_now_ns();

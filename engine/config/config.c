@@ -134,7 +134,21 @@ static int bc_model_key(bc_parser *ps, const char *key, const char *value) {
         return bc_set_path(ps, &c->manifest, key, value);
     }
     if (strcmp(key, "stage") == 0) return bc_set_stage(ps, 0, value);
-    return bc_unknown_key(ps, key, "graph, weights, manifest or stage");
+    if (strcmp(key, "use") == 0 && ps->want_model)
+        return bc_parse_use(ps, value, &ps->model_use, &ps->n_model_use);
+    return bc_unknown_key(ps, key, ps->want_model ? "graph, weights, manifest, stage or use"
+                                                  : "graph, weights, manifest or stage");
+}
+
+/* A model the file describes but this open does not load: its keys are
+ * checked by name (and its required ones at the section's end), so a
+ * mistake in any model of a pipeline is reported whichever is opened. */
+static int bc_other_model_key(bc_parser *ps, const char *key) {
+    static const char *const known[] = {"graph", "weights", "manifest", "stage", "use"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(key, known[i]) == 0 && (i < 4 || strchr(ps->label, '.'))) return 1;
+    return bc_unknown_key(ps, key, strchr(ps->label, '.') ? "graph, weights, manifest, stage or use"
+                                                          : "graph, weights, manifest or stage");
 }
 
 static int bc_lane_key(bc_parser *ps, const char *key, const char *value) {
@@ -145,7 +159,7 @@ static int bc_lane_key(bc_parser *ps, const char *key, const char *value) {
 }
 
 static int bc_backend_key(bc_parser *ps, const char *key, const char *value) {
-    if (strcmp(key, "use") == 0) return bc_parse_use(ps, value);
+    if (strcmp(key, "use") == 0) return bc_parse_use(ps, value, &ps->c->use, &ps->c->n_use);
     if (strcmp(key, "path") == 0) return bc_parse_dirs(ps, value);
     if (strcmp(key, "split") == 0) {
         if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0) {
@@ -223,6 +237,7 @@ static int bc_on_key(void *user, const char *section, const char *key, const cha
     case BC_SEC_BUCKETS: return bc_parse_stage(ps, key, value);
     case BC_SEC_INPUT: return bc_input_key(ps, key, value);
     case BC_SEC_LIMITS: return bc_limits_key(ps, key, value);
+    case BC_SEC_OTHER_MODEL: return bc_other_model_key(ps, key);
     case BC_SEC_NONE: break;
     }
     return bc_fail(ps, ps->line, "internal: key in no section");
@@ -238,7 +253,7 @@ static int bc_require(bc_parser *ps, const char *key, const char *why) {
 /* Checks that need the whole section: its required keys. */
 static int bc_close_section(bc_parser *ps) {
     int ok = 1;
-    if (ps->kind == BC_SEC_MODEL)
+    if (ps->kind == BC_SEC_MODEL || ps->kind == BC_SEC_OTHER_MODEL)
         ok = bc_require(ps, "graph", "the .webnn graph to run") &&
              bc_require(ps, "weights", "the .safetensors or raw weights file");
     else if (ps->kind == BC_SEC_LANE)
@@ -252,7 +267,7 @@ static int bc_close_section(bc_parser *ps) {
 
 static int bc_bad_section(bc_parser *ps, const char *name) {
     return bc_fail(ps, ps->line,
-                   "unknown section [%.*s] (expected [model], [lane.NAME], [backend], "
+                   "unknown section [%.*s] (expected [model], [model.NAME], [lane.NAME], [backend], "
                    "[backend.NAME], [buckets], [inputs.NAME] or [limits])",
                    bc_show(strlen(name)), name);
 }
@@ -264,10 +279,28 @@ static int bc_enter(bc_parser *ps, const char *name) {
     size_t head = dot ? (size_t)(dot - name) : strlen(name);
     const char *tail = dot ? dot + 1 : NULL;
 #define BC_IS(word) (head == strlen(word) && strncmp(name, word, head) == 0)
-    if (!tail && BC_IS("model")) {
-        ps->kind = BC_SEC_MODEL;
-        ps->model_line = ps->line;
-        c->lanes[0].line = ps->line;
+    if (BC_IS("model")) {
+        /* [model], or [model.NAME] of a file describing several models
+         * (a pipeline): the one this open loads becomes the model, the
+         * others are checked and set aside. */
+        if (tail) {
+            if (!bc_plain(tail, strlen(tail)))
+                return bc_fail(ps, ps->line,
+                               "[%.*s]: expected [model.NAME] with NAME of letters, digits, '_' or '-', "
+                               "found name '%.*s'",
+                               bc_show(strlen(name)), name, bc_show(strlen(tail)), tail);
+            char **slot;
+            BC_APPEND(ps, c->models, c->n_models, slot);
+            if (!(*slot = strdup(tail))) return bc_oom(ps);
+        } else {
+            ps->plain_model_line = ps->line;
+        }
+        int chosen = tail ? ps->want_model && strcmp(tail, ps->want_model) == 0 : !ps->want_model;
+        ps->kind = chosen ? BC_SEC_MODEL : BC_SEC_OTHER_MODEL;
+        if (chosen) {
+            ps->model_line = ps->line;
+            c->lanes[0].line = ps->line;
+        }
         return 1;
     }
     if (!tail && BC_IS("backend")) {
@@ -309,6 +342,7 @@ static int bc_enter(bc_parser *ps, const char *name) {
             ps->stage_lines[ps->n_stage_lines++] = 0;
             l = &c->lanes[c->n_lanes++];
             memset(l, 0, sizeof *l);
+            if (!ps->lanes_line) ps->lanes_line = ps->line;
             l->name = copy;
             l->line = ps->line;
             ps->sec_index = c->n_lanes - 1;
@@ -422,27 +456,55 @@ static int bc_has_suffix(const char *s, const char *suffix) {
 static int bc_finish(bc_parser *ps) {
     berth_config *c = ps->c;
     if (!bc_close_section(ps)) return 0;
-    if (!ps->model_line)
+    if (c->n_models && ps->lanes_line)
+        return bc_fail(ps, ps->lanes_line,
+                       "lanes run other graphs on [model]'s weights; a file with [model.NAME] sections "
+                       "describes separate models and has no lanes");
+    if (!ps->model_line) {
+        char names[256] = "";
+        size_t used = 0;
+        for (uint32_t i = 0; i < c->n_models && used < sizeof names; i++)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", c->models[i]);
+        if (ps->want_model)
+            return bc_fail(ps, 1, "no section [model.%s] (%s%s)", ps->want_model,
+                           c->n_models ? "the file's models: " : "the file has no [model.NAME] sections",
+                           names);
+        if (c->n_models)
+            return bc_fail(ps, 1,
+                           "the file describes the models %s ([model.NAME] sections) and no [model]: "
+                           "name the one to open (berth run --model NAME, berth_open_options.model)",
+                           names);
         return bc_fail(ps, ps->line ? ps->line : 1,
                        "missing section [model] (expected graph and weights keys in it)");
+    }
+    if (ps->want_model && !(c->model = strdup(ps->want_model))) return bc_oom(ps);
     int safetensors = bc_has_suffix(c->weights, ".safetensors");
     if (!safetensors && !c->manifest)
         return bc_fail(ps, ps->model_line,
-                       "[model]: missing key 'manifest' (weights '%.*s' on line %u is not a "
+                       "[model%s%s]: missing key 'manifest' (weights '%.*s' on line %u is not a "
                        ".safetensors file, so a JSON manifest must describe its tensors)",
-                       bc_show(strlen(c->weights)), c->weights, ps->weights_line);
+                       c->model ? "." : "", c->model ? c->model : "", bc_show(strlen(c->weights)), c->weights,
+                       ps->weights_line);
     if (safetensors && c->manifest)
         return bc_fail(ps, ps->manifest_line,
-                       "[model] manifest: a .safetensors file describes its own tensors; "
+                       "[model%s%s] manifest: a .safetensors file describes its own tensors; "
                        "expected no manifest with weights '%.*s'",
-                       bc_show(strlen(c->weights)), c->weights);
+                       c->model ? "." : "", c->model ? c->model : "", bc_show(strlen(c->weights)), c->weights);
     for (uint32_t i = 0; i < c->n_lanes; i++) {
         const bc_lane *l = &c->lanes[i];
         if (l->stage && !berth_config_stage(c, l->stage))
             return bc_fail(ps, ps->stage_lines[i],
-                           "[%s%s] stage: no stage '%s' in [buckets]%s", i ? "lane." : "model",
-                           i ? l->name : "", l->stage,
+                           "[%s%s%s] stage: no stage '%s' in [buckets]%s", i ? "lane." : "model",
+                           i ? "" : c->model ? "." : "", i ? l->name : c->model ? c->model : "", l->stage,
                            c->n_stages ? "" : " (the file has no [buckets] section)");
+    }
+    if (ps->n_model_use) { /* the model's own use replaces [backend] use */
+        for (uint32_t i = 0; i < c->n_use; i++) free(c->use[i]);
+        free(c->use);
+        c->use = ps->model_use;
+        c->n_use = ps->n_model_use;
+        ps->model_use = NULL;
+        ps->n_model_use = 0;
     }
     if (c->n_use == 0) {
         c->use = malloc(sizeof *c->use);
@@ -469,7 +531,8 @@ static void bc_syntax_error(bc_parser *ps, const char *text, uint32_t line) {
             bc_show(n), s);
 }
 
-berth_config *berth_config_parse(const char *path, const char *text, berth_error *err) {
+berth_config *berth_config_parse_model(const char *path, const char *text, const char *model,
+                                      berth_error *err) {
     berth_error scratch;
     if (!err) err = &scratch;
     if (!path) path = "<config>";
@@ -478,7 +541,7 @@ berth_config *berth_config_parse(const char *path, const char *text, berth_error
         return NULL;
     }
     berth_config *c = calloc(1, sizeof *c);
-    bc_parser ps = {.c = c, .file = path, .err = err, .next = text};
+    bc_parser ps = {.c = c, .file = path, .err = err, .next = text, .want_model = model};
     /* lanes[0] is [model], whether or not the file has it yet; counts are
      * set with each allocation so a free of the half-made config is exact */
     if (c && (c->lanes = calloc(1, sizeof *c->lanes))) c->n_lanes = 1;
@@ -502,6 +565,8 @@ berth_config *berth_config_parse(const char *path, const char *text, berth_error
     bc_close_section(&ps);
     bc_free_seen(ps.sections, ps.n_sections);
     free(ps.stage_lines);
+    for (uint32_t i = 0; i < ps.n_model_use; i++) free(ps.model_use[i]);
+    free(ps.model_use);
     if (ps.failed) {
         berth_config_free(c);
         return NULL;
@@ -509,7 +574,13 @@ berth_config *berth_config_parse(const char *path, const char *text, berth_error
     return c;
 }
 
-berth_config *berth_config_load(const char *path, berth_error *err) {
+berth_config *berth_config_parse(const char *path, const char *text, berth_error *err) {
+    return berth_config_parse_model(path, text, NULL, err);
+}
+
+berth_config *berth_config_load(const char *path, berth_error *err) { return berth_config_load_model(path, NULL, err); }
+
+berth_config *berth_config_load_model(const char *path, const char *model, berth_error *err) {
     berth_error scratch;
     if (!err) err = &scratch;
     if (!path) {
@@ -561,7 +632,7 @@ berth_config *berth_config_load(const char *path, berth_error *err) {
         free(buf);
         return NULL;
     }
-    berth_config *c = berth_config_parse(path, buf, err);
+    berth_config *c = berth_config_parse_model(path, buf, model, err);
     free(buf);
     return c;
 }
@@ -578,6 +649,9 @@ void berth_config_free(berth_config *c) {
         free(c->lanes[i].stage);
     }
     free(c->lanes);
+    for (uint32_t i = 0; i < c->n_models; i++) free(c->models[i]);
+    free(c->models);
+    free(c->model);
     for (uint32_t i = 0; i < c->n_use; i++) free(c->use[i]);
     free(c->use);
     for (uint32_t i = 0; i < c->n_path; i++) free(c->path_dirs[i]);

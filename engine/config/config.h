@@ -6,6 +6,16 @@
  *                                            manifest; refused beside a
  *                                            .safetensors file)
  *                    stage = NAME           (the stage run uses by default)
+ *   [model.NAME]     the same keys, and use = (this model's backends,
+ *                    replacing [backend] use): one of several models a
+ *                    file describes (a pipeline). An open names the one
+ *                    it loads; the others are checked (known keys, graph
+ *                    and weights present) and set aside. [backend],
+ *                    [backend.NAME], [buckets], [inputs.NAME] and
+ *                    [limits] are shared by all; stage names are the
+ *                    models' way to keep their buckets apart. A file with
+ *                    [model.NAME] sections has no lanes; one with no
+ *                    [model] must be opened by a model name.
  *   [lane.NAME]      graph = encoder.webnn  (required: another graph on the
  *                                            same weights)
  *                    stage = NAME
@@ -123,6 +133,9 @@ typedef struct bc_lane {
 
 typedef struct berth_config {
     char *path;     /* the file as given */
+    char *model;    /* the [model.NAME] opened; NULL: [model] */
+    uint32_t n_models;
+    char **models;  /* every [model.NAME] of the file, in order */
     char *dir;      /* its directory */
     char *weights;  /* resolved paths; NULL when absent */
     char *manifest;
@@ -151,6 +164,10 @@ berth_config *berth_config_load(const char *path, berth_error *err);
 /* Parse NUL-terminated text as if read from `path` (for tests and
  * fuzzing); relative paths resolve against path's directory. */
 berth_config *berth_config_parse(const char *path, const char *text, berth_error *err);
+/* The same for the model called `model` ([model.NAME]); NULL: [model]. */
+berth_config *berth_config_load_model(const char *path, const char *model, berth_error *err);
+berth_config *berth_config_parse_model(const char *path, const char *text, const char *model,
+                                      berth_error *err);
 void berth_config_free(berth_config *c);
 
 /* The options of [backend.NAME], or NULL when the file has none. */

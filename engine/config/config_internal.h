@@ -26,7 +26,8 @@ typedef enum bc_kind {
     BC_SEC_BACKEND_OPTS,
     BC_SEC_BUCKETS,
     BC_SEC_INPUT,
-    BC_SEC_LIMITS
+    BC_SEC_LIMITS,
+    BC_SEC_OTHER_MODEL /* a [model.NAME] not being opened: checked, not kept */
 } bc_kind;
 
 /* A name seen once and where: sections of the file, keys of a section. */
@@ -56,6 +57,11 @@ typedef struct bc_parser {
     uint32_t *stage_lines;
     uint32_t n_stage_lines;
     uint32_t model_line, weights_line, manifest_line;
+    const char *want_model; /* the [model.NAME] to open; NULL: [model] */
+    uint32_t plain_model_line, lanes_line; /* [model] and the first [lane.NAME], 0: none */
+    /* the selected [model.NAME]'s use, which replaces [backend] use */
+    char **model_use;
+    uint32_t n_model_use;
 } bc_parser;
 
 /* Arrays grow by doubling whenever the count reaches a power of two, so
@@ -109,7 +115,7 @@ static inline int bc_show(size_t n) { return n > BC_SHOW ? BC_SHOW : (int)n; }
 
 /* Value grammars (config_values.c); each returns 1, or 0 after bc_fail. */
 /* [backend] use = a, b/c.so */
-int bc_parse_use(bc_parser *ps, const char *value);
+int bc_parse_use(bc_parser *ps, const char *value, char ***list, uint32_t *n_list);
 /* [backend] path = DIR:DIR */
 int bc_parse_dirs(bc_parser *ps, const char *value);
 /* [buckets] NAME = dim=v dim=v | dim=v dim=v */

@@ -21,8 +21,10 @@ static const char *bc_item(const char *p, char sep, const char **a, const char *
     return stop ? stop + 1 : NULL;
 }
 
-/* use = a, b/c.so: order kept, names checked, paths resolved. */
-int bc_parse_use(bc_parser *ps, const char *value) {
+/* use = a, b/c.so: order kept, names checked, paths resolved; into
+ * *list (*n items), which [backend] and each [model.NAME] have their own
+ * of. */
+int bc_parse_use(bc_parser *ps, const char *value, char ***list, uint32_t *n_list) {
     berth_config *c = ps->c;
     const char *p = value;
     for (uint32_t item = 1; p; item++) {
@@ -31,16 +33,16 @@ int bc_parse_use(bc_parser *ps, const char *value) {
         size_t n = (size_t)(b - a);
         if (n == 0)
             return bc_fail(ps, ps->line,
-                           "[backend] use: item %u is empty; expected backend names or paths "
+                           "[%s] use: item %u is empty; expected backend names or paths "
                            "separated by ',', found '%.*s'",
-                           item, bc_show(strlen(value)), value);
+                           ps->label, item, bc_show(strlen(value)), value);
         char *name = bc_strndup(a, n);
         if (!name) return bc_oom(ps);
         if (!memchr(a, '/', n) && !bc_plain(a, n)) {
             bc_fail(ps, ps->line,
-                    "[backend] use: item %u: expected a backend name (letters, digits, '_', '-') "
+                    "[%s] use: item %u: expected a backend name (letters, digits, '_', '-') "
                     "or a path containing '/', found '%.*s'",
-                    item, bc_show(n), name);
+                    ps->label, item, bc_show(n), name);
             free(name);
             return 0;
         }
@@ -50,23 +52,21 @@ int bc_parse_use(bc_parser *ps, const char *value) {
             if (!full) return bc_oom(ps);
             name = full;
         }
-        for (uint32_t i = 0; i < c->n_use; i++) {
-            if (strcmp(c->use[i], name) == 0) {
-                bc_fail(ps, ps->line, "[backend] use: item %u: '%.*s' is listed twice", item,
+        for (uint32_t i = 0; i < *n_list; i++) {
+            if (strcmp((*list)[i], name) == 0) {
+                bc_fail(ps, ps->line, "[%s] use: item %u: '%.*s' is listed twice", ps->label, item,
                         bc_show(n), a);
                 free(name);
                 return 0;
             }
         }
-        char **slot;
-        void *g = bc_grow(c->use, c->n_use, sizeof *c->use);
+        void *g = bc_grow(*list, *n_list, sizeof **list);
         if (!g) {
             free(name);
             return bc_oom(ps);
         }
-        c->use = g;
-        slot = &c->use[c->n_use++];
-        *slot = name;
+        *list = g;
+        (*list)[(*n_list)++] = name;
     }
     return 1;
 }

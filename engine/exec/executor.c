@@ -366,7 +366,7 @@ berth_status berth_executor_open(const char *config_path, const berth_open_optio
         ex->log.level = opts->log_level;
     }
     berth_status st = BERTH_ERR_INVALID;
-    ex->cfg = berth_config_load(config_path, err);
+    ex->cfg = berth_config_load_model(config_path, OPTION_GIVEN(opts, model) ? opts->model : NULL, err);
     if (!ex->cfg) goto fail;
     berth_limit_init(ex, OPTION_GIVEN(opts, max_memory_bytes) ? opts->max_memory_bytes : 0);
     ex->archive = berth_archive_open(ex->cfg->weights, ex->cfg->manifest, err);

@@ -50,6 +50,10 @@ typedef struct berth_open_options {
      * only when struct_size covers it, so callers built against an older
      * berth.h keep working. */
     uint64_t max_memory_bytes;
+    /* Which model of a config with [model.NAME] sections to open (a
+     * pipeline's detector, classifier, recognizer...); NULL: [model].
+     * Read only when struct_size covers it. */
+    const char *model;
 } berth_open_options;
 
 /* Open the deployment a config describes: load the backend (trying each

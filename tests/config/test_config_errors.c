@@ -134,6 +134,48 @@ static const err_case CASES[] = {
      "missing key 'graph'", NULL},
 };
 
+/* [model.NAME]: the open names a model (second column), or NULL. */
+typedef struct model_case {
+    const char *text;
+    const char *model;
+    unsigned line;
+    const char *part1, *part2;
+} model_case;
+
+#define DET "[model.det]\ngraph = d.webnn\nweights = d.safetensors\n"
+static const model_case MODEL_CASES[] = {
+    {DET, NULL, 1, "the file describes the models det", "--model NAME"},
+    {DET, "rec", 1, "no section [model.rec]", "the file's models: det"},
+    {M, "det", 1, "no section [model.det]", "has no [model.NAME] sections"},
+    {DET "[model.det]\n", "det", 4, "duplicate section [model.det]", "first at line 1"},
+    {DET "[model.cls]\ngraph = c.webnn\n", "det", 4, "[model.cls]: missing key 'weights'", NULL},
+    {DET "[model.cls]\ngraph = c.webnn\nweights = c.safetensors\nlayers = 3\n", "det", 7,
+     "[model.cls]: unknown key 'layers'", "stage or use"},
+    {DET "use = ,\n", "det", 4, "[model.det] use", "item 1 is empty"},
+    {DET "[model.a/b]\n", "det", 4, "[model.a/b]", "NAME"},
+    {M "use = cpu\n", NULL, 4, "[model]: unknown key 'use'", "manifest or stage"},
+    {M "[model.x]\ngraph = x.webnn\nweights = x.safetensors\n[lane.enc]\ngraph = e.webnn\n", NULL, 7,
+     "lanes run other graphs on [model]'s weights", NULL},
+    {DET "stage = nope\n", "det", 4, "[model.det] stage: no stage 'nope'", NULL},
+};
+
+static void run_model_case(size_t i, const model_case *t) {
+    berth_error err;
+    berth_config *c = berth_config_parse_model("err/case.ini", t->text, t->model, &err);
+    char where[64];
+    snprintf(where, sizeof where, "err/case.ini:%u: ", t->line);
+    if (c) {
+        fprintf(stderr, "model case %zu: parsed, expected an error at line %u\n", i, t->line);
+        berth_config_free(c);
+        CHECK(c == NULL);
+        return;
+    }
+    if (strncmp(err.msg, where, strlen(where)) != 0) fprintf(stderr, "model case %zu: got \"%s\"\n", i, err.msg);
+    CHECK(strncmp(err.msg, where, strlen(where)) == 0);
+    CHECK_CONTAINS(err.msg, t->part1);
+    if (t->part2) CHECK_CONTAINS(err.msg, t->part2);
+}
+
 static void run_case(size_t i, const err_case *t) {
     berth_error err;
     memset(err.msg, 'Z', sizeof err.msg);
@@ -190,6 +232,7 @@ int main(void) {
     size_t n = sizeof CASES / sizeof CASES[0];
     CHECK(n >= 20);
     for (size_t i = 0; i < n; i++) run_case(i, &CASES[i]);
+    for (size_t i = 0; i < sizeof MODEL_CASES / sizeof MODEL_CASES[0]; i++) run_model_case(i, &MODEL_CASES[i]);
     test_long_line();
     test_null_args();
     return check_exit();

@@ -354,7 +354,47 @@ static void test_order(void) {
     berth_config_free(c);
 }
 
+/* A pipeline: [model.NAME] sections sharing [backend] and [buckets]; the
+ * open names its model, whose keys become the model's and whose use
+ * replaces [backend] use; the others are only checked. */
+#define PIPELINE                                                          \
+    "[backend]\nuse = vulkan, cpu\n"                                      \
+    "[model.det]\ngraph = det.webnn\nweights = det.safetensors\nstage = pages\n" \
+    "[model.cls]\ngraph = cls.webnn\nweights = cls.safetensors\nstage = crops\nuse = cpu\n" \
+    "[buckets]\npages = h=640 w=640\ncrops = batch=8\n"
+
+static void test_models(void) {
+    berth_error err;
+    berth_config *c = berth_config_parse_model("p/ocr.ini", PIPELINE, "det", &err);
+    CHECK(c != NULL);
+    if (c) {
+        CHECK(streq(c->model, "det"));
+        CHECK(c->n_models == 2 && streq(c->models[0], "det") && streq(c->models[1], "cls"));
+        CHECK(streq(c->lanes[0].graph, "p/det.webnn") && streq(c->weights, "p/det.safetensors"));
+        CHECK(streq(c->lanes[0].stage, "pages") && c->lanes[0].line == 3);
+        CHECK(c->n_use == 2 && streq(c->use[0], "vulkan") && streq(c->use[1], "cpu"));
+        berth_config_free(c);
+    }
+    c = berth_config_parse_model("p/ocr.ini", PIPELINE, "cls", &err);
+    CHECK(c != NULL);
+    if (c) {
+        CHECK(streq(c->lanes[0].graph, "p/cls.webnn") && streq(c->lanes[0].stage, "crops"));
+        CHECK(c->n_use == 1 && streq(c->use[0], "cpu")); /* its own use */
+        berth_config_free(c);
+    }
+    /* [model] beside named ones: opened without a name, set aside with one */
+    const char *both = "[model]\ngraph = m.webnn\nweights = m.safetensors\n"
+                       "[model.small]\ngraph = s.webnn\nweights = s.safetensors\n";
+    c = berth_config_parse_model("a.ini", both, NULL, &err);
+    CHECK(c && c->model == NULL && streq(c->lanes[0].graph, "./m.webnn") && c->n_models == 1);
+    berth_config_free(c);
+    c = berth_config_parse_model("a.ini", both, "small", &err);
+    CHECK(c && streq(c->model, "small") && streq(c->lanes[0].graph, "./s.webnn"));
+    berth_config_free(c);
+}
+
 int main(void) {
+    test_models();
     test_full();
     test_defaults();
     test_paths();
