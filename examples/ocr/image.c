@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <jpeglib.h>
+#include <jerror.h> /* after jpeglib.h: the message codes */
 #include <png.h>
 
 #include "preprocess.h"
@@ -126,6 +127,7 @@ typedef struct jpeg_failure {
     struct jpeg_error_mgr mgr;
     jmp_buf jump;
     char msg[JMSG_LENGTH_MAX];
+    int ended_early; /* libjpeg warned that the data ended early */
 } jpeg_failure;
 
 static void jpeg_on_error(j_common_ptr c) {
@@ -134,9 +136,12 @@ static void jpeg_on_error(j_common_ptr c) {
     longjmp(f->jump, 1);
 }
 
-/* libjpeg prints warnings (e.g. premature end of data) to stderr; a
- * library never prints, and the decoded pixels are still usable. */
-static void jpeg_on_message(j_common_ptr c) { (void)c; }
+/* libjpeg prints warnings to stderr; a library never prints. The one
+ * that matters, data ending early (a truncated file, whose missing rows
+ * libjpeg fills with grey), is checked after decoding. */
+static void jpeg_on_message(j_common_ptr c) {
+    if (c->err->msg_code == JWRN_JPEG_EOF) ((jpeg_failure *)c->err)->ended_early = 1;
+}
 
 static berth_status load_jpeg(const char *path, const unsigned char *data, size_t size,
                               const ocr_image_fit *fit, ocr_image *img, berth_error *err) {
@@ -148,6 +153,7 @@ static berth_status load_jpeg(const char *path, const unsigned char *data, size_
     ci.err = jpeg_std_error(&jf.mgr);
     jf.mgr.error_exit = jpeg_on_error;
     jf.mgr.output_message = jpeg_on_message;
+    jf.ended_early = 0;
     if (setjmp(jf.jump)) {
         jpeg_destroy_decompress(&ci);
         free(rgb);
@@ -176,6 +182,11 @@ static berth_status load_jpeg(const char *path, const unsigned char *data, size_
     while (ci.output_scanline < ci.output_height) {
         JSAMPROW line = rgb + row * ci.output_scanline;
         jpeg_read_scanlines(&ci, &line, 1);
+    }
+    if (jf.ended_early) {
+        jpeg_destroy_decompress(&ci);
+        free(rgb);
+        return fail(err, BERTH_ERR_INVALID, path, "bad JPEG: the data ends early (a truncated file)");
     }
     jpeg_finish_decompress(&ci);
     img->width = (int)ci.output_width;

@@ -20,4 +20,12 @@ int64_t ocr_resized_width(int w, int h, int height);
  * which are BGR. stride must be at least the resized width. */
 void ocr_preprocess(const ocr_image *img, int height, float *dst, int64_t stride);
 
+/* img resized bilinearly (pixel centres aligned, edges clamped) to
+ * out_w x out_h into three planes in BGR order, `plane` floats apart with
+ * rows `stride` floats apart, each value (v / 255 - mean[k]) / std[k] for
+ * plane k: the input PP-OCR's models take (the recognizer and angle
+ * classifier with mean and std 0.5, the detector with ImageNet's). */
+void ocr_to_planes(const ocr_image *img, int out_w, int out_h, const float mean[3], const float std[3], float *dst,
+                   int64_t stride, size_t plane);
+
 #endif

@@ -31,7 +31,7 @@ def check(cond, what):
 
 
 def run(exe, config, keys, paths, dump=None, label="cpu"):
-    cmd = [exe] + (["--dump-output", dump] if dump else []) + [config, keys] + paths
+    cmd = [exe, "--lines"] + (["--dump-output", dump] if dump else []) + [config, keys] + paths
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=540)
     sys.stderr.write(r.stderr)
     if label == "vulkan" and "backend 'vulkan' skipped" in r.stderr:

@@ -53,7 +53,7 @@ def main():
     good2 = os.path.join(samples, "zh_mixed.png")
 
     args = [missing, good1, text, wide, huge, folder, cut, good2]
-    r = subprocess.run([exe, config, keys] + args, capture_output=True, text=True, timeout=540)
+    r = subprocess.run([exe, "--lines", config, keys] + args, capture_output=True, text=True, timeout=540)
     sys.stderr.write(r.stderr)
     print(r.stdout, end="")
     check(r.returncode == 1, "exit status 1 when some images fail, found %d" % r.returncode)
@@ -80,16 +80,16 @@ def main():
     check(r.returncode == 2 and "usage: berth-ocr" in r.stderr, "no image: usage, exit 2")
     r = subprocess.run([exe, "--frobnicate", config, keys, good1], capture_output=True, text=True)
     check(r.returncode == 2 and "usage: berth-ocr" in r.stderr, "unknown flag: usage, exit 2")
-    r = subprocess.run([exe, os.path.join(work, "none.ini"), keys, good1], capture_output=True, text=True)
+    r = subprocess.run([exe, "--lines", os.path.join(work, "none.ini"), keys, good1], capture_output=True, text=True)
     check(r.returncode == 1 and "none.ini" in r.stderr, "missing config named, exit 1: %r" % r.stderr)
-    r = subprocess.run([exe, config, missing, good1], capture_output=True, text=True)
+    r = subprocess.run([exe, "--lines", config, missing, good1], capture_output=True, text=True)
     check(r.returncode == 1 and "no_such_image.png: cannot open the key file" in r.stderr,
           "missing key file named, exit 1: %r" % r.stderr)
     # A key file of the wrong length: every image fails with the class count.
     short = os.path.join(work, "short_keys.txt")
     with open(short, "w") as f:
         f.write("a\nb\n")
-    r = subprocess.run([exe, config, short, good1], capture_output=True, text=True, timeout=540)
+    r = subprocess.run([exe, "--lines", config, short, good1], capture_output=True, text=True, timeout=540)
     check(r.returncode == 1 and "expected float32 [1, steps, 4]" in r.stderr and "6625" in r.stderr,
           "key file with the wrong class count: %r" % r.stderr)
     print("%d failed" % len(failures))

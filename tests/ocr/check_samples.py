@@ -32,7 +32,7 @@ def main():
     if batch_mode:
         names = ["latin_short.png", "zh_short.png"] * 5
     paths = [os.path.join(samples, n) for n in names]
-    r = subprocess.run([exe, config, keys] + paths, capture_output=True, text=True, timeout=540)
+    r = subprocess.run([exe, "--lines", config, keys] + paths, capture_output=True, text=True, timeout=540)
     sys.stderr.write(r.stderr)
     print(r.stdout, end="")
     check(r.returncode == 0, "exit status 0, found %d" % r.returncode)

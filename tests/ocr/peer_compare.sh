@@ -9,6 +9,6 @@ exe=$1 config=$2 keys=$3 samples=$4 model=$5 peer=$6 work=$7 js=$8
 mkdir -p "$work"
 for s in zh_sentence.png latin_long.jpg; do
   rm -f "$work/$s.in.npy" "$work/$s.out.npy"
-  "$exe" --dump-input "$work/$s.in.npy" --dump-output "$work/$s.out.npy" "$config" "$keys" "$samples/$s"
+  "$exe" --lines --dump-input "$work/$s.in.npy" --dump-output "$work/$s.out.npy" "$config" "$keys" "$samples/$s"
   NODE_PATH="$peer/node_modules" node "$js" "$model" "$work/$s.in.npy" "$work/$s.out.npy"
 done

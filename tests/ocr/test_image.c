@@ -127,13 +127,18 @@ static void test_jpeg(void) {
     }
     ocr_image_free(&img);
 
-    /* The same file cut short: libjpeg warns and pads; cut to the
-     * header alone it has no scan at all, an error. */
+    /* The same file cut short: libjpeg would warn and fill the missing
+     * rows with grey, an error here; cut to the header alone it has no
+     * scan at all, an error too. */
     FILE *g = fopen(path_of("block.png"), "rb");
     unsigned char buf[4096];
     size_t n = fread(buf, 1, sizeof buf, g);
     fclose(g);
     CHECK(n > 200);
+    write_bytes("short.jpg", buf, n - 4);
+    CHECK(ocr_image_load(path_of("short.jpg"), NULL, &img, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "short.jpg: bad JPEG: the data ends early (a truncated file)");
+    CHECK(img.rgb == NULL);
     write_bytes("cut.jpg", buf, 20);
     CHECK(ocr_image_load(path_of("cut.jpg"), NULL, &img, &err) == BERTH_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "cut.jpg: bad JPEG");
