@@ -40,7 +40,7 @@ static void fill_rotated(double cx, double cy, double w, double h, double deg, f
 
 static ocr_box_params params(void) {
     ocr_box_params p = ocr_box_defaults();
-    p.unclip_ratio = 1.5f; /* PP-OCR's, for the arithmetic below */
+    CHECK(p.unclip_ratio == 1.5f && p.read_unclip_ratio == 2.0f); /* the arithmetic below assumes them */
     return p;
 }
 
@@ -61,6 +61,9 @@ static void test_axis_aligned(void) {
             CHECK(fabs(b[0].y[k] - round(want_y[k] * 2)) <= 1);
         }
         CHECK_NEAR(b[0].score, 0.9, 1e-5);
+        /* the cut the recognizer reads grows by ratio 2.0 instead */
+        double r = 59.0 * 9 * 2.0 / (2 * 68);
+        CHECK(fabs(b[0].rx[0] - round((20 - r) * 2)) <= 1 && fabs(b[0].ry[2] - round((39 + r) * 2)) <= 1);
     }
     free(b);
 }
@@ -117,12 +120,18 @@ static void test_order(void) {
     free(b);
 }
 
+/* A box whose cut is the box itself. */
+static ocr_box quad(float x0, float y0, float x1, float y1) {
+    ocr_box b = {{x0, x1, x1, x0}, {y0, y0, y1, y1}, {x0, x1, x1, x0}, {y0, y0, y1, y1}, 1};
+    return b;
+}
+
 static void test_crop(void) {
     ocr_image page = {40, 30, malloc(40 * 30 * 3)};
     if (!page.rgb) return;
     for (int i = 0; i < 40 * 30 * 3; i++) page.rgb[i] = (uint8_t)(i * 7 % 251);
     berth_error err;
-    ocr_box box = {{5, 25, 25, 5}, {3, 3, 13, 13}, 1};
+    ocr_box box = quad(5, 3, 25, 13);
     ocr_image line;
     CHECK(ocr_crop_box(&page, &box, &line, &err) == BERTH_OK);
     CHECK(line.width == 20 && line.height == 10);
@@ -134,7 +143,7 @@ static void test_crop(void) {
     CHECK(same);
     ocr_image_free(&line);
     /* 6 wide, 18 tall: turned a quarter counter-clockwise, 18 wide */
-    ocr_box tall = {{10, 16, 16, 10}, {2, 2, 20, 20}, 1};
+    ocr_box tall = quad(10, 2, 16, 20);
     CHECK(ocr_crop_box(&page, &tall, &line, &err) == BERTH_OK);
     CHECK(line.width == 18 && line.height == 6);
     /* the crop's column c became row 5 - c: its top-right is the box's top-left */
@@ -150,7 +159,7 @@ static void test_crop(void) {
     }
     free(copy.rgb);
     ocr_image_free(&line);
-    ocr_box flat = {{5, 5, 5, 5}, {3, 3, 3, 3}, 1};
+    ocr_box flat = quad(5, 3, 5, 3);
     CHECK(ocr_crop_box(&page, &flat, &line, &err) == BERTH_ERR_INVALID);
     free(page.rgb);
 }
@@ -159,7 +168,7 @@ static void test_draw_png(const char *dir) {
     ocr_image page = {60, 40, calloc(60 * 40 * 3, 1)};
     if (!page.rgb) return;
     memset(page.rgb, 255, 60 * 40 * 3);
-    ocr_box box = {{10, 50, 50, 10}, {20, 20, 35, 35}, 1};
+    ocr_box box = quad(10, 20, 50, 35);
     ocr_draw_boxes(&page, &box, 1);
     int coloured = 0;
     for (int i = 0; i < 60 * 40 * 3; i += 3) coloured += page.rgb[i] != 255 || page.rgb[i + 1] != 255;
