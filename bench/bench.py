@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import struct
 import subprocess
@@ -296,6 +297,69 @@ def load(m, harness, config, peer_load, env):
             "largest_bytes": largest_tensor(m["weights"])}
 
 
+# ---- whole pages -----------------------------------------------------------
+
+PAGES = ["receipt.png", "document.png"]
+
+
+def pages(build, out, rounds, reads, env):
+    """Whole-page OCR, berth-ocr against @gutenye/ocr-node (PP-OCR on
+    onnxruntime-node), alternating: in each round each pipeline, in a
+    fresh process with its models loaded, reads the page 1 + reads times;
+    the first read (plans built, caches cold) is left out and the round's
+    median of the others is its time. Ratios are per round."""
+    peer_dir = os.path.join(out, "node-pages")
+    run(["/bin/sh", os.path.join(ROOT, "tests", "ocr", "peer_pages_setup.sh"), peer_dir], capture=False)
+    script = os.path.join(peer_dir, "peer_pages.mjs")  # an ES module resolves packages from where it lies
+    shutil.copyfile(os.path.join(ROOT, "tests", "ocr", "peer_pages.mjs"), script)
+    ocr = os.path.join(build, "examples", "ocr", "berth-ocr")
+    config = os.path.join(out, "configs", "ocr-pages.ini")
+    with open(os.path.join(ROOT, "config", "ocr-cpu.ini")) as f:
+        text = f.read().replace("../build/cache", os.path.join(build, "cache"))
+    with open(config, "w") as f:
+        f.write(text)
+    keys = os.path.join(build, "cache", "package", "assets", "ppocr_keys_v1.txt")
+    rows = []
+    for name in PAGES:
+        path = os.path.join(ROOT, "samples", "pages", name)
+        b_ms, p_ms, stages = [], [], []
+        for r in range(rounds):
+            say("pages: %s, round %d of %d" % (name, r + 1, rounds))
+            mine = json.loads(run([ocr, "--json", "--repeat", str(reads), config, keys, path], env=env))[0]
+            theirs = json.loads(run(["node", script, "--repeat", str(reads), path], env=env).splitlines()[-1])
+            b_ms.append(float(np.median(mine["runs_ms"][1:] + [mine["times_ms"]["total"]])))
+            p_ms.append(float(np.median(theirs["runs_ms"][1:])))
+            stages.append(mine["times_ms"])
+        ratio = np.array(b_ms) / np.array(p_ms)
+        rows.append({"page": name, "lines": len(mine["lines"]), "peer_lines": len(theirs["lines"]),
+                     "b_med": np.median(b_ms), "p_med": np.median(p_ms), "r_med": np.median(ratio),
+                     "r_p10": np.percentile(ratio, 10), "r_p90": np.percentile(ratio, 90),
+                     "stages": {k: float(np.median([s[k] for s in stages])) for k in stages[0]}})
+    return rows
+
+
+def write_pages(path, rows, rounds, reads, threads):
+    L = ["\n## Whole pages\n",
+         "`berth-ocr` (detector, angle classifier, recognizer; `config/ocr-cpu.ini`, %d cpu threads) against "
+         "`@gutenye/ocr-node` 1.4.8 (PP-OCR on onnxruntime-node, detector and recognizer, no angle classifier) on "
+         "`samples/pages/`: %d rounds, each pipeline in a fresh process reading the page %d times after a first "
+         "read left out; ratio: berth/peer per round, median (p10-p90). Times include decoding the image." %
+         (threads, rounds, reads),
+         "",
+         "| page | lines (berth / peer) | berth ms | peer ms | berth/peer | detect | boxes | classify | recognize |",
+         "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        st = r["stages"]
+        L.append("| %s | %d / %d | %.1f | %.1f | %.3f (%.2f-%.2f) | %.1f | %.1f | %.1f | %.1f |" % (
+            r["page"], r["lines"], r["peer_lines"], r["b_med"], r["p_med"], r["r_med"], r["r_p10"], r["r_p90"],
+            st["detect"], st["boxes"], st["classify"], st["recognize"]))
+    L.append("\nThe peer joins the boxes of one row into one line (receipt items with their prices, the "
+             "document's two columns), so it counts fewer lines; `tests/ocr/check_peer_pages.py` compares "
+             "the two line by line.\n")
+    with open(path, "a") as f:
+        f.write("\n".join(L) + "\n")
+
+
 # ---- the report ----------------------------------------------------------
 
 def ms(ns):
@@ -491,6 +555,7 @@ def main(argv):
     p.add_argument("--threads", default=None, help="comma-separated (default 1,2 and all cores if more)")
     p.add_argument("--only", help="comma-separated model names")
     p.add_argument("--smoke", action="store_true")
+    p.add_argument("--no-pages", action="store_true", help="leave out the whole-page OCR rows")
     a = p.parse_args(argv)
     build = os.path.abspath(a.build)
     out = os.path.abspath(a.out or os.path.join(build, "bench"))
@@ -543,8 +608,16 @@ def main(argv):
         ld = load(m, harness, configs[t], peer + [str(t), spec, "--load", m["buckets"][0]], env)
         ld["threads"] = t
         loads.append((m["name"], ld))
+    page_rows = None
+    if not a.smoke and not a.no_pages and (not a.only or "pages" in a.only.split(",")):
+        cpu_ini = os.path.join(ROOT, "config", "ocr-cpu.ini")
+        page_threads = int(re.search(r"threads = (\d+)", open(cpu_ini).read()).group(1))
+        page_rows = pages(build, out, max(3, runs // 4), 5, env)
     report = os.path.join(out, "report.md")
+    chart_ok = chart_ok and bool(results)  # (--only pages: no model rows to chart)
     chart = write_report(report, info, results, loads, peer_name, runs, warmup, a.smoke)
+    if page_rows:
+        write_pages(report, page_rows, max(3, runs // 4), 5, page_threads)
     with open(report, "a") as f:
         f.write("Load average (1, 5, 15 min) at the start of the timed runs: %.2f %.2f %.2f; at the end: "
                 "%.2f %.2f %.2f. Total time of this run: %.0f s.\n" % (load_before + os.getloadavg()
@@ -554,8 +627,9 @@ def main(argv):
     png = os.path.join(out, "ratios.png")
     if chart_ok:
         write_chart(png, chart, os.path.join(out, "work"))
-    say("wrote %s%s" % (report, " and " + png if chart_ok else " (no gnuplot: no chart)"))
-    verify_report(report, png if chart_ok else None, sum(len(r["json"]["buckets"]) for r in results))
+    say("wrote %s%s" % (report, " and " + png if chart_ok else " (no chart)"))
+    if results:
+        verify_report(report, png if chart_ok else None, sum(len(r["json"]["buckets"]) for r in results))
     return 0
 
 

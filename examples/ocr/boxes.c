@@ -5,7 +5,7 @@
 #include <string.h>
 
 ocr_box_params ocr_box_defaults(void) {
-    ocr_box_params p = {0.3f, 0.6f, 2.0f, 3.0f, 1000};
+    ocr_box_params p = {0.3f, 0.6f, 1.5f, 2.0f, 3.0f, 1000};
     return p;
 }
 
@@ -126,6 +126,27 @@ static void order_clockwise(pt c[4]) {
 
 static double clampd(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+/* The rectangle grown on every side by area * ratio / perimeter: what
+ * offsetting it with round joins and taking the minimum-area rectangle of
+ * that gives (PP-OCR's unclip). */
+static rrect unclip(rrect r, float ratio) {
+    double d = r.w * r.h * ratio / (2 * (r.w + r.h));
+    r.w += 2 * d, r.h += 2 * d;
+    return r;
+}
+
+/* Corners scaled from the map to the page, rounded, ordered clockwise
+ * from the top left and kept on the page. */
+static void page_corners(const rrect *r, int map_w, int map_h, int page_w, int page_h, pt c[4]) {
+    rect_corners(r, c);
+    for (int k = 0; k < 4; k++) {
+        c[k].x = clampd(round(c[k].x / map_w * page_w), 0, page_w);
+        c[k].y = clampd(round(c[k].y / map_h * page_h), 0, page_h);
+    }
+    order_clockwise(c);
+    for (int k = 0; k < 4; k++) c[k].x = clampd(c[k].x, 0, page_w - 1), c[k].y = clampd(c[k].y, 0, page_h - 1);
+}
+
 long ocr_find_boxes(const float *map, int map_w, int map_h, size_t stride, int page_w, int page_h,
                     const ocr_box_params *p, ocr_box **out) {
     *out = NULL;
@@ -171,16 +192,11 @@ long ocr_find_boxes(const float *map, int map_w, int map_h, size_t stride, int p
         rect_corners(&r, c);
         float score = box_score(map, map_w, map_h, stride, c);
         if (score < p->box_thresh) continue;
-        double grow = r.w * r.h * p->unclip_ratio / (2 * (r.w + r.h));
-        r.w += 2 * grow, r.h += 2 * grow;
-        if (fmin(r.w, r.h) < p->min_size + 2) continue;
-        rect_corners(&r, c);
-        for (int k = 0; k < 4; k++) {
-            c[k].x = clampd(round(c[k].x / map_w * page_w), 0, page_w);
-            c[k].y = clampd(round(c[k].y / map_h * page_h), 0, page_h);
-        }
-        order_clockwise(c);
-        for (int k = 0; k < 4; k++) c[k].x = clampd(c[k].x, 0, page_w - 1), c[k].y = clampd(c[k].y, 0, page_h - 1);
+        rrect grown = unclip(r, p->unclip_ratio), read = unclip(r, p->read_unclip_ratio);
+        if (fmin(grown.w, grown.h) < p->min_size + 2) continue;
+        pt rc[4];
+        page_corners(&grown, map_w, map_h, page_w, page_h, c);
+        page_corners(&read, map_w, map_h, page_w, page_h, rc);
         if ((int)hypot(c[0].x - c[1].x, c[0].y - c[1].y) <= 3 || (int)hypot(c[0].x - c[3].x, c[0].y - c[3].y) <= 3)
             continue;
         if (n_boxes == cap) {
@@ -190,7 +206,10 @@ long ocr_find_boxes(const float *map, int map_w, int map_h, size_t stride, int p
             boxes = g, cap = ncap;
         }
         ocr_box *b = &boxes[n_boxes++];
-        for (int k = 0; k < 4; k++) b->x[k] = (float)c[k].x, b->y[k] = (float)c[k].y;
+        for (int k = 0; k < 4; k++) {
+            b->x[k] = (float)c[k].x, b->y[k] = (float)c[k].y;
+            b->rx[k] = (float)rc[k].x, b->ry[k] = (float)rc[k].y;
+        }
         b->score = score;
     }
 #undef ON

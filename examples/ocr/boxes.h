@@ -12,22 +12,25 @@
 #include <stdint.h>
 
 typedef struct ocr_box {
-    float x[4], y[4]; /* corners on the page: top-left, top-right, bottom-right, bottom-left */
-    float score;      /* mean probability inside the unexpanded rectangle */
+    float x[4], y[4];   /* corners on the page: top-left, top-right, bottom-right, bottom-left */
+    float rx[4], ry[4]; /* the wider cut the recognizer reads (read_unclip_ratio), same order */
+    float score;        /* mean probability inside the unexpanded rectangle */
 } ocr_box;
 
 typedef struct ocr_box_params {
     float thresh;       /* a pixel is text above this (PP-OCR: 0.3) */
     float box_thresh;   /* a region is kept when its score reaches this (0.6) */
-    float unclip_ratio; /* growth: area * ratio / perimeter (PP-OCR: 1.5; here 2.0, see ocr_box_defaults) */
+    float unclip_ratio; /* growth: area * ratio / perimeter (1.5) */
+    float read_unclip_ratio; /* the same for the cut the recognizer reads (2.0, see ocr_box_defaults) */
     float min_size;     /* shorter side, in map pixels, before and after growth (3; + 2 after) */
     size_t max_boxes;   /* regions examined at most (1000) */
 } ocr_box_params;
 
-/* PP-OCR's defaults, but for unclip_ratio 2.0: at 1.5 the boxes hug the
- * glyphs so closely that the recognizer drops the spaces between Latin
- * words (measured on samples/pages: 11 of 32 lines lose spaces at 1.5,
- * none at 2.0; at 2.5 a few gain a leading space). */
+/* PP-OCR's defaults; and the recognizer reads a cut grown with ratio
+ * 2.0: cut at the box (1.5) the glyphs touch its edges and the recognizer
+ * drops the spaces between Latin words (on samples/pages, 11 of the 32
+ * lines lose one at 1.5, none at 2.0; at 2.5 a few gain a leading
+ * space). */
 ocr_box_params ocr_box_defaults(void);
 
 /* Boxes of the map's top-left map_w x map_h region (rows `stride`

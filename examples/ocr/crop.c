@@ -42,10 +42,11 @@ static double dist(float x0, float y0, float x1, float y1) { return hypot((doubl
 
 berth_status ocr_crop_box(const ocr_image *page, const ocr_box *b, ocr_image *out, berth_error *err) {
     memset(out, 0, sizeof *out);
-    int w = (int)fmax(dist(b->x[0], b->y[0], b->x[1], b->y[1]), dist(b->x[2], b->y[2], b->x[3], b->y[3]));
-    int h = (int)fmax(dist(b->x[0], b->y[0], b->x[3], b->y[3]), dist(b->x[1], b->y[1], b->x[2], b->y[2]));
+    const float *bx = b->rx, *by = b->ry; /* the cut the recognizer reads */
+    int w = (int)fmax(dist(bx[0], by[0], bx[1], by[1]), dist(bx[2], by[2], bx[3], by[3]));
+    int h = (int)fmax(dist(bx[0], by[0], bx[3], by[3]), dist(bx[1], by[1], bx[2], by[2]));
     double u[4] = {0, w, w, 0}, v[4] = {0, 0, h, h}, x[4], y[4], m[9];
-    for (int k = 0; k < 4; k++) x[k] = b->x[k], y[k] = b->y[k];
+    for (int k = 0; k < 4; k++) x[k] = bx[k], y[k] = by[k];
     if (w < 1 || h < 1 || !homography(u, v, x, y, m)) {
         snprintf(err->msg, sizeof err->msg, "box of %d x %d pixels: nothing to cut out", w, h);
         return BERTH_ERR_INVALID;

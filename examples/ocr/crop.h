@@ -1,5 +1,5 @@
-/* Text lines cut out of a page: the quadrilateral of a box warped to an
- * upright rectangle, as PP-OCR's get_rotate_crop_image does (its width
+/* Text lines cut out of a page: the quadrilateral of a box's cut (its rx,
+ * ry corners) warped to an upright rectangle, as PP-OCR's get_rotate_crop_image does (its width
  * the longer of the top and bottom edges, its height the longer of the
  * sides; bilinear, edges repeated), turned a quarter when it stands
  * taller than 1.5 times its width; and the half turn the angle

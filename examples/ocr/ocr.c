@@ -51,12 +51,14 @@ static const char *usage_text =
     "  --no-cls            skip the angle classifier\n"
     "  --max-side N        resize pages within N pixels a side (default: the\n"
     "                      detector's largest bucket, at most 960)\n"
+    "  --repeat N          read each page N more times (warm) and give every\n"
+    "                      read's total time (for measuring)\n"
     "  --lines             read each image as one text line (no detection)\n"
     "  --dump-input F.npy  with --lines: write the first batch's input\n"
     "  --dump-output F.npy with --lines: write the first batch's output\n";
 
 typedef struct opts {
-    int json, no_cls, lines, max_side;
+    int json, no_cls, lines, max_side, repeat;
     const char *draw, *dump_input, *dump_output;
     const char *config, *keys;
     char **images;
@@ -132,7 +134,7 @@ typedef struct pipeline {
 } pipeline;
 
 typedef struct page_times {
-    double detect, boxes, classify, recognize;
+    double detect, boxes, classify, recognize, total;
 } page_times;
 
 static void json_string(const char *s) {
@@ -158,9 +160,12 @@ static int draw_path(const opts *o, const char *image, char *out, size_t cap) {
     return snprintf(out, cap, "%s/%.*s.png", o->draw, len, base) < (int)cap;
 }
 
-/* Reads one page; prints its lines (or, for JSON, its object). Returns 0
- * when the page was read, 1 when it failed (the reason already said). */
-static int read_page(pipeline *p, const opts *o, const char *path, int *first_json) {
+/* Reads one page; prints its lines (or, for JSON, its object, with the
+ * earlier reads' times `runs`). Returns 0 when the page was read, 1 when
+ * it failed (the reason already said). A quiet read (a repeat for
+ * measuring) prints and draws nothing and gives its time in *total_ms. */
+static int read_page(pipeline *p, const opts *o, const char *path, int *first_json, const double *runs, int n_runs,
+                     int quiet, double *total_ms) {
     berth_error err;
     ocr_image page = {0, 0, NULL};
     ocr_box *boxes = NULL;
@@ -169,8 +174,9 @@ static int read_page(pipeline *p, const opts *o, const char *path, int *first_js
     ocr_line *lines = NULL;
     int *turned = NULL, failed = 1;
     char why[1200] = "";
-    page_times t = {0, 0, 0, 0};
+    page_times t = {0, 0, 0, 0, 0};
     ocr_det_report rep;
+    double t_start = ocr_now_ms();
     if (ocr_image_load(path, NULL, &page, &err) != BERTH_OK) {
         snprintf(why, sizeof why, "%s", err.msg);
         goto done;
@@ -219,6 +225,8 @@ static int read_page(pipeline *p, const opts *o, const char *path, int *first_js
     t.recognize = ocr_now_ms() - t0;
     failed = 0;
     for (size_t i = 0; i < n; i++) failed |= lines[i].failed;
+    t.total = ocr_now_ms() - t_start;
+    if (quiet) goto done_quiet;
     if (o->json) {
         printf("%s\n  {\"file\": ", *first_json ? "" : ",");
         *first_json = 0;
@@ -232,8 +240,15 @@ static int read_page(pipeline *p, const opts *o, const char *path, int *first_js
             for (int c = 0; c < 4; c++) printf("%s[%.0f, %.0f]", c ? ", " : "", boxes[i].x[c], boxes[i].y[c]);
             printf("], \"turned\": %s}", turned[i] ? "true" : "false");
         }
-        printf("%s], \"times_ms\": {\"detect\": %.1f, \"boxes\": %.1f, \"classify\": %.1f, \"recognize\": %.1f}}",
-               n ? "\n  " : "", t.detect, t.boxes, t.classify, t.recognize);
+        printf("%s], \"times_ms\": {\"detect\": %.1f, \"boxes\": %.1f, \"classify\": %.1f, \"recognize\": %.1f, "
+               "\"total\": %.1f}",
+               n ? "\n  " : "", t.detect, t.boxes, t.classify, t.recognize, t.total);
+        if (n_runs) {
+            printf(", \"runs_ms\": [");
+            for (int r = 0; r < n_runs; r++) printf("%s%.1f", r ? ", " : "", runs[r]);
+            printf("]");
+        }
+        printf("}");
     } else {
         for (size_t i = 0; i < n; i++) {
             if (lines[i].failed) continue;
@@ -245,8 +260,8 @@ static int read_page(pipeline *p, const opts *o, const char *path, int *first_js
     char plan[48] = "";
     if (rep.plan_ms >= 0) snprintf(plan, sizeof plan, ", plan built in %.0f ms", rep.plan_ms);
     fprintf(stderr, "%s: %zu lines; detect %.1f ms (%dx%d in bucket %s%s), boxes %.1f ms, classify %.1f ms, "
-                    "recognize %.1f ms\n",
-            path, n, t.detect, rep.width, rep.height, rep.bucket, plan, t.boxes, t.classify, t.recognize);
+                    "recognize %.1f ms; %.1f ms in all\n",
+            path, n, t.detect, rep.width, rep.height, rep.bucket, plan, t.boxes, t.classify, t.recognize, t.total);
     if (o->draw) {
         char out[4096];
         ocr_draw_boxes(&page, boxes, n);
@@ -260,8 +275,10 @@ static int read_page(pipeline *p, const opts *o, const char *path, int *first_js
             fprintf(stderr, "%s: annotated image %s\n", path, out);
         }
     }
+done_quiet:
     free(names);
 done:
+    if (total_ms) *total_ms = t.total;
     if (why[0]) {
         fprintf(stderr, "berth-ocr: %s\n", why);
         if (o->json) {
@@ -312,8 +329,19 @@ static int read_pages(const opts *o) {
         return 1;
     }
     int failed = 0, first_json = 1;
+    double *runs = calloc((size_t)o->repeat + 1, sizeof *runs);
     if (o->json) printf("[");
-    for (int i = 0; i < o->n_images; i++) failed |= read_page(&p, o, o->images[i], &first_json);
+    for (int i = 0; i < o->n_images && runs; i++) {
+        int bad = 0;
+        for (int r = 0; r < o->repeat && !bad; r++) bad = read_page(&p, o, o->images[i], &first_json, NULL, 0, 1, &runs[r]);
+        failed |= bad ? read_page(&p, o, o->images[i], &first_json, NULL, 0, 0, NULL)
+                      : read_page(&p, o, o->images[i], &first_json, runs, o->repeat, 0, NULL);
+    }
+    if (!runs) {
+        fprintf(stderr, "berth-ocr: out of memory\n");
+        failed = 1;
+    }
+    free(runs);
     if (o->json) printf("\n]\n");
     ocr_det_close(&p.det);
     ocr_cls_close(&p.cls);
@@ -345,7 +373,7 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--lines")) {
             o.lines = 1;
         } else if (!strcmp(a, "--draw") || !strcmp(a, "--max-side") || !strcmp(a, "--dump-input") ||
-                   !strcmp(a, "--dump-output")) {
+                   !strcmp(a, "--dump-output") || !strcmp(a, "--repeat")) {
             if (!next) {
                 free(pos);
                 return usage("an option needs a value");
@@ -357,6 +385,14 @@ int main(int argc, char **argv) {
                 o.dump_input = next;
             } else if (!strcmp(a, "--dump-output")) {
                 o.dump_output = next;
+            } else if (!strcmp(a, "--repeat")) {
+                char *end;
+                long v = strtol(next, &end, 10);
+                if (*end || v < 0 || v > 10000) {
+                    free(pos);
+                    return usage("--repeat expects 0 to 10000");
+                }
+                o.repeat = (int)v;
             } else {
                 char *end;
                 long v = strtol(next, &end, 10);
@@ -374,7 +410,7 @@ int main(int argc, char **argv) {
     }
     const char *bad = n_pos < 3 ? "expected CONFIG KEYS IMAGE..."
                       : (o.dump_input || o.dump_output) && !o.lines ? "--dump-input and --dump-output go with --lines"
-                      : o.lines && (o.draw || o.json) ? "--draw and --json read pages; --lines reads single lines"
+                      : o.lines && (o.draw || o.json || o.repeat) ? "--draw, --json and --repeat read pages; --lines reads single lines"
                                                       : NULL;
     if (bad) {
         free(pos);
