@@ -77,7 +77,7 @@ def main():
         for l in page["lines"]:
             inside = all(0 <= x < page["width"] and 0 <= y < page["height"] for x, y in l["box"])
             check(len(l["box"]) == 4 and inside and 0 < l["confidence"] <= 1, "--json %s: line %s" % (name, l))
-        check(set(page["times_ms"]) == {"detect", "boxes", "classify", "recognize"}, "--json: stage times")
+        check(set(page["times_ms"]) == {"detect", "boxes", "classify", "recognize", "total"}, "--json: stage times")
     check(sum(l["turned"] for p in doc for l in p["lines"] if "upside" in p["file"]) ==
           len(truth.get("upside_down.png", [])), "the upside-down page's lines were turned back")
 
