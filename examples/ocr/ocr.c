@@ -316,10 +316,11 @@ static int read_pages(const opts *o) {
         ocr_cls_close(&p.cls);
         return 1;
     }
-    fprintf(stderr, "%s: detector on %s (%s)%s%s%s, recognizer on %s (%s)\n", o->config,
-            berth_executor_backend(p.det.ex), berth_executor_device(p.det.ex),
-            p.with_cls ? ", classifier on " : "", p.with_cls ? berth_executor_backend(p.cls.ex) : "",
-            p.with_cls ? "" : "", berth_executor_backend(p.rec.ex), berth_executor_device(p.rec.ex));
+    /* On stderr, so stdout stays the lines: where each model runs. */
+    fprintf(stderr, "%s: detector on %s (%s), classifier %s%s, recognizer on %s (%s)\n", o->config,
+            berth_executor_backend(p.det.ex), berth_executor_device(p.det.ex), p.with_cls ? "on " : "off",
+            p.with_cls ? berth_executor_backend(p.cls.ex) : "", berth_executor_backend(p.rec.ex),
+            berth_executor_device(p.rec.ex));
     if (o->draw && !(o->n_images == 1 && strlen(o->draw) > 4 && !strcmp(o->draw + strlen(o->draw) - 4, ".png")) &&
         mkdir(o->draw, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "berth-ocr: --draw %s: cannot make the folder: %s\n", o->draw, strerror(errno));
