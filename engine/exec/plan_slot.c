@@ -33,7 +33,9 @@ static const struct fused_op {
                  {"berth.attention", "matmul"},
                  {"layerNormalization", "reduceMean"},
                  {"berth.elementwise", "add"},
-                 {"berth.conv2dEpilogue", "conv2d"}};
+                 {"berth.conv2dEpilogue", "conv2d"},
+                 {"berth.matmulQuantized", "matmul"},
+                 {"berth.gatherQuantized", "gather"}};
 #define N_FUSED_OPS (sizeof fused_ops / sizeof fused_ops[0])
 
 typedef struct fuse_ctx {
@@ -66,7 +68,8 @@ static int backend_supports(void *ctx, const char *op, berth_dtype dtype) {
         }
     if (!ex->split) return supports_op_on(ex, 0, op, dtype);
     for (uint32_t k = 0; k < ex->n_be; k++)
-        if (supports_op_on(ex, k, anchor ? anchor : op, dtype))
+        /* the op a fused one starts from reads f32 (a dequantized table) */
+        if (supports_op_on(ex, k, anchor ? anchor : op, anchor ? BERTH_DTYPE_F32 : dtype))
             return anchor ? supports_op_on(ex, k, op, dtype) : 1;
     return 0;
 }

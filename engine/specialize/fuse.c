@@ -105,30 +105,70 @@ berth_node fz_make_node(fuser *f, const char *op, const berth_node *last, uint32
     return n;
 }
 
-/* ---- (a) matmul + bias + activation + residual ----------------------------- */
+/* ---- (a) matmul + bias + activation + residual, on float or quantized b ----- */
 
-static int try_epilogue(fuser *f, uint32_t mi) {
+static int is_quant_int(berth_dtype t) {
+    return t == BERTH_DTYPE_I8 || t == BERTH_DTYPE_U8 || t == BERTH_DTYPE_I4 || t == BERTH_DTYPE_U4;
+}
+
+static int is_stored(const berth_operand *o) {
+    return o->kind == BERTH_OPERAND_WEIGHT || o->kind == BERTH_OPERAND_CONSTANT;
+}
+
+/* The dequantizeLinear node that makes operand o, when nothing else reads
+ * o and its weights are laid out as the quantized fused ops take them:
+ * a stored 2-D integer tensor with f32 scales and zero points of one 2-D
+ * shape, blocks along the rows (by_rows: [G, N] over [K, N], the
+ * matmul's reduction axis) or within each row ([V, G] over [V, D], an
+ * embedding table's); -1 else. */
+static int quant_source(const fuser *f, uint32_t o, int by_rows) {
+    int32_t di = f->producer[o];
+    if (di < 0 || f->users[o] != 1 || strcmp(f->nodes[di].op, "dequantizeLinear") || !is_f32(f, o)) return -1;
+    const berth_node *d = &f->nodes[di];
+    if (d->n_inputs != 3) return -1;
+    const berth_operand *q = opnd(f, d->inputs[0]), *s = opnd(f, d->inputs[1]), *z = opnd(f, d->inputs[2]);
+    if (!is_quant_int(q->dtype) || !is_stored(q) || !is_stored(s) || !is_stored(z) || q->rank != 2 ||
+        s->rank != 2 || s->dtype != BERTH_DTYPE_F32 || z->dtype != q->dtype || !same_shape(s, z))
+        return -1;
+    int keep = by_rows ? 1 : 0, cut = 1 - keep; /* the dim equal to q's, the dim cut in blocks */
+    if (s->dims[keep] != q->dims[keep] || s->dims[cut] < 1 || q->dims[cut] % s->dims[cut]) return -1;
+    return di;
+}
+
+/* A matmul, with the bias, activation and residual after it, into
+ * berth.matmulEpilogue (which needs the bias) or, when b is a quantized
+ * weight dequantized for this matmul alone, berth.matmulQuantized. */
+static int try_epilogue(fuser *f, uint32_t mi, int want_epi, int want_quant) {
     const berth_node *mm = &f->nodes[mi];
     if (mm->n_inputs != 2 || !is_f32(f, mm->outputs[0])) return 0;
     /* A rank-1 b ([K], read as [K, 1]) drops the product's column dim:
      * the output's last dim is then a row dim, and an add along it is not
      * the per-column bias the fused op means. */
     if (opnd(f, mm->inputs[1])->rank < 2) return 0;
+    int di = want_quant && opnd(f, mm->inputs[0])->rank >= 2 ? quant_source(f, mm->inputs[1], 1) : -1;
+    if (di < 0 && !want_epi) return 0;
     uint32_t cur = mm->outputs[0];
     const berth_operand *m = opnd(f, cur);
     if (m->rank < 1) return 0;
-    int32_t chain[4] = {(int32_t)mi};
-    int n = 1;
+    int32_t chain[5];
+    int n = 0;
+    if (di >= 0) chain[n++] = di;
+    chain[n++] = (int32_t)mi;
+    int64_t bias = -1;
     int ai = sole_reader(f, cur, "add");
-    if (ai < 0) return 0;
-    int64_t bias = other_input(&f->nodes[ai], cur);
-    if (bias < 0 || (uint32_t)bias == cur || !is_f32(f, (uint32_t)bias)) return 0;
-    const berth_operand *b = opnd(f, (uint32_t)bias);
-    if (b->rank < 1 || b->rank > m->rank || b->dims[b->rank - 1] != m->dims[m->rank - 1]) return 0;
-    for (uint32_t i = 0; i + 1 < b->rank; i++)
-        if (b->dims[i] != 1) return 0;
-    chain[n++] = ai;
-    cur = f->nodes[ai].outputs[0];
+    if (ai >= 0) {
+        int64_t bv = other_input(&f->nodes[ai], cur);
+        const berth_operand *b = bv >= 0 ? opnd(f, (uint32_t)bv) : NULL;
+        int ok = b && (uint32_t)bv != cur && is_f32(f, (uint32_t)bv) && b->rank >= 1 && b->rank <= m->rank &&
+                 b->dims[b->rank - 1] == m->dims[m->rank - 1];
+        for (uint32_t i = 0; ok && i + 1 < b->rank; i++) ok = b->dims[i] == 1;
+        if (ok) {
+            bias = bv;
+            chain[n++] = ai;
+            cur = f->nodes[ai].outputs[0];
+        }
+    }
+    if (bias < 0 && di < 0) return 0;
     const char *act = NULL;
     static const char *const acts[] = {"relu", "gelu", "sigmoid", "tanh", NULL};
     for (int k = 0; acts[k] && !act; k++) {
@@ -151,12 +191,36 @@ static int try_epilogue(fuser *f, uint32_t mi) {
     }
     berth_attr at[3] = {{0}};
     uint32_t na = 0;
-    at[na++] = (berth_attr){.key = "bias", .type = BERTH_ATTR_OPERAND, .i = bias};
+    if (bias >= 0) at[na++] = (berth_attr){.key = "bias", .type = BERTH_ATTR_OPERAND, .i = bias};
     if (act) at[na++] = (berth_attr){.key = "activation", .type = BERTH_ATTR_STRING, .s = act};
     if (residual >= 0) at[na++] = (berth_attr){.key = "residual", .type = BERTH_ATTR_OPERAND, .i = residual};
-    berth_node fused = fz_make_node(f, "berth.matmulEpilogue", &f->nodes[chain[n - 1]], 2, mm->inputs, na, at);
+    berth_node fused;
+    if (di >= 0) {
+        const berth_node *d = &f->nodes[di];
+        uint32_t ins[4] = {mm->inputs[0], d->inputs[0], d->inputs[1], d->inputs[2]};
+        fused = fz_make_node(f, "berth.matmulQuantized", &f->nodes[chain[n - 1]], 4, ins, na, at);
+    } else {
+        fused = fz_make_node(f, "berth.matmulEpilogue", &f->nodes[chain[n - 1]], 2, mm->inputs, na, at);
+    }
     if (!fused.op) return -1;
     return fz_replace(f, chain, n, fused);
+}
+
+/* A gather on axis 0 of an embedding table dequantized for it alone, into
+ * berth.gatherQuantized. */
+static int try_gather_quantized(fuser *f, uint32_t gi) {
+    const berth_node *g = &f->nodes[gi];
+    const berth_attr *ax = node_attr(g, "axis");
+    if (g->n_inputs != 2 || (ax && (ax->type != BERTH_ATTR_INT || (ax->i != 0 && ax->i != -2)))) return 0;
+    int di = quant_source(f, g->inputs[0], 0);
+    if (di < 0) return 0;
+    const berth_node *d = &f->nodes[di];
+    if (!f->supports(f->ctx, "berth.gatherQuantized", opnd(f, d->inputs[0])->dtype)) return 0;
+    uint32_t ins[4] = {d->inputs[0], g->inputs[1], d->inputs[1], d->inputs[2]};
+    int32_t chain[2] = {di, (int32_t)gi};
+    berth_node fused = fz_make_node(f, "berth.gatherQuantized", g, 4, ins, 0, NULL);
+    if (!fused.op) return -1;
+    return fz_replace(f, chain, 2, fused);
 }
 
 /* ---- (b) attention ------------------------------------------------------------ */
@@ -488,6 +552,7 @@ int berth_fuse(berth_spec *s, berth_supports_fn supports, void *ctx) {
     int want_attn = supports(ctx, "berth.attention", BERTH_DTYPE_F32);
     f.can_transpose = supports(ctx, "transpose", BERTH_DTYPE_F32);
     int want_epi = supports(ctx, "berth.matmulEpilogue", BERTH_DTYPE_F32);
+    int want_quant = supports(ctx, "berth.matmulQuantized", BERTH_DTYPE_F32);
     int want_ln = supports(ctx, "layerNormalization", BERTH_DTYPE_F32);
     int want_ew = supports(ctx, "berth.elementwise", BERTH_DTYPE_F32);
     f.want_conv_epi = want_ew && supports(ctx, "berth.conv2dEpilogue", BERTH_DTYPE_F32);
@@ -502,9 +567,11 @@ int berth_fuse(berth_spec *s, berth_supports_fn supports, void *ctx) {
         if (r < 0) return 0; /* out of memory: the desc is still the unfused one */
         total += r;
     }
-    for (uint32_t i = 0; i < f.n_nodes && want_epi; i++) {
-        if (f.removed[i] || strcmp(f.nodes[i].op, "matmul")) continue;
-        int r = try_epilogue(&f, i);
+    for (uint32_t i = 0; i < f.n_nodes; i++) {
+        if (f.removed[i]) continue;
+        int r = 0;
+        if ((want_epi || want_quant) && !strcmp(f.nodes[i].op, "matmul")) r = try_epilogue(&f, i, want_epi, want_quant);
+        if (!strcmp(f.nodes[i].op, "gather")) r = try_gather_quantized(&f, i);
         if (r < 0) return 0;
         total += r;
     }

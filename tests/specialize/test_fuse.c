@@ -671,6 +671,90 @@ static void transformer_block(void) {
     spec_close(&fused);
 }
 
+/* ---- (a') quantized weights ---- */
+
+/* A backend running the quantized fused ops (their tables' dtypes: f32 a,
+ * the table's integer type) and everything else on f32. */
+static int supports_quant(void *ctx, const char *op, berth_dtype t) {
+    (void)ctx;
+    if (!strcmp(op, "berth.gatherQuantized")) return t == BERTH_DTYPE_I8 || t == BERTH_DTYPE_I4;
+    return t == BERTH_DTYPE_F32;
+}
+
+static int supports_but_quant(void *ctx, const char *op, berth_dtype t) {
+    return supports_all(ctx, op, t) && strcmp(op, "berth.matmulQuantized") && strcmp(op, "berth.gatherQuantized");
+}
+
+static const char *quant_text(const char *outputs) {
+    static char buf[2048];
+    snprintf(buf, sizeof buf,
+             "webnn_graph \"q\" v2 {\n"
+             "  inputs { x: f32[2, 3, 8]; ids: i64[2, 3]; }\n"
+             "  consts { Wq: i4[8, 5]; Ws: f32[2, 5]; Wz: i4[2, 5]; b: f32[5];\n"
+             "           Eq: i8[10, 8]; Es: f32[10, 4]; Ez: i8[10, 4]; }\n"
+             "  nodes {\n"
+             "    w = dequantizeLinear(Wq, Ws, Wz);\n"
+             "    m = matmul(x, w);\n"
+             "    h = add(m, b);\n"
+             "    g = relu(h);\n"
+             "    e = dequantizeLinear(Eq, Es, Ez);\n"
+             "    t = gather(e, ids);\n"
+             "  }\n"
+             "  outputs { %s }\n"
+             "}\n",
+             outputs);
+    return buf;
+}
+
+static void quantized(void) {
+    spec_case q;
+    CHECK(spec_open(&q, quant_text("g; t;"), NULL) == 0);
+    if (q.s) {
+        CHECK(berth_fuse(q.s, supports_quant, NULL) == 2);
+        check_well_formed(q.s);
+        CHECK(q.s->desc.n_nodes == 2 && spec_count_op(q.s, "dequantizeLinear") == 0);
+        const berth_node *n = find_node(q.s, "berth.matmulQuantized");
+        CHECK(n != NULL);
+        if (n) {
+            static const char *const want[4] = {"x", "Wq", "Ws", "Wz"};
+            CHECK(n->n_inputs == 4);
+            for (uint32_t i = 0; i < 4 && i < n->n_inputs; i++) CHECK(!strcmp(operand_name(q.s, n->inputs[i]), want[i]));
+            const berth_attr *b = find_attr(n, "bias"), *a = find_attr(n, "activation");
+            CHECK(b && !strcmp(operand_name(q.s, b->i), "b") && a && !strcmp(a->s, "relu") && !find_attr(n, "residual"));
+            CHECK(!strcmp(operand_name(q.s, n->outputs[0]), "g"));
+        }
+        n = find_node(q.s, "berth.gatherQuantized");
+        CHECK(n != NULL);
+        if (n) {
+            static const char *const want[4] = {"Eq", "ids", "Es", "Ez"};
+            CHECK(n->n_inputs == 4 && n->n_attrs == 0);
+            for (uint32_t i = 0; i < 4 && i < n->n_inputs; i++) CHECK(!strcmp(operand_name(q.s, n->inputs[i]), want[i]));
+        }
+        /* the dequantized weights are gone: no float copy is planned */
+        CHECK(!strcmp(spec_shape(&q, "w"), "dropped") && !strcmp(spec_shape(&q, "e"), "dropped"));
+    }
+    spec_close(&q);
+
+    /* the dequantized matrix is also an output: it must exist, so the
+     * product reads it as a float matrix (bias and relu still fuse) */
+    CHECK(spec_open(&q, quant_text("g; t; w;"), NULL) == 0);
+    if (q.s) {
+        CHECK(berth_fuse(q.s, supports_quant, NULL) == 2);
+        CHECK(spec_count_op(q.s, "berth.matmulQuantized") == 0 && spec_count_op(q.s, "berth.matmulEpilogue") == 1);
+        CHECK(spec_count_op(q.s, "dequantizeLinear") == 1 && spec_count_op(q.s, "berth.gatherQuantized") == 1);
+    }
+    spec_close(&q);
+
+    /* a backend without the quantized ops: only the float epilogue */
+    CHECK(spec_open(&q, quant_text("g; t;"), NULL) == 0);
+    if (q.s) {
+        CHECK(berth_fuse(q.s, supports_but_quant, NULL) == 1);
+        CHECK(spec_count_op(q.s, "berth.matmulQuantized") == 0 && spec_count_op(q.s, "berth.gatherQuantized") == 0);
+        CHECK(spec_count_op(q.s, "dequantizeLinear") == 2);
+    }
+    spec_close(&q);
+}
+
 int main(void) {
     elementwise_groups();
     named_activations();
@@ -679,6 +763,7 @@ int main(void) {
     transformer_block();
     epilogue();
     epilogue_rank1();
+    quantized();
     attention();
     layer_norm();
     return check_exit();
