@@ -9,6 +9,7 @@
 #define BERTH_CPU_GEMM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* One MR x NR tile over kc steps: c = (acc ? c : 0) + a[MR rows, lda] @ b
  * (kc rows of NR floats, 64-byte aligned). Reads exactly MR rows of a. */
@@ -70,9 +71,34 @@ struct cpu_pool;
  * ldb, n x k when tb) rebuilt from its packed panels. */
 void cpu_gemm_unpack_b(const cpu_gemm_isa *isa, const float *packed, size_t ldb, int tb, size_t k, size_t n, float *b);
 
+/* A quantized right-hand side read in place, never widened as a whole:
+ * b [k, n] row-major of int8, uint8, int4 or uint4 (4-bit values two per
+ * byte, low nibble first), its value (b - zero) * scale, with zero (b's
+ * type) and scale [k / rows, n]: blocks of `rows` rows. */
+enum { CPU_Q_I8, CPU_Q_U8, CPU_Q_I4, CPU_Q_U4 };
+typedef struct cpu_gemm_qb {
+    int kind; /* CPU_Q_* */
+    const uint8_t *b, *zero;
+    const float *scale;
+    size_t rows;
+} cpu_gemm_qb;
+/* Rows [k0, k0 + kc) and columns [j0, j0 + w) of the dequantized b
+ * (n columns) into one panel of width nr, zeros past w (gemm_dequant.c). */
+void cpu_gemm_dequant_panel(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc, size_t j0, size_t w, size_t nr,
+                            float *dst);
+/* Row r of a quantized table [v, d] (blocks of `rows` values within a
+ * row, scale and zero [v, d / rows]) dequantized into d floats. */
+void cpu_dequant_row(const cpu_gemm_qb *q, size_t d, size_t r, float *dst);
+
 /* C = A @ Bpacked, then the epilogue; spread over the pool. */
 void cpu_gemm(struct cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_t k, const float *a,
               size_t lda, const float *bp, float *c, size_t ldc, const cpu_gemm_epi *epi);
+/* C = A @ B with B quantized: each task dequantizes the kc x nr slice
+ * of a panel it is about to use into a buffer on its stack, then runs
+ * the float kernel on it, so a slice is widened once per block of rows
+ * and the weights stay in their packed form. */
+void cpu_gemm_q(struct cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_t k, const float *a,
+                size_t lda, const cpu_gemm_qb *qb, float *c, size_t ldc, const cpu_gemm_epi *epi);
 /* The epilogue alone over rows [r0, r1) and columns [j0, j1) of c. */
 void cpu_gemm_epilogue(const cpu_gemm_epi *epi, float *c, size_t ldc, size_t r0, size_t r1, size_t j0, size_t j1);
 

@@ -199,7 +199,8 @@ static inline const cpu_opnd *cpu_out(const cpu_prep *c, uint32_t i) {
     X(slice) X(gather) X(expand) X(where) X(logical_not) X(reduce) X(pad)             \
     X(layer_norm) X(batch_norm) X(gemm) X(conv2d) X(pool2d) X(conv_transpose2d) X(resample2d)  \
     X(matmul_epilogue) X(attention) X(arg) X(cumsum) X(instance_norm) X(tile) X(triangular)              \
-    X(gather_elements) X(scatter_elements) X(quantize) X(dequantize) X(elementwise_program) X(conv2d_epilogue)
+    X(gather_elements) X(scatter_elements) X(quantize) X(dequantize) X(elementwise_program) X(conv2d_epilogue) \
+    X(matmul_quantized) X(gather_quantized)
 #define CPU_DECL_PREP(name) berth_status cpu_prep_##name(cpu_prep *c);
 CPU_OPS(CPU_DECL_PREP)
 #undef CPU_DECL_PREP

@@ -19,6 +19,16 @@ static berth_status check_quantize(const bk_node_ctx *c) {
     return bk_check_quant_int(c, 1, ints);
 }
 
+#define QINTS (BK_BIT(BERTH_DTYPE_I8) | U8 | BK_BIT(BERTH_DTYPE_I4) | BK_BIT(BERTH_DTYPE_U4))
+
+/* berth.matmulQuantized: b, input 1, is one of the quantized dtypes. */
+static berth_status check_matmul_quantized(const bk_node_ctx *c) {
+    berth_dtype t = bk_in(c, 1)->dtype;
+    if ((unsigned)t > 31u || !(BK_BIT(t) & QINTS))
+        return bk_refuse(c, "b: expected int8, uint8, int4 or uint4, found %s", bk_dtype_name(t));
+    return BERTH_OK;
+}
+
 static berth_status check_resample(const bk_node_ctx *c) {
     bk_resample r;
     return bk_param_resample(c, &r);
@@ -78,6 +88,8 @@ static const cpu_op ops[BERTH_OP_COUNT] = {
     [BERTH_OP_QUANTIZE_LINEAR] = {cpu_prep_quantize, {F32, check_quantize}},
     [BERTH_OP_DEQUANTIZE_LINEAR] = {cpu_prep_dequantize, {BK_BIT(BERTH_DTYPE_I8) | U8 | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32) | BK_BIT(BERTH_DTYPE_I4) | BK_BIT(BERTH_DTYPE_U4), NULL}},
     [BERTH_OP_MATMUL_EPILOGUE] = {cpu_prep_matmul_epilogue, {F32, NULL}},
+    [BERTH_OP_MATMUL_QUANTIZED] = {cpu_prep_matmul_quantized, {F32, check_matmul_quantized}},
+    [BERTH_OP_GATHER_QUANTIZED] = {cpu_prep_gather_quantized, {QINTS, NULL}},
     [BERTH_OP_ATTENTION] = {cpu_prep_attention, {F32, NULL}},
     [BERTH_OP_ELEMENTWISE] = {cpu_prep_elementwise_program, {F32, NULL}},
     [BERTH_OP_CONV2D_EPILOGUE] = {cpu_prep_conv2d_epilogue, {F32, NULL}},

@@ -20,6 +20,8 @@ static const cpu_gemm_isa isa_avx512 = {"avx512", 12, 32, 128, cpu_ukernel_avx51
 /* The largest mr * kc and mr * nr of any kernel above: the stack buffers. */
 #define EDGE_A 1536
 #define EDGE_C 384
+/* The largest kc * nr: one dequantized slice of a quantized B. */
+#define SLICE_FLOATS 4096
 
 const cpu_gemm_isa *cpu_gemm_select(const char *name, int *known) {
     *known = 1;
@@ -131,6 +133,7 @@ typedef struct gemm_job {
     const cpu_gemm_isa *isa;
     size_t m, n, k, lda, ldc;
     const float *a, *bp;
+    const cpu_gemm_qb *qb; /* set: B is quantized, bp unused */
     float *c;
     const cpu_gemm_epi *epi;
     size_t row_block, panel_group, n_row_blocks;
@@ -174,6 +177,7 @@ static void gemm_task(void *ctx, size_t t0, size_t t1) {
     const gemm_job *J = ctx;
     size_t mr = (size_t)J->isa->mr, nr = (size_t)J->isa->nr, kcmax = (size_t)J->isa->kc;
     size_t panels = (J->n + nr - 1) / nr;
+    float slice[SLICE_FLOATS] __attribute__((aligned(64)));
     for (size_t t = t0; t < t1; t++) {
         size_t i0 = (t % J->n_row_blocks) * J->row_block, i1 = i0 + J->row_block < J->m ? i0 + J->row_block : J->m;
         size_t p0 = (t / J->n_row_blocks) * J->panel_group, p1 = p0 + J->panel_group < panels ? p0 + J->panel_group : panels;
@@ -182,7 +186,11 @@ static void gemm_task(void *ctx, size_t t0, size_t t1) {
             int acc = k0 > 0;
             for (size_t pn = p0; pn < p1; pn++) {
                 size_t j0 = pn * nr, w = J->n - j0 < nr ? J->n - j0 : nr;
-                const float *bp = J->bp + j0 * J->k + k0 * nr;
+                const float *bp = slice;
+                if (J->qb)
+                    cpu_gemm_dequant_panel(J->qb, J->n, k0, kc, j0, w, nr, slice);
+                else
+                    bp = J->bp + j0 * J->k + k0 * nr;
                 for (size_t i = i0; i < i1; i += mr) {
                     const float *a = J->a + i * J->lda + k0;
                     float *c = J->c + i * J->ldc + j0;
@@ -199,8 +207,9 @@ static void gemm_task(void *ctx, size_t t0, size_t t1) {
     }
 }
 
-void cpu_gemm(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_t k, const float *a, size_t lda,
-              const float *bp, float *c, size_t ldc, const cpu_gemm_epi *epi) {
+static void gemm_run(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_t k, const float *a,
+                     size_t lda, const float *bp, const cpu_gemm_qb *qb, float *c, size_t ldc,
+                     const cpu_gemm_epi *epi) {
     if (m == 0 || n == 0) return;
     if (k == 0) {
         for (size_t i = 0; i < m; i++) memset(c + i * ldc, 0, sizeof(float) * n);
@@ -228,9 +237,20 @@ void cpu_gemm(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_
     if (max_group < 1) max_group = 1;
     if ((panels + groups - 1) / groups > max_group) groups = (panels + max_group - 1) / max_group;
     if (groups > panels) groups = panels;
-    gemm_job J = {.isa = isa, .m = m, .n = n, .k = k, .lda = lda, .ldc = ldc, .a = a, .bp = bp, .c = c, .epi = epi,
+    gemm_job J = {.isa = isa, .m = m, .n = n, .k = k, .lda = lda, .ldc = ldc, .a = a, .bp = bp, .qb = qb, .c = c, .epi = epi,
                   .row_block = row_tiles * mr, .n_row_blocks = n_rb};
     J.panel_group = (panels + groups - 1) / groups;
     size_t tasks = n_rb * ((panels + J.panel_group - 1) / J.panel_group);
     cpu_pool_for(tasks > 1 ? pool : NULL, tasks, 1, gemm_task, &J);
+}
+
+void cpu_gemm(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_t k, const float *a, size_t lda,
+              const float *bp, float *c, size_t ldc, const cpu_gemm_epi *epi) {
+    gemm_run(pool, isa, m, n, k, a, lda, bp, NULL, c, ldc, epi);
+}
+
+void cpu_gemm_q(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_t k, const float *a, size_t lda,
+                const cpu_gemm_qb *qb, float *c, size_t ldc, const cpu_gemm_epi *epi) {
+    _Static_assert(SLICE_FLOATS >= 128 * 32 && SLICE_FLOATS >= 256 * 16, "a kc x nr slice fits");
+    gemm_run(pool, isa, m, n, k, a, lda, NULL, qb, c, ldc, epi);
 }

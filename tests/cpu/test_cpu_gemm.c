@@ -2,8 +2,9 @@
  * reference: odd sizes (M, N, K off every tile and k block), batched
  * products folded into rows, every epilogue combination, threads 1 and
  * 2, and each instruction-set path this machine has (forced with the
- * `isa` option). Also: the packed panels are made once per weight and
- * shared by plans, counted in weights_bytes, and the option is checked. */
+ * `isa` option); the quantized product against its unfused graph. Also:
+ * the packed panels are made once per weight and shared by plans,
+ * counted in weights_bytes, and the option is checked. */
 #include "cpu_harness.h"
 
 static const char *isa_name;
@@ -112,6 +113,122 @@ static void test_epilogues(void) {
         for (int act = 0; act < 5; act++)
             for (int res_on = 0; res_on < 2; res_on++) check_product(2, 11, 70, 37, 1, bias_on, act, res_on);
     check_product(1, 130, 300, 70, 1, 1, 2, 1);
+}
+
+/* ---- quantized weights: berth.matmulQuantized against the unfused
+ * dequantizeLinear -> matmul -> add -> gelu -> add on this module, and
+ * both against a double reference; the weights stay at their packed size */
+
+static uint32_t q_seed = 12345u;
+static int q_next(int lo, int hi) {
+    q_seed = q_seed * 1664525u + 1013904223u;
+    return lo + (int)((q_seed >> 8) % (uint32_t)(hi - lo + 1));
+}
+
+/* n values of dtype t into vals, stored as uploaded (4-bit: two per byte). */
+static uint8_t *q_store(berth_dtype t, size_t n, int *vals, size_t *bytes) {
+    int lo = t == BERTH_DTYPE_I8 ? -128 : t == BERTH_DTYPE_I4 ? -8 : 0;
+    int hi = t == BERTH_DTYPE_I8 ? 127 : t == BERTH_DTYPE_U8 ? 255 : t == BERTH_DTYPE_I4 ? 7 : 15;
+    int packed = t == BERTH_DTYPE_I4 || t == BERTH_DTYPE_U4;
+    *bytes = packed ? (n + 1) / 2 : n;
+    uint8_t *p = calloc(*bytes ? *bytes : 1, 1);
+    for (size_t i = 0; i < n; i++) {
+        vals[i] = q_next(lo, hi);
+        if (packed) p[i / 2] |= (uint8_t)((vals[i] & 15) << (4 * (i % 2)));
+        else p[i] = (uint8_t)vals[i];
+    }
+    return p;
+}
+
+static void check_quantized(berth_dtype t, int64_t batch, int64_t m, int64_t k, int64_t n, int64_t g) {
+    size_t rows = (size_t)(batch * m), kn = (size_t)(k * n), gn = (size_t)(g * n);
+    int *bq = malloc(sizeof(int) * kn), *zq = malloc(sizeof(int) * gn);
+    size_t bb, zb;
+    uint8_t *bd = q_store(t, kn, bq, &bb), *zd = q_store(t, gn, zq, &zb);
+    float *sc = malloc(sizeof(float) * gn), *x = h_randf(rows * (size_t)k), *bias = h_randf((size_t)n);
+    float *r = h_randf(rows * (size_t)n), *y1 = calloc(rows * (size_t)n, 4), *y2 = calloc(rows * (size_t)n, 4);
+    for (size_t i = 0; i < gn; i++) sc[i] = 0.002f + 0.0001f * (float)q_next(0, 100);
+    double *ref = h_zeros(rows * (size_t)n);
+    int64_t block = k / g;
+    for (size_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0;
+            for (int64_t p = 0; p < k; p++) {
+                size_t bi = (size_t)((p / block) * n + j);
+                s += (double)x[i * (size_t)k + (size_t)p] * ((double)(bq[p * n + j] - zq[bi]) * sc[bi]);
+            }
+            s += bias[j];
+            ref[i * (size_t)n + (size_t)j] = 0.5 * s * (1.0 + erf(s / sqrt(2.0))) + r[i * (size_t)n + (size_t)j];
+        }
+    berth_upload_info info = {.struct_size = sizeof info, .n_tensors = 3, .total_bytes = bb + zb + 4 * gn,
+                              .largest_bytes = bb > 4 * gn ? bb : 4 * gn};
+    berth_weights *w = NULL;
+    berth_error err = {{0}};
+    int taken = 0;
+    CHECK(cpu.be->upload_begin(cpu.dev, &info, &w, &err) == BERTH_OK);
+    berth_weight_desc d0 = {.name = "q", .id = 0, .dtype = t, .rank = 2, .dims = {k, n}, .bytes = bb};
+    berth_weight_desc d1 = {.name = "s", .id = 1, .dtype = BERTH_DTYPE_F32, .rank = 2, .dims = {g, n}, .bytes = 4 * gn};
+    berth_weight_desc d2 = {.name = "z", .id = 2, .dtype = t, .rank = 2, .dims = {g, n}, .bytes = zb};
+    CHECK(cpu.be->upload_tensor(w, &d0, bd, 0, &taken, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_tensor(w, &d1, sc, 0, &taken, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_tensor(w, &d2, zd, 0, &taken, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_end(w, &err) == BERTH_OK);
+    for (int fused = 0; fused < 2; fused++) {
+        tgraph gr = {0};
+        uint32_t xi = tg_input(&gr, "x", BERTH_DTYPE_F32, 3, DIMS(batch, m, k));
+        uint32_t ri = tg_input(&gr, "r", BERTH_DTYPE_F32, 3, DIMS(batch, m, n));
+        uint32_t qi = tg_operand(&gr, "q", BERTH_OPERAND_WEIGHT, t, 2, DIMS(k, n));
+        uint32_t si = tg_operand(&gr, "s", BERTH_OPERAND_WEIGHT, BERTH_DTYPE_F32, 2, DIMS(g, n));
+        uint32_t zi = tg_operand(&gr, "z", BERTH_OPERAND_WEIGHT, t, 2, DIMS(g, n));
+        gr.ops[qi].weight = 0, gr.ops[si].weight = 1, gr.ops[zi].weight = 2;
+        uint32_t bi = tg_const(&gr, "bias", BERTH_DTYPE_F32, 1, DIMS(n), bias, sizeof(float) * (size_t)n);
+        uint32_t yi = tg_value(&gr, "y", BERTH_DTYPE_F32, 3, DIMS(batch, m, n));
+        if (fused) {
+            tg_node(&gr, "berth.matmulQuantized", 4, IDX(xi, qi, si, zi), 1, IDX(yi), 3,
+                    (berth_attr[]){A_OPND("bias", bi), A_STR("activation", "gelu"), A_OPND("residual", ri)});
+        } else {
+            uint32_t wd = tg_value(&gr, "wd", BERTH_DTYPE_F32, 2, DIMS(k, n));
+            uint32_t mm = tg_value(&gr, "mm", BERTH_DTYPE_F32, 3, DIMS(batch, m, n));
+            uint32_t ad = tg_value(&gr, "ad", BERTH_DTYPE_F32, 3, DIMS(batch, m, n));
+            uint32_t ge = tg_value(&gr, "ge", BERTH_DTYPE_F32, 3, DIMS(batch, m, n));
+            tg_node(&gr, "dequantizeLinear", 3, IDX(qi, si, zi), 1, IDX(wd), 0, NULL);
+            tg_node(&gr, "matmul", 2, IDX(xi, wd), 1, IDX(mm), 0, NULL);
+            tg_node(&gr, "add", 2, IDX(mm, bi), 1, IDX(ad), 0, NULL);
+            tg_node(&gr, "gelu", 1, IDX(ad), 1, IDX(ge), 0, NULL);
+            tg_node(&gr, "add", 2, IDX(ge, ri), 1, IDX(yi), 0, NULL);
+        }
+        tg_output(&gr, yi);
+        berth_status st = h_run_w(&gr, w, (void *[]){x, r}, (void *[]){fused ? y2 : y1}, &err);
+        CHECK(st == BERTH_OK);
+        if (st) fprintf(stderr, "  quantized %s: %s\n", fused ? "fused" : "unfused", err.msg);
+    }
+    char what[160];
+    snprintf(what, sizeof what, "%s quantized %s batch %lld m %lld k %lld n %lld blocks %lld", isa_name,
+             t == BERTH_DTYPE_I8 ? "int8" : t == BERTH_DTYPE_U8 ? "uint8" : t == BERTH_DTYPE_I4 ? "int4" : "uint4",
+             (long long)batch, (long long)m, (long long)k, (long long)n, (long long)g);
+    double tol = 1e-4 * sqrt((double)k);
+    h_close_tol(what, y2, ref, rows * (size_t)n, 1e-4, tol);
+    double *unfused = h_zeros(rows * (size_t)n);
+    for (size_t i = 0; i < rows * (size_t)n; i++) unfused[i] = y1[i];
+    h_close_tol(what, y2, unfused, rows * (size_t)n, 1e-4, tol);
+    /* after both plans ran, the weights are held as uploaded: no float copy */
+    CHECK(cpu.be->weights_bytes(w) == bb + zb + 4 * gn);
+    cpu.be->free_weights(w);
+    free(bq), free(zq), free(bd), free(zd), free(sc), free(x), free(bias), free(r), free(y1), free(y2), free(ref),
+        free(unfused);
+}
+
+static void test_quantized(void) {
+    /* {batch, m, k, n, blocks along k}: one row; tiles and k blocks cut
+     * off on every side; an odd count of 4-bit values (45 x 11); a k of
+     * 257 with one block; rows past the row block */
+    static const int64_t shapes[][5] = {{1, 1, 64, 33, 2},   {1, 3, 96, 37, 3},    {2, 5, 45, 11, 5},
+                                        {1, 25, 160, 67, 5}, {1, 130, 300, 70, 10}, {3, 7, 19, 45, 1},
+                                        {1, 200, 257, 97, 1}};
+    static const berth_dtype types[] = {BERTH_DTYPE_I8, BERTH_DTYPE_U8, BERTH_DTYPE_I4, BERTH_DTYPE_U4};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (size_t t = 0; t < 4; t++)
+            check_quantized(types[t], shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], shapes[i][4]);
 }
 
 /* Two plans on one weight share one packed copy, counted once. */
@@ -414,6 +531,7 @@ int main(void) {
             ran++;
             test_sizes();
             test_epilogues();
+            test_quantized();
             test_attention();
             test_layer_norm_rows();
             test_conv();
