@@ -66,6 +66,14 @@ void c_pool(oc_case *c, const char *op);
 void c_resample_nearest(oc_case *c, const char *op);
 void c_resample_linear(oc_case *c, const char *op);
 
+/* op_cases_quant.c: the quantized fused ops */
+void c_mmq_i8_epilogue(oc_case *c, const char *op);
+void c_mmq_u8_per_column(oc_case *c, const char *op);
+void c_mmq_i4_odd(oc_case *c, const char *op);
+void c_mmq_u4_deep(oc_case *c, const char *op);
+void c_gq_i8(oc_case *c, const char *op);
+void c_gq_u4_odd(oc_case *c, const char *op);
+
 /* op_cases_dtype.c: integer and float16 dtypes */
 void c_add_u8_wraps(oc_case *c, const char *op);
 void c_div_i8_edges(oc_case *c, const char *op);
