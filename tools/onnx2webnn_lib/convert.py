@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 
 from . import (bn_fold, fold, infer, ops_basic, ops_composed, ops_control, ops_einsum, ops_integer, ops_loss, ops_nn,
-               ops_rnn, ops_sample, ops_shape, ops_signal, ops_text)
+               ops_rnn, ops_sample, ops_shape, ops_signal, ops_text, quantize)
 from .core import DTYPES, Converter, Poisoned, Unsupported, attrs_of, elem_name, tensor_value
 
 OPS = {}
@@ -67,7 +67,7 @@ class ConversionError(Exception):
 
 
 class Result:
-    def __init__(self, text, weights, inputs, outputs, syms, folded_bn=0, folded_affine=0):
+    def __init__(self, text, weights, inputs, outputs, syms, folded_bn=0, folded_affine=0, quant=None, notes=()):
         self.text = text  # the .webnn file
         self.weights = weights  # [(name, ndarray)] for the .safetensors
         self.inputs = inputs  # [(onnx name, identifier)]
@@ -75,6 +75,10 @@ class Result:
         self.syms = syms  # {dyn name: max}
         self.folded_bn = folded_bn  # BatchNormalizations folded into their convolutions
         self.folded_affine = folded_affine  # Mul and Add by constants folded likewise
+        self.quant = quant  # quantize.State (counts and bytes) when weights were quantized
+        self.notes = list(notes)  # lines about weights that stayed float, and why
+        # what the archive's __metadata__ must carry
+        self.metadata = {quantize.PACKED_KEY: "1"} if quant and quant.count and quant.opts.bits == 4 else {}
 
 
 def _declare_inputs(cv, frozen):
@@ -194,12 +198,15 @@ def _outputs(cv):
     return outs
 
 
-def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freeze=None, fold_batchnorm=True):
+def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freeze=None, fold_batchnorm=True,
+            quant=None):
     """Returns a Result or raises ConversionError listing every problem.
     freeze: {graph input: ndarray} inputs turned into constants.
     fold_batchnorm: fold BatchNormalization, and Mul and Add by per-channel
     constants, into the Conv before them (bn_fold.py); the caller's model
-    is not changed."""
+    is not changed.
+    quant: a quantize.Options to store MatMul, Gemm and Gather weights
+    as blocks of 8- or 4-bit integers (quantize.py)."""
     freeze = dict(freeze or {})
     if fold_batchnorm and any(n.op_type in ("BatchNormalization", "Mul", "Add") for n in model.graph.node):
         model = copy.deepcopy(model)
@@ -220,6 +227,10 @@ def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freez
         cv.consts[k] = np.asarray(arr)
     folded_bn = bn_fold.fold(cv.model.graph, cv.consts) if fold_batchnorm else 0
     folded_affine = bn_fold.fold_affine(cv.model.graph, cv.consts) if fold_batchnorm else 0
+    notes = []
+    if quant is not None:
+        chosen, notes = quantize.plan(cv.model.graph, cv.consts, quant)
+        cv.quant = quantize.State(quant, chosen)
     inputs = _declare_inputs(cv, freeze)
     _walk(cv)
     outputs = _outputs(cv)
@@ -227,11 +238,13 @@ def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freez
         raise ConversionError(cv.errors)
     title = name or model.graph.name or "model"
     lines = ["# Converted from ONNX by tools/onnx2webnn (opset %d)." % cv.opset,
-             "webnn_graph %s v2 {" % json.dumps(title), "  inputs {"]
+             "webnn_graph %s v2%s {" % (json.dumps(title), " @quantized" if cv.quant and cv.quant.count else ""),
+             "  inputs {"]
     lines += cv.input_lines
     lines += ["  }", "  consts {"] + cv.const_lines + ["  }", "  nodes {"] + cv.node_lines + ["  }"]
     lines += ["  outputs { %s; }" % "; ".join(i for _, i in outputs), "}", ""]
-    return Result("\n".join(lines), cv.weights, inputs, outputs, dict(cv.syms), folded_bn, folded_affine)
+    return Result("\n".join(lines), cv.weights, inputs, outputs, dict(cv.syms), folded_bn, folded_affine,
+                  cv.quant, notes)
 
 
 def load(path):

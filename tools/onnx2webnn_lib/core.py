@@ -121,6 +121,7 @@ class Converter:
         self.shape_cache = {}  # identifier -> identifier of its shape()
         self.info = {}  # onnx name -> (elem_type or None, dims list or None)
         self.node = None
+        self.quant = None  # quantize.State when weights are quantized
         self._apply_input_shapes(input_shapes or {})
         self._infer()
 

@@ -3,6 +3,7 @@ products, softmax and resizing."""
 import numpy as np
 
 from . import ops_conv3d
+from . import quantize as weight_quant
 from .core import DTYPES, Ident, Unsupported, attrs_of, registry
 from .window import spatial
 
@@ -304,12 +305,22 @@ def layer_norm(cv, node):
 
 @op("MatMul")
 def matmul(cv, node):
-    cv.emit("matmul", [cv.inp(node, 0), cv.inp(node, 1)], outs=cv.out(node))
+    b = weight_quant.operand(cv, node, 1) or cv.inp(node, 1)
+    cv.emit("matmul", [cv.inp(node, 0), b], outs=cv.out(node))
 
 
 @op("Gemm")
 def gemm(cv, node):
     a = attrs_of(node)
+    b = weight_quant.operand(cv, node, 1)
+    if b is not None:
+        # quantize.plan took only alpha = 1, beta = 1 (or no C), transA = 0,
+        # and stored a transB weight transposed: A B + C
+        y = cv.emit("matmul", [cv.inp(node, 0), b], outs=None if cv.has(node, 2) else cv.out(node),
+                    hint=cv.out(node) + "_ab")
+        if cv.has(node, 2):
+            cv.emit("add", [y, cv.inp(node, 2)], outs=cv.out(node))
+        return
     opts = {"alpha": float(a.get("alpha", 1.0)), "beta": float(a.get("beta", 1.0)),
             "aTranspose": bool(a.get("transA", 0)), "bTranspose": bool(a.get("transB", 0))}
     if cv.has(node, 2):

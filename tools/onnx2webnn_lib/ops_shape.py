@@ -5,6 +5,7 @@ bucket."""
 import numpy as np
 
 from . import ops_composed
+from . import quantize as weight_quant
 from .core import Unsupported, attrs_of, registry, tensor_value
 
 OPS, op = registry()
@@ -217,7 +218,8 @@ def gather(cv, node):
         ident = cv.const(idx, cv.out(node) + "_indices")
     else:
         ident = cv.inp(node, 1)
-    cv.emit("gather", [cv.inp(node, 0), ident], {"axis": axis}, outs=cv.out(node))
+    table = weight_quant.operand(cv, node, 0) or cv.inp(node, 0)
+    cv.emit("gather", [table, ident], {"axis": axis}, outs=cv.out(node))
 
 
 @op("GatherElements")
