@@ -74,6 +74,14 @@ def bert(name, layers, hidden, heads, ffn, vocab=30522, seq=128, max_pos=512):
             "buckets": ["batch=1 seq=%d" % seq, "batch=8 seq=%d" % seq]}
 
 
+def quantized(m, q):
+    """Model m with its weights quantized by onnx2webnn --quantize q; the
+    peer still runs the float ONNX model, so the pairs compare the
+    quantized model's output with float32's."""
+    return dict(m, name="%s-%s" % (m["name"], q), base=m["name"], quantize=q,
+                about="%s; weights %s (onnx2webnn --quantize %s)" % (m["about"], q, q))
+
+
 def ocr_asset(name, asset, about, dims, dyn, buckets):
     """A model of the OCR package scripts/ocr-models unpacks, its input
     dims renamed (the export calls them p2o.DynamicDimension.N)."""
@@ -81,27 +89,33 @@ def ocr_asset(name, asset, about, dims, dyn, buckets):
             "buckets": buckets}
 
 
-FULL = [bert("bert-6x384", 6, 384, 12, 1536), bert("bert-12x768", 12, 768, 12, 3072),
-        {"name": "ppocr-v4-rec", "kind": "ocr", "unit": "lines/s",
-         "about": "PaddleOCR PP-OCRv4 recognizer (scripts/ocr-models)",
-         "buckets": ["batch=1 width=320", "batch=8 width=320"]},
+BERT_6, BERT_12 = bert("bert-6x384", 6, 384, 12, 1536), bert("bert-12x768", 12, 768, 12, 3072)
+REC = {"name": "ppocr-v4-rec", "kind": "ocr", "unit": "lines/s",
+       "about": "PaddleOCR PP-OCRv4 recognizer (scripts/ocr-models)",
+       "buckets": ["batch=1 width=320", "batch=8 width=320"]}
+FULL = [BERT_6, BERT_12,
+        REC,
         ocr_asset("ppocr-v4-det", "ch_PP-OCRv4_det_infer.onnx", "PaddleOCR PP-OCRv4 detector (DBNet)",
                   ["batch", None, "height", "width"], {"batch": 8, "height": 640, "width": 640},
                   ["batch=1 height=640 width=640", "batch=8 height=640 width=640"]),
         ocr_asset("ppocr-cls", "ch_ppocr_mobile_v2.0_cls_infer.onnx", "PaddleOCR text angle classifier",
                   ["batch", None, "height", "width"], {"batch": 8, "height": 48, "width": 192},
-                  ["batch=1 height=48 width=192", "batch=8 height=48 width=192"])]
-SMOKE = [bert("tiny", 2, 32, 2, 64, vocab=1000, seq=32, max_pos=64)]
+                  ["batch=1 height=48 width=192", "batch=8 height=48 width=192"]),
+        quantized(BERT_6, "int8"), quantized(BERT_6, "int4"), quantized(BERT_12, "int8"),
+        quantized(BERT_12, "int4"), quantized(REC, "int8"), quantized(REC, "int4")]
+TINY = bert("tiny", 2, 32, 2, 64, vocab=1000, seq=32, max_pos=64)
+SMOKE = [TINY, quantized(TINY, "int8")]
 
 
 def prepare_bert(m, models_dir):
-    onnx_path = os.path.join(models_dir, m["name"] + ".onnx")
+    base = m.get("base", m["name"])
+    onnx_path = os.path.join(models_dir, base + ".onnx")
     gen = os.path.join(BENCH, "gen_bert.py")
     if fresh(onnx_path, gen):
-        say("%s: generated model up to date" % m["name"])
+        say("%s: generated model up to date" % base)
     else:
-        say("%s: generating (%s)" % (m["name"], m["about"]))
-        run(["/usr/bin/python3", gen, onnx_path, "--name", m["name"].replace("-", "_")] + m["gen"])
+        say("%s: generating (%s)" % (base, m["about"]))
+        run(["/usr/bin/python3", gen, onnx_path, "--name", base.replace("-", "_")] + m["gen"])
     convert(m, onnx_path, models_dir)
 
 
@@ -120,17 +134,21 @@ def convert(m, onnx_path, models_dir):
         dyn = []
         for k, v in m["dyn"].items():
             dyn += ["--dyn", "%s=%d" % (k, v)]
-        run([conv, onnx_path, webnn + ".tmp", "--weights", weights] + dyn)
+        quant = ["--quantize", m["quantize"]] if m.get("quantize") else []
+        run([conv, onnx_path, webnn + ".tmp", "--weights", weights] + dyn + quant)
         os.replace(webnn + ".tmp", webnn)
     m.update(onnx=onnx_path, webnn=webnn, weights=weights)
 
 
-def prepare_ocr(m, build):
+def prepare_ocr(m, build, models_dir):
     cache = os.path.join(build, "cache")
     run([os.path.join(ROOT, "scripts", "ocr-models"), "--cache", cache], capture=False)
     ocr = os.path.join(os.path.abspath(cache), "ocr")
     m.update(onnx=os.path.join(ocr, "rec.onnx"), webnn=os.path.join(ocr, "rec.webnn"),
              weights=os.path.join(ocr, "rec.safetensors"))
+    if m.get("quantize"):  # its own conversion; the ONNX model stays the peer's
+        m["dyn"] = {"batch": 8, "width": 1280}  # as scripts/ocr-models converts it
+        convert(m, m["onnx"], models_dir)
 
 
 def prepare_asset(m, build, models_dir):
@@ -485,9 +503,57 @@ def write_report(path, info, results, loads, peer_name, runs, warmup, smoke):
              "its plan, and whatever the backend adds to the weights when planning (the plans table reads "
              "weight bytes after all runs, this one right after open). The onnxruntime process includes "
              "Node.js itself.\n")
+    quantized_section(L, results, loads)
     with open(path, "w") as f:
         f.write("\n".join(L))
     return chart
+
+
+def quantized_section(L, results, loads):
+    """Each quantized model beside its float32 one: weights on the device,
+    latency (from separate runs, so only roughly comparable), and its
+    output against the peer's float32 output on the same input."""
+    rows = [r for r in results if r["model"].get("quantize")]
+    if not rows:
+        return
+    plain = {(r["model"]["name"], r["threads"]): r for r in results if not r["model"].get("quantize")}
+    load_of = dict(loads)
+    L.append("## Quantized weights against float32\n")
+    L.append("| model | bucket | threads | berth median ms | float32 berth median ms | quantized / float32 | "
+             "weights MiB (float32 MiB, share) | max abs diff | mean abs diff | cosine similarity |")
+    L.append("|" + "---|" * 10)
+    for r in rows:
+        f = plain.get((r["model"]["base"], r["threads"]))
+        wq = r["json"]["weights_bytes"]
+        wf = f["json"]["weights_bytes"] if f else None
+        for bi, b in enumerate(r["json"]["buckets"]):
+            med = stats(b)["b_med"]
+            fmed = stats(f["json"]["buckets"][bi])["b_med"] if f else None
+            L.append("| %s | %s | %d | %.2f | %s | %s | %.1f (%s) | %s | %s | %s |" % (
+                r["model"]["name"], b["bucket"], r["threads"], ms(med), "%.2f" % ms(fmed) if fmed else "n/a",
+                "%.3f" % (med / fmed) if fmed else "n/a", mib(wq),
+                "%.1f, %.1f%%" % (mib(wf), 100.0 * wq / wf) if wf else "n/a",
+                "%.3g" % b["max_abs_diff"] if "max_abs_diff" in b else "n/a",
+                "%.3g" % b["mean_abs_diff"] if "mean_abs_diff" in b else "n/a",
+                "%.6f" % b["cosine"] if "cosine" in b else "n/a"))
+    L.append("\nWeights are quantized by `tools/onnx2webnn --quantize` (blocks of 32 along each matmul's "
+             "reduction axis and along embedding rows, symmetric, float32 scales) and computed from their "
+             "packed form (`berth.matmulQuantized`, `berth.gatherQuantized`). The differences compare berth's "
+             "first output with onnxruntime's on the float32 ONNX model, same input. Latency ratios come "
+             "from separate runs (each row's own pairs), so they carry the machine's noise.\n")
+    L.append("| model | berth peak RSS MiB | RSS growth while loading MiB | weights after open MiB | largest tensor MiB | "
+             "bound: weights + largest + 16 MiB |")
+    L.append("|" + "---|" * 6)
+    for r in rows:
+        ld = load_of.get(r["model"]["name"])
+        if not ld:
+            continue
+        inside = ld["berth"]
+        growth = (inside["peak_rss_open_kb"] - inside["rss_base_kb"]) / 1024.0
+        L.append("| %s | %.1f | %.1f | %.1f | %.1f | %.1f |" % (
+            r["model"]["name"], ld["berth_rss_kb"] / 1024.0, growth, mib(inside["weights_bytes"]),
+            mib(ld["largest_bytes"]), mib(inside["weights_bytes"] + ld["largest_bytes"]) + 16))
+    L.append("")
 
 
 def write_chart(png, chart, work):
@@ -582,7 +648,7 @@ def main(argv):
         elif m["kind"] == "asset":
             prepare_asset(m, build, os.path.join(out, "models"))
         else:
-            prepare_ocr(m, build)
+            prepare_ocr(m, build, os.path.join(out, "models"))
     info = machine()
     load_before = os.getloadavg()
     results, loads = [], []

@@ -31,6 +31,7 @@ typedef struct bucket_result {
     int runs;
     uint64_t *berth_ns, *peer_ns;
     double max_abs_diff, max_abs_ref;
+    double mean_abs_diff, cosine; /* of berth's output against the peer's, as vectors */
     int compared;
     op_time ops[MAX_OPS];
     int n_ops;
@@ -97,12 +98,16 @@ static berth_status compare(bench_peer *peer, const berth_tensor *out, const cha
     const float *mine = out->data;
     float buf[4096];
     size_t got;
-    double worst = 0, ref = 0;
+    double worst = 0, ref = 0, sum = 0, dot = 0, nm = 0, np = 0;
     while ((got = fread(buf, sizeof(float), sizeof buf / sizeof buf[0], f)) > 0) {
         for (size_t j = 0; j < got && total + j < n; j++) {
             double d = fabs((double)buf[j] - (double)mine[total + j]);
             if (isnan(d) || (!isnan(worst) && d > worst)) worst = d; /* a NaN stays */
             if (fabs((double)buf[j]) > ref) ref = fabs((double)buf[j]);
+            sum += d;
+            dot += (double)buf[j] * mine[total + j];
+            np += (double)buf[j] * buf[j];
+            nm += (double)mine[total + j] * mine[total + j];
         }
         total += got;
     }
@@ -115,6 +120,8 @@ static berth_status compare(bench_peer *peer, const berth_tensor *out, const cha
     }
     r->max_abs_diff = worst;
     r->max_abs_ref = ref;
+    r->mean_abs_diff = n ? sum / (double)n : 0;
+    r->cosine = np > 0 && nm > 0 ? dot / sqrt(np * nm) : 1.0;
     r->compared = 1;
     return BERTH_OK;
 }
@@ -226,8 +233,9 @@ static int write_json(const bench_pairs_opts *o, berth_executor *ex, const char 
         if (r->compared && isnan(r->max_abs_diff))
             fprintf(f, ",\n   \"max_abs_diff\": NaN, \"max_abs_ref\": %.9g", r->max_abs_ref);
         else if (r->compared)
-            fprintf(f, ",\n   \"max_abs_diff\": %.9g, \"max_abs_ref\": %.9g", r->max_abs_diff,
-                    r->max_abs_ref);
+            fprintf(f, ",\n   \"max_abs_diff\": %.9g, \"max_abs_ref\": %.9g, \"mean_abs_diff\": %.9g, "
+                       "\"cosine\": %.12g",
+                    r->max_abs_diff, r->max_abs_ref, r->mean_abs_diff, r->cosine);
         fprintf(f, ",\n   \"op_ns\": {");
         for (int k = 0; k < r->n_ops; k++) {
             fprintf(f, "%s", k ? ", " : "");
