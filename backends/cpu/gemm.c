@@ -224,7 +224,9 @@ static void gemm_run(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n
     size_t want = (double)m * (double)n * (double)k < 262144.0 ? 1 : (size_t)threads * 4;
     size_t row_tiles = tiles_m < 16 ? tiles_m : 16;
     size_t n_rb = (tiles_m + row_tiles - 1) / row_tiles;
-    if (n_rb < want && tiles_m > n_rb) {
+    /* A quantized B is widened once per row block: split its work by
+     * panel groups rather than rows. */
+    if (n_rb < want && tiles_m > n_rb && !qb) {
         size_t per = (tiles_m + want - 1) / want;
         if (per < 4) per = tiles_m < 4 ? tiles_m : 4;
         row_tiles = per < row_tiles ? per : row_tiles;
