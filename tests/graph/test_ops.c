@@ -40,12 +40,14 @@ int main(void) {
             CHECK(!berth_graph_op_known(t[i].name));
         }
     }
-    CHECK(webnn == 85 && fused == 4);
+    CHECK(webnn == 85 && fused == 6);
     CHECK(!berth_graph_op_known("matmull") && !berth_graph_op_known("") && !berth_graph_op_known(NULL));
     refused("berth.matmulEpilogue",
             "o.webnn:3:15: op 'berth.matmulEpilogue' is made by the engine's fusion passes and cannot be written in a graph file");
     refused("berth.attention",
             "o.webnn:3:15: op 'berth.attention' is made by the engine's fusion passes and cannot be written in a graph file");
+    refused("berth.matmulQuantized",
+            "o.webnn:3:15: op 'berth.matmulQuantized' is made by the engine's fusion passes and cannot be written in a graph file");
     refused("matmulEpilogue", "o.webnn:3:15: unknown op 'matmulEpilogue'");
     return check_exit();
 }
