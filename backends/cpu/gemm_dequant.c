@@ -34,10 +34,12 @@ CPU_CLONES static void dequant_run(const cpu_gemm_qb *q, size_t e, size_t ez, co
         if (e % 2 == 0 && ez % 2 == 0) {
             const uint8_t *restrict b = q->b + e / 2, *restrict z = q->zero + ez / 2;
             if (sgn)
+                /* (v ^ 8) - 8 sign-extends a nibble without shifting a
+                 * negative value, which C leaves undefined. */
                 for (; j + 2 <= w; j += 2) {
-                    int8_t bb = (int8_t)b[j / 2], zz = (int8_t)z[j / 2];
-                    out[j] = (float)(((int8_t)(bb << 4) >> 4) - ((int8_t)(zz << 4) >> 4)) * s[j];
-                    out[j + 1] = (float)((bb >> 4) - (zz >> 4)) * s[j + 1];
+                    int bb = b[j / 2], zz = z[j / 2];
+                    out[j] = (float)((((bb & 15) ^ 8) - 8) - (((zz & 15) ^ 8) - 8)) * s[j];
+                    out[j + 1] = (float)((((bb >> 4) ^ 8) - 8) - (((zz >> 4) ^ 8) - 8)) * s[j + 1];
                 }
             else
                 for (; j + 2 <= w; j += 2) {

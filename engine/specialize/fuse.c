@@ -93,7 +93,7 @@ berth_node fz_make_node(fuser *f, const char *op, const berth_node *last, uint32
     berth_attr *at = berth_arena_array(f->a, n_attrs + 1, sizeof(berth_attr));
     if (!ins || !at) return n;
     memcpy(ins, in, sizeof(uint32_t) * n_in);
-    memcpy(at, attrs, sizeof(berth_attr) * n_attrs);
+    if (n_attrs) memcpy(at, attrs, sizeof(berth_attr) * n_attrs);
     n.op = op;
     n.name = last->name;
     n.n_inputs = n_in;
