@@ -172,7 +172,7 @@ gpu_dispatch *gpu_emit_matmul(gpu_prep *c, uint32_t a, uint32_t b, uint32_t y, c
     X(logical_not) X(cast) X(softmax) X(reduce) X(transpose) X(slice) X(expand) X(tile) X(concat)    \
     X(split) X(gather) X(gather_elements) X(triangular) X(arg) X(cumsum) X(pad) X(conv2d)            \
     X(conv_transpose2d) X(pool2d) X(batch_norm) X(layer_norm) X(instance_norm) X(resample2d)         \
-    X(attention) X(scatter_elements) X(quantize) X(dequantize)
+    X(attention) X(scatter_elements) X(quantize) X(dequantize) X(matmul_quantized) X(gather_quantized)
 #define GPU_DECL_PREP(name) berth_status gpu_prep_##name(gpu_prep *c);
 GPU_OPS(GPU_DECL_PREP)
 #undef GPU_DECL_PREP

@@ -62,7 +62,7 @@ static berth_status word_type(gpu_prep *c, uint32_t *words) {
 }
 
 berth_status gpu_prep_triangular(gpu_prep *c) {
-    uint32_t words;
+    uint32_t words = 0;
     berth_status st = BERTH_OK;
     if (!st) st = word_type(c, &words);
     if (st) return st;
@@ -90,7 +90,7 @@ berth_status gpu_prep_triangular(gpu_prep *c) {
 }
 
 berth_status gpu_prep_gather_elements(gpu_prep *c) {
-    uint32_t words;
+    uint32_t words = 0;
     berth_status st = BERTH_OK;
     if (!st) st = word_type(c, &words);
     if (st) return st;
@@ -124,7 +124,7 @@ berth_status gpu_prep_gather_elements(gpu_prep *c) {
  * axis (a later duplicate wins, as on the cpu backend; the shader checks
  * later positions instead of racing). */
 berth_status gpu_prep_scatter_elements(gpu_prep *c) {
-    uint32_t words;
+    uint32_t words = 0;
     berth_status st = BERTH_OK;
     if (!st) st = word_type(c, &words);
     if (st) return st;

@@ -81,10 +81,14 @@ static uint32_t root_of(const berth_plan *p, uint32_t o) {
     return o;
 }
 
-/* The graph view has checked rank, dims and dtype already. */
+/* The graph view has checked rank, dims and dtype already. 4-bit
+ * operands are stored packed as uploaded, two values to a byte (ceil(n /
+ * 2) bytes); only the ops that take them apart by index (the quantized
+ * fused ops) read them (check_packed). */
 static berth_status describe_operand(const berth_operand *o, uint32_t idx, gpu_opnd *d, berth_error *err) {
-    size_t es = bk_dtype_size(o->dtype);
-    if (!es) {
+    int known;
+    size_t bytes = bk_dtype_bytes(o->dtype, bk_numel(o), &known);
+    if (!known) {
         bk_errf(err, GPU_BACKEND_NAME ": operand %u '%s': dtype %s is not stored by the " GPU_BACKEND_NAME " backend", idx,
                 o->name ? o->name : "?", bk_dtype_name(o->dtype));
         return BERTH_ERR_UNSUPPORTED;
@@ -96,10 +100,26 @@ static berth_status describe_operand(const berth_operand *o, uint32_t idx, gpu_o
     d->rank = o->rank;
     memcpy(d->dims, o->dims, sizeof d->dims);
     d->numel = bk_numel(o);
-    d->bytes = d->numel * es;
+    d->bytes = bytes;
     d->alias = GPU_NONE;
     d->first = INT64_MAX;
     d->last = -2;
+    return BERTH_OK;
+}
+
+/* 4-bit operands are read only by the ops that take them apart by index;
+ * the dtype rules of the host keep them from any other, and this keeps
+ * a graph that breaks those rules from reaching a kernel that reads
+ * words as floats. */
+static berth_status check_packed(const gpu_prep *c, berth_op_id id) {
+    if (id == BERTH_OP_MATMUL_QUANTIZED || id == BERTH_OP_GATHER_QUANTIZED) return BERTH_OK;
+    const berth_node *n = c->node;
+    for (uint32_t j = 0; j < n->n_inputs + n->n_outputs; j++) {
+        berth_dtype t = j < n->n_inputs ? bk_in(&c->bk, j)->dtype : bk_out(&c->bk, j - n->n_inputs)->dtype;
+        if (t == BERTH_DTYPE_I4 || t == BERTH_DTYPE_U4)
+            return bk_refuse(&c->bk, "%s operands are read only by berth.matmulQuantized and berth.gatherQuantized",
+                             bk_dtype_name(t));
+    }
     return BERTH_OK;
 }
 
@@ -109,6 +129,7 @@ static berth_status prepare_nodes(berth_plan *p, const berth_graph_desc *g, bert
         gpu_prep c = {.bk = {.g = g, .node = &g->nodes[k], .err = err}, .k = k, .plan = p};
         berth_op_id id;
         st = bk_node_op(&gpu_op_set, &c.bk, &id);
+        if (!st) st = check_packed(&c, id);
         if (!st) st = gpu_op_at(id)->prep(&c);
     }
     return st;

@@ -26,6 +26,9 @@ static const char *const minimum[] = {
     "gatherElements", "scatterElements", "expand", "squeeze", "unsqueeze", "pad constant", "pad reflection",
     "pad edge", "tile", "triangular upper", "triangular lower diagonal 1", "quantizeLinear uint8",
     "dequantizeLinear int8 blockwise", "berth.matmulEpilogue", "berth.attention",
+    "berth.matmulQuantized int8 three blocks bias gelu residual", "berth.matmulQuantized uint8 per column",
+    "berth.matmulQuantized int4 odd count bias relu", "berth.matmulQuantized uint4 deep residual",
+    "berth.gatherQuantized int8 int64 indices", "berth.gatherQuantized uint4 odd count int32 indices",
 };
 
 int main(void) {

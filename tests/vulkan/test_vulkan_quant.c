@@ -1,8 +1,10 @@
-/* scatterElements, quantizeLinear, dequantizeLinear and float16 casts on
- * the vulkan backend, against values known here and the cpu backend where
- * built: duplicate indices (the last wins), negative and int64 indices,
- * block-wise scales, rounding half to even, saturation, NaN, infinities
- * and subnormal halves. */
+/* scatterElements, quantizeLinear, dequantizeLinear, float16 casts and
+ * berth.matmulQuantized on int4 weights on the vulkan backend, against
+ * values known here and the cpu backend where built: duplicate indices
+ * (the last wins), negative and int64 indices, block-wise scales,
+ * rounding half to even, saturation, NaN, infinities and subnormal
+ * halves; 4-bit weights held packed (weights_bytes), and weights of
+ * other dtypes refused. */
 #include "vk_harness.h"
 
 static void test_scatter(void) {
@@ -112,12 +114,117 @@ static void test_half_casts(void) {
     }
 }
 
+/* berth.matmulQuantized with b and its zero points uploaded as int4
+ * weights, packed two to a byte: the device holds them as uploaded, so
+ * weights_bytes is their ceil(n / 2) bytes, rounded up only by the
+ * module's per-tensor alignment (upload_begin sizes its block as the
+ * announced bytes plus one 256-byte alignment per tensor; Vulkan caps
+ * minStorageBufferOffsetAlignment at 256), far below the 4 bytes a value
+ * a float copy would take. Shapes: an odd count with blocks of 11 (A
+ * read a float at a time, a last byte half used), and one whose rows
+ * fill whole words (A as vec4s). */
+static void check_int4_weight(int64_t batch, int64_t m, int64_t k, int64_t n, int64_t g, const char *act) {
+    size_t kn = (size_t)(k * n), gn = (size_t)(g * n), rows = (size_t)(batch * m);
+    size_t bb = (kn + 1) / 2, zb = (gn + 1) / 2;
+    int *bq = calloc(kn, sizeof *bq), *zq = calloc(gn, sizeof *zq);
+    uint8_t *bp = calloc(bb, 1), *zpk = calloc(zb, 1);
+    float *sc = h_randf(gn), *a = h_randf(rows * (size_t)k), *bias = h_randf((size_t)n);
+    float *got = calloc(rows * (size_t)n, sizeof *got);
+    double *ref = h_zeros(rows * (size_t)n);
+    for (size_t i = 0; i < kn + gn; i++) {
+        int v = (int)((h_rand() + 1.0) * 8.0) - 8; /* -8 .. 7 */
+        v = v < -8 ? -8 : v > 7 ? 7 : v;
+        uint8_t *p = i < kn ? bp : zpk;
+        size_t e = i < kn ? i : i - kn;
+        (i < kn ? bq : zq)[e] = v;
+        p[e / 2] |= (uint8_t)((v & 15) << (4 * (e % 2)));
+    }
+    for (size_t i = 0; i < gn; i++) sc[i] = 0.01f + 0.02f * (sc[i] + 1.0f);
+    int64_t block = k / g;
+    for (size_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0;
+            for (int64_t p = 0; p < k; p++) {
+                size_t bi = (size_t)((p / block) * n + j);
+                s += (double)a[r * (size_t)k + (size_t)p] * ((double)(bq[p * n + j] - zq[bi]) * sc[bi]);
+            }
+            s += bias[j];
+            ref[r * (size_t)n + (size_t)j] = !strcmp(act, "tanh") ? tanh(s) : s > 0 ? s : 0;
+        }
+
+    berth_upload_info info = {.struct_size = sizeof info, .n_tensors = 2, .total_bytes = bb + zb,
+                              .largest_bytes = bb > zb ? bb : zb};
+    berth_weight_desc d[2] = {
+        {.name = "b", .id = 0, .dtype = BERTH_DTYPE_I4, .rank = 2, .dims = {k, n}, .bytes = bb},
+        {.name = "zero", .id = 1, .dtype = BERTH_DTYPE_I4, .rank = 2, .dims = {g, n}, .bytes = zb},
+    };
+    void *data[2] = {bp, zpk};
+    berth_weights *w = NULL;
+    berth_error err = {{0}};
+    berth_status st = vk.be->upload_begin(vk.dev, &info, &w, &err);
+    for (uint32_t i = 0; i < 2 && !st; i++) {
+        int taken = 0;
+        st = vk.be->upload_tensor(w, &d[i], data[i], 0, &taken, &err);
+    }
+    if (!st) st = vk.be->upload_end(w, &err);
+    CHECK(st == BERTH_OK);
+    if (st) fprintf(stderr, "  int4 upload: %s\n", err.msg);
+    if (!st) {
+        uint64_t held = vk.be->weights_bytes(w);
+        CHECK(held >= bb + zb && held <= bb + zb + 2 * 256);
+        if (held < bb + zb || held > bb + zb + 2 * 256)
+            fprintf(stderr, "  int4 weights of %zu + %zu bytes hold %llu bytes\n", bb, zb, (unsigned long long)held);
+
+        tgraph gr = {0};
+        uint32_t ai = tg_input(&gr, "a", BERTH_DTYPE_F32, 3, DIMS(batch, m, k));
+        uint32_t bi = tg_operand(&gr, "b", BERTH_OPERAND_WEIGHT, BERTH_DTYPE_I4, 2, DIMS(k, n));
+        gr.ops[bi].weight = 0;
+        uint32_t zi = tg_operand(&gr, "zero", BERTH_OPERAND_WEIGHT, BERTH_DTYPE_I4, 2, DIMS(g, n));
+        gr.ops[zi].weight = 1;
+        uint32_t si = tg_const(&gr, "scale", BERTH_DTYPE_F32, 2, DIMS(g, n), sc, gn * sizeof(float));
+        uint32_t bo = tg_const(&gr, "bias", BERTH_DTYPE_F32, 2, DIMS(1, n), bias, (size_t)n * sizeof(float));
+        uint32_t yi = tg_value(&gr, "y", BERTH_DTYPE_F32, 3, DIMS(batch, m, n));
+        tg_node(&gr, "berth.matmulQuantized", 4, IDX(ai, bi, si, zi), 1, IDX(yi), 2,
+                (berth_attr[]){A_OPND("bias", bo), A_STR("activation", act)});
+        tg_output(&gr, yi);
+        st = mh_run(&vk, &gr, w, (void *const[]){a}, (void *const[]){got}, &err);
+        CHECK(st == BERTH_OK);
+        if (st) fprintf(stderr, "  matmulQuantized on int4 weights: %s\n", err.msg);
+        else h_close("matmulQuantized on int4 weights", got, ref, rows * (size_t)n);
+    }
+    vk.be->free_weights(w);
+    free(bq), free(zq), free(bp), free(zpk), free(sc), free(a), free(bias), free(got), free(ref);
+}
+
+/* b of a dtype the kernels do not unpack (float32, int32) is refused as
+ * unsupported, naming what is, so the engine keeps the node elsewhere. */
+static void test_matmul_quantized_refusals(void) {
+    const berth_dtype bad[2] = {BERTH_DTYPE_F32, BERTH_DTYPE_I32};
+    for (int i = 0; i < 2; i++) {
+        tgraph g = {0};
+        uint32_t ai = tg_input(&g, "a", BERTH_DTYPE_F32, 2, DIMS(2, 4));
+        uint32_t bi = tg_input(&g, "b", bad[i], 2, DIMS(4, 3)), si = tg_input(&g, "s", BERTH_DTYPE_F32, 2, DIMS(1, 3));
+        uint32_t zi = tg_input(&g, "z", bad[i], 2, DIMS(1, 3)), yi = tg_value(&g, "y", BERTH_DTYPE_F32, 2, DIMS(2, 3));
+        tg_node(&g, "berth.matmulQuantized", 4, IDX(ai, bi, si, zi), 1, IDX(yi), 0, NULL);
+        tg_output(&g, yi);
+        berth_graph_desc d = tg_desc(&g);
+        berth_error err = {{0}};
+        berth_status st = mh_supports(&vk, &d, 0, &err);
+        CHECK(st == BERTH_ERR_UNSUPPORTED && strstr(err.msg, "int4") != NULL);
+        if (st != BERTH_ERR_UNSUPPORTED) fprintf(stderr, "  matmulQuantized with %s b: status %d: %s\n",
+                                                 i ? "int32" : "float32", (int)st, err.msg);
+    }
+}
+
 int main(void) {
     h_start();
     test_scatter();
     test_half_casts();
     check_quant(BERTH_DTYPE_U8);
     check_quant(BERTH_DTYPE_I8);
+    check_int4_weight(2, 5, 33, 13, 3, "tanh");
+    check_int4_weight(1, 9, 64, 16, 4, "relu");
+    test_matmul_quantized_refusals();
     h_stop();
     return check_exit();
 }

@@ -19,6 +19,7 @@
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 8) in;
 #include "common.glsl"
+#include "epilogue.glsl"
 #if VA
 layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };
 #else
@@ -36,21 +37,6 @@ layout(std430, binding = 5) writeonly buffer Y { float y[]; };
 
 #define RM 8
 #define RN 8
-
-float erf_approx(float v) {
-    float s = sign(v), x = abs(v);
-    float t = 1.0 / (1.0 + 0.3275911 * x);
-    float p = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
-    return s * (1.0 - p * exp(-x * x));
-}
-
-float act(uint kind, float v) {
-    if (kind == 1u) return max(v, 0.0);
-    if (kind == 2u) return 0.5 * v * (1.0 + erf_approx(v * 0.70710678118654752));
-    if (kind == 3u) return 1.0 / (1.0 + exp(-v));
-    if (kind == 4u) return v > 15.0 ? 1.0 : (v < -15.0 ? -1.0 : tanh(v));
-    return v;
-}
 
 void main() {
     uint M = pc.u[0], N = pc.u[1], K = pc.u[2], batch = pc.u[3], brank = pc.u[4];
