@@ -48,19 +48,24 @@ static berth_status init_lanes(berth_executor *ex, berth_error *err) {
     return BERTH_OK;
 }
 
-/* Ask backend k about every node of lane 0 at its first bucket (unfused:
- * fusion happens per bucket at plan time), so a graph the device cannot
- * run is refused before any upload. The specialization is made once and
- * kept for the bucket's first plan. */
-static berth_status check_graph(berth_executor *ex, uint32_t k, berth_error *err) {
+/* Ask the backend about every node of lane 0 at its first bucket, so a
+ * graph the device cannot run is refused before any upload. Unfused
+ * first (fusion happens per bucket at plan time; the specialization is
+ * kept for the bucket's first plan); a node refused there may still run
+ * fused, as a 4-bit dequantizeLinear does inside berth.matmulQuantized
+ * on a backend that unpacks 4-bit values only there, so then the fused
+ * graph is asked too and the unfused refusal stands only if it fails. */
+static berth_status check_graph(berth_executor *ex, berth_error *err) {
     lane *ln = &ex->lanes[0];
     if (!ln->first_spec && !(ln->first_spec = berth_lane_specialize(ln, 0, err)))
         return BERTH_ERR_INVALID;
     const berth_spec *s = ln->first_spec;
     berth_status st = BERTH_OK;
     for (uint32_t i = 0; i < s->desc.n_nodes && st == BERTH_OK; i++)
-        st = berth_node_check(ex, k, ln->g->path, &s->desc, i, err);
-    return st;
+        st = berth_node_check(ex, 0, ln->g->path, &s->desc, i, err);
+    if (st != BERTH_ERR_UNSUPPORTED) return st;
+    berth_error fused_err;
+    return berth_check_fused(ex, ln, &fused_err) == BERTH_OK ? BERTH_OK : st;
 }
 
 /* Load, negotiate with and open backend `item` into slot b. BERTH_OK with
@@ -161,7 +166,7 @@ static berth_status open_first(berth_executor *ex, char items[][256], uint32_t n
                 st = init_lanes(ex, err);
                 if (st != BERTH_OK) return st;
             }
-            st = check_graph(ex, 0, &e);
+            st = check_graph(ex, &e);
             if (st == BERTH_OK) {
                 berth_logf(&ex->log, BERTH_LOG_INFO, "backend '%s' chosen (%s, device: %s)",
                            items[i], b->mod.path, b->device_name);

@@ -168,6 +168,9 @@ int berth_node_runs_on(berth_executor *ex, uint32_t k, const berth_graph_desc *d
 /* split = on, at open: mark in need (n_be x n_weights) the weights each
  * backend's subgraphs read in lane ln's first bucket, fused and not. */
 berth_status berth_split_weights(berth_executor *ex, lane *ln, uint8_t *need, berth_error *err);
+/* Whether lane ln's first bucket, fused, runs on the one backend (split
+ * = off): BERTH_OK, or why not. ln->first_spec is left as it was. */
+berth_status berth_check_fused(berth_executor *ex, lane *ln, berth_error *err);
 /* Prefix err's message with which subgraph of a split plan it is about
  * (its number, node count, first and last node); nothing for a plan of
  * one step. */

@@ -243,14 +243,21 @@ berth_status berth_split_weights(berth_executor *ex, lane *ln, uint8_t *need, be
     berth_spec *spec = ln->first_spec ? ln->first_spec : berth_lane_specialize(ln, 0, err);
     if (!spec) return BERTH_ERR_INVALID;
     if (keep) ln->first_spec = spec;
-    berth_status st = mark_weights(ex, ln, &spec->desc, need, err);
-    berth_spec *fused = st != BERTH_OK ? NULL : keep ? berth_lane_specialize(ln, 0, err) : spec;
-    if (st == BERTH_OK && !fused) st = BERTH_ERR_INVALID;
+    /* A node no backend takes unfused may be taken fused (a 4-bit
+     * dequantizeLinear inside berth.matmulQuantized): then the fused
+     * partition alone decides, and the unfused refusal stands if it
+     * fails too. */
+    berth_status unfused = mark_weights(ex, ln, &spec->desc, need, err), st = unfused;
+    berth_spec *fused = st != BERTH_OK && st != BERTH_ERR_UNSUPPORTED ? NULL
+                        : keep ? berth_lane_specialize(ln, 0, err) : spec;
+    if ((st == BERTH_OK || st == BERTH_ERR_UNSUPPORTED) && !fused) st = BERTH_ERR_INVALID;
     if (fused) {
         fuse_ctx fc = {ex, 0};
+        berth_error fe;
         berth_fuse(fused, backend_supports, &fc);
-        st = mark_weights(ex, ln, &fused->desc, need, err);
-        if (st == BERTH_ERR_UNSUPPORTED) st = BERTH_OK; /* the plan will unfuse what no backend takes */
+        st = mark_weights(ex, ln, &fused->desc, need, unfused == BERTH_OK ? err : &fe);
+        /* the plan will unfuse what no backend takes */
+        if (st != BERTH_OK && (st == BERTH_ERR_UNSUPPORTED || unfused != BERTH_OK)) st = unfused;
     }
     if (fused && fused != ln->first_spec) berth_spec_free(fused);
     if (!keep && spec != fused) berth_spec_free(spec);
@@ -301,6 +308,16 @@ static berth_spec *specialize_checked(berth_executor *ex, lane *ln, uint32_t b, 
         fc.disabled |= 1u << k;
         berth_spec_free(spec);
     }
+}
+
+berth_status berth_check_fused(berth_executor *ex, lane *ln, berth_error *err) {
+    berth_spec *unfused = ln->first_spec;
+    ln->first_spec = NULL; /* specialize afresh: the kept one stays unfused */
+    berth_status st;
+    berth_spec *spec = specialize_checked(ex, ln, 0, NULL, &st, err);
+    ln->first_spec = unfused;
+    if (spec) berth_spec_free(spec);
+    return st;
 }
 
 static size_t tensor_bytes(const berth_operand *o, int *ok) {

@@ -13,7 +13,12 @@
 static berth_backend table;
 static const berth_backend *cpu;
 
-static int runs(const char *op) { return !strcmp(op, "conv2d") || !strcmp(op, "matmul") || !strcmp(op, "add"); }
+/* berth.matmulQuantized counts as a matmul, one of quantized weights:
+ * dequantizeLinear alone it refuses, as a device that unpacks 4-bit
+ * weights only inside its matrix product would. */
+static int runs(const char *op) {
+    return !strcmp(op, "conv2d") || !strcmp(op, "matmul") || !strcmp(op, "add") || !strcmp(op, "berth.matmulQuantized");
+}
 
 static berth_status partial_supports_op(berth_device *dev, const char *op, berth_dtype dtype,
                                         berth_error *err) {

@@ -6,7 +6,10 @@
  *  - the subgraphs, the tensors crossing and their bytes are reported;
  *  - each backend holds only the weights its subgraphs read: a weight
  *    read on both is uploaded to both, one read on one only to it;
- *  - a node no backend of use runs names every backend's reason. */
+ *  - a node no backend of use runs names every backend's reason;
+ *  - a graph a backend runs only fused (an int4 dequantizeLinear it
+ *    takes only inside berth.matmulQuantized) opens and runs on it,
+ *    alone and split; one it runs in neither form is still refused. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,12 +237,75 @@ static void test_no_backend(slice_model *m) {
     berth_executor_close(ex);
 }
 
+/* y = matmul(x, dequantizeLinear(q, s, z)) + b: q int4 [4, 3] of 3s, scale
+ * 0.5 and zero point 1 per column in two blocks of rows, so every weight
+ * is 1 and y[r, j] = sum of row r + 0.25. The partial fixture refuses the
+ * dequantizeLinear node, and runs the fused berth.matmulQuantized. */
+static const char quant_graph[] =
+    "webnn_graph \"quant\" v2 {\n"
+    "  inputs { x: f32[2, 4]; }\n"
+    "  consts {\n"
+    "    q: i4[4, 3] @scalar(3);\n"
+    "    s: f32[2, 3] @scalar(0.5);\n"
+    "    z: i4[2, 3] @scalar(1);\n"
+    "    b: f32[3] @scalar(0.25);\n"
+    "  }\n"
+    "  nodes {\n"
+    "    w = dequantizeLinear(q, s, z);\n"
+    "    m = matmul(x, w);\n"
+    "    y = add(m, b);\n"
+    "  }\n"
+    "  outputs { y; }\n"
+    "}\n";
+
+static void test_fused_only(slice_model *m) {
+    char path[256];
+    slice_write_file(m, "quant.webnn", quant_graph, path, sizeof path);
+    slice_write_file(m, "neg.webnn", "webnn_graph \"r\" v2 {\n  inputs { x: f32[2, 4]; }\n"
+                     "  consts {\n    q: i4[4, 3] @scalar(3);\n    s: f32[2, 3] @scalar(0.5);\n"
+                     "    z: i4[2, 3] @scalar(1);\n  }\n  nodes {\n    w = dequantizeLinear(q, s, z);\n"
+                     "    m = matmul(x, w);\n    y = neg(m);\n  }\n  outputs { y; }\n}\n", path, sizeof path);
+    static const char *const inis[][2] = {
+        {"quant-alone.ini", "[model]\ngraph = quant.webnn\nweights = model.safetensors\n"
+                            "[backend]\nuse = " PARTIAL_MODULE "\n"},
+        {"quant-split.ini", "[model]\ngraph = quant.webnn\nweights = model.safetensors\n"
+                            "[backend]\nuse = " PARTIAL_MODULE "\nsplit = on\n"},
+    };
+    float x[8] = {1, 2, 3, 4, -1, 0.5f, 0, 2};
+    for (int i = 0; i < 2; i++) {
+        berth_error err;
+        berth_executor *ex = open_ini(m, inis[i][0], inis[i][1], BERTH_OK, &err);
+        if (!ex) continue;
+        CHECK(!strcmp(berth_executor_backend_at(ex, 0, NULL), "partial"));
+        berth_tensor in = {BERTH_DTYPE_F32, 2, {2, 4}, x, sizeof x, 0}, out;
+        memset(&out, 0, sizeof out);
+        berth_status st = berth_executor_run(ex, 0, &in, 1, &out, 1, NULL, &err);
+        CHECK(st == BERTH_OK);
+        if (st != BERTH_OK) fprintf(stderr, "%s: run: %s\n", inis[i][0], err.msg);
+        CHECK(out.bytes == sizeof(float) * 6);
+        if (st == BERTH_OK && out.bytes == sizeof(float) * 6)
+            for (int j = 0; j < 6; j++) {
+                const float want = j < 3 ? 10.25f : 1.75f;
+                CHECK(((const float *)out.data)[j] == want);
+            }
+        berth_tensor_release(&out);
+        berth_executor_close(ex);
+    }
+    /* neg runs on partial in neither form: the unfused refusal is given */
+    berth_error err;
+    berth_executor *ex = open_ini(m, "neg.ini", "[model]\ngraph = neg.webnn\nweights = model.safetensors\n"
+                                  "[backend]\nuse = " PARTIAL_MODULE "\n", BERTH_ERR_UNSUPPORTED, &err);
+    if (!ex) CHECK_CONTAINS(err.msg, "node 'w' (op dequantizeLinear");
+    berth_executor_close(ex);
+}
+
 int main(void) {
     slice_model m;
     if (slice_model_write(&m, 11)) return 1;
     test_slice_model(&m);
     test_shared_weight(&m);
     test_no_backend(&m);
+    test_fused_only(&m);
     slice_model_remove(&m);
     return check_exit();
 }

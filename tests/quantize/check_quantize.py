@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """Weight-only quantization in tools/onnx2webnn, end to end:
 
-    check_quantize.py --berth PATH --cpu PATH [--keep DIR]
+    check_quantize.py --berth PATH --cpu PATH [--vulkan PATH] [--keep DIR]
 
 Builds a small ONNX model (MatMul + Add, Gemm with transB, a Gather
 embedding feeding a MatMul, a weight two MatMuls share, and weights that
 must stay float), converts it in float and with --quantize int8 and int4,
 symmetric and --asymmetric, at --block 32 and 16, runs each with `berth run`
-on the cpu backend, and checks:
+on the cpu backend (and the vulkan one when given: the engine fuses the
+quantized matmuls and gathers, and each backend computes them from the
+packed weights), and checks:
   1. outputs equal a NumPy forward pass over weights dequantized by this
      script's own quantizer (which mirrors the tool's rules, independently
      written), and the archive holds exactly that quantizer's values;
@@ -154,10 +156,11 @@ def convert(work, tag, flags):
     return p.stdout + p.stderr, open(out).read() if p.returncode == 0 else ""
 
 
-def run(args, work, tag, x, ids):
+def run(args, work, tag, x, ids, module=None):
     ini = os.path.join(work, tag + ".ini")
     with open(ini, "w") as f:
-        f.write("[model]\ngraph = %s.webnn\nweights = %s.safetensors\n[backend]\nuse = %s\n" % (tag, tag, args.cpu))
+        f.write("[model]\ngraph = %s.webnn\nweights = %s.safetensors\n[backend]\nuse = %s\n"
+                % (tag, tag, module or args.cpu))
     np.save(os.path.join(work, "x.npy"), x)
     np.save(os.path.join(work, "ids.npy"), ids)
     out = os.path.join(work, tag + ".out.safetensors")
@@ -235,27 +238,29 @@ def case(args, work, w, fl, x, ids, bits, block, asym):
         check(ratio < (0.30 if bits == 8 else 0.18), "%s: %.3f of the float bytes" % (tag, ratio))
     check(os.path.getsize(os.path.join(work, tag + ".safetensors")) < os.path.getsize(
         os.path.join(work, "float.safetensors")), "%s: the archive is smaller than float's" % tag)
-    got = run(args, work, tag, x, ids)
-    if not got:
-        return
     want = forward(deq, x, ids)
-    for k, v in want.items():
-        if not check(k in got and got[k].shape == v.shape, "%s: output %s" % (tag, k)):
-            continue
-        rel = np.abs(got[k] - v).max() / np.abs(v).max()
-        check(rel <= 1e-4, "%s: %s differs from the dequantized reference by %.2g (relative)" % (tag, k, rel))
-        # close to float: int8 within 2% of the output's range, int4 within 25%
-        far = np.abs(got[k] - fl[k]).max() / np.abs(fl[k]).max()
-        check(far <= (0.02 if bits == 8 else 0.25), "%s: %s is %.3g (relative) from float" % (tag, k, far))
-        if k in ("m", "g", "a1"):
-            print("  %s: max |quantized - float| %.4g (%.3g of max |float|)"
-                  % (k, np.abs(got[k] - fl[k]).max(), far))
+    for be, module in [("cpu", args.cpu)] + ([("vulkan", args.vulkan)] if args.vulkan else []):
+        got = run(args, work, tag, x, ids, module)
+        for k, v in want.items() if got else ():
+            if not check(k in got and got[k].shape == v.shape, "%s on %s: output %s" % (tag, be, k)):
+                continue
+            rel = np.abs(got[k] - v).max() / np.abs(v).max()
+            check(rel <= 1e-4, "%s on %s: %s differs from the dequantized reference by %.2g (relative)"
+                  % (tag, be, k, rel))
+            # close to float: int8 within 2% of the output's range, int4 within 25%
+            far = np.abs(got[k] - fl[k]).max() / np.abs(fl[k]).max()
+            check(far <= (0.02 if bits == 8 else 0.25), "%s on %s: %s is %.3g (relative) from float"
+                  % (tag, be, k, far))
+            if k in ("m", "g", "a1") and be == "cpu":
+                print("  %s: max |quantized - float| %.4g (%.3g of max |float|)"
+                      % (k, np.abs(got[k] - fl[k]).max(), far))
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--berth", required=True)
     ap.add_argument("--cpu", required=True, help="the cpu backend module")
+    ap.add_argument("--vulkan", help="the vulkan backend module, to run the quantized models on it too")
     ap.add_argument("--keep", help="work in this folder and keep it")
     args = ap.parse_args()
     work = args.keep or tempfile.mkdtemp(prefix="berth-quant-")
