@@ -2,7 +2,7 @@
  * product and the quantized gather: each value is (q - zero) * scale of
  * its block, exactly dequantizeLinear's. The loops are written to
  * vectorize (cloned per instruction set); 4-bit rows that start on a byte
- * take the pairwise path, others the per-value one. */
+ * are split into bytes first, others are read a value at a time. */
 #include <string.h>
 
 #include "cpu_gemm.h"
@@ -14,52 +14,77 @@ static inline int nib(const uint8_t *p, size_t i, int sgn) {
     return sgn && v >= 8 ? v - 16 : v;
 }
 
-/* w values from element e of q (zero point element ez) with scales s. */
-CPU_CLONES static void dequant_run(const cpu_gemm_qb *q, size_t e, size_t ez, const float *restrict s, size_t w,
-                                   float *restrict out) {
-    switch (q->kind) {
-    case CPU_Q_I8: {
-        const int8_t *restrict b = (const int8_t *)q->b + e, *restrict z = (const int8_t *)q->zero + ez;
-        for (size_t j = 0; j < w; j++) out[j] = (float)(b[j] - z[j]) * s[j];
-        break;
-    }
-    case CPU_Q_U8: {
-        const uint8_t *restrict b = q->b + e, *restrict z = q->zero + ez;
-        for (size_t j = 0; j < w; j++) out[j] = (float)(b[j] - z[j]) * s[j];
-        break;
-    }
-    default: {
-        int sgn = q->kind == CPU_Q_I4;
-        size_t j = 0;
-        if (e % 2 == 0 && ez % 2 == 0) {
-            const uint8_t *restrict b = q->b + e / 2, *restrict z = q->zero + ez / 2;
-            if (sgn)
-                /* (v ^ 8) - 8 sign-extends a nibble without shifting a
-                 * negative value, which C leaves undefined. */
-                for (; j + 2 <= w; j += 2) {
-                    int bb = b[j / 2], zz = z[j / 2];
-                    out[j] = (float)((((bb & 15) ^ 8) - 8) - (((zz & 15) ^ 8) - 8)) * s[j];
-                    out[j + 1] = (float)((((bb >> 4) ^ 8) - 8) - (((zz >> 4) ^ 8) - 8)) * s[j + 1];
-                }
-            else
-                for (; j + 2 <= w; j += 2) {
-                    uint8_t bb = b[j / 2], zz = z[j / 2];
-                    out[j] = (float)((bb & 15) - (zz & 15)) * s[j];
-                    out[j + 1] = (float)((bb >> 4) - (zz >> 4)) * s[j + 1];
-                }
-        }
-        for (; j < w; j++) out[j] = (float)(nib(q->b, e + j, sgn) - nib(q->zero, ez + j, sgn)) * s[j];
-        break;
-    }
-    }
+/* The panel's rows come in blocks that share one row of zero points and
+ * scales: the zero points are widened to floats once per block, and each
+ * row is then ((float)q - zero) * scale, which equals dequantizeLinear's
+ * (q - zero) * scale because both differences are exact. A row is at
+ * most PANEL_MAX values (the widest kernel's nr), a slice at most
+ * SLICE_VALUES. */
+#define PANEL_MAX 32
+#define SLICE_VALUES 4096
+
+/* Zero points ez .. ez + w - 1 as floats. */
+static inline void zero_floats(const cpu_gemm_qb *q, size_t ez, size_t w, float *restrict zf) {
+    for (size_t j = 0; j < w; j++)
+        zf[j] = (float)(q->kind == CPU_Q_I8   ? ((const int8_t *)q->zero)[ez + j]
+                        : q->kind == CPU_Q_U8 ? q->zero[ez + j]
+                                              : nib(q->zero, ez + j, q->kind == CPU_Q_I4));
 }
 
-void cpu_gemm_dequant_panel(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc, size_t j0, size_t w, size_t nr,
-                            float *dst) {
+/* 4-bit values, low nibble first, split and interleaved 16 at a time
+ * with a vector shuffle (GCC and clang vector extensions; SSE2's
+ * punpcklbw on any x86-64), since compilers turn the same in scalar code
+ * into byte stores; (v ^ 8) - 8 sign-extends a nibble. Values e .. e +
+ * w - 1 into t, as bytes. */
+typedef uint8_t u8x16 __attribute__((vector_size(16)));
+typedef uint64_t u64x2 __attribute__((vector_size(16)));
+
+static inline void unpack4(const uint8_t *restrict b, size_t e, int sgn, size_t w, int8_t *restrict t) {
+    size_t j = 0;
+    if (e % 2 == 0)
+        for (; j + 16 <= w; j += 16) {
+            uint64_t bytes;
+            memcpy(&bytes, b + (e + j) / 2, 8);
+            u8x16 x = (u8x16)(u64x2){bytes, 0}; /* not through memory: a wider reload stalls */
+            u8x16 lo = x & 15, hi = x >> 4;
+            if (sgn) {
+                lo = (lo ^ 8) - 8;
+                hi = (hi ^ 8) - 8;
+            }
+            u8x16 v = __builtin_shufflevector(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+            memcpy(t + j, &v, 16);
+        }
+    for (; j < w; j++) t[j] = (int8_t)nib(b, e + j, sgn);
+}
+
+CPU_CLONES void cpu_gemm_dequant_panel(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc, size_t j0, size_t w,
+                                       size_t nr, float *dst) {
+    float zf[PANEL_MAX];
+    /* 4-bit rows are unpacked to bytes for the whole slice first: read
+     * right after their own stores, they would wait on each row. */
+    int8_t t[SLICE_VALUES];
+    if (q->kind == CPU_Q_I4 || q->kind == CPU_Q_U4)
+        for (size_t p = 0; p < kc; p++) unpack4(q->b, (k0 + p) * n + j0, q->kind == CPU_Q_I4, w, t + p * nr);
+    const float *restrict s = NULL;
+    size_t gz = SIZE_MAX;
     for (size_t p = 0; p < kc; p++) {
-        size_t k = k0 + p, g = k / q->rows;
-        float *row = dst + p * nr;
-        dequant_run(q, k * n + j0, g * n + j0, q->scale + g * n + j0, w, row);
+        size_t k = k0 + p, g = k / q->rows, e = k * n + j0;
+        float *restrict row = dst + p * nr;
+        if (g != gz) {
+            zero_floats(q, g * n + j0, w, zf);
+            s = q->scale + g * n + j0;
+            gz = g;
+        }
+        if (q->kind == CPU_Q_I8) {
+            const int8_t *restrict b = (const int8_t *)q->b + e;
+            for (size_t j = 0; j < w; j++) row[j] = ((float)b[j] - zf[j]) * s[j];
+        } else if (q->kind == CPU_Q_U8) {
+            const uint8_t *restrict b = q->b + e;
+            for (size_t j = 0; j < w; j++) row[j] = ((float)b[j] - zf[j]) * s[j];
+        } else {
+            const int8_t *restrict b = t + p * nr;
+            for (size_t j = 0; j < w; j++) row[j] = ((float)b[j] - zf[j]) * s[j];
+        }
         if (w < nr) memset(row + w, 0, sizeof(float) * (nr - w));
     }
 }

@@ -221,10 +221,11 @@ static void check_quantized(berth_dtype t, int64_t batch, int64_t m, int64_t k, 
 static void test_quantized(void) {
     /* {batch, m, k, n, blocks along k}: one row; tiles and k blocks cut
      * off on every side; an odd count of 4-bit values (45 x 11); a k of
-     * 257 with one block; rows past the row block */
+     * 257 with one block; rows past the row block; an even n of whole
+     * panels (every 4-bit row starts on a byte: the vector unpacking) */
     static const int64_t shapes[][5] = {{1, 1, 64, 33, 2},   {1, 3, 96, 37, 3},    {2, 5, 45, 11, 5},
                                         {1, 25, 160, 67, 5}, {1, 130, 300, 70, 10}, {3, 7, 19, 45, 1},
-                                        {1, 200, 257, 97, 1}};
+                                        {1, 200, 257, 97, 1}, {1, 9, 320, 96, 10}};
     static const berth_dtype types[] = {BERTH_DTYPE_I8, BERTH_DTYPE_U8, BERTH_DTYPE_I4, BERTH_DTYPE_U4};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         for (size_t t = 0; t < 4; t++)
