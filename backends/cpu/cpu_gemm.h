@@ -78,7 +78,7 @@ void cpu_gemm_unpack_b(const cpu_gemm_isa *isa, const float *packed, size_t ldb,
 enum { CPU_Q_I8, CPU_Q_U8, CPU_Q_I4, CPU_Q_U4 };
 typedef struct cpu_gemm_qb {
     int kind; /* CPU_Q_* */
-    const uint8_t *b, *zero;
+    const uint8_t *b, *zero; /* zero NULL: every zero point is 0 */
     const float *scale;
     size_t rows;
 } cpu_gemm_qb;

@@ -23,8 +23,12 @@ static inline int nib(const uint8_t *p, size_t i, int sgn) {
 #define PANEL_MAX 32
 #define SLICE_VALUES 4096
 
-/* Zero points ez .. ez + w - 1 as floats. */
+/* Zero points ez .. ez + w - 1 as floats (none: zeros). */
 static inline void zero_floats(const cpu_gemm_qb *q, size_t ez, size_t w, float *restrict zf) {
+    if (!q->zero) {
+        memset(zf, 0, sizeof(float) * w);
+        return;
+    }
     for (size_t j = 0; j < w; j++)
         zf[j] = (float)(q->kind == CPU_Q_I8   ? ((const int8_t *)q->zero)[ez + j]
                         : q->kind == CPU_Q_U8 ? q->zero[ez + j]
@@ -106,7 +110,8 @@ void cpu_dequant_row(const cpu_gemm_qb *q, size_t d, size_t r, float *dst) {
     size_t blocks = d / q->rows;
     for (size_t g = 0; g < blocks; g++) {
         size_t bi = r * blocks + g;
-        int z = q->kind == CPU_Q_I8   ? ((const int8_t *)q->zero)[bi]
+        int z = !q->zero               ? 0
+              : q->kind == CPU_Q_I8   ? ((const int8_t *)q->zero)[bi]
               : q->kind == CPU_Q_U8 ? q->zero[bi]
                                      : nib(q->zero, bi, q->kind == CPU_Q_I4);
         dequant_block(q, r * d + g * q->rows, z, q->scale[bi], q->rows, dst + g * q->rows);

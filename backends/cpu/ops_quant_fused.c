@@ -24,17 +24,19 @@ static int is_q(berth_dtype t) {
 }
 
 /* The weights, scale and zero point of a quantized node: q [r, c] with
- * scale and zero [g0, g1] of the same 2-D shape, blocks along the rows
- * (by_rows) or within them. Returns the block length in *rows. */
-static berth_status q_operands(cpu_prep *c, uint32_t qi, int by_rows, size_t *rows) {
-    const cpu_opnd *q = cpu_in(c, qi), *s = cpu_in(c, 2), *z = cpu_in(c, 3);
+ * scale and zero [g0, g1] of the same 2-D shape (zero, input 3, may be
+ * left out: all zeros), blocks along the rows (by_rows) or within them.
+ * Returns the block length in *rows and zero's operand (or CPU_NONE). */
+static berth_status q_operands(cpu_prep *c, uint32_t qi, int by_rows, size_t *rows, uint32_t *zero) {
+    const cpu_opnd *q = cpu_in(c, qi), *s = cpu_in(c, 2), *z = c->node->n_inputs > 3 ? cpu_in(c, 3) : NULL;
+    *zero = z ? c->node->inputs[3] : CPU_NONE;
     if (!is_q(q->dtype))
         return bk_refuse(&c->bk, "quantized weights: expected int8, uint8, int4 or uint4, found %s",
                          bk_dtype_name(q->dtype));
     if (q->rank != 2 || s->rank != 2 || s->dtype != BERTH_DTYPE_F32)
         return bk_fail(&c->bk, "expected 2-D weights and a 2-D float32 scale, found rank %u and %s rank %u", q->rank,
                        bk_dtype_name(s->dtype), s->rank);
-    if (z->dtype != q->dtype || z->rank != 2 || memcmp(z->dims, s->dims, sizeof(int64_t) * 2))
+    if (z && (z->dtype != q->dtype || z->rank != 2 || memcmp(z->dims, s->dims, sizeof(int64_t) * 2)))
         return bk_fail(&c->bk, "zeroPoint must have the weights' dtype %s and the scale's shape",
                        bk_dtype_name(q->dtype));
     int keep = by_rows ? 1 : 0, cut = 1 - keep;
@@ -50,7 +52,7 @@ static void mmq_exec(const cpu_node *nd, berth_plan *p) {
     cpu_gemm_qb qb = mp->qb;
     qb.b = cpu_ptr(p, mp->b);
     qb.scale = cpu_ptr(p, mp->scale);
-    qb.zero = cpu_ptr(p, mp->zero);
+    qb.zero = mp->zero != CPU_NONE ? cpu_ptr(p, mp->zero) : NULL;
     cpu_gemm_epi epi = {.act = mp->act, .ldr = mp->n};
     if (mp->bias != CPU_NONE) epi.bias = cpu_ptr(p, mp->bias);
     if (mp->residual != CPU_NONE) epi.res = cpu_ptr(p, mp->residual);
@@ -62,7 +64,7 @@ berth_status cpu_prep_matmul_quantized(cpu_prep *c) {
     mmq_params *mp = cpu_params(c, sizeof *mp);
     if (!mp) return BERTH_ERR_NOMEM;
     size_t rows = 1;
-    berth_status st = q_operands(c, 1, 1, &rows);
+    berth_status st = q_operands(c, 1, 1, &rows, &mp->zero);
     if (st) return st;
     const cpu_opnd *a = cpu_in(c, 0), *b = cpu_in(c, 1), *y = cpu_out(c, 0);
     if (a->dtype != BERTH_DTYPE_F32 || a->rank < 2 || a->dims[a->rank - 1] != b->dims[0])
@@ -74,7 +76,7 @@ berth_status cpu_prep_matmul_quantized(cpu_prep *c) {
     mp->n = (size_t)b->dims[1];
     mp->m = mp->k ? a->numel / mp->k : 0;
     mp->qb = (cpu_gemm_qb){.kind = q_kind(b->dtype), .rows = rows};
-    mp->b = c->node->inputs[1], mp->scale = c->node->inputs[2], mp->zero = c->node->inputs[3];
+    mp->b = c->node->inputs[1], mp->scale = c->node->inputs[2];
     st = bk_param_activation(&c->bk, &mp->act); /* in CPU_ACT_* order */
     if (!st) st = bk_opt_operand(&c->bk, "bias", &mp->bias);
     if (!st) st = bk_opt_operand(&c->bk, "residual", &mp->residual);
@@ -98,6 +100,7 @@ berth_status cpu_prep_matmul_quantized(cpu_prep *c) {
 
 typedef struct gq_params {
     size_t v, d, n_idx;
+    uint32_t zero;
     int wide; /* int64 indices */
     cpu_gemm_qb qb;
 } gq_params;
@@ -107,7 +110,7 @@ static void gq_exec(const cpu_node *nd, berth_plan *p) {
     cpu_gemm_qb qb = g->qb;
     qb.b = cpu_ptr(p, nd->in[0]);
     qb.scale = cpu_ptr(p, nd->in[2]);
-    qb.zero = cpu_ptr(p, nd->in[3]);
+    qb.zero = g->zero != CPU_NONE ? cpu_ptr(p, g->zero) : NULL;
     const void *idx = cpu_ptr(p, nd->in[1]);
     float *y = cpu_ptr(p, nd->out[0]);
     for (size_t i = 0; i < g->n_idx; i++) {
@@ -124,7 +127,7 @@ berth_status cpu_prep_gather_quantized(cpu_prep *c) {
     gq_params *g = cpu_params(c, sizeof *g);
     if (!g) return BERTH_ERR_NOMEM;
     size_t rows = 1;
-    berth_status st = q_operands(c, 0, 0, &rows);
+    berth_status st = q_operands(c, 0, 0, &rows, &g->zero);
     if (!st) st = bk_check_indices(&c->bk);
     if (st) return st;
     const cpu_opnd *t = cpu_in(c, 0), *ix = cpu_in(c, 1), *y = cpu_out(c, 0);

@@ -63,15 +63,15 @@ static const char *desc_of(const berth_operand *o, char *buf, size_t cap) {
     return buf;
 }
 
-/* Input 2, scale, is float32 [rows, cols] and input 3, zeroPoint, has
- * dtype t and the same shape. */
+/* Input 2, scale, is float32 [rows, cols] and input 3, zeroPoint, when
+ * given (absent: all zeros), has dtype t and the same shape. */
 static berth_status check_scale_zp(const bk_node_ctx *c, berth_dtype t, int64_t rows, int64_t cols) {
-    const berth_operand *s = bk_in(c, 2), *z = bk_in(c, 3);
+    const berth_operand *s = bk_in(c, 2), *z = c->node->n_inputs > 3 ? bk_in(c, 3) : NULL;
     char got[160];
     if (s->dtype != BERTH_DTYPE_F32 || s->rank != 2 || s->dims[0] != rows || s->dims[1] != cols)
         return bk_refuse(c, "scale: expected float32 [%lld, %lld], found %s", (long long)rows, (long long)cols,
                          desc_of(s, got, sizeof got));
-    if (z->dtype != t || z->rank != 2 || z->dims[0] != rows || z->dims[1] != cols)
+    if (z && (z->dtype != t || z->rank != 2 || z->dims[0] != rows || z->dims[1] != cols))
         return bk_refuse(c, "zeroPoint: expected %s [%lld, %lld] (the weights' dtype, scale's shape), found %s",
                          bk_dtype_name(t), (long long)rows, (long long)cols, desc_of(z, got, sizeof got));
     return BERTH_OK;
@@ -151,8 +151,9 @@ berth_status gpu_prep_matmul_quantized(gpu_prep *c) {
     int va = s.k % 4 == 0 && block % 4 == 0;
     gpu_dispatch *d = gpu_emit(c, va ? "matmul_q_a4" : "matmul_q");
     if (!d) return BERTH_ERR_NOMEM;
+    int zp = c->node->n_inputs > 3;
     d->n_bind = 7;
-    for (uint32_t i = 0; i < 4; i++) d->bind[i] = c->node->inputs[i];
+    for (uint32_t i = 0; i < 4; i++) d->bind[i] = i < 3 || zp ? c->node->inputs[i] : GPU_NONE;
     d->bind[4] = s.bias;
     d->bind[5] = s.res;
     d->bind[6] = c->node->outputs[0];
@@ -163,9 +164,10 @@ berth_status gpu_prep_matmul_quantized(gpu_prep *c) {
     d->pc[2] = (uint32_t)s.k;
     d->pc[3] = (uint32_t)block;
     d->pc[4] = s.k ? (uint32_t)s.g : 0u;
-    d->pc[5] = (s.bias != GPU_NONE ? 2u : 0u) | (s.res != GPU_NONE ? 4u : 0u) | ((uint32_t)s.act << 4);
+    d->pc[5] = (s.bias != GPU_NONE ? 2u : 0u) | (s.res != GPU_NONE ? 4u : 0u) | (zp ? 8u : 0u) |
+               ((uint32_t)s.act << 4);
     d->pc[6] = last_word(gpu_in(c, 1));
-    d->pc[7] = last_word(gpu_in(c, 3));
+    d->pc[7] = zp ? last_word(gpu_in(c, 3)) : 0u;
     /* as the matmul shaders: 8 x 8 blocks of y, 8 invocations a group */
     d->groups[0] = gpu_groups(((uint64_t)s.n + 7) / 8, 8);
     d->groups[1] = gpu_groups(s.rows, 8);
@@ -224,8 +226,9 @@ berth_status gpu_prep_gather_quantized(gpu_prep *c) {
     if (y->numel == 0) return BERTH_OK;
     gpu_dispatch *d = gpu_emit(c, "gather_q");
     if (!d) return BERTH_ERR_NOMEM;
+    int zp = c->node->n_inputs > 3;
     d->n_bind = 5;
-    for (uint32_t i = 0; i < 4; i++) d->bind[i] = c->node->inputs[i];
+    for (uint32_t i = 0; i < 4; i++) d->bind[i] = i < 3 || zp ? c->node->inputs[i] : GPU_NONE;
     d->bind[4] = c->node->outputs[0];
     d->n_spec = 1;
     d->spec[0] = (uint32_t)s.kind;
@@ -236,6 +239,7 @@ berth_status gpu_prep_gather_quantized(gpu_prep *c) {
     d->pc[4] = ix->dtype == BERTH_DTYPE_I64;
     d->pc[5] = (uint32_t)(s.d / s.g);
     d->pc[6] = (uint32_t)s.g;
+    d->pc[7] = (uint32_t)zp;
     d->groups[0] = gpu_groups(y->numel, 256);
     return BERTH_OK;
 }

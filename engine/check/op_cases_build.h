@@ -71,8 +71,10 @@ void c_mmq_i8_epilogue(oc_case *c, const char *op);
 void c_mmq_u8_per_column(oc_case *c, const char *op);
 void c_mmq_i4_odd(oc_case *c, const char *op);
 void c_mmq_u4_deep(oc_case *c, const char *op);
+void c_mmq_i4_no_zero(oc_case *c, const char *op);
 void c_gq_i8(oc_case *c, const char *op);
 void c_gq_u4_odd(oc_case *c, const char *op);
+void c_gq_i8_no_zero(oc_case *c, const char *op);
 
 /* op_cases_dtype.c: integer and float16 dtypes */
 void c_add_u8_wraps(oc_case *c, const char *op);

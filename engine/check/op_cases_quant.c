@@ -72,14 +72,22 @@ static double act_ref(const char *act, double v) {
     return v;
 }
 
+/* Zero points: drawn (zp_on), or absent from the node and all zero. */
+static const void *q_zero(berth_dtype t, size_t n, int zp_on, uint32_t seed, int *vals, size_t *bytes) {
+    if (zp_on) return q_ints(t, n, seed, vals, bytes);
+    memset(vals, 0, n * sizeof(int));
+    *bytes = 0;
+    return NULL;
+}
+
 /* y[batch, m, n] = act(a[batch, m, k] @ dequantize(b[k, n]) + bias) + res,
- * with g blocks along k; bias, act and res optional. */
+ * with g blocks along k; bias, act, res and the zero point optional. */
 static void mmq(oc_case *c, berth_dtype t, int64_t batch, int64_t m, int64_t k, int64_t n, int64_t g,
-                int bias_on, const char *act, int res_on, uint32_t seed) {
+                int bias_on, const char *act, int res_on, int zp_on, uint32_t seed) {
     size_t rows = (size_t)(batch * m), kn = (size_t)(k * n), gn = (size_t)(g * n);
     int *bq = q_alloc(kn * sizeof(int)), *zq = q_alloc(gn * sizeof(int));
     size_t bb, zb;
-    const void *bd = q_ints(t, kn, seed, bq, &bb), *zd = q_ints(t, gn, seed + 1, zq, &zb);
+    const void *bd = q_ints(t, kn, seed, bq, &bb), *zd = q_zero(t, gn, zp_on, seed + 1, zq, &zb);
     /* scales near 1/64 keep |y| of order one for any k here */
     const float *sc = q_floats(gn, seed + 2, 0.004f, 0.03f);
     const float *a = q_floats(rows * (size_t)k, seed + 3, -1.0f, 2.0f);
@@ -102,7 +110,7 @@ static void mmq(oc_case *c, berth_dtype t, int64_t batch, int64_t m, int64_t k, 
     uint32_t ai = in(c, "a", F32, 3, DIMS(batch, m, k), a);
     uint32_t bi = tg_const(&c->g, "b", t, 2, DIMS(k, n), bd, bb);
     uint32_t si = tg_const(&c->g, "scale", F32, 2, DIMS(g, n), sc, gn * sizeof(float));
-    uint32_t zi = tg_const(&c->g, "zero", t, 2, DIMS(g, n), zd, zb);
+    uint32_t zi = zp_on ? tg_const(&c->g, "zero", t, 2, DIMS(g, n), zd, zb) : 0;
     uint32_t ri = res_on ? in(c, "res", F32, 3, DIMS(batch, m, n), res) : 0;
     uint32_t bo = bias_on ? tg_const(&c->g, "bias", F32, 1, DIMS(n), bias, (size_t)n * sizeof(float)) : 0;
     uint32_t o = out_f(c, "y", 3, DIMS(batch, m, n), want);
@@ -111,32 +119,37 @@ static void mmq(oc_case *c, berth_dtype t, int64_t batch, int64_t m, int64_t k, 
     if (bias_on) at[na++] = A_OPND("bias", bo);
     if (act) at[na++] = A_STR("activation", act);
     if (res_on) at[na++] = A_OPND("residual", ri);
-    node(c, "berth.matmulQuantized", 4, IDX(ai, bi, si, zi), 1, IDX(o), na, at);
+    node(c, "berth.matmulQuantized", zp_on ? 4 : 3, IDX(ai, bi, si, zi), 1, IDX(o), na, at);
 }
 
 void c_mmq_i8_epilogue(oc_case *c, const char *op) {
     (void)op; /* three blocks of 32 along k, 37 columns: bias, gelu, residual */
-    mmq(c, I8, 2, 5, 96, 37, 3, 1, "gelu", 1, 11);
+    mmq(c, I8, 2, 5, 96, 37, 3, 1, "gelu", 1, 1, 11);
 }
 void c_mmq_u8_per_column(oc_case *c, const char *op) {
     (void)op; /* one block: a scale and zero point per column */
-    mmq(c, U8, 1, 13, 40, 19, 1, 0, NULL, 0, 23);
+    mmq(c, U8, 1, 13, 40, 19, 1, 0, NULL, 0, 1, 23);
 }
 void c_mmq_i4_odd(oc_case *c, const char *op) {
     (void)op; /* 45 x 11 = 495 values: the last byte holds one; blocks of 9 */
-    mmq(c, I4, 3, 7, 45, 11, 5, 1, "relu", 0, 37);
+    mmq(c, I4, 3, 7, 45, 11, 5, 1, "relu", 0, 1, 37);
 }
 void c_mmq_u4_deep(oc_case *c, const char *op) {
     (void)op; /* k = 160 crosses every kernel's k block; 25 rows, 67 columns */
-    mmq(c, U4, 1, 25, 160, 67, 5, 0, NULL, 1, 41);
+    mmq(c, U4, 1, 25, 160, 67, 5, 0, NULL, 1, 1, 41);
+}
+void c_mmq_i4_no_zero(oc_case *c, const char *op) {
+    (void)op; /* symmetric, as onnx2webnn writes it: no zeroPoint; 64 columns of whole panels */
+    mmq(c, I4, 1, 9, 128, 64, 4, 1, "tanh", 0, 0, 43);
 }
 
 /* y[idx..., d] = dequantize(table[v, d])[indices], g blocks per row. */
-static void gq(oc_case *c, berth_dtype t, int64_t v, int64_t d, int64_t g, berth_dtype it, uint32_t seed) {
+static void gq(oc_case *c, berth_dtype t, int64_t v, int64_t d, int64_t g, berth_dtype it, int zp_on,
+               uint32_t seed) {
     size_t vd = (size_t)(v * d), vg = (size_t)(v * g);
     int *tq = q_alloc(vd * sizeof(int)), *zq = q_alloc(vg * sizeof(int));
     size_t tb, zb;
-    const void *td = q_ints(t, vd, seed, tq, &tb), *zd = q_ints(t, vg, seed + 1, zq, &zb);
+    const void *td = q_ints(t, vd, seed, tq, &tb), *zd = q_zero(t, vg, zp_on, seed + 1, zq, &zb);
     const float *sc = q_floats(vg, seed + 2, 0.01f, 0.1f);
     static const int64_t idx64[6] = {3, 0, -1, 5, 5, 2};
     static const int32_t idx32[4] = {6, -7, 1, 4};
@@ -154,16 +167,20 @@ static void gq(oc_case *c, berth_dtype t, int64_t v, int64_t d, int64_t g, berth
     uint32_t ti = tg_const(&c->g, "table", t, 2, DIMS(v, d), td, tb);
     uint32_t ii = it == I64 ? in(c, "indices", I64, 2, DIMS(2, 3), idx64) : in(c, "indices", I32, 1, DIMS(4), idx32);
     uint32_t si = tg_const(&c->g, "scale", F32, 2, DIMS(v, g), sc, vg * sizeof(float));
-    uint32_t zi = tg_const(&c->g, "zero", t, 2, DIMS(v, g), zd, zb);
+    uint32_t zi = zp_on ? tg_const(&c->g, "zero", t, 2, DIMS(v, g), zd, zb) : 0;
     uint32_t o = it == I64 ? out_f(c, "y", 3, DIMS(2, 3, d), want) : out_f(c, "y", 2, DIMS(4, d), want);
-    node(c, "berth.gatherQuantized", 4, IDX(ti, ii, si, zi), 1, IDX(o), 0, NULL);
+    node(c, "berth.gatherQuantized", zp_on ? 4 : 3, IDX(ti, ii, si, zi), 1, IDX(o), 0, NULL);
 }
 
 void c_gq_i8(oc_case *c, const char *op) {
     (void)op; /* [10, 12] in blocks of 4, int64 indices [2, 3], one negative */
-    gq(c, I8, 10, 12, 3, I64, 53);
+    gq(c, I8, 10, 12, 3, I64, 1, 53);
+}
+void c_gq_i8_no_zero(oc_case *c, const char *op) {
+    (void)op; /* no zeroPoint: all zeros */
+    gq(c, I8, 10, 12, 3, I32, 0, 59);
 }
 void c_gq_u4_odd(oc_case *c, const char *op) {
     (void)op; /* [7, 9] = 63 values, the last byte half used; blocks of 3 */
-    gq(c, U4, 7, 9, 3, I32, 67);
+    gq(c, U4, 7, 9, 3, I32, 1, 67);
 }

@@ -135,6 +135,17 @@ static int quant_source(const fuser *f, uint32_t o, int by_rows) {
     return di;
 }
 
+/* The count of inputs of a quantized fused op whose zero point is operand
+ * z: 3 when z is a constant of all zeros (a symmetric quantization's), so
+ * the op leaves it out and no plan copies it; else 4. */
+static uint32_t quant_inputs(const fuser *f, uint32_t z) {
+    const berth_operand *o = opnd(f, z);
+    if (o->kind != BERTH_OPERAND_CONSTANT || (o->bytes && !o->data)) return 4;
+    for (size_t i = 0; i < o->bytes; i++)
+        if (((const uint8_t *)o->data)[i]) return 4;
+    return 3;
+}
+
 /* A matmul, with the bias, activation and residual after it, into
  * berth.matmulEpilogue (which needs the bias) or, when b is a quantized
  * weight dequantized for this matmul alone, berth.matmulQuantized. */
@@ -198,7 +209,8 @@ static int try_epilogue(fuser *f, uint32_t mi, int want_epi, int want_quant) {
     if (di >= 0) {
         const berth_node *d = &f->nodes[di];
         uint32_t ins[4] = {mm->inputs[0], d->inputs[0], d->inputs[1], d->inputs[2]};
-        fused = fz_make_node(f, "berth.matmulQuantized", &f->nodes[chain[n - 1]], 4, ins, na, at);
+        fused = fz_make_node(f, "berth.matmulQuantized", &f->nodes[chain[n - 1]], quant_inputs(f, d->inputs[2]),
+                             ins, na, at);
     } else {
         fused = fz_make_node(f, "berth.matmulEpilogue", &f->nodes[chain[n - 1]], 2, mm->inputs, na, at);
     }
@@ -218,7 +230,7 @@ static int try_gather_quantized(fuser *f, uint32_t gi) {
     if (!f->supports(f->ctx, "berth.gatherQuantized", opnd(f, d->inputs[0])->dtype)) return 0;
     uint32_t ins[4] = {d->inputs[0], g->inputs[1], d->inputs[1], d->inputs[2]};
     int32_t chain[2] = {di, (int32_t)gi};
-    berth_node fused = fz_make_node(f, "berth.gatherQuantized", g, 4, ins, 0, NULL);
+    berth_node fused = fz_make_node(f, "berth.gatherQuantized", g, quant_inputs(f, d->inputs[2]), ins, 0, NULL);
     if (!fused.op) return -1;
     return fz_replace(f, chain, 2, fused);
 }

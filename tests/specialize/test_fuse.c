@@ -685,13 +685,14 @@ static int supports_but_quant(void *ctx, const char *op, berth_dtype t) {
     return supports_all(ctx, op, t) && strcmp(op, "berth.matmulQuantized") && strcmp(op, "berth.gatherQuantized");
 }
 
-static const char *quant_text(const char *outputs) {
+/* zero: how the zero points are declared ("" weights, or a constant) */
+static const char *quant_text(const char *outputs, const char *zero) {
     static char buf[2048];
     snprintf(buf, sizeof buf,
              "webnn_graph \"q\" v2 {\n"
              "  inputs { x: f32[2, 3, 8]; ids: i64[2, 3]; }\n"
-             "  consts { Wq: i4[8, 5]; Ws: f32[2, 5]; Wz: i4[2, 5]; b: f32[5];\n"
-             "           Eq: i8[10, 8]; Es: f32[10, 4]; Ez: i8[10, 4]; }\n"
+             "  consts { Wq: i4[8, 5]; Ws: f32[2, 5]; Wz: i4[2, 5]%s; b: f32[5];\n"
+             "           Eq: i8[10, 8]; Es: f32[10, 4]; Ez: i8[10, 4]%s; }\n"
              "  nodes {\n"
              "    w = dequantizeLinear(Wq, Ws, Wz);\n"
              "    m = matmul(x, w);\n"
@@ -702,13 +703,13 @@ static const char *quant_text(const char *outputs) {
              "  }\n"
              "  outputs { %s }\n"
              "}\n",
-             outputs);
+             zero, zero, outputs);
     return buf;
 }
 
 static void quantized(void) {
     spec_case q;
-    CHECK(spec_open(&q, quant_text("g; t;"), NULL) == 0);
+    CHECK(spec_open(&q, quant_text("g; t;", ""), NULL) == 0);
     if (q.s) {
         CHECK(berth_fuse(q.s, supports_quant, NULL) == 2);
         check_well_formed(q.s);
@@ -735,9 +736,24 @@ static void quantized(void) {
     }
     spec_close(&q);
 
+    /* zero points that are constant zeros (symmetric quantization) are
+     * left out of the fused ops, so no plan holds them; non-zero ones
+     * stay */
+    const char *zeros[2] = {" @scalar(0)", " @scalar(1)"};
+    for (int z = 0; z < 2; z++) {
+        CHECK(spec_open(&q, quant_text("g; t;", zeros[z]), NULL) == 0);
+        if (!q.s) continue;
+        CHECK(berth_fuse(q.s, supports_quant, NULL) == 2);
+        check_well_formed(q.s);
+        const berth_node *m = find_node(q.s, "berth.matmulQuantized"), *g = find_node(q.s, "berth.gatherQuantized");
+        CHECK(m && m->n_inputs == (z ? 4u : 3u) && g && g->n_inputs == (z ? 4u : 3u));
+        CHECK(!strcmp(spec_shape(&q, "Wz"), z ? "i4[2, 5]" : "dropped"));
+        spec_close(&q);
+    }
+
     /* the dequantized matrix is also an output: it must exist, so the
      * product reads it as a float matrix (bias and relu still fuse) */
-    CHECK(spec_open(&q, quant_text("g; t; w;"), NULL) == 0);
+    CHECK(spec_open(&q, quant_text("g; t; w;", ""), NULL) == 0);
     if (q.s) {
         CHECK(berth_fuse(q.s, supports_quant, NULL) == 2);
         CHECK(spec_count_op(q.s, "berth.matmulQuantized") == 0 && spec_count_op(q.s, "berth.matmulEpilogue") == 1);
@@ -746,7 +762,7 @@ static void quantized(void) {
     spec_close(&q);
 
     /* a backend without the quantized ops: only the float epilogue */
-    CHECK(spec_open(&q, quant_text("g; t;"), NULL) == 0);
+    CHECK(spec_open(&q, quant_text("g; t;", ""), NULL) == 0);
     if (q.s) {
         CHECK(berth_fuse(q.s, supports_but_quant, NULL) == 1);
         CHECK(spec_count_op(q.s, "berth.matmulQuantized") == 0 && spec_count_op(q.s, "berth.gatherQuantized") == 0);

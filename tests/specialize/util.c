@@ -44,6 +44,8 @@ static const char *dname(berth_dtype t) {
     case BERTH_DTYPE_U64: return "u64";
     case BERTH_DTYPE_I8: return "i8";
     case BERTH_DTYPE_U8: return "u8";
+    case BERTH_DTYPE_I4: return "i4";
+    case BERTH_DTYPE_U4: return "u4";
     default: return "?";
     }
 }

@@ -6,7 +6,8 @@
 // negative one counts from the end and one out of range is clamped, as
 // in gather.comp. One invocation per output value.
 // pc: 0 n (output values), 1 D, 2 index count, 3 V, 4 int64 indices,
-//     5 block (values per scale), 6 G (scales per row).
+//     5 block (values per scale), 6 G (scales per row), 7 zp given (else
+//     every zero point is 0).
 layout(local_size_x = 256) in;
 #include "common.glsl"
 #include "packed.glsl"
@@ -33,7 +34,7 @@ void main() {
         if (v < 0) v += extent;
         uint r = uint(clamp(v, 0, extent - 1));
         uint qe = r * D + d, ze = r * G + d / block;
-        int x = packed_at(q[packed_word(qe)], qe) - packed_at(zp[packed_word(ze)], ze);
+        int x = packed_at(q[packed_word(qe)], qe) - (pc.u[7] != 0u ? packed_at(zp[packed_word(ze)], ze) : 0);
         y[e] = float(x) * scale[ze];
     }
 }

@@ -12,8 +12,8 @@
 // stored; rows past R read the last row. VA needs K and block to be
 // multiples of 4 (the planner checks).
 // pc: 0 R, 1 N, 2 K, 3 block (rows of q per row of scale), 4 G (blocks;
-//     0 when K is 0), 5 flags (2 bias, 4 residual, act << 4), 6 last word
-//     of q, 7 last word of zp.
+//     0 when K is 0), 5 flags (2 bias, 4 residual, 8 zp given (else every
+//     zero point is 0), act << 4), 6 last word of q, 7 last word of zp.
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 8) in;
 #include "common.glsl"
@@ -79,7 +79,8 @@ void main() {
             for (uint g = 0u; g < G; g++) {
                 float s[RN], z[RN];
                 [[unroll]] for (uint j = 0u; j < RN; j++) s[j] = scale[g * N + min(c0 + j, N - 1u)];
-                zp8(g * N + c0, z);
+                if ((flags & 8u) != 0u) zp8(g * N + c0, z);
+                else [[unroll]] for (uint j = 0u; j < RN; j++) z[j] = 0.0;
                 uint k1 = (g + 1u) * block;
 #if VA
                 for (uint k = g * block; k < k1; k += 4u) {
