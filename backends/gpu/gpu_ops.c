@@ -19,7 +19,7 @@
 /* Arithmetic: float32, float16 and every integer dtype. */
 #define ARITH (F32 | BK_BIT(BERTH_DTYPE_F16) | BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_U8) | \
                BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32) | BK_BIT(BERTH_DTYPE_I64) | BK_BIT(BERTH_DTYPE_U64))
-/* The quantized fused ops' integer weights, read packed. */
+/* Integer weights read packed: the quantized fused ops', dequantizeLinear's. */
 #define PACKED_INTS (BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I4) | BK_BIT(BERTH_DTYPE_U4))
 #define VIEWS (WORDS | BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_F16))
 
@@ -96,7 +96,7 @@ static const gpu_op ops[BERTH_OP_COUNT] = {
     [BERTH_OP_ATTENTION] = {gpu_prep_attention, {F32, check_attention}},
     [BERTH_OP_SCATTER_ELEMENTS] = {gpu_prep_scatter_elements, {WORDS, check_indexed}},
     [BERTH_OP_QUANTIZE_LINEAR] = {gpu_prep_quantize, {F32, check_quantize}},
-    [BERTH_OP_DEQUANTIZE_LINEAR] = {gpu_prep_dequantize, {BK_BIT(BERTH_DTYPE_I8) | BK_BIT(BERTH_DTYPE_U8) | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32), check_fits_half}},
+    [BERTH_OP_DEQUANTIZE_LINEAR] = {gpu_prep_dequantize, {PACKED_INTS | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32), check_fits_half}},
     [BERTH_OP_MATMUL_QUANTIZED] = {gpu_prep_matmul_quantized, {F32, gpu_check_matmul_quantized}},
     [BERTH_OP_GATHER_QUANTIZED] = {gpu_prep_gather_quantized, {PACKED_INTS, gpu_check_gather_quantized}},
 };

@@ -2,7 +2,7 @@
  * the cpu backend: scale and zero point are right-aligned against the
  * input, each of their dims divides the input's, and element i of a dim
  * reads block i / (input dim / scale dim). The integer side is int8,
- * uint8, int32 or uint32.
+ * uint8, int32 or uint32, and for dequantizeLinear int4 or uint4 too.
  *
  * The engine's quantized fused ops, berth.matmulQuantized and
  * berth.gatherQuantized: their weights stay packed on the device as
@@ -20,7 +20,12 @@ static berth_status quant(gpu_prep *c, int quantize) {
     bk_quant q;
     bk_param_quant(&c->bk, quantize, &q);
     berth_dtype qt = q.qtype;
-    int kind = qt == BERTH_DTYPE_I8 ? 0 : qt == BERTH_DTYPE_U8 ? 1 : qt == BERTH_DTYPE_I32 ? 2 : 3;
+    int kind = qt == BERTH_DTYPE_I8    ? 0
+               : qt == BERTH_DTYPE_U8  ? 1
+               : qt == BERTH_DTYPE_I32 ? 2
+               : qt == BERTH_DTYPE_U32 ? 3
+               : qt == BERTH_DTYPE_I4  ? 4
+                                       : 5;
     if (x->numel == 0) return BERTH_OK;
     gpu_dispatch *d = gpu_emit(c, "quantize");
     if (!d) return BERTH_ERR_NOMEM;

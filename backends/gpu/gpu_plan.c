@@ -107,17 +107,17 @@ static berth_status describe_operand(const berth_operand *o, uint32_t idx, gpu_o
     return BERTH_OK;
 }
 
-/* 4-bit operands are read only by the ops that take them apart by index;
- * the dtype rules of the host keep them from any other, and this keeps
- * a graph that breaks those rules from reaching a kernel that reads
- * words as floats. */
+/* 4-bit operands are read only by the ops that take them apart by index
+ * (the quantized fused ops and dequantizeLinear); this keeps any other
+ * from a kernel that reads words as floats, or writing them. */
 static berth_status check_packed(const gpu_prep *c, berth_op_id id) {
-    if (id == BERTH_OP_MATMUL_QUANTIZED || id == BERTH_OP_GATHER_QUANTIZED) return BERTH_OK;
+    if (id == BERTH_OP_MATMUL_QUANTIZED || id == BERTH_OP_GATHER_QUANTIZED || id == BERTH_OP_DEQUANTIZE_LINEAR)
+        return BERTH_OK;
     const berth_node *n = c->node;
     for (uint32_t j = 0; j < n->n_inputs + n->n_outputs; j++) {
         berth_dtype t = j < n->n_inputs ? bk_in(&c->bk, j)->dtype : bk_out(&c->bk, j - n->n_inputs)->dtype;
         if (t == BERTH_DTYPE_I4 || t == BERTH_DTYPE_U4)
-            return bk_refuse(&c->bk, "%s operands are read only by berth.matmulQuantized and berth.gatherQuantized",
+            return bk_refuse(&c->bk, "%s operands are read only by dequantizeLinear and the quantized fused ops",
                              bk_dtype_name(t));
     }
     return BERTH_OK;

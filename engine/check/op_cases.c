@@ -764,6 +764,8 @@ const oc_entry oc_table[] = {
     {"quantizeLinear uint8", c_quantize_u8, "quantizeLinear"},
     {"quantizeLinear float quotient at a tie", c_quantize_tie, "quantizeLinear"},
     {"dequantizeLinear int8 blockwise", c_dequantize_blockwise, "dequantizeLinear"},
+    {"dequantizeLinear int4 odd count", c_dequantize_i4, "dequantizeLinear"},
+    {"dequantizeLinear uint4 odd count", c_dequantize_u4, "dequantizeLinear"},
     {"berth.matmulEpilogue", c_matmul_epilogue, "berth.matmulEpilogue"},
     {"berth.attention", c_attention, "berth.attention"},
     {"berth.matmulQuantized int8 three blocks bias gelu residual", c_mmq_i8_epilogue, "berth.matmulQuantized"},

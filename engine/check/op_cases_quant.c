@@ -1,9 +1,10 @@
-/* Op cases of the quantized fused ops: berth.matmulQuantized and
+/* Op cases of quantized weights: berth.matmulQuantized and
  * berth.gatherQuantized on each integer dtype, with block counts that do
  * not divide a kernel's tile or k block, an odd count of 4-bit values (a
- * last byte half used) and zero points away from zero. Weights are
- * drawn from a fixed LCG; the expected values are the ops' notes
- * computed in double by the loops below. */
+ * last byte half used) and zero points away from zero or absent, and
+ * dequantizeLinear on 4-bit tensors. Weights are drawn from a fixed LCG;
+ * the expected values are the ops' notes computed in double by the loops
+ * below. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -183,4 +184,39 @@ void c_gq_i8_no_zero(oc_case *c, const char *op) {
 void c_gq_u4_odd(oc_case *c, const char *op) {
     (void)op; /* [7, 9] = 63 values, the last byte half used; blocks of 3 */
     gq(c, U4, 7, 9, 3, I32, 1, 67);
+}
+
+/* dequantizeLinear on 4-bit tensors, packed two per byte: x [3, 5] (15
+ * values, the last byte half used), scale and zero point [3, 1], one
+ * block per row. */
+static void pack4(const int *v, size_t n, unsigned char *p) {
+    memset(p, 0, (n + 1) / 2);
+    for (size_t i = 0; i < n; i++) p[i / 2] |= (unsigned char)((v[i] & 15) << (4 * (i % 2)));
+}
+
+static void dequantize4(oc_case *c, berth_dtype t) {
+    static const int xi[15] = {-8, -1, 0, 3, 7, 1, 2, -3, 4, -5, 7, 6, -8, 0, 5};
+    static const int xu[15] = {0, 15, 8, 1, 2, 9, 3, 14, 7, 0, 5, 6, 12, 10, 4};
+    static const int zi[3] = {1, -2, 0}, zu[3] = {8, 3, 15};
+    static const float sc[3] = {0.5f, 2, 0.25f};
+    const int *x = t == I4 ? xi : xu, *z = t == I4 ? zi : zu;
+    unsigned char *xp = q_alloc(8), *zp = q_alloc(2);
+    double *want = q_alloc(15 * sizeof(double));
+    pack4(x, 15, xp);
+    pack4(z, 3, zp);
+    for (int i = 0; i < 15; i++) want[i] = (double)(x[i] - z[i / 5]) * sc[i / 5];
+    uint32_t a = tg_const(&c->g, "x", t, 2, DIMS(3, 5), xp, 8);
+    uint32_t s = tg_const(&c->g, "scale", F32, 2, DIMS(3, 1), sc, sizeof sc);
+    uint32_t zo = tg_const(&c->g, "zp", t, 2, DIMS(3, 1), zp, 2);
+    uint32_t o = out_f(c, "y", 2, DIMS(3, 5), want);
+    node(c, "dequantizeLinear", 3, IDX(a, s, zo), 1, IDX(o), 0, NULL);
+}
+
+void c_dequantize_i4(oc_case *c, const char *op) {
+    (void)op;
+    dequantize4(c, I4);
+}
+void c_dequantize_u4(oc_case *c, const char *op) {
+    (void)op;
+    dequantize4(c, U4);
 }

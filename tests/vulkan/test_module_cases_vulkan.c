@@ -30,6 +30,7 @@ static const char *const minimum[] = {
     "berth.matmulQuantized int4 odd count bias relu", "berth.matmulQuantized uint4 deep residual",
     "berth.gatherQuantized int8 int64 indices", "berth.gatherQuantized uint4 odd count int32 indices",
     "berth.matmulQuantized int4 no zero point tanh", "berth.gatherQuantized int8 no zero point",
+    "dequantizeLinear int4 odd count", "dequantizeLinear uint4 odd count",
 };
 
 int main(void) {

@@ -1,11 +1,13 @@
 #version 450
 // quantizeLinear and dequantizeLinear with block-wise scales: element i of
 // a dim reads scale and zero point block i / block[d]. The integer side is
-// int8 or uint8 (four per word) or int32 or uint32. Quantizing rounds half
+// int8 or uint8 (four per word) or int32 or uint32, and when dequantizing
+// int4 or uint4 (eight per word, low nibble first). Quantizing rounds half
 // to even, saturates, and maps NaN to 0, like the cpu backend. Each
 // invocation owns one word of the output, so packed bytes never race.
 // pc: 0 n (elements), 1 quantize (1) or dequantize (0), 2 kind (0 int8,
-//     1 uint8, 2 int32, 3 uint32), 3 rank, 4..11 dims, 12..19 blocks,
+//     1 uint8, 2 int32, 3 uint32, 4 int4, 5 uint4), 3 rank, 4..11 dims,
+//     12..19 blocks,
 //     20..27 scale strides.
 layout(local_size_x = 256) in;
 #include "common.glsl"
@@ -15,7 +17,11 @@ layout(std430, binding = 2) readonly buffer Z { uint zp[]; };
 layout(std430, binding = 3) writeonly buffer Y { uint y[]; };
 
 int int_at(uint kind, uint i, bool from_zp) {
-    if (kind >= 2u) return int(from_zp ? zp[i] : x[i]);
+    if (kind == 2u || kind == 3u) return int(from_zp ? zp[i] : x[i]);
+    if (kind >= 4u) {
+        uint n = ((from_zp ? zp[i >> 3u] : x[i >> 3u]) >> ((i & 7u) * 4u)) & 15u;
+        return kind == 4u ? int(n << 28) >> 28 : int(n);
+    }
     uint w = from_zp ? zp[i >> 2u] : x[i >> 2u];
     uint b = (w >> ((i & 3u) * 8u)) & 255u;
     return kind == 0u ? int(b << 24) >> 24 : int(b);
@@ -51,7 +57,7 @@ void main() {
             if (kind == 3u) q = float(x[e]) - float(zp[s]);
             y[e] = floatBitsToUint(q * scale[s]);
         }
-    } else if (kind >= 2u) {
+    } else if (kind == 2u || kind == 3u) {
         FOR_EACH(e, n) y[e] = quantize_at(kind, e);
     } else {
         FOR_EACH(w, (n + 3u) / 4u) {
