@@ -8,10 +8,6 @@
 
 #include "vk_internal.h"
 
-/* Weights share blocks of at most this size, so a model with thousands
- * of tensors needs only a few device allocations. */
-#define VK_BLOCK_MAX ((VkDeviceSize)256 << 20)
-
 static berth_status vk_open(const berth_host_services *host, berth_device **out, berth_error *err) {
     return vk_device_open(host, out, err);
 }
@@ -58,7 +54,10 @@ static berth_status vk_upload_begin(berth_device *dev, const berth_upload_info *
     w->dev = dev;
     w->n = info->n_tensors;
     VkDeviceSize want = info->total_bytes + (VkDeviceSize)info->n_tensors * dev->align;
-    w->block_size = want < VK_BLOCK_MAX ? want : VK_BLOCK_MAX;
+    /* blocks of at most block_mb: a model with thousands of tensors
+     * needs only a few device allocations */
+    w->block_size = want < dev->block_max ? want : dev->block_max;
+    w->announced = info->total_bytes;
     *out = w;
     return BERTH_OK;
 }
@@ -87,12 +86,18 @@ static berth_status vk_upload_dest(berth_weights *w, const berth_weight_desc *de
     return BERTH_OK;
 }
 
-/* A place for `bytes` in the current block, or a new block. */
+/* A place for `bytes` in the current block, or a new block: as large as
+ * the upload's block size, but no larger than what the announced total
+ * still needs (this tensor and the rest, each aligned), so the last
+ * block is not mostly empty. */
 static berth_status reserve(berth_weights *w, const char *name, VkDeviceSize bytes, vk_weight *t, berth_error *err) {
     VkDeviceSize need = (bytes + 3) & ~(VkDeviceSize)3;
     VkDeviceSize at = (w->block_used + w->dev->align - 1) & ~(w->dev->align - 1);
     if (w->n_blocks == 0 || at + need > w->blocks[w->n_blocks - 1].size) {
-        VkDeviceSize size = need > w->block_size ? need : w->block_size;
+        VkDeviceSize rest = w->announced > w->total ? w->announced - w->total : 0;
+        rest += (VkDeviceSize)(w->n > w->n_up ? w->n - w->n_up : 1) * (w->dev->align + 3);
+        VkDeviceSize size = w->block_size < rest ? w->block_size : rest;
+        if (size < need) size = need;
         berth_status st = vk_buffer_create(w->dev, size, 0, &w->blocks[w->n_blocks], name, err);
         if (st) return st;
         w->n_blocks++;
@@ -126,6 +131,7 @@ static berth_status vk_upload_tensor(berth_weights *w, const berth_weight_desc *
     w->t[desc->id] = t;
     bk_upload_mark(&w->up, desc);
     w->total += desc->bytes;
+    w->n_up++;
     return BERTH_OK;
 }
 

@@ -16,7 +16,7 @@
 
 typedef struct vk_options {
     const char *device; /* NULL: choose by type */
-    size_t staging_bytes;
+    size_t staging_bytes, block_bytes;
     int validation;
 } vk_options;
 
@@ -25,6 +25,8 @@ const berth_option_decl vk_options_decl[VK_OPTION_COUNT] = {
                        "the device: an index, or a piece of its name (default: a discrete gpu first)"},
     [VK_OPT_STAGING_MB] = {"staging_mb", BERTH_OPTION_INT, "64", NULL, 1, 4096,
                            "size of the host-visible staging buffer, in MiB"},
+    [VK_OPT_BLOCK_MB] = {"block_mb", BERTH_OPTION_INT, "256", NULL, 1, 4096,
+                         "weights share device allocations of at most this many MiB (a larger tensor gets its own)"},
     [VK_OPT_VALIDATION] = {"validation", BERTH_OPTION_BOOL, "false", NULL, 0, 0,
                            "enable the Khronos validation layer"},
 };
@@ -39,6 +41,7 @@ static berth_status parse_options(const berth_host_services *host, vk_options *o
     }
     o->device = v[VK_OPT_DEVICE].set ? v[VK_OPT_DEVICE].s : NULL;
     o->staging_bytes = (size_t)v[VK_OPT_STAGING_MB].i << 20;
+    o->block_bytes = (size_t)v[VK_OPT_BLOCK_MB].i << 20;
     o->validation = v[VK_OPT_VALIDATION].b;
     return BERTH_OK;
 }
@@ -264,6 +267,7 @@ berth_status vk_device_open(const berth_host_services *host, berth_device **out,
     d->host = host;
     d->pipes = pipes;
     d->staging_bytes = o.staging_bytes;
+    d->block_max = o.block_bytes;
     st = make_instance(d, &o, err);
     if (!st) st = choose_device(d, &o, err);
     if (!st) {

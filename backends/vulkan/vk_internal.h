@@ -60,6 +60,7 @@ struct berth_device {
     uint64_t memory_bytes;
     int unified;
     size_t staging_bytes;      /* option staging_mb */
+    VkDeviceSize block_max;    /* option block_mb: the largest weights block */
     VkDeviceSize align;        /* offset alignment for storage bindings */
     VkDeviceSize max_range;    /* maxStorageBufferRange */
     VkDescriptorSetLayout dsl; /* GPU_MAX_BIND storage buffers, for every shader */
@@ -76,7 +77,7 @@ struct berth_device {
 };
 
 /* Options and device choice (vk_device.c). */
-enum { VK_OPT_DEVICE, VK_OPT_STAGING_MB, VK_OPT_VALIDATION, VK_OPTION_COUNT };
+enum { VK_OPT_DEVICE, VK_OPT_STAGING_MB, VK_OPT_BLOCK_MB, VK_OPT_VALIDATION, VK_OPTION_COUNT };
 extern const berth_option_decl vk_options_decl[VK_OPTION_COUNT];
 berth_status vk_device_open(const berth_host_services *host, berth_device **out, berth_error *err);
 void vk_device_close(berth_device *d);
@@ -101,6 +102,8 @@ struct berth_weights {
     vk_buffer *blocks;
     uint32_t n_blocks;
     VkDeviceSize block_size, block_used; /* of the last block */
+    uint64_t announced; /* upload_begin's total bytes */
+    uint32_t n_up;      /* tensors uploaded */
     uint64_t total;
     int offered; /* upload_dest handed out the staging memory */
 };
