@@ -76,6 +76,11 @@ void cpu_gemm_unpack_b(const cpu_gemm_isa *isa, const float *packed, size_t ldb,
  * byte, low nibble first), its value (b - zero) * scale, with zero (b's
  * type) and scale [k / rows, n]: blocks of `rows` rows. */
 enum { CPU_Q_I8, CPU_Q_U8, CPU_Q_I4, CPU_Q_U4 };
+/* The largest kc * nr (one dequantized slice of a quantized B) and nr of
+ * any kernel: the stack buffers of the quantized product. */
+#define CPU_GEMM_SLICE 4096
+#define CPU_GEMM_NR_MAX 32
+
 typedef struct cpu_gemm_qb {
     int kind; /* CPU_Q_* */
     const uint8_t *b, *zero; /* zero NULL: every zero point is 0 */

@@ -20,8 +20,6 @@ static const cpu_gemm_isa isa_avx512 = {"avx512", 12, 32, 128, cpu_ukernel_avx51
 /* The largest mr * kc and mr * nr of any kernel above: the stack buffers. */
 #define EDGE_A 1536
 #define EDGE_C 384
-/* The largest kc * nr: one dequantized slice of a quantized B. */
-#define SLICE_FLOATS 4096
 
 const cpu_gemm_isa *cpu_gemm_select(const char *name, int *known) {
     *known = 1;
@@ -177,7 +175,7 @@ static void gemm_task(void *ctx, size_t t0, size_t t1) {
     const gemm_job *J = ctx;
     size_t mr = (size_t)J->isa->mr, nr = (size_t)J->isa->nr, kcmax = (size_t)J->isa->kc;
     size_t panels = (J->n + nr - 1) / nr;
-    float slice[SLICE_FLOATS] __attribute__((aligned(64)));
+    float slice[CPU_GEMM_SLICE] __attribute__((aligned(64)));
     for (size_t t = t0; t < t1; t++) {
         size_t i0 = (t % J->n_row_blocks) * J->row_block, i1 = i0 + J->row_block < J->m ? i0 + J->row_block : J->m;
         size_t p0 = (t / J->n_row_blocks) * J->panel_group, p1 = p0 + J->panel_group < panels ? p0 + J->panel_group : panels;
@@ -253,6 +251,7 @@ void cpu_gemm(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_
 
 void cpu_gemm_q(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_t k, const float *a, size_t lda,
                 const cpu_gemm_qb *qb, float *c, size_t ldc, const cpu_gemm_epi *epi) {
-    _Static_assert(SLICE_FLOATS >= 128 * 32 && SLICE_FLOATS >= 256 * 16, "a kc x nr slice fits");
+    _Static_assert(CPU_GEMM_SLICE >= 128 * 32 && CPU_GEMM_SLICE >= 256 * 16 && CPU_GEMM_NR_MAX >= 32,
+                   "a kc x nr slice and an nr row fit");
     gemm_run(pool, isa, m, n, k, a, lda, NULL, qb, c, ldc, epi);
 }

@@ -17,11 +17,7 @@ static inline int nib(const uint8_t *p, size_t i, int sgn) {
 /* The panel's rows come in blocks that share one row of zero points and
  * scales: the zero points are widened to floats once per block, and each
  * row is then ((float)q - zero) * scale, which equals dequantizeLinear's
- * (q - zero) * scale because both differences are exact. A row is at
- * most PANEL_MAX values (the widest kernel's nr), a slice at most
- * SLICE_VALUES. */
-#define PANEL_MAX 32
-#define SLICE_VALUES 4096
+ * (q - zero) * scale because both differences are exact. */
 
 /* Zero points ez .. ez + w - 1 as floats (none: zeros). */
 static inline void zero_floats(const cpu_gemm_qb *q, size_t ez, size_t w, float *restrict zf) {
@@ -63,10 +59,10 @@ static inline void unpack4(const uint8_t *restrict b, size_t e, int sgn, size_t 
 
 CPU_CLONES void cpu_gemm_dequant_panel(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc, size_t j0, size_t w,
                                        size_t nr, float *dst) {
-    float zf[PANEL_MAX];
+    float zf[CPU_GEMM_NR_MAX];
     /* 4-bit rows are unpacked to bytes for the whole slice first: read
      * right after their own stores, they would wait on each row. */
-    int8_t t[SLICE_VALUES];
+    int8_t t[CPU_GEMM_SLICE];
     if (q->kind == CPU_Q_I4 || q->kind == CPU_Q_U4)
         for (size_t p = 0; p < kc; p++) unpack4(q->b, (k0 + p) * n + j0, q->kind == CPU_Q_I4, w, t + p * nr);
     const float *restrict s = NULL;
