@@ -45,24 +45,21 @@ void unpack8(uint t, uint w0, uint w1, uint w2, out float v[RN]) {
     }
 }
 
-// The eight integers of q from element e on (a row's eight columns).
-void q8(uint e, out float v[RN]) {
-    uint last = pc.u[6], wi = packed_word(e), t = KIND < 2u ? e & 3u : e & 7u;
-    uint w0 = q[wi], w1 = 0u, w2 = 0u;
-    // 8-bit: two words when aligned, else three; 4-bit: one, else two.
-    if (KIND < 2u || t != 0u) w1 = q[min(wi + 1u, last)];
-    if (KIND < 2u && t != 0u) w2 = q[min(wi + 2u, last)];
-    unpack8(t, w0, w1, w2, v);
-}
+// The eight integers of BUF (packed, LAST its last word) from element e
+// on (a row's eight columns) into v: 8-bit values span two words when
+// aligned, else three; 4-bit ones one, else two. A macro, as GLSL cannot
+// pass a buffer; q8 and zp8 are its two uses.
+#define READ8(BUF, LAST, e, v)                                                   \
+    {                                                                           \
+        uint wi_ = packed_word(e), t_ = KIND < 2u ? (e) & 3u : (e) & 7u;       \
+        uint w0_ = BUF[wi_], w1_ = 0u, w2_ = 0u;                                \
+        if (KIND < 2u || t_ != 0u) w1_ = BUF[min(wi_ + 1u, LAST)];             \
+        if (KIND < 2u && t_ != 0u) w2_ = BUF[min(wi_ + 2u, LAST)];             \
+        unpack8(t_, w0_, w1_, w2_, v);                                          \
+    }
 
-// The same of the zero points.
-void zp8(uint e, out float v[RN]) {
-    uint last = pc.u[7], wi = packed_word(e), t = KIND < 2u ? e & 3u : e & 7u;
-    uint w0 = zp[wi], w1 = 0u, w2 = 0u;
-    if (KIND < 2u || t != 0u) w1 = zp[min(wi + 1u, last)];
-    if (KIND < 2u && t != 0u) w2 = zp[min(wi + 2u, last)];
-    unpack8(t, w0, w1, w2, v);
-}
+void q8(uint e, out float v[RN]) { READ8(q, pc.u[6], e, v) }
+void zp8(uint e, out float v[RN]) { READ8(zp, pc.u[7], e, v) }
 
 void main() {
     uint R = pc.u[0], N = pc.u[1], K = pc.u[2], block = pc.u[3], G = pc.u[4], flags = pc.u[5];
