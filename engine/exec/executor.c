@@ -363,7 +363,7 @@ berth_status berth_executor_open(const char *config_path, const berth_open_optio
         berth_errorf(err, "out of memory");
         return BERTH_ERR_NOMEM;
     }
-    atomic_init(&ex->busy, 0);
+    pthread_mutex_init(&ex->lock, NULL);
     ex->log.level = BERTH_LOG_WARN;
     if (OPTION_GIVEN(opts, log_level)) {
         ex->log.fn = opts->log;
@@ -393,6 +393,8 @@ berth_status berth_executor_open(const char *config_path, const berth_open_optio
         berth_logf(&ex->log, BERTH_LOG_INFO, "%u weights (%llu bytes) uploaded to '%s'", ex->be[k].n_weights,
                    (unsigned long long)ex->be[k].mod.be->weights_bytes(ex->be[k].w), ex->be[k].item);
     berth_logf(&ex->log, BERTH_LOG_INFO, "weights streamed in %.1f ms", (double)(berth_now_ns() - t0) / 1e6);
+    berth_context *own;
+    if ((st = berth_context_open(ex, &own, err)) != BERTH_OK) goto fail;
     *out = ex;
     return BERTH_OK;
 fail:
@@ -402,27 +404,28 @@ fail:
 
 void berth_executor_close(berth_executor *ex) {
     if (!ex) return;
+    while (ex->ctx) {
+        berth_context *next = ex->ctx->next;
+        berth_context_free(ex->ctx);
+        ex->ctx = next;
+    }
     for (uint32_t i = 0; i < ex->n_lanes; i++) berth_lane_free(ex, &ex->lanes[i]);
     free(ex->lanes);
     for (uint32_t k = 0; k < ex->n_be; k++) close_one(&ex->be[k]);
     berth_archive_close(ex->archive);
     berth_config_free(ex->cfg);
     free(ex->weights);
+    pthread_mutex_destroy(&ex->lock);
     free(ex);
 }
 
-berth_status berth_executor_enter(berth_executor *ex, const char *verb, berth_error *err) {
-    int idle = 0;
-    if (atomic_compare_exchange_strong(&ex->busy, &idle, 1)) return BERTH_OK;
-    berth_errorf(err, "%s: the executor is busy in another call; an executor is one thread's at a "
-                 "time (open one executor per thread)", verb);
-    return BERTH_ERR_INVALID;
-}
-
-void berth_executor_leave(berth_executor *ex) { atomic_store(&ex->busy, 0); }
-
 static berth_status add_graph(berth_executor *ex, const char *name, const char *webnn_path,
                               const char *stage, uint32_t *lane_out, berth_error *err) {
+    if (ex->n_contexts > 1) {
+        berth_errorf(err, "%u run contexts are open; add graphs before opening them",
+                     ex->n_contexts - 1);
+        return BERTH_ERR_INVALID;
+    }
     if (berth_executor_find_lane(ex, name) >= 0) {
         berth_errorf(err, "a lane named '%s' exists already", name);
         return BERTH_ERR_INVALID;
@@ -435,6 +438,7 @@ static berth_status add_graph(berth_executor *ex, const char *name, const char *
     ex->lanes = nl;
     lane *ln = &ex->lanes[ex->n_lanes];
     berth_status st = berth_lane_init(ex, ln, name, webnn_path, stage, 0, err);
+    if (st == BERTH_OK) st = berth_context_add_lane(ex->ctx, ex->n_lanes, err);
     if (st != BERTH_OK) {
         berth_lane_free(ex, ln);
         return st;
@@ -448,7 +452,9 @@ berth_status berth_executor_add_graph(berth_executor *ex, const char *name, cons
                                       const char *stage, uint32_t *lane_out, berth_error *err) {
     berth_status st = berth_executor_enter(ex, "berth_executor_add_graph", err);
     if (st != BERTH_OK) return st;
+    pthread_mutex_lock(&ex->lock);
     st = add_graph(ex, name, webnn_path, stage, lane_out, err);
+    pthread_mutex_unlock(&ex->lock);
     berth_executor_leave(ex);
     return st;
 }
@@ -506,18 +512,27 @@ berth_status berth_executor_output_info(const berth_executor *ex, uint32_t l, ui
                                         berth_io_info *info) {
     if (l >= ex->n_lanes || i >= ex->lanes[l].g->n_outputs) return BERTH_ERR_INVALID;
     const lane *ln = &ex->lanes[l];
+    const berth_graph *g = ln->g;
     memset(info, 0, sizeof *info);
-    info->name = ln->g->values[ln->g->outputs[i]].name;
-    /* dtype and rank are known once any bucket is specialized. */
-    for (uint32_t b = 0; b < ln->n_buckets; b++) {
-        const berth_spec *s = ln->slots[b].spec;
-        if (!s) continue;
-        const berth_operand *o = &s->desc.operands[s->desc.outputs[i]];
-        info->dtype = o->dtype;
-        info->rank = o->rank;
-        memcpy(info->dims, o->dims, sizeof info->dims);
-        break;
+    info->name = g->values[g->outputs[i]].name;
+    /* Specialized with every dyn dim at its max, as inputs report theirs:
+     * dims at that size, and which dyn dim each follows. */
+    int64_t vals[64];
+    if (g->n_syms > 64) return BERTH_ERR_INVALID; /* out_dep holds 64 */
+    for (uint32_t s = 0; s < g->n_syms; s++) vals[s] = g->syms[s].max;
+    berth_error err;
+    berth_spec *s = berth_specialize(g, vals, ln->weight_ids, &err);
+    if (!s) return BERTH_ERR_INVALID;
+    const berth_operand *o = &s->desc.operands[s->desc.outputs[i]];
+    info->dtype = o->dtype;
+    info->rank = o->rank;
+    for (uint32_t d = 0; d < o->rank && d < BERTH_MAX_RANK; d++) {
+        info->dims[d] = o->dims[d];
+        uint64_t dep = s->out_dep[(size_t)i * BERTH_MAX_RANK + d];
+        for (uint32_t k = 0; k < g->n_syms && !info->dyn[d]; k++)
+            if (dep & (UINT64_C(1) << k)) info->dyn[d] = g->syms[k].name;
     }
+    berth_spec_free(s);
     return BERTH_OK;
 }
 
@@ -562,42 +577,43 @@ berth_status berth_executor_bucket_graph(berth_executor *ex, uint32_t l, uint32_
 }
 
 berth_status berth_executor_prepare(berth_executor *ex, uint32_t l, uint32_t b, berth_error *err) {
-    if (l >= ex->n_lanes || b >= ex->lanes[l].n_buckets) {
-        berth_errorf(err, "no bucket %u in lane %u", b, l);
-        return BERTH_ERR_INVALID;
-    }
-    berth_status st = berth_executor_enter(ex, "berth_executor_prepare", err);
-    if (st != BERTH_OK) return st;
-    st = berth_slot_build(ex, &ex->lanes[l], b, err);
-    berth_executor_leave(ex);
-    return st;
+    return berth_context_prepare(ex->ctx, l, b, err);
 }
 
 int berth_executor_is_warm(const berth_executor *ex, uint32_t l, uint32_t b) {
-    return l < ex->n_lanes && b < ex->lanes[l].n_buckets && ex->lanes[l].slots[b].n_steps != 0;
+    return berth_context_is_warm(ex->ctx, l, b);
 }
 
-/* Backend k's share (k = UINT32_MAX: all of them). */
-static void memory_of(const berth_executor *ex, uint32_t k, berth_memory *m) {
+void berth_memory_held(const berth_executor *ex, uint32_t k, berth_memory *m) {
     memset(m, 0, sizeof *m);
     for (uint32_t j = 0; j < ex->n_be; j++)
         if ((k == UINT32_MAX || k == j) && ex->be[j].w)
             m->weights_bytes += ex->be[j].mod.be->weights_bytes(ex->be[j].w);
-    for (uint32_t l = 0; l < ex->n_lanes; l++)
-        for (uint32_t b = 0; b < ex->lanes[l].n_buckets; b++) {
-            const plan_slot *s = &ex->lanes[l].slots[b];
-            int mine = 0;
-            for (uint32_t i = 0; i < s->n_steps; i++) {
-                const plan_step *st = &s->steps[i];
-                if (k != UINT32_MAX && st->backend != k) continue;
-                mine = 1;
-                m->plans_bytes += ex->be[st->backend].mod.be->plan_bytes(st->plan);
+    for (const berth_context *c = ex->ctx; c; c = c->next)
+        for (uint32_t l = 0; l < c->n_lanes; l++)
+            for (uint32_t b = 0; b < ex->lanes[l].n_buckets; b++) {
+                const plan_slot *s = &c->slots[l][b];
+                int mine = 0;
+                for (uint32_t i = 0; i < s->n_steps; i++) {
+                    const plan_step *st = &s->steps[i];
+                    if (k != UINT32_MAX && st->backend != k) continue;
+                    mine = 1;
+                    m->plans_bytes += ex->be[st->backend].mod.be->plan_bytes(st->plan);
+                }
+                if (!mine) continue;
+                m->plans++;
+                /* The engine's buffers are the slot's, not any backend's. */
+                if (k == UINT32_MAX) m->host_bytes += s->host_bytes;
             }
-            if (!mine) continue;
-            m->plans++;
-            /* The engine's buffers are the slot's, not any backend's. */
-            if (k == UINT32_MAX) m->host_bytes += s->host_bytes;
-        }
+}
+
+/* Counting reads every context's slots: under the lock that builds them.
+ * The executor is const to callers, not to its lock. */
+static void memory_of(const berth_executor *ex, uint32_t k, berth_memory *m) {
+    berth_executor *self = (berth_executor *)ex;
+    pthread_mutex_lock(&self->lock);
+    berth_memory_held(ex, k, m);
+    pthread_mutex_unlock(&self->lock);
 }
 
 void berth_executor_memory(const berth_executor *ex, berth_memory *m) { memory_of(ex, UINT32_MAX, m); }
@@ -613,7 +629,7 @@ berth_status berth_executor_backend_memory(const berth_executor *ex, uint32_t k,
 
 /* The warm plan of (lane l, bucket b), or NULL with err saying so. */
 static const plan_slot *warm_slot(const berth_executor *ex, uint32_t l, uint32_t b, berth_error *err) {
-    if (berth_executor_is_warm(ex, l, b)) return &ex->lanes[l].slots[b];
+    if (berth_executor_is_warm(ex, l, b)) return &ex->ctx->slots[l][b];
     berth_errorf(err, "bucket %u of lane %u has no plan yet", b, l);
     return NULL;
 }
@@ -629,7 +645,8 @@ berth_status berth_executor_profile(const berth_executor *ex, uint32_t l, uint32
             return BERTH_ERR_UNSUPPORTED;
         }
     }
-    uint32_t n = s->spec->desc.n_nodes;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->n_steps; i++) n += s->steps[i].desc.n_nodes;
     uint64_t *ns = calloc(n ? n : 1, sizeof *ns);
     if (!ns) {
         berth_errorf(err, "out of memory");
@@ -643,15 +660,26 @@ berth_status berth_executor_profile(const berth_executor *ex, uint32_t l, uint32
         free(ns);
         return st;
     }
-    /* Each step's nodes, in the order they ran. */
+    /* Each step's nodes, in the order they ran. The backend is asked
+     * under the device lock, as other contexts' runs take it; fn is
+     * called after, so it may call back into berth. */
+    uint32_t total = 0;
+    pthread_mutex_lock(&self->lock);
     for (uint32_t i = 0; i < s->n_steps && st == BERTH_OK; i++) {
         const plan_step *ps = &s->steps[i];
         const berth_backend *be = ex->be[ps->backend].mod.be;
         berth_backend_msg_reset(err);
-        st = be->plan_profile(ps->plan, ns, ps->desc.n_nodes, err);
+        st = be->plan_profile(ps->plan, ns + total, ps->desc.n_nodes, err);
         st = berth_backend_result(st, be->name, "plan_profile", err, err);
-        for (uint32_t j = 0; j < ps->desc.n_nodes && st == BERTH_OK; j++)
-            fn(ctx, ps->desc.nodes[j].name, ps->desc.nodes[j].op, ns[j]);
+        total += ps->desc.n_nodes;
+    }
+    pthread_mutex_unlock(&self->lock);
+    total = 0;
+    for (uint32_t i = 0; i < s->n_steps && st == BERTH_OK; i++) {
+        const plan_step *ps = &s->steps[i];
+        for (uint32_t j = 0; j < ps->desc.n_nodes; j++)
+            fn(ctx, ps->desc.nodes[j].name, ps->desc.nodes[j].op, ns[total + j]);
+        total += ps->desc.n_nodes;
     }
     berth_executor_leave(self);
     free(ns);

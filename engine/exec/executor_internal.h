@@ -3,6 +3,7 @@
 #ifndef BERTH_EXECUTOR_INTERNAL_H
 #define BERTH_EXECUTOR_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "archive.h"
@@ -63,14 +64,12 @@ typedef struct lane {
     uint32_t n_buckets;
     int64_t *bucket_vals; /* n_buckets x g->n_syms */
     uint32_t *weight_ids; /* per graph value: upload id, or UINT32_MAX */
-    plan_slot *slots;     /* n_buckets */
     /* Bucket 0 as open() specialized it to ask the backend about every
      * node before the upload, kept (unfused) for that bucket's first plan
      * so it is not specialized twice; NULL once taken. */
     berth_spec *first_spec;
     double *pad;          /* per input: the pad value from [inputs.NAME] */
-    /* run() scratch, sized at lane creation */
-    int64_t *asked;       /* n_syms */
+    /* The inputs' declared shapes, for choosing a bucket */
     uint32_t *in_rank;
     int64_t *in_dims;     /* n_inputs x BERTH_MAX_RANK */
     int32_t *in_sym;      /* n_inputs x BERTH_MAX_RANK */
@@ -113,21 +112,52 @@ struct berth_executor {
     weight_info *weights;
     uint32_t n_lanes;
     lane *lanes;
-    /* Set while a call that touches lanes or plans runs. An executor's
-     * scratch (per-lane buffers, plan slots, the backend's plans) is one
-     * thread's at a time; a second caller is refused rather than allowed
-     * to corrupt it. */
-    atomic_int busy;
+    /* The run contexts, the executor's own first (the berth_executor_*
+     * calls use it). */
+    berth_context *ctx;
+    uint32_t n_contexts;
+    /* Held around every backend call after open (plan, run, free_plan),
+     * while a plan slot is built, and while the contexts or the plans
+     * they hold are listed or counted: the backend ABI lets the host make
+     * one call on a device at a time, and the memory limit counts every
+     * context's plans, so building one is one thread's at a time. */
+    pthread_mutex_t lock;
     /* The memory limit (limits.c): bytes, UINT64_MAX for none, and where
      * it came from, as messages quote it. */
     uint64_t mem_limit;
     char mem_limit_what[128];
 };
 
-/* Claim the executor for `verb`; BERTH_ERR_INVALID with a message naming
- * the verb when another thread holds it. Pair with berth_executor_leave. */
+/* A run context: the plans and run scratch of every lane, over the
+ * executor's weights. One thread's at a time; contexts run in parallel
+ * with one another, taking turns only inside the backend. */
+struct berth_context {
+    berth_executor *ex;
+    /* Set while a call on this context runs: a second caller is refused
+     * rather than allowed to corrupt its slots and scratch. */
+    atomic_int busy;
+    uint32_t n_lanes;
+    plan_slot **slots;   /* per lane: one per bucket */
+    int64_t **asked;     /* per lane: each dyn dim as a run's inputs give it */
+    berth_context *next;
+};
+
+/* Claim a context for `verb`; BERTH_ERR_INVALID with a message naming
+ * the verb when another thread holds it. Pair with berth_context_leave. */
+berth_status berth_context_enter(berth_context *c, const char *verb, berth_error *err);
+void berth_context_leave(berth_context *c);
+/* The executor's own context, claimed as above. */
 berth_status berth_executor_enter(berth_executor *ex, const char *verb, berth_error *err);
 void berth_executor_leave(berth_executor *ex);
+/* context.c: give context c slots and scratch for lane l (a lane added
+ * after it opened), and free them all. Called with ex->lock held. */
+berth_status berth_context_add_lane(berth_context *c, uint32_t l, berth_error *err);
+void berth_context_free(berth_context *c);
+/* Build (l, b)'s plan in c if it is cold; the caller holds c's claim. */
+berth_status berth_context_build(berth_context *c, uint32_t l, uint32_t b, berth_error *err);
+/* What every context holds, backend k's share (UINT32_MAX: all); called
+ * with ex->lock held (berth_executor_memory takes it). */
+void berth_memory_held(const berth_executor *ex, uint32_t k, berth_memory *m);
 
 /* lane.c */
 berth_status berth_lane_init(berth_executor *ex, lane *ln, const char *name, const char *graph_path,
@@ -175,7 +205,8 @@ berth_status berth_check_fused(berth_executor *ex, lane *ln, berth_error *err);
  * (its number, node count, first and last node); nothing for a plan of
  * one step. */
 void berth_step_error(const plan_slot *s, uint32_t i, berth_error *err);
-berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_error *err);
+/* Build slot s, lane ln's bucket b in some context; ex->lock held. */
+berth_status berth_slot_build(berth_executor *ex, lane *ln, plan_slot *s, uint32_t b, berth_error *err);
 void berth_slot_free(berth_executor *ex, plan_slot *s, uint32_t n_inputs, uint32_t n_outputs);
 
 #endif

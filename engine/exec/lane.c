@@ -154,13 +154,11 @@ berth_status berth_lane_init(berth_executor *ex, lane *ln, const char *name, con
 
     const berth_graph *g = ln->g;
     uint32_t ni = g->n_inputs ? g->n_inputs : 1;
-    ln->slots = calloc(ln->n_buckets, sizeof *ln->slots);
     ln->pad = calloc(ni, sizeof *ln->pad);
-    ln->asked = calloc(g->n_syms ? g->n_syms : 1, sizeof *ln->asked);
     ln->in_rank = calloc(ni, sizeof *ln->in_rank);
     ln->in_dims = calloc((size_t)ni * BERTH_MAX_RANK, sizeof *ln->in_dims);
     ln->in_sym = calloc((size_t)ni * BERTH_MAX_RANK, sizeof *ln->in_sym);
-    if (!ln->slots || !ln->pad || !ln->asked || !ln->in_rank || !ln->in_dims || !ln->in_sym) {
+    if (!ln->pad || !ln->in_rank || !ln->in_dims || !ln->in_sym) {
         berth_errorf(err, "out of memory creating lane '%s'", name);
         return BERTH_ERR_NOMEM;
     }
@@ -182,11 +180,6 @@ berth_status berth_lane_init(berth_executor *ex, lane *ln, const char *name, con
 }
 
 void berth_lane_free(berth_executor *ex, lane *ln) {
-    if (ln->slots) {
-        for (uint32_t b = 0; b < ln->n_buckets; b++)
-            berth_slot_free(ex, &ln->slots[b], ln->g->n_inputs, ln->g->n_outputs);
-        free(ln->slots);
-    }
     if (ln->first_spec) berth_spec_free(ln->first_spec);
     berth_graph_free(ln->g);
     free(ln->name);
@@ -194,7 +187,6 @@ void berth_lane_free(berth_executor *ex, lane *ln) {
     free(ln->bucket_vals);
     free(ln->weight_ids);
     free(ln->pad);
-    free(ln->asked);
     free(ln->in_rank);
     free(ln->in_dims);
     free(ln->in_sym);

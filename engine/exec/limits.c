@@ -95,7 +95,7 @@ berth_status berth_limit_check_weights(const berth_executor *ex, uint64_t bytes,
 /* Everything warm now: weights, plans on the device, host buffers. */
 static uint64_t held_bytes(const berth_executor *ex, uint64_t *weights, uint64_t *plans) {
     berth_memory m;
-    berth_executor_memory(ex, &m);
+    berth_memory_held(ex, UINT32_MAX, &m);
     *weights = m.weights_bytes;
     *plans = sat_add(m.plans_bytes, m.host_bytes);
     return sat_add(*weights, *plans);

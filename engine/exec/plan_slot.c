@@ -536,8 +536,7 @@ void berth_step_error(const plan_slot *s, uint32_t i, berth_error *err) {
                  ps->desc.n_nodes ? ps->desc.nodes[ps->desc.n_nodes - 1].name : "", msg);
 }
 
-berth_status berth_slot_build(berth_executor *ex, lane *ln, uint32_t b, berth_error *err) {
-    plan_slot *s = &ln->slots[b];
+berth_status berth_slot_build(berth_executor *ex, lane *ln, plan_slot *s, uint32_t b, berth_error *err) {
     const berth_graph *g = ln->g;
     if (s->n_steps) return BERTH_OK;
     berth_status st = BERTH_ERR_NOMEM;

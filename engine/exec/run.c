@@ -29,14 +29,14 @@ static int aligned(const berth_tensor *t, berth_error *err, const char *what, co
 
 /* Inputs are checked here, before the backend sees them, with messages
  * that name the input and the dim. */
-static berth_status check_inputs(const lane *ln, const berth_tensor *in, uint32_t n,
+static berth_status check_inputs(const lane *ln, int64_t *asked, const berth_tensor *in, uint32_t n,
                                  berth_error *err) {
     const berth_graph *g = ln->g;
     if (n != g->n_inputs) {
         berth_errorf(err, "%s takes %u inputs, %u given", g->path, g->n_inputs, n);
         return BERTH_ERR_INVALID;
     }
-    for (uint32_t s = 0; s < g->n_syms; s++) ln->asked[s] = 0;
+    for (uint32_t s = 0; s < g->n_syms; s++) asked[s] = 0;
     for (uint32_t i = 0; i < n; i++) {
         const bg_value *v = &g->values[g->inputs[i]];
         const berth_tensor *t = &in[i];
@@ -62,7 +62,7 @@ static berth_status check_inputs(const lane *ln, const berth_tensor *in, uint32_
                                  v->name, d, sym->name, (long long)sym->max, (long long)got);
                     return BERTH_ERR_INVALID;
                 }
-                int64_t *a = &ln->asked[want->sym];
+                int64_t *a = &asked[want->sym];
                 if (*a && *a != got) {
                     berth_errorf(err, "input '%s' dim %u gives %s=%lld, but an earlier input gave %lld",
                                  v->name, d, sym->name, (long long)got, (long long)*a);
@@ -104,13 +104,13 @@ static berth_status check_indices(const berth_tensor *t, const struct index_chec
     return BERTH_OK;
 }
 
-static void no_bucket_error(const lane *ln, berth_error *err) {
+static void no_bucket_error(const lane *ln, const int64_t *asked_dims, berth_error *err) {
     const berth_graph *g = ln->g;
     char asked[256];
     size_t o = 0;
     for (uint32_t s = 0; s < g->n_syms && o < sizeof asked; s++)
         o += (size_t)snprintf(asked + o, sizeof asked - o, "%s%s=%lld", s ? " " : "", g->syms[s].name,
-                              (long long)ln->asked[s]);
+                              (long long)asked_dims[s]);
     berth_errorf(err, "no bucket of stage '%s' holds %s", ln->stage ? ln->stage : "(none)", asked);
 }
 
@@ -129,7 +129,7 @@ static berth_status ensure_capacity(berth_tensor *t, size_t bytes, berth_error *
 }
 
 /* Each backend's part in order; between them, crossing tensors wait in
- * the slot's host buffers. */
+ * the slot's host buffers. The caller holds ex->lock. */
 static berth_status run_steps(berth_executor *ex, plan_slot *s, berth_error *err) {
     for (uint32_t i = 0; i < s->n_steps; i++) {
         plan_step *ps = &s->steps[i];
@@ -155,9 +155,10 @@ static berth_status run_steps(berth_executor *ex, plan_slot *s, berth_error *err
     return BERTH_OK;
 }
 
-static berth_status run(berth_executor *ex, uint32_t l, const berth_tensor *inputs,
+static berth_status run(berth_context *c, uint32_t l, const berth_tensor *inputs,
                         uint32_t n_inputs, berth_tensor *outputs, uint32_t n_outputs,
                         uint32_t *bucket, berth_error *err) {
+    berth_executor *ex = c->ex;
     if (l >= ex->n_lanes) {
         berth_errorf(err, "no lane %u (the executor has %u)", l, ex->n_lanes);
         return BERTH_ERR_INVALID;
@@ -168,23 +169,21 @@ static berth_status run(berth_executor *ex, uint32_t l, const berth_tensor *inpu
         berth_errorf(err, "%s has %u outputs, %u given", g->path, g->n_outputs, n_outputs);
         return BERTH_ERR_INVALID;
     }
-    berth_status st = check_inputs(ln, inputs, n_inputs, err);
+    int64_t *asked = c->asked[l];
+    berth_status st = check_inputs(ln, asked, inputs, n_inputs, err);
     if (st != BERTH_OK) return st;
     /* An output buffer the caller brings (the engine grows it with
      * realloc, which keeps any alignment) must be aligned as an input is. */
     for (uint32_t o = 0; o < n_outputs; o++)
         if (!aligned(&outputs[o], err, "output", g->values[g->outputs[o]].name)) return BERTH_ERR_INVALID;
-    int32_t b = berth_bucket_choose(ln->bucket_vals, ln->n_buckets, g->n_syms, ln->asked, g->n_inputs,
+    int32_t b = berth_bucket_choose(ln->bucket_vals, ln->n_buckets, g->n_syms, asked, g->n_inputs,
                                     ln->in_rank, ln->in_dims, ln->in_sym);
     if (b < 0) {
-        no_bucket_error(ln, err);
+        no_bucket_error(ln, asked, err);
         return BERTH_ERR_INVALID;
     }
-    plan_slot *s = &ln->slots[b];
-    if (!s->n_steps) {
-        st = berth_slot_build(ex, ln, (uint32_t)b, err);
-        if (st != BERTH_OK) return st;
-    }
+    plan_slot *s = &c->slots[l][b];
+    if ((st = berth_context_build(c, l, (uint32_t)b, err)) != BERTH_OK) return st;
     for (uint32_t k = 0; k < s->n_index_checks; k++) {
         st = check_indices(&inputs[s->index_checks[k].input], &s->index_checks[k], g, err);
         if (st != BERTH_OK) return st;
@@ -203,7 +202,9 @@ static berth_status run(berth_executor *ex, uint32_t l, const berth_tensor *inpu
         berth_pad_copy(pad->data, pad->dims, inputs[i].data, inputs[i].dims, pad->rank, esz);
         s->in_view[i] = *pad;
     }
+    pthread_mutex_lock(&ex->lock);
     st = run_steps(ex, s, err);
+    pthread_mutex_unlock(&ex->lock);
     if (st != BERTH_OK) return st;
 
     for (uint32_t o = 0; o < n_outputs; o++) {
@@ -220,7 +221,7 @@ static berth_status run(berth_executor *ex, uint32_t l, const berth_tensor *inpu
             for (uint32_t k = 0; k < g->n_syms; k++)
                 if (dep & (UINT64_C(1) << k)) {
                     int64_t bv = ln->bucket_vals[(size_t)b * g->n_syms + k];
-                    dim = (dim * ln->asked[k] + bv - 1) / bv;
+                    dim = (dim * asked[k] + bv - 1) / bv;
                 }
             t->dims[d] = dim;
             elems *= (size_t)dim;
@@ -243,8 +244,18 @@ berth_status berth_executor_run(berth_executor *ex, uint32_t l, const berth_tens
                                 uint32_t *bucket, berth_error *err) {
     berth_status st = berth_executor_enter(ex, "berth_executor_run", err);
     if (st != BERTH_OK) return st;
-    st = run(ex, l, inputs, n_inputs, outputs, n_outputs, bucket, err);
+    st = run(ex->ctx, l, inputs, n_inputs, outputs, n_outputs, bucket, err);
     berth_executor_leave(ex);
+    return st;
+}
+
+berth_status berth_context_run(berth_context *c, uint32_t l, const berth_tensor *inputs,
+                               uint32_t n_inputs, berth_tensor *outputs, uint32_t n_outputs,
+                               uint32_t *bucket, berth_error *err) {
+    berth_status st = berth_context_enter(c, "berth_context_run", err);
+    if (st != BERTH_OK) return st;
+    st = run(c, l, inputs, n_inputs, outputs, n_outputs, bucket, err);
+    berth_context_leave(c);
     return st;
 }
 

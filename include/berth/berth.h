@@ -15,11 +15,16 @@
  *   berth_tensor_release(&out);
  *   berth_executor_close(ex);
  *
- * Threading: an executor is one thread's at a time. A call to run,
- * prepare, add_graph or profile made while another thread is inside one of
- * them is refused with BERTH_ERR_INVALID ("the executor is busy in another
- * call"), never run against the other call's buffers. Open one executor per
- * thread for parallel work.
+ * Threading. An executor's calls that run or plan (run, prepare,
+ * add_graph, bucket_graph, profile) are one thread's at a time: one made
+ * while another thread is inside one of them is refused with
+ * BERTH_ERR_INVALID ("the executor is busy in another call"), never run
+ * against the other call's buffers. For several threads on one copy of
+ * the weights, open a run context per thread (berth_context_open below):
+ * each holds its own plans and buffers, contexts run at the same time,
+ * and the weights stay uploaded once. Calls that only read what open()
+ * fixed (lane, input and bucket queries, memory) are safe from any
+ * thread at any time.
  */
 #ifndef BERTH_H
 #define BERTH_H
@@ -149,11 +154,42 @@ berth_status berth_executor_run(berth_executor *ex, uint32_t lane, const berth_t
                                 uint32_t *bucket, berth_error *err);
 void berth_tensor_release(berth_tensor *t);
 
+/* ---- run contexts: several threads on one copy of the weights ---- */
+
+/* A run context holds, for every lane, its own plans (one per bucket,
+ * built on first use or by berth_context_prepare) and its own input and
+ * output buffers, over the executor's uploaded weights. A context is one
+ * thread's at a time (a second caller is refused, as for the executor);
+ * different contexts may run at the same time from different threads,
+ * and with the executor's own calls. Backend calls take turns: the
+ * backend ABI gives a device one call at a time, so two contexts' runs
+ * on one device are serialized inside the backend (each run still uses
+ * the backend's own threads), while checking, padding, trimming and
+ * copying the caller's tensors run in parallel. Each context's plans
+ * count against the executor's memory limit and in
+ * berth_executor_memory. Results do not depend on the context.
+ *
+ * Open contexts after every berth_executor_add_graph: while contexts
+ * are open, add_graph is refused. Close each context before the
+ * executor; berth_executor_close closes any still open (a context
+ * pointer is not valid after that). */
+typedef struct berth_context berth_context;
+
+berth_status berth_context_open(berth_executor *ex, berth_context **out, berth_error *err);
+void berth_context_close(berth_context *ctx);
+/* As berth_executor_prepare, is_warm and run, on the context's plans. */
+berth_status berth_context_prepare(berth_context *ctx, uint32_t lane, uint32_t bucket,
+                                   berth_error *err);
+int berth_context_is_warm(const berth_context *ctx, uint32_t lane, uint32_t bucket);
+berth_status berth_context_run(berth_context *ctx, uint32_t lane, const berth_tensor *inputs,
+                               uint32_t n_inputs, berth_tensor *outputs, uint32_t n_outputs,
+                               uint32_t *bucket, berth_error *err);
+
 /* ---- memory and profiling ---- */
 
 typedef struct berth_memory {
-    uint64_t weights_bytes; /* on the device, once for all lanes */
-    uint64_t plans_bytes;   /* all plans, on the device */
+    uint64_t weights_bytes; /* on the device, once for all lanes and contexts */
+    uint64_t plans_bytes;   /* all plans of every context, on the device */
     uint64_t host_bytes;    /* the engine's own per-plan buffers (padding) */
     uint32_t plans;         /* how many plans are warm */
 } berth_memory;

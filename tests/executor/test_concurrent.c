@@ -133,7 +133,7 @@ static void test_second_caller_refused(void) {
     berth_error err;
     CHECK(berth_executor_run(ex, 0, &in, 1, &out, 1, NULL, &err) == BERTH_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "berth_executor_run: the executor is busy in another call; an executor "
-                            "is one thread's at a time (open one executor per thread)");
+                            "is one thread's at a time (open a run context per thread: berth_context_open)");
     CHECK(out.data == NULL);
     CHECK(berth_executor_prepare(ex, 0, 2, &err) == BERTH_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "berth_executor_prepare: the executor is busy");
