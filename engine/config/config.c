@@ -213,6 +213,26 @@ static int bc_limits_key(bc_parser *ps, const char *key, const char *value) {
     return 1;
 }
 
+/* [serve]: positive whole numbers, digits only, as max_memory_mb. */
+static int bc_serve_key(bc_parser *ps, const char *key, const char *value) {
+    static const char *const keys = "max_batch, max_delay_us, max_queue, timeout_ms or workers";
+    uint64_t *dst = !strcmp(key, "max_batch")      ? &ps->c->serve_max_batch
+                    : !strcmp(key, "max_delay_us") ? &ps->c->serve_max_delay_us
+                    : !strcmp(key, "max_queue")    ? &ps->c->serve_max_queue
+                    : !strcmp(key, "timeout_ms")   ? &ps->c->serve_timeout_ms
+                    : !strcmp(key, "workers")      ? &ps->c->serve_workers
+                                                   : NULL;
+    if (!dst) return bc_unknown_key(ps, key, keys);
+    uint64_t v = *value ? 0 : UINT64_MAX;
+    for (const char *d = value; *d && v <= BC_MAX_DIM; d++)
+        v = *d >= '0' && *d <= '9' ? v * 10 + (uint64_t)(*d - '0') : UINT64_MAX;
+    if (v < 1 || v > (uint64_t)BC_MAX_DIM)
+        return bc_fail(ps, ps->line, "[serve] %s: expected a positive whole number at most 2^40, found '%.*s'",
+                       key, bc_show(strlen(value)), value);
+    *dst = v;
+    return 1;
+}
+
 /* inih's callback: one "key = value" line of the open section. */
 static int bc_on_key(void *user, const char *section, const char *key, const char *value) {
     bc_parser *ps = user;
@@ -237,6 +257,7 @@ static int bc_on_key(void *user, const char *section, const char *key, const cha
     case BC_SEC_BUCKETS: return bc_parse_stage(ps, key, value);
     case BC_SEC_INPUT: return bc_input_key(ps, key, value);
     case BC_SEC_LIMITS: return bc_limits_key(ps, key, value);
+    case BC_SEC_SERVE: return bc_serve_key(ps, key, value);
     case BC_SEC_OTHER_MODEL: return bc_other_model_key(ps, key);
     case BC_SEC_NONE: break;
     }
@@ -268,7 +289,7 @@ static int bc_close_section(bc_parser *ps) {
 static int bc_bad_section(bc_parser *ps, const char *name) {
     return bc_fail(ps, ps->line,
                    "unknown section [%.*s] (expected [model], [model.NAME], [lane.NAME], [backend], "
-                   "[backend.NAME], [buckets], [inputs.NAME] or [limits])",
+                   "[backend.NAME], [buckets], [inputs.NAME], [limits] or [serve])",
                    bc_show(strlen(name)), name);
 }
 
@@ -295,7 +316,10 @@ static int bc_enter(bc_parser *ps, const char *name) {
         } else {
             ps->plain_model_line = ps->line;
         }
-        int chosen = tail ? ps->want_model && strcmp(tail, ps->want_model) == 0 : !ps->want_model;
+        /* want_model "": the first [model.NAME] */
+        int chosen = tail ? ps->want_model && (strcmp(tail, ps->want_model) == 0 ||
+                                               (!ps->want_model[0] && !ps->model_line))
+                          : !ps->want_model;
         ps->kind = chosen ? BC_SEC_MODEL : BC_SEC_OTHER_MODEL;
         if (chosen) {
             ps->model_line = ps->line;
@@ -313,6 +337,10 @@ static int bc_enter(bc_parser *ps, const char *name) {
     }
     if (!tail && BC_IS("limits")) {
         ps->kind = BC_SEC_LIMITS;
+        return 1;
+    }
+    if (!tail && BC_IS("serve")) {
+        ps->kind = BC_SEC_SERVE;
         return 1;
     }
     if (BC_IS("lane") || BC_IS("backend")) {
@@ -477,7 +505,8 @@ static int bc_finish(bc_parser *ps) {
         return bc_fail(ps, ps->line ? ps->line : 1,
                        "missing section [model] (expected graph and weights keys in it)");
     }
-    if (ps->want_model && !(c->model = strdup(ps->want_model))) return bc_oom(ps);
+    if (ps->want_model && !(c->model = strdup(ps->want_model[0] ? ps->want_model : c->models[0])))
+        return bc_oom(ps);
     int safetensors = bc_has_suffix(c->weights, ".safetensors");
     if (!safetensors && !c->manifest)
         return bc_fail(ps, ps->model_line,

@@ -38,6 +38,15 @@
  *                                            plans and their host buffers;
  *                                            absent: the executor's default,
  *                                            the machine's physical memory)
+ *   [serve]          what `berth serve` does with this model's requests,
+ *                    each a positive whole number at most 2^40:
+ *                    max_batch      requests merged into one run (default:
+ *                                   the largest batch of the stage)
+ *                    max_delay_us   how long the first request of a batch
+ *                                   waits for company (default 1000)
+ *                    max_queue      requests waiting before 503 (default 256)
+ *                    timeout_ms     a request's deadline (default 30000)
+ *                    workers        run contexts, each a thread (default 1)
  *
  * Rules, each broken one an error "FILE:LINE: ..." naming the section and
  * key, what was expected and what was found (for a missing key, the line
@@ -155,6 +164,8 @@ typedef struct berth_config {
     bc_input *inputs;
     uint64_t max_memory_mb;   /* [limits] max_memory_mb; 0: not given */
     uint32_t max_memory_line; /* its line, 0 when not given */
+    /* [serve]: each 0 when not given */
+    uint64_t serve_max_batch, serve_max_delay_us, serve_max_queue, serve_timeout_ms, serve_workers;
 } berth_config;
 
 /* Parse a file. On failure NULL and err = "FILE:LINE: what is wrong"
@@ -164,7 +175,8 @@ berth_config *berth_config_load(const char *path, berth_error *err);
 /* Parse NUL-terminated text as if read from `path` (for tests and
  * fuzzing); relative paths resolve against path's directory. */
 berth_config *berth_config_parse(const char *path, const char *text, berth_error *err);
-/* The same for the model called `model` ([model.NAME]); NULL: [model]. */
+/* The same for the model called `model` ([model.NAME]); NULL: [model];
+ * "": the file's first [model.NAME] (c->models then lists them all). */
 berth_config *berth_config_load_model(const char *path, const char *model, berth_error *err);
 berth_config *berth_config_parse_model(const char *path, const char *text, const char *model,
                                       berth_error *err);

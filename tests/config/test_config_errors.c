@@ -123,7 +123,17 @@ static const err_case CASES[] = {
     {M "[limits]\nmax_memory_mb = 512\nmax_memory_mb = 256\n", 6, "[limits] max_memory_mb",
      "duplicate key (first at line 5)"},
     {M "[limits]\n[limits]\n", 5, "duplicate section [limits]", "first at line 4"},
-    {M "[limits.cpu]\nmax_memory_mb = 1\n", 4, "unknown section [limits.cpu]", "[limits])"},
+    {M "[limits.cpu]\nmax_memory_mb = 1\n", 4, "unknown section [limits.cpu]", "[limits] or [serve])"},
+    /* [serve] */
+    {M "[serve]\nmax_batch = 0\n", 5, "[serve] max_batch",
+     "expected a positive whole number at most 2^40, found '0'"},
+    {M "[serve]\nmax_delay_us = -5\n", 5, "[serve] max_delay_us", "found '-5'"},
+    {M "[serve]\nmax_queue = 1e3\n", 5, "[serve] max_queue", "found '1e3'"},
+    {M "[serve]\ntimeout_ms = 10 s\n", 5, "[serve] timeout_ms", "found '10 s'"},
+    {M "[serve]\nworkers =\n", 5, "[serve] workers", "found ''"},
+    {M "[serve]\nbatch = 8\n", 5, "[serve]",
+     "unknown key 'batch' (expected max_batch, max_delay_us, max_queue, timeout_ms or workers)"},
+    {M "[serve]\nworkers = 2\nworkers = 3\n", 6, "[serve] workers", "duplicate key (first at line 5)"},
     /* syntax, and which error comes first */
     {M "[backend]\nuse cpu\n", 5, "expected 'key = value'", "'use cpu'"},
     {M "= x\n", 4, "[model]", "expected a key"},

@@ -66,7 +66,13 @@ static const char FULL[] =
     "pad = 2e3\n"
     "\n"
     "[limits]\n"
-    "max_memory_mb = 1024 ; one GiB\n";
+    "max_memory_mb = 1024 ; one GiB\n"
+    "[serve]\n"
+    "max_batch = 16\n"
+    "max_delay_us = 2500\n"
+    "max_queue = 64\n"
+    "timeout_ms = 1000\n"
+    "workers = 2\n";
 
 static void test_full(void) {
     berth_config *c = parse_ok("deploy/site/full.ini", FULL);
@@ -174,6 +180,8 @@ static void test_full(void) {
     CHECK_NEAR(berth_config_pad(c, NULL), 0.0, 0);
     CHECK(c->max_memory_mb == 1024);
     CHECK(c->max_memory_line == line_of(FULL, "max_memory_mb"));
+    CHECK(c->serve_max_batch == 16 && c->serve_max_delay_us == 2500 && c->serve_max_queue == 64);
+    CHECK(c->serve_timeout_ms == 1000 && c->serve_workers == 2);
     berth_config_free(c);
 }
 
@@ -390,6 +398,10 @@ static void test_models(void) {
     berth_config_free(c);
     c = berth_config_parse_model("a.ini", both, "small", &err);
     CHECK(c && streq(c->model, "small") && streq(c->lanes[0].graph, "./s.webnn"));
+    berth_config_free(c);
+    /* "": the first named model, for tools that list them all */
+    c = berth_config_parse_model("p/ocr.ini", PIPELINE, "", &err);
+    CHECK(c && streq(c->model, "det") && c->n_models == 2 && streq(c->models[1], "cls"));
     berth_config_free(c);
 }
 
