@@ -515,24 +515,33 @@ berth_status berth_executor_output_info(const berth_executor *ex, uint32_t l, ui
     const berth_graph *g = ln->g;
     memset(info, 0, sizeof *info);
     info->name = g->values[g->outputs[i]].name;
-    /* Specialized with every dyn dim at its max, as inputs report theirs:
-     * dims at that size, and which dyn dim each follows. */
-    int64_t vals[64];
+    /* dims as the lane's last bucket gives them; dyn from every bucket:
+     * what the specializer found each dim follows (a run trims those),
+     * and any dim that differs from the last bucket's, named by a dyn
+     * dim the two buckets differ in. */
     if (g->n_syms > 64) return BERTH_ERR_INVALID; /* out_dep holds 64 */
-    for (uint32_t s = 0; s < g->n_syms; s++) vals[s] = g->syms[s].max;
-    berth_error err;
-    berth_spec *s = berth_specialize(g, vals, ln->weight_ids, &err);
-    if (!s) return BERTH_ERR_INVALID;
-    const berth_operand *o = &s->desc.operands[s->desc.outputs[i]];
-    info->dtype = o->dtype;
-    info->rank = o->rank;
-    for (uint32_t d = 0; d < o->rank && d < BERTH_MAX_RANK; d++) {
-        info->dims[d] = o->dims[d];
-        uint64_t dep = s->out_dep[(size_t)i * BERTH_MAX_RANK + d];
-        for (uint32_t k = 0; k < g->n_syms && !info->dyn[d]; k++)
-            if (dep & (UINT64_C(1) << k)) info->dyn[d] = g->syms[k].name;
+    for (uint32_t b = ln->n_buckets; b-- > 0;) {
+        berth_error err;
+        berth_spec *s = berth_lane_specialize(ln, b, &err);
+        if (!s) return BERTH_ERR_INVALID;
+        const berth_operand *o = &s->desc.operands[s->desc.outputs[i]];
+        if (b == ln->n_buckets - 1) {
+            info->dtype = o->dtype;
+            info->rank = o->rank;
+            for (uint32_t d = 0; d < o->rank && d < BERTH_MAX_RANK; d++) info->dims[d] = o->dims[d];
+        }
+        const int64_t *vals = ln->bucket_vals + (size_t)b * g->n_syms,
+                      *last = ln->bucket_vals + (size_t)(ln->n_buckets - 1) * g->n_syms;
+        for (uint32_t d = 0; d < info->rank && d < BERTH_MAX_RANK; d++) {
+            uint64_t dep = s->out_dep[(size_t)i * BERTH_MAX_RANK + d];
+            if (d < o->rank && o->dims[d] != info->dims[d])
+                for (uint32_t k = 0; k < g->n_syms; k++)
+                    if (vals[k] != last[k]) dep |= UINT64_C(1) << k;
+            for (uint32_t k = 0; k < g->n_syms && !info->dyn[d]; k++)
+                if (dep & (UINT64_C(1) << k)) info->dyn[d] = g->syms[k].name;
+        }
+        berth_spec_free(s);
     }
-    berth_spec_free(s);
     return BERTH_OK;
 }
 

@@ -114,7 +114,10 @@ typedef struct berth_io_info {
 
 uint32_t berth_executor_input_count(const berth_executor *ex, uint32_t lane);
 uint32_t berth_executor_output_count(const berth_executor *ex, uint32_t lane);
-/* Outputs carry dtype and rank only; dims come with each run. */
+/* Outputs: dtype, rank, dims as the lane's last bucket gives them, and
+ * dyn[d] names a dyn dim output dim d follows, NULL for a dim the same
+ * in every bucket. Each call specializes every bucket of the lane: ask
+ * once, not per run. */
 berth_status berth_executor_input_info(const berth_executor *ex, uint32_t lane, uint32_t i,
                                        berth_io_info *info);
 berth_status berth_executor_output_info(const berth_executor *ex, uint32_t lane, uint32_t i,
