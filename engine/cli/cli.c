@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "serve.h"
 
 static const char *usage =
     "usage: berth COMMAND [ARGS]\n"
@@ -12,6 +13,7 @@ static const char *usage =
     "  run CONFIG        run the deployment a config describes\n"
     "  backends          list the backend modules found and their devices\n"
     "  check MODULE      test a backend module: ABI contract, op cases, ONNX cases\n"
+    "  serve CONFIG...   serve configs over the Open Inference Protocol (HTTP)\n"
     "  inspect FILE      validate a weights archive and list its tensors\n"
     "\n"
     "berth COMMAND --help tells more. berth --version prints the version.\n";
@@ -34,6 +36,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "backends")) return berth_cli_backends(argc - 1, argv + 1);
     if (!strcmp(cmd, "check")) return berth_cli_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "inspect")) return berth_inspect_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "serve")) return berth_cli_serve(argc - 1, argv + 1);
     fprintf(stderr, "berth: unknown command '%s' (try berth --help)\n", cmd);
     return 2;
 }

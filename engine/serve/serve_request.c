@@ -1,0 +1,429 @@
+/* An infer request read and checked against the model before it is
+ * queued, so a worker only ever merges requests it can run: the Open
+ * Inference Protocol's inference request JSON object, with tensor data
+ * either in "data" (flat or nested, row-major) or, per the binary tensor
+ * data extension, as raw little-endian bytes after the JSON.
+ *
+ * The JSON goes through the engine's own reader (engine/archive/json.c):
+ * bounded depth, value count and string length, exact integers, already
+ * fuzzed for the archive's headers; here it gets limits sized to the body
+ * and a fuzz target of its own. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "json.h"
+#include "serve.h"
+#include "util.h"
+
+static const struct {
+    berth_dtype t;
+    const char *name;
+} dtypes[] = {
+    {BERTH_DTYPE_F32, "FP32"}, {BERTH_DTYPE_F16, "FP16"}, {BERTH_DTYPE_I32, "INT32"},
+    {BERTH_DTYPE_U32, "UINT32"}, {BERTH_DTYPE_I64, "INT64"}, {BERTH_DTYPE_U64, "UINT64"},
+    {BERTH_DTYPE_I8, "INT8"}, {BERTH_DTYPE_U8, "UINT8"},
+};
+#define N_DTYPES (sizeof dtypes / sizeof dtypes[0])
+
+const char *serve_dtype_name(berth_dtype t) {
+    for (size_t i = 0; i < N_DTYPES; i++)
+        if (dtypes[i].t == t) return dtypes[i].name;
+    return NULL;
+}
+
+berth_dtype serve_dtype_parse(const char *name) {
+    for (size_t i = 0; i < N_DTYPES; i++)
+        if (!strcmp(dtypes[i].name, name)) return dtypes[i].t;
+    return BERTH_DTYPE_INVALID;
+}
+
+static int fail(serve_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(serve_error *e, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    e->status = 400;
+    return -1;
+}
+
+/* IEEE half from float, rounding to nearest even. */
+static uint16_t half_from_float(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u, mant = x & 0x7fffffu;
+    int32_t exp = (int32_t)((x >> 23) & 0xff);
+    if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
+    exp -= 127 - 15;
+    if (exp >= 31) return (uint16_t)(sign | 0x7c00u);
+    if (exp <= 0) {
+        if (exp < -10) return (uint16_t)sign;
+        mant |= 0x800000u;
+        uint32_t shift = (uint32_t)(14 - exp), half = mant >> shift, rest = mant & ((1u << shift) - 1);
+        uint32_t mid = 1u << (shift - 1);
+        if (rest > mid || (rest == mid && (half & 1))) half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t h = sign | ((uint32_t)exp << 10) | (mant >> 13), rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) h++; /* may carry into the exponent: right */
+    return (uint16_t)h;
+}
+
+/* One JSON number into element i of t's buffer; 0, or -1 naming why. */
+static int put_number(const bj_value *v, berth_dtype t, void *buf, size_t i, const char *where,
+                      serve_error *e) {
+    if (v->type == BJ_BOOL) {
+        if (t != BERTH_DTYPE_U8)
+            return fail(e, "%s: expected a number, found %s", where, v->boolean ? "true" : "false");
+        ((uint8_t *)buf)[i] = (uint8_t)v->boolean;
+        return 0;
+    }
+    if (v->type != BJ_NUMBER)
+        return fail(e, "%s: expected a number, found %s", where, bj_type_name(v->type));
+    if (t == BERTH_DTYPE_F32 || t == BERTH_DTYPE_F16) {
+        errno = 0;
+        double d = strtod(v->str, NULL);
+        float f = (float)d;
+        if (errno == ERANGE && fabs(d) > 1.0) /* overflow; underflow to 0 or a subnormal is fine */
+            return fail(e, "%s: %s is outside %s's range", where, v->str, serve_dtype_name(t));
+        if (t == BERTH_DTYPE_F32) ((float *)buf)[i] = f;
+        else ((uint16_t *)buf)[i] = half_from_float(f);
+        return 0;
+    }
+    int64_t lo;
+    uint64_t hi;
+    switch (t) {
+    case BERTH_DTYPE_I8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case BERTH_DTYPE_U8: lo = 0, hi = UINT8_MAX; break;
+    case BERTH_DTYPE_I32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case BERTH_DTYPE_U32: lo = 0, hi = UINT32_MAX; break;
+    case BERTH_DTYPE_I64: lo = INT64_MIN, hi = INT64_MAX; break;
+    default: lo = 0, hi = UINT64_MAX; break; /* U64 */
+    }
+    uint64_t u = 0;
+    int64_t s = 0;
+    int negative = v->str[0] == '-';
+    if (strpbrk(v->str, ".eE"))
+        return fail(e, "%s: expected a whole number for %s, found %s", where, serve_dtype_name(t), v->str);
+    if (negative) {
+        errno = 0;
+        s = strtoll(v->str, NULL, 10);
+        if (errno == ERANGE || s < lo)
+            return fail(e, "%s: %s is outside %s's range", where, v->str, serve_dtype_name(t));
+    } else {
+        if (!v->is_uint || v->u > hi)
+            return fail(e, "%s: %s is outside %s's range", where, v->str, serve_dtype_name(t));
+        u = v->u;
+    }
+    switch (t) {
+    case BERTH_DTYPE_I8: ((int8_t *)buf)[i] = (int8_t)(negative ? s : (int64_t)u); break;
+    case BERTH_DTYPE_U8: ((uint8_t *)buf)[i] = (uint8_t)u; break;
+    case BERTH_DTYPE_I32: ((int32_t *)buf)[i] = (int32_t)(negative ? s : (int64_t)u); break;
+    case BERTH_DTYPE_U32: ((uint32_t *)buf)[i] = (uint32_t)u; break;
+    case BERTH_DTYPE_I64: ((int64_t *)buf)[i] = negative ? s : (int64_t)u; break;
+    default: ((uint64_t *)buf)[i] = u; break;
+    }
+    return 0;
+}
+
+/* "data": flat or nested row-major arrays, every leaf written in order;
+ * *n counts the leaves (up to `want`, beyond which it only counts). */
+static int put_data(const bj_value *v, berth_dtype t, void *buf, size_t want, size_t *n,
+                    const char *where, serve_error *e) {
+    if (v->type != BJ_ARRAY) {
+        if (*n < want && put_number(v, t, buf, *n, where, e)) return -1;
+        (*n)++;
+        return 0;
+    }
+    for (const bj_value *c = v->first; c; c = c->next)
+        if (put_data(c, t, buf, want, n, where, e)) return -1;
+    return 0;
+}
+
+static const bj_value *member_of(const bj_value *obj, const char *key, bj_type type, int required,
+                                 const char *where, serve_error *e, int *bad) {
+    const bj_value *v = bj_member(obj, key);
+    if (!v) {
+        if (required) *bad = fail(e, "%s: missing \"%s\"", where, key);
+        return NULL;
+    }
+    if (v->type != type) {
+        *bad = fail(e, "%s.%s: expected %s, found %s", where, key, bj_type_name(type), bj_type_name(v->type));
+        return NULL;
+    }
+    return v;
+}
+
+static void shape_text(char *buf, size_t cap, const int64_t *dims, uint32_t rank) {
+    size_t o = (size_t)snprintf(buf, cap, "[");
+    for (uint32_t d = 0; d < rank && o < cap; d++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", d ? ", " : "", (long long)dims[d]);
+    if (o < cap) snprintf(buf + o, cap - o, "]");
+}
+
+static void want_text(char *buf, size_t cap, const berth_io_info *io) {
+    size_t o = (size_t)snprintf(buf, cap, "[");
+    for (uint32_t d = 0; d < io->rank && o < cap; d++)
+        o += io->dyn[d] ? (size_t)snprintf(buf + o, cap - o, "%s%s (1 to %lld)", d ? ", " : "", io->dyn[d],
+                                           (long long)io->dims[d])
+                        : (size_t)snprintf(buf + o, cap - o, "%s%lld", d ? ", " : "", (long long)io->dims[d]);
+    if (o < cap) snprintf(buf + o, cap - o, "]");
+}
+
+/* The shape of input k, checked against the model's: rank, every static
+ * dim, every dyn dim within its max. */
+static int read_shape(const bj_value *shape, const berth_io_info *io, const char *where, berth_tensor *t,
+                      serve_error *e) {
+    char got[256], want[512];
+    uint32_t rank = 0;
+    for (const bj_value *d = shape->first; d; d = d->next, rank++) {
+        if (d->type != BJ_NUMBER || !d->is_uint || d->u > (UINT64_C(1) << 40))
+            return fail(e, "%s.shape[%u]: expected a whole number at least 0, found %s", where, rank,
+                        d->type == BJ_NUMBER ? d->str : bj_type_name(d->type));
+        if (rank < BERTH_MAX_RANK) t->dims[rank] = (int64_t)d->u;
+    }
+    want_text(want, sizeof want, io);
+    if (rank != io->rank)
+        return fail(e, "%s.shape: expected rank %u %s, found rank %u", where, io->rank, want, rank);
+    t->rank = rank;
+    shape_text(got, sizeof got, t->dims, rank);
+    for (uint32_t d = 0; d < rank; d++) {
+        int ok = io->dyn[d] ? t->dims[d] >= 1 && t->dims[d] <= io->dims[d] : t->dims[d] == io->dims[d];
+        if (!ok) return fail(e, "%s.shape: expected %s, found %s (dim %u)", where, want, got, d);
+    }
+    return 0;
+}
+
+int serve_infer_parse(const serve_sig *sig, const char *body, size_t len, size_t header_len,
+                      serve_infer *out, serve_error *e) {
+    memset(out, 0, sizeof *out);
+    e->status = 0;
+    e->msg[0] = 0;
+    if (header_len != SIZE_MAX && header_len > len)
+        return fail(e, "Inference-Header-Content-Length is %zu, but the body has %zu bytes", header_len, len);
+    size_t json_len = header_len == SIZE_MAX ? len : header_len;
+    out->in = calloc(sig->n_in ? sig->n_in : 1, sizeof *out->in);
+    out->want = calloc(sig->n_out ? sig->n_out : 1, 1);
+    out->binary = calloc(sig->n_out ? sig->n_out : 1, 1);
+    berth_arena *arena = berth_arena_new();
+    int rc = -1;
+    if (!out->in || !out->want || !out->binary || !arena) {
+        fail(e, "out of memory reading the request");
+        e->status = 500;
+        goto done;
+    }
+    /* Every JSON value takes at least one byte; strings are names. */
+    bj_limits lim = {64, json_len + 1, 4096};
+    char msg[256];
+    bj_value *root = bj_parse(arena, body, json_len, &lim, msg, sizeof msg);
+    if (!root) {
+        /* binary tensor data sent without saying where the JSON ends */
+        int trailing = header_len == SIZE_MAX && strstr(msg, "after the end");
+        fail(e, "the request is not valid JSON: %s%s", msg,
+             trailing ? " (binary tensor data needs an Inference-Header-Content-Length header)" : "");
+        goto done;
+    }
+    if (root->type != BJ_OBJECT) {
+        fail(e, "the request: expected a JSON object, found %s", bj_type_name(root->type));
+        goto done;
+    }
+    int bad = 0;
+    const bj_value *id = member_of(root, "id", BJ_STRING, 0, "the request", e, &bad);
+    const bj_value *params = member_of(root, "parameters", BJ_OBJECT, 0, "the request", e, &bad);
+    const bj_value *inputs = member_of(root, "inputs", BJ_ARRAY, 1, "the request", e, &bad);
+    const bj_value *outputs = member_of(root, "outputs", BJ_ARRAY, 0, "the request", e, &bad);
+    if (bad) goto done;
+    if (id) snprintf(out->id, sizeof out->id, "%s", id->str);
+    int all_binary = 0;
+    if (params) {
+        const bj_value *b = member_of(params, "binary_data_output", BJ_BOOL, 0, "parameters", e, &bad);
+        const bj_value *t = bj_member(params, "timeout");
+        if (bad) goto done;
+        all_binary = b && b->boolean;
+        if (t && (t->type != BJ_NUMBER || !t->is_uint || t->u > (UINT64_C(1) << 40))) {
+            fail(e, "parameters.timeout: expected a whole number of microseconds, found %s",
+                 t->type == BJ_NUMBER ? t->str : bj_type_name(t->type));
+            goto done;
+        }
+        if (t) out->timeout_us = t->u ? (int64_t)t->u : 1;
+    }
+
+    /* Inputs: each of the model's exactly once, in any order. */
+    size_t binary_at = json_len;
+    uint32_t k = 0;
+    for (const bj_value *in = inputs->first; in; in = in->next, k++) {
+        char where[320];
+        snprintf(where, sizeof where, "inputs[%u]", k);
+        if (in->type != BJ_OBJECT) {
+            fail(e, "%s: expected an object, found %s", where, bj_type_name(in->type));
+            goto done;
+        }
+        const bj_value *name = member_of(in, "name", BJ_STRING, 1, where, e, &bad);
+        if (bad) goto done;
+        uint32_t i = 0;
+        while (i < sig->n_in && strcmp(sig->in[i].name, name->str)) i++;
+        if (i == sig->n_in) {
+            char names[512];
+            size_t o = 0;
+            for (uint32_t j = 0; j < sig->n_in && o < sizeof names; j++)
+                o += (size_t)snprintf(names + o, sizeof names - o, "%s'%s'", j ? ", " : "", sig->in[j].name);
+            fail(e, "%s: the model has no input '%s' (its inputs: %s)", where, name->str, names);
+            goto done;
+        }
+        berth_tensor *t = &out->in[i];
+        if (t->data) {
+            fail(e, "%s: input '%s' is given twice", where, name->str);
+            goto done;
+        }
+        snprintf(where, sizeof where, "inputs[%u] ('%s')", k, name->str);
+        const bj_value *dt = member_of(in, "datatype", BJ_STRING, 1, where, e, &bad);
+        const bj_value *shape = member_of(in, "shape", BJ_ARRAY, 1, where, e, &bad);
+        const bj_value *ip = member_of(in, "parameters", BJ_OBJECT, 0, where, e, &bad);
+        if (bad) goto done;
+        const berth_io_info *io = &sig->in[i];
+        /* WebNN's booleans are uint8 0 and 1: a BOOL tensor feeds a UINT8 input. */
+        int as_bool = io->dtype == BERTH_DTYPE_U8 && !strcmp(dt->str, "BOOL");
+        if (serve_dtype_parse(dt->str) != io->dtype && !as_bool) {
+            fail(e, "%s.datatype: expected %s, found %s", where, serve_dtype_name(io->dtype), dt->str);
+            goto done;
+        }
+        t->dtype = io->dtype;
+        if (read_shape(shape, io, where, t, e)) goto done;
+        size_t count = 1;
+        for (uint32_t d = 0; d < t->rank; d++) count *= (size_t)t->dims[d]; /* each <= 2^40, dims checked */
+        int ok = 1;
+        size_t bytes = berth_dtype_bytes(t->dtype, count, &ok);
+        if (!ok || bytes > len * 8 + 64) { /* JSON can't hold more than a byte a value */
+            fail(e, "%s.shape: %zu elements is more than the request could hold", where, count);
+            goto done;
+        }
+        t->data = malloc(bytes ? bytes : 1);
+        if (!t->data) {
+            fail(e, "out of memory reading %s", where);
+            e->status = 500;
+            goto done;
+        }
+        t->bytes = t->capacity = bytes;
+        const bj_value *size = ip ? bj_member(ip, "binary_data_size") : NULL;
+        const bj_value *data = bj_member(in, "data");
+        if (size) {
+            if (size->type != BJ_NUMBER || !size->is_uint) {
+                fail(e, "%s.parameters.binary_data_size: expected a whole number of bytes, found %s", where,
+                     size->type == BJ_NUMBER ? size->str : bj_type_name(size->type));
+                goto done;
+            }
+            if (header_len == SIZE_MAX) {
+                fail(e, "%s: binary_data_size is given, but the request has no Inference-Header-Content-Length "
+                     "header", where);
+                goto done;
+            }
+            if (data) {
+                fail(e, "%s: both \"data\" and binary_data_size are given", where);
+                goto done;
+            }
+            if (size->u != bytes) {
+                fail(e, "%s.parameters.binary_data_size: its shape needs %zu bytes of %s, found %llu", where,
+                     bytes, dt->str, (unsigned long long)size->u);
+                goto done;
+            }
+            if (len - binary_at < bytes) {
+                fail(e, "%s: binary data of %zu bytes runs past the end of the body (%zu bytes left)", where,
+                     bytes, len - binary_at);
+                goto done;
+            }
+            memcpy(t->data, body + binary_at, bytes);
+            binary_at += bytes;
+        } else {
+            if (!data) {
+                fail(e, "%s: missing \"data\" (or parameters.binary_data_size)", where);
+                goto done;
+            }
+            size_t n = 0;
+            if (put_data(data, t->dtype, t->data, count, &n, where, e)) goto done;
+            if (n != count) {
+                char got[256];
+                shape_text(got, sizeof got, t->dims, t->rank);
+                fail(e, "%s.data: shape %s needs %zu values, found %zu", where, got, count, n);
+                goto done;
+            }
+        }
+    }
+    if (binary_at != len) {
+        fail(e, "the body has %zu bytes of binary data after the JSON that no input claims", len - binary_at);
+        goto done;
+    }
+    for (uint32_t i = 0; i < sig->n_in; i++)
+        if (!out->in[i].data) {
+            fail(e, "inputs: missing input '%s'", sig->in[i].name);
+            goto done;
+        }
+    /* One value per dyn dim across inputs, as the executor will bind it;
+     * and the batch, the rows this request adds to a merged run. */
+    for (uint32_t i = 0; i < sig->n_in; i++)
+        for (uint32_t d = 0; d < sig->in[i].rank; d++) {
+            if (!sig->in[i].dyn[d]) continue;
+            for (uint32_t j = 0; j <= i; j++)
+                for (uint32_t d2 = 0; d2 < sig->in[j].rank; d2++)
+                    if (sig->in[j].dyn[d2] && !strcmp(sig->in[j].dyn[d2], sig->in[i].dyn[d]) &&
+                        out->in[j].dims[d2] != out->in[i].dims[d]) {
+                        fail(e, "input '%s' dim %u gives %s = %lld, but input '%s' dim %u gives %lld",
+                             sig->in[i].name, d, sig->in[i].dyn[d], (long long)out->in[i].dims[d],
+                             sig->in[j].name, d2, (long long)out->in[j].dims[d2]);
+                        goto done;
+                    }
+        }
+    out->rows = sig->batch && sig->n_in ? out->in[0].dims[0] : 1;
+
+    /* Outputs: all when none are named, as JSON unless asked otherwise. */
+    if (!outputs || !outputs->count) memset(out->want, 1, sig->n_out);
+    if (all_binary) memset(out->binary, 1, sig->n_out);
+    k = 0;
+    for (const bj_value *o = outputs ? outputs->first : NULL; o; o = o->next, k++) {
+        char where[320];
+        snprintf(where, sizeof where, "outputs[%u]", k);
+        if (o->type != BJ_OBJECT) {
+            fail(e, "%s: expected an object, found %s", where, bj_type_name(o->type));
+            goto done;
+        }
+        const bj_value *name = member_of(o, "name", BJ_STRING, 1, where, e, &bad);
+        const bj_value *op = member_of(o, "parameters", BJ_OBJECT, 0, where, e, &bad);
+        if (bad) goto done;
+        uint32_t i = 0;
+        while (i < sig->n_out && strcmp(sig->out[i].name, name->str)) i++;
+        if (i == sig->n_out) {
+            fail(e, "%s: the model has no output '%s'", where, name->str);
+            goto done;
+        }
+        out->want[i] = 1;
+        const bj_value *bin = op ? bj_member(op, "binary_data") : NULL;
+        if (bin && bin->type != BJ_BOOL) {
+            fail(e, "%s.parameters.binary_data: expected true or false, found %s", where, bj_type_name(bin->type));
+            goto done;
+        }
+        if (bin) out->binary[i] = (uint8_t)bin->boolean;
+        if (op && bj_member(op, "classification")) {
+            fail(e, "%s.parameters.classification: the classification extension is not supported", where);
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    berth_arena_free(arena);
+    if (rc) serve_infer_free(sig, out);
+    return rc;
+}
+
+void serve_infer_free(const serve_sig *sig, serve_infer *r) {
+    if (r->in)
+        for (uint32_t i = 0; i < sig->n_in; i++) free(r->in[i].data);
+    free(r->in);
+    free(r->want);
+    free(r->binary);
+    r->in = NULL;
+    r->want = r->binary = NULL;
+}

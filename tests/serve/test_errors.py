@@ -1,0 +1,133 @@
+"""Bad input and overload: every refusal is a 4xx or 5xx with a JSON
+error naming the field, and the server keeps serving; a full queue is
+503, a passed deadline 504, a body over the cap 413; SIGTERM finishes
+what is in flight and exits 0."""
+
+import json
+import threading
+import time
+
+import serve_fixture as fx
+from serve_fixture import check
+
+
+def refused(s, status, body, part, headers=None, model="first"):
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    st, hdr, resp = s.client.raw("POST", "/v2/models/%s/infer" % model, raw, headers or {})
+    check(st == status, "expected %d for %r, got %d %r" % (status, raw[:120], st, resp[:300]))
+    check(hdr.get("content-type", "").startswith("application/json"), "error without JSON: %r" % hdr)
+    err = json.loads(resp)["error"]
+    check(part in err, "error %r does not name %r" % (err, part))
+    return err
+
+
+X = {"name": "x", "datatype": "FP32", "shape": [1, 4], "data": [1, 2, 3, 4]}
+
+
+def bad_requests(s):
+    refused(s, 400, b'{"inputs": [', "not valid JSON")
+    refused(s, 400, b'[1, 2]', "expected a JSON object")
+    refused(s, 400, b'\xff\xfe', "not valid JSON")
+    refused(s, 404, {"inputs": [X]}, "no model named 'absent'", model="absent")
+    refused(s, 400, {"inputs": []}, "missing input 'x'")
+    refused(s, 400, {"inputs": [dict(X, name="y")]}, "no input 'y'")
+    refused(s, 400, {"inputs": [X, X]}, "given twice")
+    refused(s, 400, {"inputs": [dict(X, datatype="INT64")]}, "datatype: expected FP32, found INT64")
+    refused(s, 400, {"inputs": [dict(X, datatype="BYTES")]}, "found BYTES")
+    refused(s, 400, {"inputs": [dict(X, shape=[1, 5], data=[1] * 5)]}, "shape: expected [batch (1 to 8), 4], found [1, 5]")
+    refused(s, 400, {"inputs": [dict(X, shape=[9, 4], data=[1] * 36)]}, "found [9, 4] (dim 0)")
+    refused(s, 400, {"inputs": [dict(X, shape=[4])]}, "expected rank 2")
+    refused(s, 400, {"inputs": [dict(X, shape=[1, -4])]}, "shape[1]")
+    refused(s, 400, {"inputs": [dict(X, data=[1, 2, 3])]}, "needs 4 values, found 3")
+    refused(s, 400, {"inputs": [dict(X, data=[1, 2, "3", 4])]}, "expected a number, found a string")
+    refused(s, 400, b'{"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 4], "data": [1, 2, 3, 1e999]}]}',
+            "1e999 is outside FP32's range")
+    refused(s, 400, {"inputs": [{"name": "x", "shape": [1, 4], "data": [1, 2, 3, 4]}]}, 'missing "datatype"')
+    refused(s, 400, {"inputs": [dict(X)], "outputs": [{"name": "z"}]}, "no output 'z'")
+    refused(s, 400, {"inputs": [dict(X)], "parameters": {"timeout": -1}}, "parameters.timeout")
+    # The binary extension: sizes that do not add up.
+    head = json.dumps({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 4],
+                                   "parameters": {"binary_data_size": 16}}]}).encode()
+    refused(s, 400, head + bytes(8), "runs past the end of the body",
+            {"Inference-Header-Content-Length": str(len(head))})
+    refused(s, 400, head + bytes(20), "4 bytes of binary data after the JSON that no input claims",
+            {"Inference-Header-Content-Length": str(len(head))})
+    refused(s, 400, head + bytes(16), "Inference-Header-Content-Length is 100000",
+            {"Inference-Header-Content-Length": "100000"})
+    refused(s, 400, head + bytes(16), "Inference-Header-Content-Length: expected a whole number",
+            {"Inference-Header-Content-Length": "-3"})
+    refused(s, 400, head + bytes(16), "binary tensor data needs an Inference-Header-Content-Length header")
+    # Wrong methods and paths.
+    st, _, resp = s.client.raw("GET", "/v2/models/first/infer")
+    check(st == 405 and "expected POST" in json.loads(resp)["error"], "GET infer: %d" % st)
+    st, _, resp = s.client.raw("GET", "/v3/whatever")
+    check(st == 404 and "no such path" in json.loads(resp)["error"], "unknown path: %d" % st)
+    # A body over --max-body-mb: refused before it is read.
+    refused(s, 413, b"x" * (1 << 20 + 1), "larger than the server's limit of 1048576 bytes")
+    st, _ = s.client.live()
+    check(st == 200, "not live after the refusals")
+    r = s.client.infer("first", [X])
+    check(r.status == 200, "a good request after the bad ones: %s" % r.error)
+    m = s.client.metrics()
+    check(fx.metric(m, "berth_requests_total", "first") >= 25, "refusals not counted")
+
+
+def overload(d):
+    """One worker that waits half a second for company (max_batch 8), a
+    queue of two: a third request is 503 at once; a request whose
+    deadline is shorter than the wait is 504."""
+    config = fx.first_config(d, name="slow", serve="max_batch = 8\nmax_delay_us = 500000\nmax_queue = 2\n")
+    s = fx.Server("--max-body-mb", "1", config)
+    answers = []
+
+    def send():
+        answers.append(fx.OipClient("127.0.0.1", s.port).infer("slow", [X]))
+
+    waiting = [threading.Thread(target=send) for _ in range(2)]
+    for t in waiting:
+        t.start()
+    deadline = time.time() + 10
+    while fx.metric(s.client.metrics(), "berth_queue_depth", "slow") < 2 and time.time() < deadline:
+        time.sleep(0.005)
+    r = s.client.infer("slow", [X])
+    check(r.status == 503 and "the queue is full (2 requests waiting" in r.error, "full queue: %d %s" % (r.status, r.error))
+    for t in waiting:
+        t.join()
+    check([a.status for a in answers] == [200, 200], "queued requests: %r" % [a.error for a in answers])
+    r = s.client.infer("slow", [X], parameters={"timeout": 1000})
+    check(r.status == 504 and "deadline passed" in r.error, "deadline: %d %s" % (r.status, r.error))
+    m = s.client.metrics()
+    check('berth_request_failures_total{model="slow",code="503"} 1' in m, "503 not counted")
+    check('berth_request_failures_total{model="slow",code="504"} 1' in m, "504 not counted")
+
+    # SIGTERM while a request waits in the queue: it is answered, then
+    # the server exits 0 and no longer accepts connections.
+    inflight = []
+    t = threading.Thread(target=lambda: inflight.append(fx.OipClient("127.0.0.1", s.port).infer("slow", [X])))
+    t.start()
+    while fx.metric(s.client.metrics(), "berth_queue_depth", "slow") < 1 and time.time() < deadline + 10:
+        time.sleep(0.005)
+    rc, err = s.stop()
+    t.join()
+    check(rc == 0, "exit status %d after SIGTERM: %s" % (rc, err))
+    check(inflight and inflight[0].status == 200, "in-flight request: %r" % (inflight and inflight[0].error))
+    try:
+        fx.OipClient("127.0.0.1", s.port, timeout=2).live()
+        fx.fail("still accepting connections after exit")
+    except OSError:
+        pass
+    return s
+
+
+def main():
+    d = fx.model_dir()
+    s = fx.Server("--max-body-mb", "1", fx.first_config(d))
+    bad_requests(s)
+    rc, err = s.stop()
+    check(rc == 0, "exit status %d: %s" % (rc, err))
+    overload(d)
+    print("errors: bad requests refused by field, 413, 503, 504, SIGTERM drain: ok")
+
+
+if __name__ == "__main__":
+    main()
