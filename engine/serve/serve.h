@@ -115,7 +115,6 @@ typedef struct serve_model {
     /* the queue */
     pthread_mutex_t mu;
     pthread_cond_t work;   /* a request arrived, or stopping */
-    pthread_cond_t done;   /* a request finished */
     serve_req *head, *tail;
     uint32_t depth;
     int stopping;
@@ -133,6 +132,7 @@ struct serve_req {
     uint64_t arrived_ns, deadline_ns;
     berth_tensor *out;     /* sig.n_out, this request's rows; owned */
     int finished;
+    pthread_cond_t done;   /* signalled, under the model's lock, once finished */
     serve_error err;       /* status 0: success */
     uint32_t bucket;
     serve_req *next;

@@ -189,7 +189,7 @@ static enum MHD_Result route(serve_server *s, struct MHD_Connection *c, const ch
         serve_buf b = {0};
         serve_buf_printf(&b, "{\"name\":\"berth\",\"version\":\"%s\",\"extensions\":[\"binary_tensor_data\"]}",
                          BERTH_VERSION);
-        return reply_json(&*c, 200, &b);
+        return reply_json(c, 200, &b);
     }
     if (!strcmp(url, "/v2/health/live")) {
         if (!get) return reply_error(c, 405, "/v2/health/live: expected GET");

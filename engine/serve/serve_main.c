@@ -210,6 +210,14 @@ int berth_cli_serve(int argc, char **argv) {
             goto done;
         }
         clock_gettime(CLOCK_MONOTONIC, &t1);
+        /* The signals are blocked, so one sent while loading waits here:
+         * stop before the next model rather than after all of them. */
+        sigset_t pending;
+        if (sigpending(&pending) == 0 && (sigismember(&pending, SIGTERM) || sigismember(&pending, SIGINT))) {
+            printf("berth serve: %s while loading models\n", sigismember(&pending, SIGTERM) ? "SIGTERM" : "SIGINT");
+            rc = 0; /* asked to stop: not an error */
+            goto done;
+        }
         serve_model *m = &s.models[i];
         if (!quiet) {
             berth_memory mem;

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "dtype.h"
 #include "serve.h"
 
 static uint64_t now_ns(void) {
@@ -180,9 +181,13 @@ static void serve_batch(worker_state *w, serve_req **batch, uint32_t n) {
     } else if (st != BERTH_OK) {
         set_error(batch[0], status_of(st), "%s", err.msg);
     }
+    /* Wake only these requests' threads: with a broadcast, every waiting
+     * connection would wake after every run to fight for the lock. */
     pthread_mutex_lock(&m->mu);
-    for (uint32_t k = 0; k < n; k++) batch[k]->finished = 1;
-    pthread_cond_broadcast(&m->done);
+    for (uint32_t k = 0; k < n; k++) {
+        batch[k]->finished = 1;
+        pthread_cond_signal(&batch[k]->done);
+    }
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -233,8 +238,10 @@ void serve_model_infer(serve_model *m, serve_req *r) {
         else m->head = r;
         m->tail = r;
         m->depth++;
+        pthread_cond_init(&r->done, NULL);
         pthread_cond_broadcast(&m->work);
-        while (!r->finished) pthread_cond_wait(&m->done, &m->mu);
+        while (!r->finished) pthread_cond_wait(&r->done, &m->mu);
+        pthread_cond_destroy(&r->done);
     }
     pthread_mutex_unlock(&m->mu);
 }
@@ -276,7 +283,8 @@ static int read_signature(serve_model *m, char *msg, size_t cap) {
     for (uint32_t i = 0; i < s->n_in; i++) {
         berth_executor_input_info(m->ex, 0, i, &s->in[i]);
         if (!serve_dtype_name(s->in[i].dtype)) {
-            snprintf(msg, cap, "input '%s' is %d, which the protocol cannot carry", s->in[i].name, s->in[i].dtype);
+            snprintf(msg, cap, "input '%s' is %s, which the protocol cannot carry", s->in[i].name,
+                     berth_dtype_name(s->in[i].dtype));
             return -1;
         }
     }
@@ -306,7 +314,6 @@ int serve_model_open(serve_model *m, const char *path, const char *model, const 
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&m->work, &ca);
     pthread_condattr_destroy(&ca);
-    pthread_cond_init(&m->done, NULL);
 
     berth_error err;
     berth_config *cfg = berth_config_load_model(path, model, &err);
@@ -398,7 +405,6 @@ void serve_model_close(serve_model *m) {
     free(m->sig.in);
     free(m->sig.out);
     pthread_cond_destroy(&m->work);
-    pthread_cond_destroy(&m->done);
     pthread_mutex_destroy(&m->mu);
     memset(m, 0, sizeof *m);
 }

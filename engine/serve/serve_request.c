@@ -217,15 +217,30 @@ int serve_infer_parse(const serve_sig *sig, const char *body, size_t len, size_t
         e->status = 500;
         goto done;
     }
-    /* Every JSON value takes at least one byte; strings are names. */
-    bj_limits lim = {64, json_len + 1, 4096};
+    /* Values: at most one a byte, and no more than the model's inputs
+     * can hold at their largest, so a body of a million tiny numbers
+     * costs a refusal, not a tree a hundred times its size. Strings are
+     * names. */
+    size_t most = 1024;
+    for (uint32_t i = 0; i < sig->n_in; i++) {
+        size_t n = 1;
+        for (uint32_t d = 0; d < sig->in[i].rank; d++)
+            n = n > SIZE_MAX / 2 / (size_t)(sig->in[i].dims[d] ? sig->in[i].dims[d] : 1)
+                    ? SIZE_MAX / 2 : n * (size_t)sig->in[i].dims[d];
+        /* nested data adds at most one array per leaf */
+        most = most > SIZE_MAX / 4 - n ? SIZE_MAX / 4 : most + 2 * n + 64;
+    }
+    bj_limits lim = {64, json_len + 1 < most ? json_len + 1 : most, 4096};
     char msg[256];
     bj_value *root = bj_parse(arena, body, json_len, &lim, msg, sizeof msg);
     if (!root) {
         /* binary tensor data sent without saying where the JSON ends */
         int trailing = header_len == SIZE_MAX && strstr(msg, "after the end");
-        fail(e, "the request is not valid JSON: %s%s", msg,
-             trailing ? " (binary tensor data needs an Inference-Header-Content-Length header)" : "");
+        if (strstr(msg, "values") && strstr(msg, "more than"))
+            fail(e, "the request holds more JSON values than the model's inputs take at their largest (%s)", msg);
+        else
+            fail(e, "the request is not valid JSON: %s%s", msg,
+                 trailing ? " (binary tensor data needs an Inference-Header-Content-Length header)" : "");
         goto done;
     }
     if (root->type != BJ_OBJECT) {

@@ -3,7 +3,7 @@ a `berth serve` process started on a free port and stopped with SIGTERM,
 and readers for `berth run`'s outputs.
 
 Every test runs with BERTH (the berth binary), SRC (the source tree) and
-BUILD (the build tree) in its environment."""
+OCR_CACHE (where the OCR models were fetched to) in its environment."""
 
 import json
 import os
@@ -22,7 +22,7 @@ from oip_client import OipClient  # noqa: E402
 
 BERTH = os.environ["BERTH"]
 SRC = os.environ["SRC"]
-BUILD = os.environ["BUILD"]
+OCR_CACHE = os.environ["OCR_CACHE"]
 
 
 def fail(msg):
@@ -104,7 +104,7 @@ def mymodel_config(d):
 
 
 def rec_config(d, name="rec", serve=""):
-    cache = os.path.join(BUILD, "cache", "ocr")
+    cache = os.path.join(OCR_CACHE, "ocr")
     return write_config(d, name, os.path.join(cache, "rec.webnn"), os.path.join(cache, "rec.safetensors"),
                         "batch=1 width=320 | batch=8 width=320", serve, stage="lines")
 

@@ -39,6 +39,10 @@ def bad_requests(s):
     refused(s, 400, {"inputs": [dict(X, shape=[4])]}, "expected rank 2")
     refused(s, 400, {"inputs": [dict(X, shape=[1, -4])]}, "shape[1]")
     refused(s, 400, {"inputs": [dict(X, data=[1, 2, 3])]}, "needs 4 values, found 3")
+    # far more numbers than any input takes: refused while reading, before
+    # a tree of them is built
+    refused(s, 400, b'{"inputs": [{"name": "x", "data": [' + b",".join([b"1"] * 100000) + b"]}]}",
+            "more JSON values than the model's inputs take at their largest")
     refused(s, 400, {"inputs": [dict(X, data=[1, 2, "3", 4])]}, "expected a number, found a string")
     refused(s, 400, b'{"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 4], "data": [1, 2, 3, 1e999]}]}',
             "1e999 is outside FP32's range")
