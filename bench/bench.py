@@ -11,7 +11,8 @@ classifier are converted here), then for each model,
 bucket and thread count times berth and onnxruntime in alternating pairs
 (bench/berth-bench pairs with bench/ort_peer.js), measures loading, plan
 cost, hot-path allocations, the OpenBLAS sgemm ceiling and where berth's
-time goes per op, and writes DIR/bench/report.md and DIR/bench/ratios.png.
+time goes per op, adds `berth serve` under load (bench/serve_load.py), and
+writes DIR/bench/report.md and DIR/bench/ratios.png.
 Threads: 1 and 2, and every core where there are more (--threads).
 
 --smoke: a tiny model, two runs, bench/peer_stub.py as the peer (no
@@ -623,6 +624,7 @@ def main(argv):
     p.add_argument("--only", help="comma-separated model names")
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--no-pages", action="store_true", help="leave out the whole-page OCR rows")
+    p.add_argument("--no-serve", action="store_true", help="leave out the serving load section")
     a = p.parse_args(argv)
     build = os.path.abspath(a.build)
     out = os.path.abspath(a.out or os.path.join(build, "bench"))
@@ -680,11 +682,20 @@ def main(argv):
         cpu_ini = os.path.join(ROOT, "config", "ocr-cpu.ini")
         page_threads = int(re.search(r"threads = (\d+)", open(cpu_ini).read()).group(1))
         page_rows = pages(build, out, max(3, runs // 4), 5, env)
+    serve_md = None
+    if not a.smoke and not a.no_serve and (not a.only or "serve" in a.only.split(",")):
+        say("berth serve under load (bench/serve_load.py)")
+        serve_md = os.path.join(out, "work", "serve.md")
+        run(["/usr/bin/python3", os.path.join(BENCH, "serve_load.py"), "--build", build, "--out", serve_md],
+            env=env, capture=False)
     report = os.path.join(out, "report.md")
     chart_ok = chart_ok and bool(results)  # (--only pages: no model rows to chart)
     chart = write_report(report, info, results, loads, peer_name, runs, warmup, a.smoke)
     if page_rows:
         write_pages(report, page_rows, max(3, runs // 4), 5, page_threads)
+    if serve_md:
+        with open(serve_md) as f, open(report, "a") as r:
+            r.write("\n" + f.read() + "\n")
     with open(report, "a") as f:
         f.write("Load average (1, 5, 15 min) at the start of the timed runs: %.2f %.2f %.2f; at the end: "
                 "%.2f %.2f %.2f. Total time of this run: %.0f s.\n" % (load_before + os.getloadavg()
