@@ -77,10 +77,10 @@ def model_dir():
     return d
 
 
-def write_config(d, name, graph, weights, buckets, serve="", stage="rows", threads=2):
+def write_config(d, name, graph, weights, buckets, serve="", stage="rows", threads=2, use="cpu"):
     text = ("[model]\ngraph = %s\nweights = %s\nstage = %s\n"
-            "[backend]\nuse = cpu\n[backend.cpu]\nthreads = %d\n"
-            "[buckets]\n%s = %s\n" % (graph, weights, stage, threads, stage, buckets))
+            "[backend]\nuse = %s\n[backend.cpu]\nthreads = %d\n"
+            "[buckets]\n%s = %s\n" % (graph, weights, stage, use, threads, stage, buckets))
     if serve:
         text += "[serve]\n" + serve
     path = os.path.join(d, name + ".ini")
@@ -89,10 +89,10 @@ def write_config(d, name, graph, weights, buckets, serve="", stage="rows", threa
     return path
 
 
-def first_config(d, name="first", serve=""):
+def first_config(d, name="first", serve="", use="cpu"):
     ex = os.path.join(SRC, "examples", "first")
     return write_config(d, name, os.path.join(ex, "first.webnn"), os.path.join(ex, "first.safetensors"),
-                        "batch=1 | batch=4 | batch=8", serve)
+                        "batch=1 | batch=4 | batch=8", serve, use=use)
 
 
 def mymodel_config(d):

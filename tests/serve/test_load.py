@@ -1,8 +1,11 @@
 """64 requests at once on the first graph: every answer is its own
 request's (checked against a NumPy forward pass over the weights file),
-and /metrics shows that requests were merged into shared runs."""
+and /metrics shows that requests were merged into shared runs.
+test_load.py [BACKEND]: on that backend (default cpu), two workers with
+a run context each."""
 
 import os
+import sys
 import threading
 
 import numpy as np
@@ -23,8 +26,10 @@ def main():
     d = fx.model_dir()
     # Long enough a wait for company that requests arriving together share
     # runs even on a loaded machine; two workers, two run contexts.
-    config = fx.first_config(d, serve="max_batch = 8\nmax_delay_us = 20000\nworkers = 2\n")
+    use = sys.argv[1] if len(sys.argv) > 1 else "cpu"
+    config = fx.first_config(d, serve="max_batch = 8\nmax_delay_us = 20000\nworkers = 2\n", use=use)
     s = fx.Server(config)
+    check(any("model 'first' on %s:" % use in line for line in s.lines), "not on %s: %s" % (use, s.lines))
     rng = np.random.default_rng(1)
     rows = [1 + i % 3 for i in range(CLIENTS)]  # 1 to 3 rows each: merged batches of mixed sizes
     xs = [rng.standard_normal((r, 4)).astype(np.float32) for r in rows]
@@ -59,8 +64,8 @@ def main():
     check(fx.metric(m, "berth_queue_depth", "first") == 0, "queue not empty after the answers")
     rc, err = s.stop()
     check(rc == 0, "exit status %d: %s" % (rc, err))
-    print("load: %d concurrent requests answered right in %d runs (%.1f requests a run)" %
-          (CLIENTS, runs, merged / runs))
+    print("load on %s: %d concurrent requests answered right in %d runs (%.1f requests a run)" %
+          (use, CLIENTS, runs, merged / runs))
 
 
 if __name__ == "__main__":
