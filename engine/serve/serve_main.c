@@ -59,13 +59,15 @@ static int add_config(model_ref **refs, uint32_t *n, const char *path) {
     snprintf(name, sizeof name, "%s", base);
     size_t len = strlen(name);
     if (len > 4 && !strcmp(name + len - 4, ".ini")) name[len - 4] = 0;
-    berth_error err;
+    berth_error err, named;
     berth_config *cfg = berth_config_load(path, &err);
     int plain = cfg != NULL;
-    if (!cfg) /* a file of [model.NAME] sections only */
-        cfg = berth_config_load_model(path, "", &err);
+    if (!cfg) /* a file of [model.NAME] sections only? */
+        cfg = berth_config_load_model(path, "", &named);
     if (!cfg) {
-        fprintf(stderr, "berth serve: %s\n", err.msg);
+        /* the first error, unless it was only that there is no [model] */
+        int only_named = strstr(err.msg, "([model.NAME] sections) and no [model]") != NULL;
+        fprintf(stderr, "berth serve: %s\n", only_named ? named.msg : err.msg);
         return -1;
     }
     int rc = plain ? add_ref(refs, n, path, name, NULL) : 0;

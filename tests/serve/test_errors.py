@@ -4,6 +4,8 @@ error naming the field, and the server keeps serving; a full queue is
 what is in flight and exits 0."""
 
 import json
+import os
+import subprocess
 import threading
 import time
 
@@ -123,8 +125,36 @@ def overload(d):
     return s
 
 
+def startup_errors(d):
+    """What stops berth serve before it listens: one line naming the
+    file, line and key, exit 1; bad usage, exit 2."""
+    def serve(*args):
+        return subprocess.run([fx.BERTH, "serve", "--port", "0"] + list(args), capture_output=True, text=True,
+                              timeout=60)
+    bad = os.path.join(d, "bad.ini")
+    with open(bad, "w") as f:
+        f.write("[model]\ngraph = first.webnn\nweights = first.safetensors\n[serve]\nmax_batch = 0\n")
+    r = serve(bad)
+    check(r.returncode == 1 and "bad.ini:5: [serve] max_batch: expected a positive whole number" in r.stderr,
+          "bad [serve]: %d %s" % (r.returncode, r.stderr))
+    named = os.path.join(d, "pair.ini")
+    with open(named, "w") as f:
+        f.write("[model.a]\ngraph = g.webnn\nweights = w.safetensors\nbatch = 1\n")
+    r = serve(named)
+    check(r.returncode == 1 and "pair.ini:4: [model.a]: unknown key 'batch'" in r.stderr,
+          "a bad [model.NAME]: %d %s" % (r.returncode, r.stderr))
+    first = fx.first_config(d)
+    r = serve(first, first)
+    check(r.returncode == 2 and "two models named 'first'" in r.stderr, "same name twice: %s" % r.stderr)
+    r = serve("--port")
+    check(r.returncode == 2, "--port without a value: %d" % r.returncode)
+    r = serve(os.path.join(d, "absent.ini"))
+    check(r.returncode == 1 and "absent.ini" in r.stderr, "a missing config: %s" % r.stderr)
+
+
 def main():
     d = fx.model_dir()
+    startup_errors(d)
     s = fx.Server("--max-body-mb", "1", fx.first_config(d))
     bad_requests(s)
     rc, err = s.stop()
