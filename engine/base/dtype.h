@@ -3,6 +3,7 @@
 #define BERTH_DTYPE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "berth/backend.h"
 
@@ -16,5 +17,9 @@ size_t berth_dtype_bits(berth_dtype t);
  * on overflow or an invalid dtype and never sets it back to 1, so the
  * caller starts with ok = 1 and may carry an earlier overflow into it. */
 size_t berth_dtype_bytes(berth_dtype t, size_t count, int *ok);
+/* IEEE binary16 from float32, rounding to nearest even, and back
+ * (exact). */
+uint16_t berth_f16_from_f32(float f);
+float berth_f16_to_f32(uint16_t h);
 
 #endif

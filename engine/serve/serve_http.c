@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "serve.h"
+#include "util.h"
 
 #ifndef BERTH_VERSION
 #define BERTH_VERSION "0"
@@ -22,12 +22,6 @@ typedef struct conn {
     size_t len, cap;
     int too_large;
 } conn;
-
-static double seconds_since(const struct timespec *t0) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
 
 /* Queue b (taken: freed by libmicrohttpd) as the response. */
 static enum MHD_Result reply(struct MHD_Connection *c, int status, serve_buf *b, const char *type,
@@ -142,8 +136,7 @@ static enum MHD_Result infer_response(struct MHD_Connection *c, serve_model *m, 
 }
 
 static enum MHD_Result infer(serve_server *s, struct MHD_Connection *c, serve_model *m, conn *cs) {
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t t0 = berth_now_ns();
     serve_req *r = calloc(1, sizeof *r);
     if (!r) return reply_error(c, 500, "out of memory");
     atomic_fetch_add(&s->in_flight, 1);
@@ -168,7 +161,7 @@ static enum MHD_Result infer(serve_server *s, struct MHD_Connection *c, serve_mo
         serve_model_infer(m, r);
     if (r->err.status) ret = reply_error(c, r->err.status, r->err.msg);
     else ret = infer_response(c, m, r);
-    serve_metrics_request(&m->metrics, r->err.status ? r->err.status : 200, seconds_since(&t0));
+    serve_metrics_request(&m->metrics, r->err.status ? r->err.status : 200, (double)(berth_now_ns() - t0) / 1e9);
     serve_model_free_result(m, r);
     free(r);
     atomic_fetch_sub(&s->in_flight, 1);

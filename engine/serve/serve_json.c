@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtype.h"
 #include "serve.h"
 
 static int grow(serve_buf *b, size_t more) {
@@ -62,18 +63,6 @@ void serve_buf_json_str(serve_buf *b, const char *s) {
     serve_buf_put(b, "\"", 1);
 }
 
-static float half_to_float(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu;
-    float f;
-    if (exp == 0) {
-        f = ldexpf((float)mant, -24);
-        return sign ? -f : f;
-    }
-    uint32_t x = sign | (exp == 31 ? 0x7f800000u | (mant << 13) : ((exp + 112) << 23) | (mant << 13));
-    memcpy(&f, &x, 4);
-    return f;
-}
-
 static void put_double(serve_buf *b, double v, int digits) {
     if (!isfinite(v)) serve_buf_put(b, "null", 4);
     else serve_buf_printf(b, "%.*g", digits, v);
@@ -87,7 +76,7 @@ void serve_buf_json_data(serve_buf *b, berth_dtype t, const void *data, size_t n
         if (i) serve_buf_put(b, ",", 1);
         switch (t) {
         case BERTH_DTYPE_F32: put_double(b, ((const float *)data)[i], 9); break;
-        case BERTH_DTYPE_F16: put_double(b, half_to_float(((const uint16_t *)data)[i]), 5); break;
+        case BERTH_DTYPE_F16: put_double(b, berth_f16_to_f32(((const uint16_t *)data)[i]), 5); break;
         case BERTH_DTYPE_I8: serve_buf_printf(b, "%d", ((const int8_t *)data)[i]); break;
         case BERTH_DTYPE_U8: serve_buf_printf(b, "%u", ((const uint8_t *)data)[i]); break;
         case BERTH_DTYPE_I32: serve_buf_printf(b, "%d", ((const int32_t *)data)[i]); break;

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "serve.h"
+#include "util.h"
 
 static const char *usage =
     "usage: berth serve [options] CONFIG|DIR...\n"
@@ -202,8 +203,7 @@ int berth_cli_serve(int argc, char **argv) {
     s.models = calloc(n_refs, sizeof *s.models);
     if (!s.models) goto done;
     for (uint32_t i = 0; i < n_refs; i++) {
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        uint64_t t0 = berth_now_ns();
         char msg[1024];
         s.n_models = i + 1;
         if (serve_model_open(&s.models[i], refs[i].path, refs[i].model[0] ? refs[i].model : NULL, refs[i].name, msg,
@@ -211,7 +211,7 @@ int berth_cli_serve(int argc, char **argv) {
             fprintf(stderr, "berth serve: model '%s' (%s): %s\n", refs[i].name, refs[i].path, msg);
             goto done;
         }
-        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double load_ms = (double)(berth_now_ns() - t0) / 1e6;
         /* The signals are blocked, so one sent while loading waits here:
          * stop before the next model rather than after all of them. */
         sigset_t pending;
@@ -228,7 +228,7 @@ int berth_cli_serve(int argc, char **argv) {
                    "bytes, plans %llu bytes; %s, max_delay_us %lld, max_queue %lld\n",
                    m->name, berth_executor_backend(m->ex), berth_executor_bucket_count(m->ex, 0), m->workers,
                    m->workers == 1 ? "" : "s",
-                   (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
+                   load_ms,
                    (unsigned long long)mem.weights_bytes, (unsigned long long)mem.plans_bytes,
                    m->sig.batch ? "batches" : "one request a run", (long long)m->max_delay_us,
                    (long long)m->max_queue);

@@ -12,12 +12,7 @@
 #include "config.h"
 #include "dtype.h"
 #include "serve.h"
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "util.h"
 
 static void set_error(serve_req *r, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void set_error(serve_req *r, int status, const char *fmt, ...) {
@@ -154,7 +149,7 @@ static berth_status run_batch(worker_state *w, serve_req **batch, uint32_t n, in
 
 static void serve_batch(worker_state *w, serve_req **batch, uint32_t n) {
     serve_model *m = w->m;
-    uint64_t now = now_ns();
+    uint64_t now = berth_now_ns();
     /* Requests whose deadline passed while they waited are answered
      * 504 without running. */
     uint32_t live = 0;
@@ -201,7 +196,7 @@ static void *worker_main(void *arg) {
         /* Wait for company: until the batch is full, the oldest request
          * has waited max_delay_us, or the server stops. */
         uint64_t until = m->head->arrived_ns + (uint64_t)m->max_delay_us * 1000u;
-        while (m->head && !m->stopping && m->max_batch > 1 && rows_ready(m) < m->max_batch && now_ns() < until) {
+        while (m->head && !m->stopping && m->max_batch > 1 && rows_ready(m) < m->max_batch && berth_now_ns() < until) {
             struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
             pthread_cond_timedwait(&m->work, &m->mu, &ts);
         }
@@ -223,7 +218,7 @@ uint32_t serve_model_depth(serve_model *m) {
 }
 
 void serve_model_infer(serve_model *m, serve_req *r) {
-    r->arrived_ns = now_ns();
+    r->arrived_ns = berth_now_ns();
     int64_t timeout_us = m->timeout_ms * 1000;
     if (r->in.timeout_us && r->in.timeout_us < timeout_us) timeout_us = r->in.timeout_us;
     r->deadline_ns = r->arrived_ns + (uint64_t)timeout_us * 1000u;

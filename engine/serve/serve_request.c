@@ -52,28 +52,6 @@ static int fail(serve_error *e, const char *fmt, ...) {
     return -1;
 }
 
-/* IEEE half from float, rounding to nearest even. */
-static uint16_t half_from_float(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000u, mant = x & 0x7fffffu;
-    int32_t exp = (int32_t)((x >> 23) & 0xff);
-    if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
-    exp -= 127 - 15;
-    if (exp >= 31) return (uint16_t)(sign | 0x7c00u);
-    if (exp <= 0) {
-        if (exp < -10) return (uint16_t)sign;
-        mant |= 0x800000u;
-        uint32_t shift = (uint32_t)(14 - exp), half = mant >> shift, rest = mant & ((1u << shift) - 1);
-        uint32_t mid = 1u << (shift - 1);
-        if (rest > mid || (rest == mid && (half & 1))) half++;
-        return (uint16_t)(sign | half);
-    }
-    uint32_t h = sign | ((uint32_t)exp << 10) | (mant >> 13), rest = mant & 0x1fffu;
-    if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) h++; /* may carry into the exponent: right */
-    return (uint16_t)h;
-}
-
 /* One JSON number into element i of t's buffer; 0, or -1 naming why. */
 static int put_number(const bj_value *v, berth_dtype t, void *buf, size_t i, const char *where,
                       serve_error *e) {
@@ -92,7 +70,7 @@ static int put_number(const bj_value *v, berth_dtype t, void *buf, size_t i, con
         if (errno == ERANGE && fabs(d) > 1.0) /* overflow; underflow to 0 or a subnormal is fine */
             return fail(e, "%s: %s is outside %s's range", where, v->str, serve_dtype_name(t));
         if (t == BERTH_DTYPE_F32) ((float *)buf)[i] = f;
-        else ((uint16_t *)buf)[i] = half_from_float(f);
+        else ((uint16_t *)buf)[i] = berth_f16_from_f32(f);
         return 0;
     }
     int64_t lo;

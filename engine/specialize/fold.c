@@ -57,30 +57,9 @@ void sp_store_f(void *data, berth_dtype t, size_t i, double v) {
     }
 }
 
-/* IEEE binary16 with round-to-nearest-even. */
-static uint16_t to_half(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000u, exp = (x >> 23) & 0xffu, man = x & 0x7fffffu;
-    if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0));
-    int e = (int)exp - 127 + 15;
-    if (e >= 31) return (uint16_t)(sign | 0x7c00u);
-    if (e <= 0) {
-        if (e < -10) return (uint16_t)sign;
-        man |= 0x800000u;
-        uint32_t shift = (uint32_t)(14 - e);
-        uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1))) h++;
-        return (uint16_t)(sign | h);
-    }
-    uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;
-    return (uint16_t)(sign | h);
-}
-
 void sp_fill(void *data, berth_dtype t, size_t count, double x) {
     if (t == BERTH_DTYPE_F16) {
-        uint16_t h = to_half((float)x);
+        uint16_t h = berth_f16_from_f32((float)x);
         for (size_t i = 0; i < count; i++) memcpy((char *)data + 2 * i, &h, 2);
     } else if (t == BERTH_DTYPE_I4 || t == BERTH_DTYPE_U4) {
         uint8_t nib = (uint8_t)((int64_t)x & 0xf), *p = data;

@@ -5,10 +5,8 @@ and readers for `berth run`'s outputs.
 Every test runs with BERTH (the berth binary), SRC (the source tree) and
 OCR_CACHE (where the OCR models were fetched to) in its environment."""
 
-import json
 import os
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -17,11 +15,12 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oip_client import OipClient  # noqa: E402
-
 BERTH = os.environ["BERTH"]
 SRC = os.environ["SRC"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(SRC, "tools"))
+from oip_client import OipClient  # noqa: E402
+from onnx2webnn_lib import safetensors  # noqa: E402
 OCR_CACHE = os.environ["OCR_CACHE"]
 
 
@@ -61,19 +60,13 @@ def mymodel_reference(input0, input1):
     return v[:6]
 
 
-def write_empty_safetensors(path):
-    header = b"{}      "
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(header)) + header)
-
-
 def model_dir():
     """A temp dir with configs for mymodel, the first graph and the OCR
     recognizer (width 320 only); returns (dir, paths by name)."""
     d = tempfile.mkdtemp(prefix="berth-serve-")
     with open(os.path.join(d, "mymodel.webnn"), "w") as f:
         f.write(MYMODEL)
-    write_empty_safetensors(os.path.join(d, "mymodel.safetensors"))
+    safetensors.write(os.path.join(d, "mymodel.safetensors"), [])
     return d
 
 
@@ -160,22 +153,6 @@ def metric(text, name, model):
     fail("no metric %s for model %s in:\n%s" % (name, model, text))
 
 
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        blob = f.read()
-    n = struct.unpack("<Q", blob[:8])[0]
-    header = json.loads(blob[8:8 + n])
-    data = blob[8 + n:]
-    kinds = {"F32": np.float32, "I64": np.int64, "I32": np.int32, "U8": np.uint8}
-    out = {}
-    for name, t in header.items():
-        if name == "__metadata__":
-            continue
-        a, b = t["data_offsets"]
-        out[name] = np.frombuffer(data[a:b], dtype=kinds[t["dtype"]]).reshape(t["shape"])
-    return out
-
-
 def berth_run(config, inputs, d):
     """`berth run CONFIG --input NAME=FILE.npy ... --output OUT`: lane 0's
     outputs by name."""
@@ -186,4 +163,4 @@ def berth_run(config, inputs, d):
         args += ["--input", "%s=%s" % (name, p)]
     r = subprocess.run(args, capture_output=True, text=True)
     check(r.returncode == 0, "berth run failed: %s%s" % (r.stdout, r.stderr))
-    return read_safetensors(os.path.join(d, "run-out.safetensors"))
+    return safetensors.read(os.path.join(d, "run-out.safetensors"))

@@ -17,7 +17,7 @@ CLIENTS = 64
 
 
 def reference(x):
-    w = fx.read_safetensors(os.path.join(fx.SRC, "examples", "first", "first.safetensors"))
+    w = fx.safetensors.read(os.path.join(fx.SRC, "examples", "first", "first.safetensors"))
     h = np.maximum(x.astype(np.float64) @ w["layer1.weight"] + w["layer1.bias"], 0)
     return h @ w["layer2.weight"] + w["layer2.bias"]
 
