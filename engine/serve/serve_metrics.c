@@ -91,14 +91,21 @@ void serve_metrics_text(serve_server *s, serve_buf *b) {
         {"berth_plans_bytes", "gauge", "Plans held on the device, every run context's."},
         {"berth_host_bytes", "gauge", "The engine's own per-plan host buffers."},
     };
+    /* Each model's memory once per scrape: counting takes the device
+     * lock, which waits for a run in progress. */
+    berth_memory *mem = calloc(s->n_models ? s->n_models : 1, sizeof *mem);
+    if (!mem) {
+        b->failed = 1;
+        return;
+    }
+    for (uint32_t i = 0; i < s->n_models; i++) berth_executor_memory(s->models[i].ex, &mem[i]);
     for (unsigned h = 0; h < sizeof help / sizeof help[0]; h++) {
         serve_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", help[h][0], help[h][2], help[h][0], help[h][1]);
         for (uint32_t i = 0; i < s->n_models; i++) {
             serve_model *md = &s->models[i];
             serve_metrics *m = &md->metrics;
             const char *n = md->name;
-            berth_memory mem;
-            if (h >= 7) berth_executor_memory(md->ex, &mem);
+            const berth_memory *mm = &mem[i];
             pthread_mutex_lock(&m->mu);
             switch (h) {
             case 0: serve_buf_printf(b, "%s{model=\"%s\"} %llu\n", help[h][0], n, (unsigned long long)m->requests); break;
@@ -125,12 +132,13 @@ void serve_metrics_text(serve_server *s, serve_buf *b) {
                 }
                 break;
             case 6: break; /* read below, outside the metrics lock */
-            case 7: serve_buf_printf(b, "%s{model=\"%s\"} %llu\n", help[h][0], n, (unsigned long long)mem.weights_bytes); break;
-            case 8: serve_buf_printf(b, "%s{model=\"%s\"} %llu\n", help[h][0], n, (unsigned long long)mem.plans_bytes); break;
-            default: serve_buf_printf(b, "%s{model=\"%s\"} %llu\n", help[h][0], n, (unsigned long long)mem.host_bytes); break;
+            case 7: serve_buf_printf(b, "%s{model=\"%s\"} %llu\n", help[h][0], n, (unsigned long long)mm->weights_bytes); break;
+            case 8: serve_buf_printf(b, "%s{model=\"%s\"} %llu\n", help[h][0], n, (unsigned long long)mm->plans_bytes); break;
+            default: serve_buf_printf(b, "%s{model=\"%s\"} %llu\n", help[h][0], n, (unsigned long long)mm->host_bytes); break;
             }
             pthread_mutex_unlock(&m->mu);
             if (h == 6) serve_buf_printf(b, "%s{model=\"%s\"} %u\n", help[h][0], n, serve_model_depth(md));
         }
     }
+    free(mem);
 }
