@@ -12,12 +12,13 @@
 
 #include "check_abi.h"
 #include "cli.h"
+#include "cli_zoo.h"
 #include "loader.h"
 #include "op_cases.h"
 
 static const char *check_usage =
     "usage: berth check MODULE [--reference NAME|PATH|none] [--option KEY=VALUE]...\n"
-    "                   [--markdown FILE] [--no-onnx]\n"
+    "                   [--markdown FILE] [--no-onnx] [--models DIR [--strict]]\n"
     "\n"
     "Tests a backend module (a name found like `use` finds it, or a path):\n"
     "  the ABI contract: negotiation and table sizes, caps within the size\n"
@@ -29,6 +30,11 @@ static const char *check_usage =
     "    second run; an op the module refuses is unsupported, not failed;\n"
     "  the ONNX node cases (berth-conformance, with libonnx-testdata\n"
     "    installed), unless --no-onnx.\n"
+    "--models DIR runs the real-model zoo instead of the cases: every model\n"
+    "  of DIR/manifest.ini (tests/models/zoo_prepare.py --out DIR makes it)\n"
+    "  on MODULE, each output held to onnxruntime's within the model's\n"
+    "  tolerance; a model MODULE refuses is unsupported (with --strict,\n"
+    "  failed), one the converter refuses is listed with its message.\n"
     "--option passes [backend.NAME] options to MODULE. --markdown writes the\n"
     "results as a Markdown report. Exit status: 0 when nothing failed, 1\n"
     "when something did, 2 on bad usage.\n";
@@ -189,21 +195,26 @@ static int onnx_cases(const char *tool, const char *path, const char *table, lon
 }
 
 int berth_cli_check(int argc, char **argv) {
-    const char *module = NULL, *reference = "cpu", *md_path = NULL;
+    const char *module = NULL, *reference = "cpu", *md_path = NULL, *models = NULL;
     char *options[MAX_OPTIONS];
-    int n_options = 0, onnx = 1;
+    int n_options = 0, onnx = 1, strict = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(check_usage, stdout);
             return 0;
-        } else if ((!strcmp(a, "--reference") || !strcmp(a, "--markdown") || !strcmp(a, "--option")) && i + 1 >= argc) {
+        } else if ((!strcmp(a, "--reference") || !strcmp(a, "--markdown") || !strcmp(a, "--option") ||
+                    !strcmp(a, "--models")) && i + 1 >= argc) {
             fprintf(stderr, "berth check: %s needs a value\n%s", a, check_usage);
             return 2;
         } else if (!strcmp(a, "--reference")) {
             reference = argv[++i];
         } else if (!strcmp(a, "--markdown")) {
             md_path = argv[++i];
+        } else if (!strcmp(a, "--models")) {
+            models = argv[++i];
+        } else if (!strcmp(a, "--strict")) {
+            strict = 1;
         } else if (!strcmp(a, "--option")) {
             if (!strchr(argv[i + 1], '=') || n_options == MAX_OPTIONS) {
                 fprintf(stderr, "berth check: --option expects KEY=VALUE (at most %d), found '%s'\n", MAX_OPTIONS, argv[i + 1]);
@@ -219,7 +230,8 @@ int berth_cli_check(int argc, char **argv) {
             module = a;
         }
     }
-    if (!module) {
+    if (!module || (strict && !models)) {
+        if (strict && !models) fprintf(stderr, "berth check: --strict goes with --models\n");
         fputs(check_usage, stderr);
         return 2;
     }
@@ -252,6 +264,21 @@ int berth_cli_check(int argc, char **argv) {
     printf("berth check %s\n\nABI contract\n", path);
     md(&r, "# berth check: %s\n\n## ABI contract\n\n| check | result | found |\n|---|---|---|\n", module);
     ck_contract(path, &host, contract_item, &r);
+    if (models) {
+        size_t zoo[ZOO_RESULTS] = {0};
+        int failed = berth_cli_zoo(path, models, strict, r.md, zoo);
+        int bad = r.contract_failed || failed != 0;
+        char line[512];
+        snprintf(line, sizeof line, "berth check %s: %s; contract %zu ok, %zu failed; models %zu passed, %zu failed, "
+                 "%zu unsupported, %zu refused by the converter%s", module, bad ? "FAILED" : "passed", r.contract_ok,
+                 r.contract_failed, zoo[ZOO_PASSED], zoo[ZOO_FAILED], zoo[ZOO_UNSUPPORTED], zoo[ZOO_REFUSED],
+                 failed < 0 ? " (no manifest)" : "");
+        printf("\n%s\n", line);
+        md(&r, "\n## Summary\n\n%s\n", line);
+        if (r.md) fclose(r.md);
+        free(path), free(ref_path);
+        return bad ? 1 : 0;
+    }
 
     size_t counts[3] = {0, 0, 0};
     long failed = op_cases(path, &host, ref_path, &ref_host, &r, counts);

@@ -1,0 +1,310 @@
+/* berth check MODULE --models DIR: the real-model zoo on a module.
+ *
+ * DIR is what tests/models/zoo_prepare.py makes: each public model
+ * converted, its config, its inputs and onnxruntime's outputs on them,
+ * listed in DIR/manifest.ini:
+ *     [model.NAME]
+ *     what = ...            source = PACKAGE@VERSION PATH
+ *     config = NAME.ini     inputs = A.npy B.npy    wants = X.npy
+ *     atol = 1e-4           rtol = 1e-3
+ * or, for a model the converter cannot take yet, refused = its message.
+ * Lines are read here rather than by inih: a refusal message can be
+ * longer than the 200 bytes Debian's inih reads of a line.
+ *
+ * Each model is opened on MODULE (the config's `use` replaced), run on
+ * its inputs, and every output held to onnxruntime's with compare.h; a
+ * table row per model gives the result, the errors, the non-finite count
+ * and the warm run time. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "berth/berth.h"
+#include "cli_zoo.h"
+#include "compare.h"
+#include "dtype.h"
+#include "npy.h"
+#include "util.h"
+
+#define ZOO_MAX_IO 8
+/* Warm runs for the time column: up to 3, fewer once 2 s are spent. */
+#define ZOO_WARM_RUNS 3
+#define ZOO_TIME_BUDGET_NS 2000000000ull
+
+typedef struct zoo_model {
+    char name[64];
+    char *what, *source, *refused, *config, *inputs, *wants;
+    double atol, rtol;
+} zoo_model;
+
+static char *dup_trim(const char *s) {
+    while (*s == ' ' || *s == '\t') s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r')) n--;
+    char *d = malloc(n + 1);
+    if (d) memcpy(d, s, n), d[n] = 0;
+    return d;
+}
+
+static void model_free(zoo_model *m) {
+    free(m->what), free(m->source), free(m->refused), free(m->config), free(m->inputs), free(m->wants);
+}
+
+/* Reads the manifest; returns the model count, or -1 with a message. */
+static int read_manifest(const char *path, zoo_model **out, char *why, size_t cap) {
+    FILE *f = fopen(path, "r");
+    if (!f) return snprintf(why, cap, "%s: cannot open (make it with tests/models/zoo_prepare.py --out DIR)", path), -1;
+    zoo_model *ms = NULL;
+    int n = 0, line_no = 0, bad = 0;
+    char *line = NULL;
+    size_t lcap = 0;
+    while (!bad && getline(&line, &lcap, f) > 0) {
+        line_no++;
+        char *s = line;
+        while (*s == ' ' || *s == '\t') s++;
+        if (*s == '#' || *s == ';' || *s == '\n' || *s == '\r' || !*s) continue;
+        if (*s == '[') {
+            char *end = strchr(s, ']');
+            if (!end || strncmp(s, "[model.", 7) || end - s - 7 < 1 || end - s - 7 >= 64) {
+                snprintf(why, cap, "%s:%d: expected [model.NAME], found %.80s", path, line_no, s);
+                bad = 1;
+                break;
+            }
+            zoo_model *g = realloc(ms, sizeof *ms * (size_t)(n + 1));
+            if (!g) {
+                snprintf(why, cap, "out of memory reading %s", path);
+                bad = 1;
+                break;
+            }
+            ms = g;
+            memset(&ms[n], 0, sizeof ms[n]);
+            snprintf(ms[n].name, sizeof ms[n].name, "%.*s", (int)(end - s - 7), s + 7);
+            n++;
+            continue;
+        }
+        char *eq = strchr(s, '=');
+        if (!eq || !n) {
+            snprintf(why, cap, "%s:%d: expected KEY = VALUE inside a [model.NAME] section, found %.80s", path,
+                     line_no, s);
+            bad = 1;
+            break;
+        }
+        *eq = 0;
+        char *key = dup_trim(s), *val = dup_trim(eq + 1);
+        zoo_model *m = &ms[n - 1];
+        char **slot = !key ? NULL : !strcmp(key, "what") ? &m->what : !strcmp(key, "source") ? &m->source
+                    : !strcmp(key, "refused") ? &m->refused : !strcmp(key, "config") ? &m->config
+                    : !strcmp(key, "inputs") ? &m->inputs : !strcmp(key, "wants") ? &m->wants : NULL;
+        if (key && val && slot) {
+            free(*slot);
+            *slot = val;
+            val = NULL;
+        } else if (key && val && (!strcmp(key, "atol") || !strcmp(key, "rtol"))) {
+            char *e;
+            double v = strtod(val, &e);
+            if (e == val || *e || !(v >= 0)) {
+                snprintf(why, cap, "%s:%d: %s: expected a number >= 0, found '%s'", path, line_no, key, val);
+                bad = 1;
+            }
+            *(!strcmp(key, "atol") ? &m->atol : &m->rtol) = v;
+        } else {
+            snprintf(why, cap, "%s:%d: unknown key '%s' (what, source, refused, config, inputs, wants, atol, rtol)",
+                     path, line_no, key ? key : "?");
+            bad = 1;
+        }
+        free(key), free(val);
+    }
+    free(line);
+    fclose(f);
+    for (int i = 0; i < n && !bad; i++)
+        if (!ms[i].refused && (!ms[i].config || !ms[i].inputs || !ms[i].wants)) {
+            snprintf(why, cap, "%s: model %s has neither 'refused' nor all of config, inputs and wants", path,
+                     ms[i].name);
+            bad = 1;
+        }
+    if (bad) {
+        for (int i = 0; i < n; i++) model_free(&ms[i]);
+        free(ms);
+        return -1;
+    }
+    *out = ms;
+    return n;
+}
+
+/* Splits a space-separated list of file names in dir into paths. */
+static int split_files(const char *dir, const char *list, char paths[][1024], int max) {
+    int n = 0;
+    for (const char *p = list; *p;) {
+        while (*p == ' ') p++;
+        size_t len = strcspn(p, " ");
+        if (!len) break;
+        if (n == max) return -1;
+        snprintf(paths[n++], 1024, "%s/%.*s", dir, (int)len, p);
+        p += len;
+    }
+    return n;
+}
+
+typedef struct zoo_row {
+    const char *result; /* "pass", "FAIL", "unsupported", "refused" */
+    char detail[BERTH_ERROR_CAP + 256];
+    double max_abs, max_rel, ms;
+    size_t nonfinite;
+    int ran;
+} zoo_row;
+
+static int same_shape(const berth_tensor *a, const berth_tensor *b) {
+    if (a->rank != b->rank) return 0;
+    for (uint32_t d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d]) return 0;
+    return 1;
+}
+
+static void shape_text(const berth_tensor *t, char *buf, size_t cap) {
+    size_t o = (size_t)snprintf(buf, cap, "[");
+    for (uint32_t d = 0; d < t->rank && o < cap; d++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
+    if (o < cap) snprintf(buf + o, cap - o, "]");
+}
+
+static void run_model(const char *module, const char *dir, const zoo_model *m, zoo_row *row) {
+    char in_paths[ZOO_MAX_IO][1024], want_paths[ZOO_MAX_IO][1024], config[1024];
+    berth_tensor in[ZOO_MAX_IO], want[ZOO_MAX_IO], out[ZOO_MAX_IO];
+    memset(in, 0, sizeof in), memset(want, 0, sizeof want), memset(out, 0, sizeof out);
+    int n_in = split_files(dir, m->inputs, in_paths, ZOO_MAX_IO);
+    int n_out = split_files(dir, m->wants, want_paths, ZOO_MAX_IO);
+    berth_executor *ex = NULL;
+    berth_error err;
+    row->result = "FAIL";
+    if (n_in < 0 || n_out < 1) {
+        snprintf(row->detail, sizeof row->detail, "the manifest lists %s inputs or outputs (1 to %d each)",
+                 n_out < 1 ? "no" : "too many", ZOO_MAX_IO);
+        return;
+    }
+    for (int i = 0; i < n_in; i++)
+        if (berth_npy_read(in_paths[i], &in[i], &err)) goto fail;
+    for (int i = 0; i < n_out; i++)
+        if (berth_npy_read(want_paths[i], &want[i], &err)) goto fail;
+    snprintf(config, sizeof config, "%s/%s", dir, m->config);
+    berth_open_options opts = {.struct_size = sizeof opts, .use = module, .log_level = BERTH_LOG_ERROR};
+    berth_status st = berth_executor_open(config, &opts, &ex, &err);
+    if (st == BERTH_ERR_UNSUPPORTED) {
+        row->result = "unsupported";
+        snprintf(row->detail, sizeof row->detail, "%s", err.msg);
+        goto done;
+    }
+    if (st) goto fail;
+    if (berth_executor_output_count(ex, 0) != (uint32_t)n_out) {
+        snprintf(row->detail, sizeof row->detail, "the graph has %u outputs, onnxruntime gave %d",
+                 berth_executor_output_count(ex, 0), n_out);
+        goto done;
+    }
+    st = berth_executor_run(ex, 0, in, (uint32_t)n_in, out, (uint32_t)n_out, NULL, &err);
+    if (st == BERTH_ERR_UNSUPPORTED) {
+        row->result = "unsupported";
+        snprintf(row->detail, sizeof row->detail, "%s", err.msg);
+        goto done;
+    }
+    if (st) goto fail;
+    /* The warm runs' median time; the last run's outputs are compared. */
+    double ms[ZOO_WARM_RUNS];
+    int runs = 0;
+    for (uint64_t start = berth_now_ns(); runs < ZOO_WARM_RUNS && (runs == 0 ||
+         berth_now_ns() - start < ZOO_TIME_BUDGET_NS); runs++) {
+        uint64_t t0 = berth_now_ns();
+        if (berth_executor_run(ex, 0, in, (uint32_t)n_in, out, (uint32_t)n_out, NULL, &err)) goto fail;
+        ms[runs] = (double)(berth_now_ns() - t0) / 1e6;
+        for (int k = runs; k > 0 && ms[k] < ms[k - 1]; k--) {
+            double t = ms[k];
+            ms[k] = ms[k - 1], ms[k - 1] = t;
+        }
+    }
+    row->ms = ms[runs / 2];
+    row->ran = 1;
+    int ok = 1;
+    for (int o = 0; o < n_out; o++) {
+        char a[128], b[128];
+        if (!same_shape(&out[o], &want[o]) || out[o].dtype != want[o].dtype) {
+            shape_text(&out[o], a, sizeof a), shape_text(&want[o], b, sizeof b);
+            snprintf(row->detail, sizeof row->detail, "output %d: berth gives %s %s, onnxruntime %s %s", o,
+                     berth_dtype_name(out[o].dtype), a, berth_dtype_name(want[o].dtype), b);
+            ok = 0;
+            break;
+        }
+        berth_diff d;
+        int good = berth_compare(&out[o], &want[o], m->atol, m->rtol, &d);
+        if (d.max_abs > row->max_abs) row->max_abs = d.max_abs;
+        if (d.max_rel > row->max_rel) row->max_rel = d.max_rel;
+        row->nonfinite += d.nonfinite;
+        if (!good && ok) {
+            char text[512];
+            berth_diff_describe(&d, &want[o], text, sizeof text);
+            snprintf(row->detail, sizeof row->detail, "output %d: %s", o, text);
+            ok = 0;
+        }
+    }
+    if (ok) row->result = "pass";
+    goto done;
+fail:
+    snprintf(row->detail, sizeof row->detail, "%s", err.msg);
+done:
+    berth_executor_close(ex);
+    for (int i = 0; i < ZOO_MAX_IO; i++) {
+        free(in[i].data), free(want[i].data);
+        berth_tensor_release(&out[i]);
+    }
+}
+
+int berth_cli_zoo(const char *module, const char *dir, int strict, FILE *md, size_t counts[ZOO_RESULTS]) {
+    char path[1024], why[1200];
+    snprintf(path, sizeof path, "%s/manifest.ini", dir);
+    zoo_model *ms = NULL;
+    int n = read_manifest(path, &ms, why, sizeof why);
+    if (n < 0) {
+        fprintf(stderr, "berth check: --models: %s\n", why);
+        return -1;
+    }
+    printf("\nreal-model zoo (%s, %d models; outputs against onnxruntime's)\n", dir, n);
+    printf("  %-18s %-11s %10s %10s %8s %10s  %s\n", "model", "result", "max abs", "max rel", "NaN/inf", "ms", "tolerance");
+    if (md)
+        fprintf(md, "\n## Real-model zoo\n\n%d public models, each run on its inputs and held to onnxruntime's outputs "
+                    "within |berth - onnxruntime| <= atol + rtol |onnxruntime| (NaN or inf where onnxruntime is "
+                    "finite fails).\n\n| model | result | max abs err | max rel err | NaN/inf | ms | tolerance | "
+                    "what | detail |\n|---|---|---|---|---|---|---|---|---|\n", n);
+    int failed = 0;
+    for (int i = 0; i < n; i++) {
+        zoo_row row = {0};
+        if (ms[i].refused) {
+            row.result = "refused";
+            snprintf(row.detail, sizeof row.detail, "the converter: %s", ms[i].refused);
+        } else {
+            run_model(module, dir, &ms[i], &row);
+        }
+        int r = !strcmp(row.result, "pass") ? ZOO_PASSED : !strcmp(row.result, "refused") ? ZOO_REFUSED
+              : !strcmp(row.result, "unsupported") ? ZOO_UNSUPPORTED : ZOO_FAILED;
+        counts[r]++;
+        if (r == ZOO_FAILED || (strict && r == ZOO_UNSUPPORTED)) failed++;
+        char tol[64];
+        snprintf(tol, sizeof tol, ms[i].refused ? "-" : "%g + %g|x|", ms[i].atol, ms[i].rtol);
+        if (row.ran)
+            printf("  %-18s %-11s %10.3g %10.3g %8zu %10.2f  %s\n", ms[i].name, row.result, row.max_abs, row.max_rel,
+                   row.nonfinite, row.ms, tol);
+        else
+            printf("  %-18s %-11s %10s %10s %8s %10s  %s\n", ms[i].name, row.result, "-", "-", "-", "-", tol);
+        if (row.detail[0]) printf("      %s\n", row.detail);
+        if (md) {
+            for (char *c = row.detail; *c; c++)
+                if (*c == '|' || *c == '\n') *c = '/';
+            if (row.ran)
+                fprintf(md, "| %s | %s | %.3g | %.3g | %zu | %.2f | %s | %s | %s |\n", ms[i].name, row.result,
+                        row.max_abs, row.max_rel, row.nonfinite, row.ms, tol, ms[i].what ? ms[i].what : "",
+                        row.detail);
+            else
+                fprintf(md, "| %s | %s | - | - | - | - | %s | %s | %s |\n", ms[i].name, row.result, tol,
+                        ms[i].what ? ms[i].what : "", row.detail);
+        }
+        model_free(&ms[i]);
+    }
+    free(ms);
+    return failed;
+}
