@@ -27,6 +27,12 @@ static const char *run_usage =
     "                          models (default: [model])\n"
     "  --use LIST              override [backend] use, e.g. --use cpu\n"
     "  --repeat N              warm runs after the first (default 3)\n"
+    "  --verify NAME           run every run on backend NAME too (e.g. cpu) and\n"
+    "                          compare the outputs; a difference beyond\n"
+    "                          [backend] verify_atol + verify_rtol |x| (1e-3\n"
+    "                          each by default), or a NaN or inf where NAME's\n"
+    "                          is finite, is an error naming the output and\n"
+    "                          the first node that diverges\n"
     "  --profile               print time per node (and per subgraph) of the\n"
     "                          last run\n"
     "  --explain               print, for every bucket of each lane run, the\n"
@@ -57,6 +63,7 @@ typedef struct run_args {
     const char *lane;
     const char *model;
     const char *use;
+    const char *verify;
     int repeat;
     int profile;
     int explain;
@@ -93,7 +100,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
         } else if (!strcmp(s, "--quiet")) {
             a->quiet = 1;
         } else if (!strcmp(s, "--input") || !strcmp(s, "--output") || !strcmp(s, "--lane") ||
-                   !strcmp(s, "--model") || !strcmp(s, "--use") || !strcmp(s, "--repeat")) {
+                   !strcmp(s, "--model") || !strcmp(s, "--use") || !strcmp(s, "--repeat") ||
+                   !strcmp(s, "--verify")) {
             if (!next) {
                 fprintf(stderr, "berth run: %s needs a value\n", s);
                 return 2;
@@ -115,6 +123,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
                 a->model = next;
             } else if (!strcmp(s, "--use")) {
                 a->use = next;
+            } else if (!strcmp(s, "--verify")) {
+                a->verify = next;
             } else {
                 char *end;
                 long r = strtol(next, &end, 10);
@@ -457,7 +467,7 @@ int berth_cli_run(int argc, char **argv) {
     run_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0) return rc;
-    berth_open_options opts = {sizeof opts, cli_log, &a, BERTH_LOG_INFO, a.use, 0, a.model};
+    berth_open_options opts = {sizeof opts, cli_log, &a, BERTH_LOG_INFO, a.use, 0, a.model, a.verify};
     berth_executor *ex;
     berth_error err;
     uint64_t t0 = berth_now_ns();

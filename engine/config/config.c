@@ -170,7 +170,27 @@ static int bc_backend_key(bc_parser *ps, const char *key, const char *value) {
         return bc_fail(ps, ps->line, "[backend] split: expected on or off, found '%.*s'",
                        bc_show(strlen(value)), value);
     }
-    return bc_unknown_key(ps, key, "use, path or split");
+    if (strcmp(key, "verify") == 0) {
+        /* One backend: the reference every run is held to. */
+        if (!*value || strchr(value, ','))
+            return bc_fail(ps, ps->line, "[backend] verify: expected one backend name or path, found '%.*s'",
+                           bc_show(strlen(value)), value);
+        free(ps->c->verify);
+        ps->c->verify = strchr(value, '/') ? (value[0] == '/' ? strdup(value) : berth_path_join(ps->c->dir, value))
+                                           : strdup(value);
+        return ps->c->verify ? 1 : bc_oom(ps);
+    }
+    if (strcmp(key, "verify_atol") == 0 || strcmp(key, "verify_rtol") == 0) {
+        char *end = NULL;
+        errno = 0;
+        double v = strtod(value, &end);
+        if (!*value || end == value || *end || errno == ERANGE || !isfinite(v) || v < 0)
+            return bc_fail(ps, ps->line, "[backend] %s: expected a finite number >= 0, found '%.*s'", key,
+                           bc_show(strlen(value)), value);
+        *(key[7] == 'a' ? &ps->c->verify_atol : &ps->c->verify_rtol) = v;
+        return 1;
+    }
+    return bc_unknown_key(ps, key, "use, path, split, verify, verify_atol or verify_rtol");
 }
 
 static int bc_backend_opt(bc_parser *ps, const char *key, const char *value) {
@@ -574,6 +594,7 @@ berth_config *berth_config_parse_model(const char *path, const char *text, const
     /* lanes[0] is [model], whether or not the file has it yet; counts are
      * set with each allocation so a free of the half-made config is exact */
     if (c && (c->lanes = calloc(1, sizeof *c->lanes))) c->n_lanes = 1;
+    if (c) c->verify_atol = c->verify_rtol = BERTH_VERIFY_DEFAULT_TOL;
     if (!c || !c->lanes || !(c->path = strdup(path)) || !(c->dir = berth_path_dir(path)) ||
         !(c->lanes[0].name = strdup("main")) ||
         !(ps.stage_lines = calloc(1, sizeof *ps.stage_lines))) {
@@ -685,6 +706,7 @@ void berth_config_free(berth_config *c) {
     free(c->use);
     for (uint32_t i = 0; i < c->n_path; i++) free(c->path_dirs[i]);
     free(c->path_dirs);
+    free(c->verify);
     for (uint32_t i = 0; i < c->n_backends; i++) {
         bc_backend_opts *b = &c->backends[i];
         for (uint32_t j = 0; j < b->n; j++) {

@@ -27,6 +27,12 @@
  *                                            off, the default: the whole
  *                                            graph to the first that runs
  *                                            every node)
+ *                    verify = cpu           (a reference backend, name or
+ *                                            path: every run is run on it
+ *                                            too and the outputs compared;
+ *                                            see berth.h)
+ *                    verify_atol = 1e-3     (the comparison's tolerance:
+ *                    verify_rtol = 1e-3      |x - ref| <= atol + rtol |ref|)
  *   [backend.NAME]   any keys: handed to that backend, which validates them
  *                    (kept in file order with their lines; NAME need not
  *                    be in use, so options survive switching backends)
@@ -140,6 +146,9 @@ typedef struct bc_lane {
     uint32_t line;
 } bc_lane;
 
+/* [backend] verify_atol and verify_rtol when not given. */
+#define BERTH_VERIFY_DEFAULT_TOL 1e-3
+
 typedef struct berth_config {
     char *path;     /* the file as given */
     char *model;    /* the [model.NAME] opened; NULL: [model] */
@@ -155,6 +164,8 @@ typedef struct berth_config {
     uint32_t n_path;
     char **path_dirs; /* [backend] path, resolved, in order */
     int split;           /* [backend] split: 1 on, 0 off (the default) */
+    char *verify;        /* [backend] verify: the reference backend; NULL: none */
+    double verify_atol, verify_rtol; /* its tolerance (defaults set by the loader) */
     uint32_t split_line; /* its line, 0 when not given */
     uint32_t n_backends;
     bc_backend_opts *backends;

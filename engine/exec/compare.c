@@ -34,7 +34,9 @@ static int exact_equal(const berth_tensor *a, const berth_tensor *b, size_t i) {
     return element(a, i) == element(b, i);
 }
 
-int berth_compare(const berth_tensor *got, const berth_tensor *want, double atol, double rtol, berth_diff *d) {
+/* The tolerance of element w is atol + rtol * max(|w|, floor). */
+static int compare(const berth_tensor *got, const berth_tensor *want, double atol, double rtol, double floor,
+                   berth_diff *d) {
     memset(d, 0, sizeof *d);
     int ok = 1;
     size_t n = berth_dtype_bits(want->dtype) ? want->bytes * 8 / berth_dtype_bits(want->dtype) : 0;
@@ -48,7 +50,7 @@ int berth_compare(const berth_tensor *got, const berth_tensor *want, double atol
         if (!floating) {
             good = (atol == 0 && rtol == 0) ? exact_equal(got, want, i) : diff <= atol + rtol * fabs(w);
         } else if (isfinite(w)) {
-            good = isfinite(g) && diff <= atol + rtol * fabs(w);
+            good = isfinite(g) && diff <= atol + rtol * (fabs(w) > floor ? fabs(w) : floor);
             if (!isfinite(g)) d->nonfinite++;
         } else {
             good = isnan(w) ? isnan(g) : g == w;
@@ -66,9 +68,22 @@ int berth_compare(const berth_tensor *got, const berth_tensor *want, double atol
     return ok;
 }
 
+int berth_compare(const berth_tensor *got, const berth_tensor *want, double atol, double rtol, berth_diff *d) {
+    return compare(got, want, atol, rtol, 0, d);
+}
+
+int berth_compare_scaled(const berth_tensor *got, const berth_tensor *want, double atol, double rtol, berth_diff *d) {
+    size_t n = berth_dtype_bits(want->dtype) ? want->bytes * 8 / berth_dtype_bits(want->dtype) : 0, finite = 0;
+    double sum = 0;
+    for (size_t i = 0; want->data && i < n; i++) {
+        double w = element(want, i);
+        if (isfinite(w)) sum += w * w, finite++;
+    }
+    return compare(got, want, atol, rtol, finite ? sqrt(sum / (double)finite) : 0, d);
+}
+
 void berth_diff_describe(const berth_diff *d, const berth_tensor *want, char *buf, size_t cap) {
-    int o = snprintf(buf, cap, "max abs %.3g, max rel %.3g, %zu NaN/inf where the reference is finite", d->max_abs,
-                     d->max_rel, d->nonfinite);
+    int o = snprintf(buf, cap, "max abs %.3g, max rel %.3g, %zu NaN/inf", d->max_abs, d->max_rel, d->nonfinite);
     if (!d->bad || o < 0 || (size_t)o >= cap) return;
     char at[160] = "";
     size_t rest = d->first_bad, k = 0;
@@ -80,6 +95,9 @@ void berth_diff_describe(const berth_diff *d, const berth_tensor *want, char *bu
     }
     for (uint32_t r = 0; r < want->rank && k < sizeof at; r++)
         k += (size_t)snprintf(at + k, sizeof at - k, "%s%lld", r ? ", " : "", (long long)idx[r]);
-    snprintf(buf + o, cap - (size_t)o, "; %zu of %zu outside, the first at [%s]: %.9g (reference %.9g)", d->bad,
-             d->count, at, d->got_first, d->want_first);
+    char g[32], w[32];
+    snprintf(g, sizeof g, isnan(d->got_first) ? "NaN" : "%.7g", d->got_first);
+    snprintf(w, sizeof w, isnan(d->want_first) ? "NaN" : "%.7g", d->want_first);
+    snprintf(buf + o, cap - (size_t)o, "; %zu of %zu outside, first at [%s]: %s, reference %s", d->bad, d->count, at,
+             g, w);
 }

@@ -29,8 +29,16 @@ typedef struct berth_diff {
  * the tolerance, 0 otherwise; d gets the details either way. */
 int berth_compare(const berth_tensor *got, const berth_tensor *want, double atol, double rtol, berth_diff *d);
 
-/* Formats d as "max abs 1.2e-05, max rel 3.4e-04, 0 NaN/inf, first
- * outside at [0, 3, 17]: 0.25 (want 0.5)" with the index in want's dims. */
+/* The same with each element's tolerance atol + rtol * max(|want|, the
+ * root mean square of want's finite elements): an intermediate whose
+ * values cancel to near zero (a convolution over large inputs) keeps the
+ * rounding error of its large terms, which is not a divergence. For
+ * finding the node where two backends part, not for outputs. */
+int berth_compare_scaled(const berth_tensor *got, const berth_tensor *want, double atol, double rtol, berth_diff *d);
+
+/* Formats d as "max abs 1.2e-05, max rel 0.034, 0 NaN/inf; 2 of 96
+ * outside, first at [0, 3, 17]: 0.25, reference 0.5", the index in
+ * want's dims (NaN/inf counts those where the reference is finite). */
 void berth_diff_describe(const berth_diff *d, const berth_tensor *want, char *buf, size_t cap);
 
 #endif

@@ -34,12 +34,16 @@ berth_status berth_context_add_lane(berth_context *c, uint32_t l, berth_error *e
     if (slots) c->slots = slots;
     int64_t **asked = slots ? realloc(c->asked, sizeof *asked * (l + 1)) : NULL;
     if (asked) c->asked = asked;
-    if (!slots || !asked) goto nomem;
+    berth_tensor **ref_out = asked ? realloc(c->ref_out, sizeof *ref_out * (l + 1)) : NULL;
+    if (ref_out) c->ref_out = ref_out;
+    if (!slots || !asked || !ref_out) goto nomem;
     c->slots[l] = calloc(ln->n_buckets ? ln->n_buckets : 1, sizeof **c->slots);
     c->asked[l] = calloc(ln->g->n_syms ? ln->g->n_syms : 1, sizeof **c->asked);
-    if (!c->slots[l] || !c->asked[l]) {
+    c->ref_out[l] = calloc(ln->g->n_outputs ? ln->g->n_outputs : 1, sizeof **c->ref_out);
+    if (!c->slots[l] || !c->asked[l] || !c->ref_out[l]) {
         free(c->slots[l]);
         free(c->asked[l]);
+        free(c->ref_out[l]);
         goto nomem;
     }
     c->n_lanes = l + 1;
@@ -58,9 +62,14 @@ void berth_context_free(berth_context *c) {
             berth_slot_free(ex, &c->slots[l][b], ln->g->n_inputs, ln->g->n_outputs);
         free(c->slots[l]);
         free(c->asked[l]);
+        for (uint32_t o = 0; o < ln->g->n_outputs; o++) berth_tensor_release(&c->ref_out[l][o]);
+        free(c->ref_out[l]);
     }
     free(c->slots);
     free(c->asked);
+    free(c->ref_out);
+    /* The reference executor's own context is closed with it. */
+    if (c->ref && c->ref != ex->ref->ctx) berth_context_close(c->ref);
     free(c);
 }
 
@@ -74,6 +83,15 @@ berth_status berth_context_open(berth_executor *ex, berth_context **out, berth_e
     c->ex = ex;
     atomic_init(&c->busy, 0);
     berth_status st = BERTH_OK;
+    /* With verify, a context of the reference runs beside this one; the
+     * executor's own (the first) pairs with the reference's own. */
+    if (ex->ref) {
+        if (!ex->ctx) c->ref = ex->ref->ctx;
+        else if ((st = berth_context_open(ex->ref, &c->ref, err)) != BERTH_OK) {
+            free(c);
+            return st;
+        }
+    }
     pthread_mutex_lock(&ex->lock);
     for (uint32_t l = 0; l < ex->n_lanes && st == BERTH_OK; l++) st = berth_context_add_lane(c, l, err);
     if (st == BERTH_OK) {

@@ -322,12 +322,6 @@ static berth_status assign_all_weights(berth_executor *ex, berth_error *err) {
     return BERTH_OK;
 }
 
-/* Fields appended to berth_open_options since its first release: a
- * caller built against an older berth.h passes a smaller struct_size and
- * only the fields it covers are read. */
-#define OPTION_GIVEN(o, field) \
-    ((o) && (o)->struct_size >= offsetof(berth_open_options, field) + sizeof((o)->field))
-
 /* The bytes the weights will take once uploaded in the dtype and shape
  * lane 0 declares, on every backend that holds them: what
  * berth_archive_stream_to announces to the backends. */
@@ -355,8 +349,8 @@ static uint64_t held_weights_bytes(const berth_executor *ex) {
     return total;
 }
 
-berth_status berth_executor_open(const char *config_path, const berth_open_options *opts,
-                                 berth_executor **out, berth_error *err) {
+berth_status berth_executor_open_as(const char *config_path, const berth_open_options *opts, int verify,
+                                    berth_executor **out, berth_error *err) {
     *out = NULL;
     berth_executor *ex = calloc(1, sizeof *ex);
     if (!ex) {
@@ -393,6 +387,9 @@ berth_status berth_executor_open(const char *config_path, const berth_open_optio
         berth_logf(&ex->log, BERTH_LOG_INFO, "%u weights (%llu bytes) uploaded to '%s'", ex->be[k].n_weights,
                    (unsigned long long)ex->be[k].mod.be->weights_bytes(ex->be[k].w), ex->be[k].item);
     berth_logf(&ex->log, BERTH_LOG_INFO, "weights streamed in %.1f ms", (double)(berth_now_ns() - t0) / 1e6);
+    const char *reference = OPTION_GIVEN(opts, verify) && opts->verify ? opts->verify : ex->cfg->verify;
+    if (verify && reference && (st = berth_verify_open(ex, config_path, opts, reference, err)) != BERTH_OK)
+        goto fail;
     berth_context *own;
     if ((st = berth_context_open(ex, &own, err)) != BERTH_OK) goto fail;
     *out = ex;
@@ -400,6 +397,11 @@ berth_status berth_executor_open(const char *config_path, const berth_open_optio
 fail:
     berth_executor_close(ex);
     return st;
+}
+
+berth_status berth_executor_open(const char *config_path, const berth_open_options *opts,
+                                 berth_executor **out, berth_error *err) {
+    return berth_executor_open_as(config_path, opts, 1, out, err);
 }
 
 void berth_executor_close(berth_executor *ex) {
@@ -412,6 +414,7 @@ void berth_executor_close(berth_executor *ex) {
     for (uint32_t i = 0; i < ex->n_lanes; i++) berth_lane_free(ex, &ex->lanes[i]);
     free(ex->lanes);
     for (uint32_t k = 0; k < ex->n_be; k++) close_one(&ex->be[k]);
+    berth_executor_close(ex->ref); /* after our contexts, which closed theirs */
     berth_archive_close(ex->archive);
     berth_config_free(ex->cfg);
     free(ex->weights);
@@ -438,6 +441,8 @@ static berth_status add_graph(berth_executor *ex, const char *name, const char *
     ex->lanes = nl;
     lane *ln = &ex->lanes[ex->n_lanes];
     berth_status st = berth_lane_init(ex, ln, name, webnn_path, stage, 0, err);
+    /* The reference gets the same lane, so lane numbers agree. */
+    if (st == BERTH_OK && ex->ref) st = berth_executor_add_graph(ex->ref, name, webnn_path, stage, NULL, err);
     if (st == BERTH_OK) st = berth_context_add_lane(ex->ctx, ex->n_lanes, err);
     if (st != BERTH_OK) {
         berth_lane_free(ex, ln);

@@ -126,6 +126,11 @@ struct berth_executor {
      * it came from, as messages quote it. */
     uint64_t mem_limit;
     char mem_limit_what[128];
+    /* verify.c: the reference executor every run is held to ([backend]
+     * verify), its backend's name and the tolerance; ref NULL: none. */
+    berth_executor *ref;
+    char ref_name[256];
+    double verify_atol, verify_rtol;
 };
 
 /* A run context: the plans and run scratch of every lane, over the
@@ -140,6 +145,10 @@ struct berth_context {
     plan_slot **slots;   /* per lane: one per bucket */
     int64_t **asked;     /* per lane: each dyn dim as a run's inputs give it */
     berth_context *next;
+    /* With verify: the reference executor's context paired with this one
+     * and, per lane, the reference's outputs (kept across runs). */
+    berth_context *ref;
+    berth_tensor **ref_out;
 };
 
 /* Claim a context for `verb`; BERTH_ERR_INVALID with a message naming
@@ -158,6 +167,27 @@ berth_status berth_context_build(berth_context *c, uint32_t l, uint32_t b, berth
 /* What every context holds, backend k's share (UINT32_MAX: all); called
  * with ex->lock held (berth_executor_memory takes it). */
 void berth_memory_held(const berth_executor *ex, uint32_t k, berth_memory *m);
+
+/* Fields appended to berth_open_options since its first release: a
+ * caller built against an older berth.h passes a smaller struct_size and
+ * only the fields it covers are read. */
+#define OPTION_GIVEN(o, field) \
+    ((o) && (o)->struct_size >= offsetof(berth_open_options, field) + sizeof((o)->field))
+
+/* executor.c: berth_executor_open, with a reference opened for verify
+ * when `verify` is set and the options or the config name one. */
+berth_status berth_executor_open_as(const char *config_path, const berth_open_options *opts, int verify,
+                                    berth_executor **out, berth_error *err);
+
+/* verify.c */
+/* Opens ex->ref: the same config and model on the backend `reference`. */
+berth_status berth_verify_open(berth_executor *ex, const char *config_path, const berth_open_options *opts,
+                               const char *reference, berth_error *err);
+/* After context c ran lane l in bucket b: runs the reference on the same
+ * inputs and compares every output; BERTH_ERR_INTERNAL naming the output,
+ * the error and the first diverging node when they differ. */
+berth_status berth_verify_run(berth_context *c, uint32_t l, uint32_t b, const berth_tensor *in, uint32_t n_in,
+                              const berth_tensor *out, uint32_t n_out, berth_error *err);
 
 /* lane.c */
 berth_status berth_lane_init(berth_executor *ex, lane *ln, const char *name, const char *graph_path,

@@ -147,6 +147,14 @@ static berth_status run_steps(berth_executor *ex, plan_slot *s, berth_error *err
             return st;
         }
     }
+    /* Outputs that shape folding made constant are the host's to write:
+     * a backend need not touch them, and whatever it left is replaced. */
+    const berth_graph_desc *d = &s->spec->desc;
+    for (uint32_t o = 0; o < d->n_outputs; o++) {
+        const berth_operand *op = &d->operands[d->outputs[o]];
+        if (op->kind == BERTH_OPERAND_CONSTANT && op->data && op->bytes == s->out_full[o].bytes)
+            memcpy(s->out_full[o].data, op->data, op->bytes);
+    }
     /* A graph output named twice was written once, to the first. */
     if (s->out_src)
         for (uint32_t o = 0; o < s->spec->desc.n_outputs; o++)
@@ -236,7 +244,7 @@ static berth_status run(berth_context *c, uint32_t l, const berth_tensor *inputs
         else berth_trim_copy(t->data, t->dims, full->data, full->dims, full->rank, esz ? esz : 1);
     }
     if (bucket) *bucket = (uint32_t)b;
-    return BERTH_OK;
+    return c->ref ? berth_verify_run(c, l, (uint32_t)b, inputs, n_inputs, outputs, n_outputs, err) : BERTH_OK;
 }
 
 berth_status berth_executor_run(berth_executor *ex, uint32_t l, const berth_tensor *inputs,

@@ -13,7 +13,7 @@ berth_status ocr_cls_open(ocr_cls *c, const char *config, const char *model, con
                           berth_error *err) {
     memset(c, 0, sizeof *c);
     c->thresh = 0.9f;
-    berth_open_options o = opts ? *opts : (berth_open_options){sizeof o, NULL, NULL, BERTH_LOG_WARN, NULL, 0, NULL};
+    berth_open_options o = opts ? *opts : (berth_open_options){.struct_size = sizeof o, .log_level = BERTH_LOG_WARN};
     o.model = model;
     berth_status st = berth_executor_open(config, &o, &c->ex, err);
     if (st != BERTH_OK) return st;

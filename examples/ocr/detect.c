@@ -20,7 +20,7 @@ berth_status ocr_det_open(ocr_det *d, const char *config, const char *model, con
                           int max_side, berth_error *err) {
     memset(d, 0, sizeof *d);
     d->boxes = ocr_box_defaults();
-    berth_open_options o = opts ? *opts : (berth_open_options){sizeof o, NULL, NULL, BERTH_LOG_WARN, NULL, 0, NULL};
+    berth_open_options o = opts ? *opts : (berth_open_options){.struct_size = sizeof o, .log_level = BERTH_LOG_WARN};
     o.model = model;
     berth_status st = berth_executor_open(config, &o, &d->ex, err);
     if (st != BERTH_OK) return st;

@@ -287,7 +287,7 @@ berth_status ocr_rec_open(ocr_rec *r, const char *config, const char *model, con
     memset(r, 0, sizeof *r);
     berth_status st = ocr_keys_load(keys_path, &r->keys, err);
     if (st != BERTH_OK) return st;
-    berth_open_options o = opts ? *opts : (berth_open_options){sizeof o, NULL, NULL, BERTH_LOG_WARN, NULL, 0, NULL};
+    berth_open_options o = opts ? *opts : (berth_open_options){.struct_size = sizeof o, .log_level = BERTH_LOG_WARN};
     o.model = model;
     if ((st = berth_executor_open(config, &o, &r->ex, err)) == BERTH_OK &&
         (st = read_model_shape(r->ex, r, err)) == BERTH_OK) {

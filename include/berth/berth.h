@@ -59,7 +59,25 @@ typedef struct berth_open_options {
      * pipeline's detector, classifier, recognizer...); NULL: [model].
      * Read only when struct_size covers it. */
     const char *model;
+    /* A reference backend (name or path) every run is held to, as
+     * [backend] verify sets it; NULL: keep the config's. Read only when
+     * struct_size covers it. See "Verify" below. */
+    const char *verify;
 } berth_open_options;
+
+/* Verify. With a reference ([backend] verify = cpu, or the option
+ * above), open() also opens the same model on the reference backend (its
+ * own copy of the weights), and every run, of the executor or of a
+ * context, runs on it too: each output must match the reference's within
+ * |x - ref| <= verify_atol + verify_rtol |ref| ([backend] keys, default
+ * 1e-3 each), and a NaN or infinity where the reference is finite never
+ * passes. A run that does not match returns BERTH_ERR_INTERNAL with a
+ * message naming the output, its errors and first element outside, and
+ * the first node of the graph that diverges (its name, op, errors and
+ * index; found by running the bucket's graph unfused on both backends
+ * with every intermediate kept, once, on that run; with split = on only
+ * the output is named). The outputs hold what the backend gave. A run
+ * that matches costs one reference run and one pass over the outputs. */
 
 /* Open the deployment a config describes: load the backend (trying each
  * of `use` in order), parse the graph, validate the weights archive and

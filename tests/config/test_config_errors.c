@@ -75,6 +75,13 @@ static const err_case CASES[] = {
     {M "[backend]\nsplit = On\n", 5, "[backend] split", "found 'On'"},
     {M "[backend]\nsplit =\n", 5, "[backend] split", "found ''"},
     {M "[backend]\nsplit = on\nsplit = off\n", 6, "[backend] split", "duplicate key"},
+    {M "[backend]\nverify = cpu, vulkan\n", 5, "[backend] verify", "one backend name or path, found 'cpu, vulkan'"},
+    {M "[backend]\nverify =\n", 5, "[backend] verify", "found ''"},
+    {M "[backend]\nverify_atol = -1\n", 5, "[backend] verify_atol", "a finite number >= 0, found '-1'"},
+    {M "[backend]\nverify_rtol = 1e-3x\n", 5, "[backend] verify_rtol", "found '1e-3x'"},
+    {M "[backend]\nverify_rtol = inf\n", 5, "[backend] verify_rtol", "found 'inf'"},
+    {M "[backend]\nverify = cpu\nverify = cpu\n", 6, "[backend] verify", "duplicate key"},
+    {M "[backend]\nverfy = cpu\n", 5, "[backend]", "unknown key 'verfy'"},
     {M "[backend.cpu]\nthreads = 4\nnuma = 1\nthreads = 8\n", 7, "[backend.cpu] threads",
      "first at line 5"},
     /* [buckets] */

@@ -45,6 +45,9 @@ static const char FULL[] =
     "use = vulkan, ./mods/libberth-x.so ,cpu\n"
     "path = mods:/usr/lib/berth: extra \n"
     "split = off\n"
+    "verify = ./mods/libberth-ref.so\n"
+    "verify_atol = 0\n"
+    "verify_rtol = 2.5e-4\n"
     "\n"
     "[backend.vulkan]\n"
     "device = 1\n"
@@ -99,6 +102,9 @@ static void test_full(void) {
     }
 
     CHECK(c->split == 0 && c->split_line == line_of(FULL, "split ="));
+    /* a verify path resolves against the config's directory, like use */
+    CHECK(streq(c->verify, "deploy/site/./mods/libberth-ref.so"));
+    CHECK(c->verify_atol == 0 && c->verify_rtol == 2.5e-4);
     CHECK(c->n_use == 3);
     if (c->n_use == 3) {
         CHECK(streq(c->use[0], "vulkan"));
@@ -203,6 +209,8 @@ static void test_defaults(void) {
     CHECK(c->max_memory_mb == 0 && c->max_memory_line == 0);
     /* no split: off */
     CHECK(c->split == 0 && c->split_line == 0);
+    /* no verify: none, and the default tolerance */
+    CHECK(c->verify == NULL && c->verify_atol == BERTH_VERIFY_DEFAULT_TOL && c->verify_rtol == BERTH_VERIFY_DEFAULT_TOL);
     berth_config_free(c);
 
     c = parse_ok("a.ini", "[model]\ngraph = m.webnn\nweights = m.safetensors\n"
