@@ -272,7 +272,7 @@ int berth_cli_check(int argc, char **argv) {
         snprintf(line, sizeof line, "berth check %s: %s; contract %zu ok, %zu failed; models %zu passed, %zu failed, "
                  "%zu unsupported, %zu refused by the converter%s", module, bad ? "FAILED" : "passed", r.contract_ok,
                  r.contract_failed, zoo[ZOO_PASSED], zoo[ZOO_FAILED], zoo[ZOO_UNSUPPORTED], zoo[ZOO_REFUSED],
-                 failed < 0 ? " (no manifest)" : "");
+                 failed < 0 ? " (the manifest could not be read)" : "");
         printf("\n%s\n", line);
         md(&r, "\n## Summary\n\n%s\n", line);
         if (r.md) fclose(r.md);

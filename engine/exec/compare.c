@@ -48,7 +48,7 @@ static int compare(const berth_tensor *got, const berth_tensor *want, double ato
         double g = element(got, i), w = element(want, i), diff = fabs(g - w);
         int good;
         if (!floating) {
-            good = (atol == 0 && rtol == 0) ? exact_equal(got, want, i) : diff <= atol + rtol * fabs(w);
+            good = exact_equal(got, want, i);
         } else if (isfinite(w)) {
             good = isfinite(g) && diff <= atol + rtol * (fabs(w) > floor ? fabs(w) : floor);
             if (!isfinite(g)) d->nonfinite++;

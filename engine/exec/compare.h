@@ -4,8 +4,8 @@
  *     |got - want| <= atol + rtol * |want|,
  * where a NaN matches only a NaN, an infinity only the same infinity,
  * and a NaN or infinity where the reference is finite is counted apart:
- * it is never a number that happens to be close. Integers compare exactly
- * when atol and rtol are 0, as doubles otherwise. */
+ * it is never a number that happens to be close. Integers (and
+ * booleans) compare exactly: the op contract gives them one answer. */
 #ifndef BERTH_COMPARE_H
 #define BERTH_COMPARE_H
 
