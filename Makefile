@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: all bootstrap build run test test-asan test-tsan fuzz bench clean
+.PHONY: all bootstrap build run test test-asan test-tsan fuzz bench zoo device-check clean
 
 all: build
 
@@ -37,11 +37,12 @@ test: build
 
 # The suite again under AddressSanitizer and UndefinedBehaviorSanitizer.
 # It shares the plain build's model cache rather than fetching again, and
-# leaves out the ONNX node tests and the sample pages on lavapipe (minutes
-# unsanitized, several times that sanitized); the vulkan backend's own
-# tests and the OCR line comparison still run sanitized.
+# leaves out the ONNX node tests, the sample pages and the device-check
+# bundle on lavapipe (minutes unsanitized, several times that
+# sanitized); the vulkan backend's own tests, the real-model zoo and the
+# OCR line comparison still run sanitized.
 test-asan:
-	$(MAKE) test BUILD=$(BUILD)-asan CMAKE_FLAGS="$(CMAKE_FLAGS) -DBERTH_SANITIZE=ON -DBERTH_OCR_CACHE=$(abspath $(BUILD))/cache" CTEST_ARGS="-E 'conformance_vulkan|ocr_pages_vulkan'"
+	$(MAKE) test BUILD=$(BUILD)-asan CMAKE_FLAGS="$(CMAKE_FLAGS) -DBERTH_SANITIZE=ON -DBERTH_OCR_CACHE=$(abspath $(BUILD))/cache" CTEST_ARGS="-E 'conformance_vulkan|ocr_pages_vulkan|device_check_quick'"
 
 # The cpu backend's, the executor's and the berth command's tests under
 # ThreadSanitizer (clang), with the berth run checks that drive the cpu
@@ -69,6 +70,18 @@ fuzz:
 # ratios.png. About 12 minutes on 2 shared cores.
 bench: build
 	/usr/bin/python3 bench/bench.py --build $(BUILD)
+
+# The real-model zoo (tests/models/zoo.ini) fetched, converted and run on
+# onnxruntime-node into $(BUILD)/zoo, for `berth check MODULE --models
+# $(BUILD)/zoo` on any module (make test does this for cpu and vulkan).
+zoo: build
+	sh tests/ocr/peer_setup.sh $(BUILD)/peer
+	/usr/bin/python3 tests/models/zoo_prepare.py --cache $(BUILD)/cache --out $(BUILD)/zoo --peer $(BUILD)/peer
+
+# The bundle tools/device-check runs on a GPU machine with no network:
+# $(BUILD)/device-check.tar.xz (then: tools/device-check run FILE there).
+device-check: zoo
+	tools/device-check pack --build $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz
