@@ -3,7 +3,10 @@
 // reductions for the max and the sum. The answer is the formula's, at
 // every edge: a NaN in a row, a +inf in it, or a row of only -inf (e^(-inf
 // - -inf)) make the whole row NaN; -inf entries of another row give 0.
-// pc: 0 rows (outer * inner), 1 extent, 2 inner.
+// berth.attention's rows differ in one: a row whose every key is masked
+// out (only -inf) gives zeros, as its contract and cpu's kernel say.
+// pc: 0 rows (outer * inner), 1 extent, 2 inner, 3 a row of only -inf
+//     gives zeros (berth.attention).
 layout(local_size_x = 64) in;
 #include "common.glsl"
 #include "edge.glsl"
@@ -37,8 +40,10 @@ void main() {
         barrier();
         // inf - inf is NaN by IEEE rules; written out so no device's
         // subtraction or exp decides it
+        bool masked = pc.u[3] != 0u && m == -EDGE_INF;
         bool nan_row = isnan(m) || isinf(m) || isnan(sum);
         for (uint a = t; a < extent; a += 64u)
-            y[base + a * inner] = nan_row ? edge_nan(vec4(0.0)).x : edge_exp(vec4(x[base + a * inner] - m)).x / sum;
+            y[base + a * inner] = masked ? 0.0
+                                : nan_row ? edge_nan(vec4(0.0)).x : edge_exp(vec4(x[base + a * inner] - m)).x / sum;
     }
 }
