@@ -264,6 +264,11 @@ void cpu_vexp(float *x, size_t n);
  * y = x/2 (1 + erf(x / sqrt 2)). x and y may be the same array. */
 void cpu_verf(const float *x, float *y, size_t n);
 void cpu_vgelu(const float *x, float *y, size_t n);
+/* The op contract's max and min of floats: NaN if either is (IEEE
+ * 754-2019 maximum, numpy's maximum); fmaxf and fminf would drop it.
+ * Comparisons, not calls, so loops over them vectorize. */
+static inline float cpu_fmax_nan(float x, float z) { return x != x || z != z ? x + z : (x > z ? x : z); }
+static inline float cpu_fmin_nan(float x, float z) { return x != x || z != z ? x + z : (x < z ? x : z); }
 /* x = softmax(x) in place; a row that is all -inf (or empty) becomes all
  * zeros and the result is 0, else 1. */
 int cpu_vsoftmax(float *x, size_t n);

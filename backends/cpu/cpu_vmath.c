@@ -63,7 +63,8 @@ VM_CLONES void cpu_vgelu(const float *x, float *y, size_t n) {
         size_t m = n - i0 < 256 ? n - i0 : 256;
         for (size_t i = 0; i < m; i++) t[i] = x[i0 + i] * 0.70710678118654752f;
         cpu_verf(t, t, m);
-        for (size_t i = 0; i < m; i++) y[i0 + i] = 0.5f * x[i0 + i] * (1.0f + t[i]);
+        /* below -10 gelu is under 1e-22 of x: 0, so -inf gives 0, not -inf * 0 */
+        for (size_t i = 0; i < m; i++) y[i0 + i] = x[i0 + i] < -10.0f ? 0.0f : 0.5f * x[i0 + i] * (1.0f + t[i]);
     }
 }
 

@@ -2,7 +2,9 @@
  * prelu), comparisons and logical and/or/xor (u8 results) and where, on
  * every numeric dtype (float16 computed in float32). Integer arithmetic
  * wraps like two's complement and integer division by zero yields 0, so
- * no input value can trap or reach undefined behaviour. */
+ * no input value can trap or reach undefined behaviour. Float max and min
+ * give NaN if either operand is NaN; float pow is C's powf, which is the
+ * contract's (a negative base takes an integral exponent). */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -133,8 +135,8 @@ CPU_CLONES static void bin_row(int op, berth_dtype t, const void *av, size_t sa,
         case B_SUB: ROW(float, float, x - z); break;
         case B_MUL: ROW(float, float, x * z); break;
         case B_DIV: ROW(float, float, x / z); break;
-        case B_MAX: ROW(float, float, fmaxf(x, z)); break;
-        case B_MIN: ROW(float, float, fminf(x, z)); break;
+        case B_MAX: ROW(float, float, cpu_fmax_nan(x, z)); break;
+        case B_MIN: ROW(float, float, cpu_fmin_nan(x, z)); break;
         case B_POW: ROW(float, float, powf(x, z)); break;
         case B_PRELU: ROW(float, float, x >= 0.0f ? x : x * z); break;
         default: break;
@@ -146,8 +148,8 @@ CPU_CLONES static void bin_row(int op, berth_dtype t, const void *av, size_t sa,
         case B_SUB: HROW(H(x) - H(z)); break;
         case B_MUL: HROW(H(x) * H(z)); break;
         case B_DIV: HROW(H(x) / H(z)); break;
-        case B_MAX: HROW(fmaxf(H(x), H(z))); break;
-        case B_MIN: HROW(fminf(H(x), H(z))); break;
+        case B_MAX: HROW(cpu_fmax_nan(H(x), H(z))); break;
+        case B_MIN: HROW(cpu_fmin_nan(H(x), H(z))); break;
         case B_POW: HROW(powf(H(x), H(z))); break;
         case B_PRELU: HROW(H(x) >= 0.0f ? H(x) : H(x) * H(z)); break;
         default: break;

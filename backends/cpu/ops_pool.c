@@ -36,7 +36,7 @@ static void pool_task(void *ctx, size_t t0, size_t t1) {
                         int64_t ix = ox * P->stride[1] - P->pad[2] + kj * P->dil[1];
                         if (ix < 0 || ix >= P->w) continue;
                         float v = xp[iy * P->w + ix];
-                        mx = v > mx ? v : mx;
+                        mx = v > mx || v != v ? v : mx; /* a NaN in the window is the max */
                         sum += P->is_l2 ? (double)v * v : v;
                         cnt++;
                     }

@@ -69,9 +69,8 @@ CPU_CLONES static void binary(berth_op_id op, view a, view b, float *restrict y,
     case BERTH_OP_SUB: BIN(x - w); break;
     case BERTH_OP_MUL: BIN(x * w); break;
     case BERTH_OP_DIV: BIN(x / w); break;
-    /* WebNN's max and min: NaN if either is (fmaxf would drop it) */
-    case BERTH_OP_MAX: BIN(x != x || w != w ? x + w : (x > w ? x : w)); break;
-    case BERTH_OP_MIN: BIN(x != x || w != w ? x + w : (x < w ? x : w)); break;
+    case BERTH_OP_MAX: BIN(cpu_fmax_nan(x, w)); break;
+    case BERTH_OP_MIN: BIN(cpu_fmin_nan(x, w)); break;
     case BERTH_OP_POW: BIN(powf(x, w)); break;
     default: break;
     }

@@ -1,7 +1,10 @@
 /* Reductions and softmax. A reduction splits the input dims into kept
  * and reduced sets at plan time; each output element walks its reduced
  * index space with a counter, accumulating in double. Outputs are spread
- * over the pool. */
+ * over the pool. A NaN reaches every reduction's result (max and min
+ * included); an empty reduction gives the op's identity: 0 for the sums,
+ * 1 for the product, -inf for max, logSum and logSumExp, +inf for min,
+ * NaN (0 / 0) for mean. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -35,21 +38,22 @@ static double red_one(const red_params *r, const float *x) {
         for (size_t e = 0; e < r->n_red_elems; e++) {
             int64_t off = 0;
             for (uint32_t d = 0; d < r->n_red; d++) off += idx[d] * r->red_stride[d];
-            if (x[off] > mx) mx = x[off];
+            if (x[off] > mx || x[off] != x[off]) mx = x[off];
+            if (mx != mx) return mx;
             for (int d = (int)r->n_red - 1; d >= 0; d--) {
                 if (++idx[d] < r->red_dims[d]) break;
                 idx[d] = 0;
             }
         }
-        if (isinf(mx)) return mx;
+        if (isinf(mx)) return mx; /* all -inf (or empty), or a +inf: e^(x - mx) would be NaN */
     }
     for (size_t e = 0; e < r->n_red_elems; e++) {
         int64_t off = 0;
         for (uint32_t d = 0; d < r->n_red; d++) off += idx[d] * r->red_stride[d];
         double v = x[off];
         switch (r->op) {
-        case R_MAX: acc = v > acc ? v : acc; break;
-        case R_MIN: acc = v < acc ? v : acc; break;
+        case R_MAX: acc = v > acc || v != v ? v : acc; break;
+        case R_MIN: acc = v < acc || v != v ? v : acc; break;
         case R_PROD: acc *= v; break;
         case R_L2: case R_SUMSQ: acc += v * v; break;
         case R_L1: acc += fabs(v); break;
@@ -217,7 +221,8 @@ typedef struct axis_params {
     int exclusive, reversed; /* cumulativeSum */
 } axis_params;
 
-/* The first index of the extreme value wins, as WebNN asks; NaN never wins. */
+/* The first index of the extreme value wins, as WebNN asks. A NaN is the
+ * extreme of both, so the first NaN wins (numpy's argmax and argmin). */
 static void arg_exec(const cpu_node *n, berth_plan *p) {
     const axis_params *A = n->params;
     const float *x = cpu_ptr(p, n->in[0]);
@@ -228,7 +233,8 @@ static void arg_exec(const cpu_node *n, berth_plan *p) {
             size_t best = 0;
             for (size_t k = 1; k < A->extent; k++) {
                 float v = xr[k * A->inner], b = xr[best * A->inner];
-                if (A->is_min ? v < b : v > b) best = k;
+                if (b != b) break;
+                if (v != v || (A->is_min ? v < b : v > b)) best = k;
             }
             if (A->wide) ((int64_t *)y)[o * A->inner + i] = (int64_t)best;
             else ((int32_t *)y)[o * A->inner + i] = (int32_t)best;

@@ -33,14 +33,13 @@ typedef struct un_params {
 } un_params;
 
 static inline float clamp01(float t) { return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t; }
-static inline float clamp06(float t) { return t < 0.0f ? 0.0f : t > 6.0f ? 6.0f : t; }
 
 #define LOOP(EXPR) for (size_t i = 0; i < n; i++) { float v = x[i]; y[i] = (EXPR); }
 
 CPU_CLONES static void un_f32(const un_params *u, const float *restrict x, float *restrict y, size_t n) {
     const float al = u->alpha, be = u->beta;
     switch (u->op) {
-    case U_RELU: LOOP(v > 0.0f ? v : 0.0f); break;
+    case U_RELU: LOOP(v < 0.0f ? 0.0f : v); break; /* NaN stays NaN */
     case U_SIGMOID: LOOP(1.0f / (1.0f + expf(-v))); break;
     case U_TANH: LOOP(tanhf(v)); break;
     case U_EXP: LOOP(expf(v)); break;
@@ -53,7 +52,8 @@ CPU_CLONES static void un_f32(const un_params *u, const float *restrict x, float
     /* comparisons, not fmaxf/fminf, which the compiler turns into a call
      * per element; a NaN passes through either way */
     case U_HARDSIGMOID: LOOP(clamp01(al * v + be)); break;
-    case U_HARDSWISH: LOOP(v * clamp06(v + 3.0f) / 6.0f); break;
+    /* piecewise, so -inf gives 0 (the limit), not -inf * 0 */
+    case U_HARDSWISH: LOOP(v <= -3.0f ? 0.0f : v >= 3.0f ? v : v * (v + 3.0f) / 6.0f); break;
     case U_CLAMP: LOOP(v < al ? al : (v > be ? be : v)); break;
     case U_LEAKYRELU: LOOP(v >= 0.0f ? v : al * v); break;
     case U_ELU: LOOP(v >= 0.0f ? v : al * (expf(v) - 1.0f)); break;
@@ -64,7 +64,7 @@ CPU_CLONES static void un_f32(const un_params *u, const float *restrict x, float
     case U_SIN: LOOP(sinf(v)); break;
     case U_COS: LOOP(cosf(v)); break;
     case U_SIGN: LOOP(v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : v)); break;
-    case U_SOFTSIGN: LOOP(v / (1.0f + fabsf(v))); break;
+    case U_SOFTSIGN: LOOP(isinf(v) ? (v > 0.0f ? 1.0f : -1.0f) : v / (1.0f + fabsf(v))); break; /* not inf/inf */
     default: break;
     }
 }

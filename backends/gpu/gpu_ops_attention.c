@@ -63,6 +63,7 @@ berth_status gpu_prep_attention(gpu_prep *c) {
     d->pc[0] = (uint32_t)(batch * (uint64_t)Sq);
     d->pc[1] = (uint32_t)Sk;
     d->pc[2] = 1;
+    d->pc[3] = 1; /* a fully masked row: zeros, not the softmax op's NaN */
     d->groups[0] = gpu_groups(batch * (uint64_t)Sq, 1);
     d = gpu_emit_matmul(c, probs, c->node->inputs[2], c->node->outputs[0],
                        (const uint32_t[]){(uint32_t)Sq, (uint32_t)Dv, (uint32_t)Sk, (uint32_t)batch},

@@ -133,6 +133,14 @@ static id<MTLLibrary> library(berth_device *d, uint32_t k, berth_error *err) {
     id<MTLDevice> dev = (__bridge id<MTLDevice>)d->dev;
     MTLCompileOptions *opts = [MTLCompileOptions new];
     opts.languageVersion = MTLLanguageVersion2_1;
+    /* Metal compiles with fast math by default, which may assume no NaN or
+     * infinity and fold away the isnan/isinf tests that give the op
+     * contract's edge values (edge.glsl). (Deprecated for mathMode on
+     * macOS 15, which older SDKs lack.) */
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+    opts.fastMathEnabled = NO;
+#pragma clang diagnostic pop
     NSError *e = nil;
     id<MTLLibrary> lib = [dev newLibraryWithSource:[NSString stringWithUTF8String:src->text] options:opts error:&e];
     if (!lib) {

@@ -5,6 +5,10 @@
  * by hand or by a plain reference loop in op_cases.c, never by a
  * backend.
  *
+ * An f32 output matches within the tolerance the op contract states for
+ * the op of the case's last node (berth_op_tol: EXACT, ROUNDED or
+ * APPROX); NaN matches NaN only, an infinity the same infinity.
+ *
  * A case is unsupported when the module refuses one of its nodes with
  * BERTH_ERR_UNSUPPORTED (supports_node for an ABI 1.1 table, supports_op
  * for a 1.0 one); any other refusal, a failed plan or run, or a wrong
@@ -19,6 +23,10 @@ typedef struct oc_case {
     const void *in[TG_MAX_IO];        /* by graph input                     */
     const double *want_f[TG_MAX_IO];  /* by graph output: an f32 output     */
     const int64_t *want_i[TG_MAX_IO]; /*   or an integer one, exactly       */
+    /* f32 outputs: a second accepted value per element (NULL: none), the
+     * answer with the case's subnormal inputs read as zeros of their
+     * sign, which the op contract allows a backend (GPUs flush them). */
+    const double *want_alt[TG_MAX_IO];
 } oc_case;
 
 typedef struct oc_entry {

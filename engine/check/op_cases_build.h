@@ -93,4 +93,21 @@ void c_cast_f32_i64(oc_case *c, const char *op);
 void c_greater_i8(oc_case *c, const char *op);
 void c_lesser_f16(oc_case *c, const char *op);
 
+/* op_cases_edge.c: generated edge values for every elementwise op and
+ * reduction (the `arg` is the op, or cast's type, or softmax's axis) */
+void c_edge_unary(oc_case *c, const char *op);
+void c_edge_binary(oc_case *c, const char *op);
+void c_edge_int32(oc_case *c, const char *op);
+void c_edge_int64(oc_case *c, const char *op);
+void c_edge_cast_from_f32(oc_case *c, const char *type);
+void c_edge_cast_to_f32(oc_case *c, const char *from);
+void c_edge_where(oc_case *c, const char *op);
+void c_edge_logical(oc_case *c, const char *op);
+void c_edge_reduce(oc_case *c, const char *op);
+void c_edge_reduce_empty(oc_case *c, const char *op);
+void c_edge_arg(oc_case *c, const char *op);
+void c_edge_softmax(oc_case *c, const char *axis);
+void c_edge_cumsum(oc_case *c, const char *op);
+void c_edge_max_pool(oc_case *c, const char *op);
+
 #endif

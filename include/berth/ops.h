@@ -65,6 +65,47 @@ typedef struct berth_op_note_desc {
     const char *text;
 } berth_op_note_desc;
 
+/* How close a backend's float32 answer must come to the op contract's
+ * (BERTH_EDGE in ops.def; integer and boolean outputs are always exact).
+ * Under every tolerance NaN must answer NaN and +-inf the same infinity;
+ * a finite answer may differ from the expected value e by at most
+ * atol + rtol * |e|. A backend may flush subnormal results to zero, so
+ * atol is never below 2^-126 (FLT_MIN), and it may read a subnormal
+ * input as zero of its sign: the answer for that zero is accepted too. */
+typedef enum berth_op_tolerance {
+    BERTH_TOL_APPROX = 0,  /* transcendental or accumulating: atol 1e-4, rtol 1e-3 */
+    BERTH_TOL_ROUNDED = 1, /* a few correctly rounded steps: atol 2^-126, rtol 1e-6 */
+    BERTH_TOL_EXACT = 2    /* the value itself (one of the inputs, or exact): atol 2^-126, rtol 0 */
+} berth_op_tolerance;
+
+typedef struct berth_op_edge_desc {
+    berth_op_id op;
+    berth_op_tolerance tolerance;
+    const char *text;
+} berth_op_edge_desc;
+
+/* Every op's edge-value statement, in table order; *count gets how many. */
+static inline const berth_op_edge_desc *berth_op_edges(uint32_t *count) {
+    static const berth_op_edge_desc edges[] = {
+#define BERTH_EDGE(ID, TOLERANCE, TEXT) {BERTH_OP_##ID, BERTH_TOL_##TOLERANCE, TEXT},
+#include "berth/ops.def"
+        {BERTH_OP_UNKNOWN, BERTH_TOL_APPROX, NULL}};
+    *count = (uint32_t)(sizeof edges / sizeof edges[0]) - 1;
+    return edges;
+}
+
+/* The tolerance of op `id` (APPROX where ops.def gives none), as bounds. */
+static inline berth_op_tolerance berth_op_tol(berth_op_id id, double *atol, double *rtol) {
+    uint32_t n;
+    const berth_op_edge_desc *e = berth_op_edges(&n);
+    berth_op_tolerance t = BERTH_TOL_APPROX;
+    for (uint32_t i = 0; i < n; i++)
+        if (e[i].op == id) t = e[i].tolerance;
+    *atol = t == BERTH_TOL_APPROX ? 1e-4 : 0x1p-126;
+    *rtol = t == BERTH_TOL_APPROX ? 1e-3 : t == BERTH_TOL_ROUNDED ? 1e-6 : 0.0;
+    return t;
+}
+
 /* Every op, indexed by berth_op_id. */
 static inline const berth_op_desc *berth_op_table(void) {
     static const berth_op_desc table[BERTH_OP_COUNT] = {

@@ -18,7 +18,9 @@ expect '^  relu +[0-9]+  FAIL [0-9]+/[0-9]+: relu: output .y. \([0-9]+ elements\
 expect '^  sigmoid +[0-9]+  FAIL [0-9]+/[0-9]+: sigmoid: output .y. \([0-9]+ elements\): 1 not finite where finite expected \(first \[0\]\)'
 expect '^  tanh +[0-9]+  FAIL [0-9]+/[0-9]+: tanh: output .y.: the second run differs from the first \(first at element \[0\]\)'
 expect '^  add +[0-9]+  pass$'
-expect '^berth check .*: FAILED; contract [0-9]+ ok, 3 failed; op cases [0-9]+ passed, 0 unsupported, 3 failed'
+# each planted op fault fails its op's case and its generated edge case
+expect '^  edge values .*: [0-9]+ cases: [0-9]+ passed, 0 unsupported, 3 failed$'
+expect '^berth check .*: FAILED; contract [0-9]+ ok, 3 failed; op cases [0-9]+ passed, 0 unsupported, 6 failed'
 [ "$rc" = 1 ] || { echo "check_broken: exit status $rc, expected 1" >&2; fail=1; }
 [ "$fail" = 0 ] || { printf '%s\n' "$out" >&2; exit 1; }
 echo "check_broken: every planted fault reported"

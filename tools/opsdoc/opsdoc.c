@@ -89,6 +89,14 @@ static void op_entry(berth_op_id id) {
     printf("\n");
     for (uint32_t i = 0; i < nn; i++)
         if (n[i].op == id) printf("%s\n\n", n[i].text);
+    uint32_t ne;
+    const berth_op_edge_desc *e = berth_op_edges(&ne);
+    double atol, rtol;
+    static const char *const tol_names[] = {"APPROX", "ROUNDED", "EXACT"};
+    berth_op_tolerance t = berth_op_tol(id, &atol, &rtol);
+    for (uint32_t i = 0; i < ne; i++)
+        if (e[i].op == id) printf("Edge values: %s\n\n", e[i].text);
+    printf("Tolerance: %s (atol %g, rtol %g).\n\n", tol_names[t], atol, rtol);
 }
 
 int main(void) {
@@ -128,6 +136,26 @@ int main(void) {
            "  output: run() copies it through to that output;\n"
            "- an operand with a zero dim has no elements; its data pointer may be\n"
            "  NULL.\n\n");
+    printf("## Edge values and tolerance\n\n"
+           "A backend is correct when it gives the contract's answer on every\n"
+           "input, edge values included: +-0, +-inf, NaN, subnormals, huge and\n"
+           "negative values, empty axes. Float32 arithmetic is IEEE 754's unless\n"
+           "an entry's \"Edge values\" line says otherwise: a NaN operand gives\n"
+           "NaN, overflow gives +-inf. Where a kernel language's built-in is\n"
+           "undefined (GLSL's pow of a negative base, log of 0, max with a NaN),\n"
+           "the backend implements the contract explicitly. Each entry names\n"
+           "its tolerance:\n\n"
+           "- EXACT: the value itself (atol 2^-126 only for a flushed subnormal);\n"
+           "- ROUNDED: a few correctly rounded steps, |found - expected| <=\n"
+           "  2^-126 + 1e-6 |expected|;\n"
+           "- APPROX: transcendental or accumulating, <= 1e-4 + 1e-3 |expected|.\n\n"
+           "Under every tolerance NaN must answer NaN and +-inf the same\n"
+           "infinity, and integer and boolean outputs are exact. A backend may\n"
+           "flush subnormal results to zero, and may read a subnormal input as\n"
+           "zero of its sign (the answer for that zero is accepted too). The op\n"
+           "cases of `berth check` (engine/check, cases named \"edge ...\") feed\n"
+           "every elementwise op and reduction these values, with expected\n"
+           "answers from a plain C reference of this page.\n\n");
     printf("## Reading an entry\n\n"
            "Operands are positional (`berth_node.inputs`); options are\n"
            "`berth_node.attrs`, by key. Types are `berth_attr_type` without the\n"

@@ -1,6 +1,7 @@
 #version 450
 // Walks one axis per thread: argMax / argMin (the first index of the
-// extreme wins, NaN never wins) and cumulativeSum (exclusive, reversed).
+// extreme wins; a NaN is the extreme of both, so the first NaN wins, as
+// numpy's argmax) and cumulativeSum (exclusive, reversed).
 // pc: 0 lines (outer * inner), 1 extent, 2 inner, 3 kind (0 argMax,
 //     1 argMin, 2 cumulativeSum), 4 int64 result, 5 exclusive, 6 reversed.
 layout(local_size_x = 256) in;
@@ -25,7 +26,8 @@ void main() {
             uint best = 0u;
             for (uint k = 1u; k < extent; k++) {
                 float v = x[base + k * inner], b = x[base + best * inner];
-                if (kind == 1u ? v < b : v > b) best = k;
+                if (isnan(b)) break;
+                if (isnan(v) || (kind == 1u ? v < b : v > b)) best = k;
             }
             if (pc.u[4] != 0u) {
                 y[2u * l] = best;

@@ -16,6 +16,7 @@
 layout(local_size_x = 256) in;
 #include "common.glsl"
 #include "half.glsl"
+#include "edge.glsl"
 layout(std430, binding = 0) readonly buffer A { uint a[]; };
 layout(std430, binding = 1) readonly buffer B { uint b[]; };
 layout(std430, binding = 2) writeonly buffer Y { uint y[]; };
@@ -134,14 +135,14 @@ float opf(uint op, float x, float z) {
     case 0: return x + z;
     case 1: return x - z;
     case 2: return x * z;
-    case 3: return x / z;
-    case 4: return isnan(x) ? z : (isnan(z) ? x : max(x, z));
-    case 5: return isnan(x) ? z : (isnan(z) ? x : min(x, z));
+    case 3: return edge_div(vec4(x), vec4(z)).x;
+    case 4: return edge_max(vec4(x), vec4(z)).x;
+    case 5: return edge_min(vec4(x), vec4(z)).x;
     case 7: { // NaN passes through
         float lo = uintBitsToFloat(pc.u[28]), hi = uintBitsToFloat(pc.u[30]);
         return x < lo ? lo : (x > hi ? hi : x);
     }
-    default: return pow(x, z);
+    default: return edge_pow(vec4(x), vec4(z)).x;
     }
 }
 

@@ -6,6 +6,7 @@
 //     15..18 input strides (n, c, h, w), 19..22 output strides (n, c, h, w).
 layout(local_size_x = 256) in;
 #include "common.glsl"
+#include "edge.glsl"
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) writeonly buffer Y { float y[]; };
 
@@ -23,7 +24,7 @@ void main() {
                 int ix = int(ox * pc.u[9] + kx * pc.u[11]) - int(pc.u[13]);
                 if (ix < 0 || ix >= int(pc.u[5])) continue;
                 float v = x[base + uint(iy) * pc.u[17] + uint(ix) * pc.u[18]];
-                mx = max(mx, v);
+                mx = edge_max(vec4(mx), vec4(v)).x; // a NaN in the window is the max
                 sum += kind == 2u ? v * v : v;
                 cnt++;
             }
