@@ -19,6 +19,9 @@ extern const berth_option_decl mtl_options_decl[1];
 /* ---- the core's device interface: buffers ---- */
 
 uint64_t gpu_device_align(const berth_device *d) { return 256; /* setBuffer:offset: on every Metal GPU */ }
+/* Every buffer is in shared storage, which the GPU reads and writes in
+ * place on every Mac: plans bind inputs and outputs where the host put them. */
+int gpu_device_unified(const berth_device *d) { return 1; }
 uint64_t gpu_device_max_range(const berth_device *d) {
     return (uint64_t)((__bridge id<MTLDevice>)d->dev).maxBufferLength;
 }
@@ -195,7 +198,7 @@ static void copy_io(id<MTLBlitCommandEncoder> blit, const berth_plan *p, int out
     id<MTLBuffer> io = (__bridge id<MTLBuffer>)p->io->buf;
     for (uint32_t i = 0; i < n; i++) {
         const gpu_opnd *o = &p->ops[outputs ? p->outputs[i] : p->inputs[i]];
-        if (!o->bytes) continue;
+        if (!gpu_io_copied(p, first + i)) continue;
         id<MTLBuffer> b = (__bridge id<MTLBuffer>)o->buf->buf;
         if (outputs)
             [blit copyFromBuffer:b sourceOffset:o->off toBuffer:io destinationOffset:p->io_off[first + i] size:o->bytes];
