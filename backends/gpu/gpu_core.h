@@ -75,6 +75,9 @@ const bk_upload *gpu_weights_upload(const berth_weights *w);
  * p->node_ns for per-node times); frees it. */
 berth_status gpu_record_plan(berth_plan *p, berth_error *err);
 void gpu_record_free(berth_plan *p);
+/* An estimate of the host and driver memory a plan's recording holds
+ * (descriptor sets, command buffers, timers): the APIs report none. */
+uint64_t gpu_record_bytes(const berth_plan *p);
 
 /* ---- plans ---- */
 typedef struct gpu_opnd {
@@ -106,7 +109,8 @@ typedef struct gpu_dispatch {
 struct berth_plan {
     berth_device *dev;
     uint32_t n_ops, cap_ops;
-    gpu_opnd *ops;
+    gpu_opnd *ops;       /* the graph's operands, then scratch from gpu_scratch */
+    uint32_t n_graph_ops;
     uint32_t n_nodes;
     gpu_dispatch *disp;
     uint32_t n_disp, cap_disp;
@@ -116,8 +120,10 @@ struct berth_plan {
     gpu_buffer *arena, *consts, *io;
     gpu_record *rec;    /* the device layer's */
     uint64_t *node_ns;  /* n_nodes, the last run's time per node; NULL: not timed */
-    uint64_t bytes;
-    size_t tensor_size; /* element size of run()'s tensor arrays */
+    uint64_t bytes;       /* the sum of the kinds gpu_plan_memory reports */
+    uint64_t scratch_add; /* of the arena: what scratch adds to the intermediates */
+    uint64_t records;     /* the plan's tables and the layer's recording (estimated) */
+    size_t tensor_size;   /* element size of run()'s tensor arrays */
 };
 
 /* ---- plan-time contract for ops ---- */
@@ -196,6 +202,7 @@ void gpu_plan_free(berth_plan *p);
 /* The last run's time per node, where the layer timed it. */
 berth_status gpu_plan_profile(const berth_plan *p, uint64_t *ns, uint32_t n, berth_error *err);
 uint64_t gpu_plan_bytes(const berth_plan *p);
+berth_status gpu_plan_memory(const berth_plan *p, berth_plan_memory *m, berth_error *err);
 /* A device layer's run(): gpu_run_begin checks the caller's tensors
  * against the plan and copies the inputs into the io buffer; after the
  * device ran the recording, gpu_run_end copies the outputs out of it. */

@@ -228,7 +228,9 @@ static berth_status place_storage(berth_plan *p, int unified, berth_error *err) 
         s[n++] = (bk_span){.size = o->bytes ? o->bytes : 4, .first = p->n_disp, .last = p->n_disp, .id = p->n_ops + k};
         nio++;
     }
+    uint64_t values = bk_place_below(s, n - nio, (size_t)gpu_device_align(p->dev), p->n_graph_ops);
     berth_status st = place(p, s, n - nio, 0, &p->arena, "the plan's intermediates", err);
+    if (!st && p->arena) p->scratch_add = gpu_buffer_size(p->arena) - values;
     if (!st) st = place(p, s + (n - nio), nio, 1, &p->io, "the plan's inputs and outputs", err);
     free(s);
     return st;
@@ -374,7 +376,7 @@ berth_status gpu_plan_graph(berth_device *dev, berth_weights *w, const berth_gra
     }
     if (st) goto fail;
     p->outputs = p->inputs + g->n_inputs;
-    p->n_ops = g->n_operands;
+    p->n_ops = p->n_graph_ops = g->n_operands;
     for (uint32_t i = 0; i < g->n_operands && !st; i++) st = describe_operand(&g->operands[i], i, &p->ops[i], err);
     memcpy(p->inputs, g->inputs, sizeof(uint32_t) * g->n_inputs);
     if (!st) st = prepare_nodes(p, g, err);
@@ -391,8 +393,10 @@ berth_status gpu_plan_graph(berth_device *dev, berth_weights *w, const berth_gra
     if (!st) st = gpu_record_plan(p, err);
     if (st) goto fail;
     for (uint32_t i = 0; i < p->n_ops; i++) p->ops[i].name = NULL; /* the host's strings die with the call */
+    p->records = sizeof *p->ops * p->n_ops + sizeof *p->disp * p->n_disp +
+                 (sizeof *p->inputs + sizeof *p->io_off) * (p->n_inputs + p->n_outputs) + gpu_record_bytes(p);
     p->bytes = (p->arena ? gpu_buffer_size(p->arena) : 0) + (p->consts ? gpu_buffer_size(p->consts) : 0) +
-               (p->io ? gpu_buffer_size(p->io) : 0);
+               (p->io ? gpu_buffer_size(p->io) : 0) + p->records;
     *out = p;
     return BERTH_OK;
 fail:
@@ -423,6 +427,16 @@ berth_status gpu_plan_profile(const berth_plan *p, uint64_t *ns, uint32_t n, ber
 }
 
 uint64_t gpu_plan_bytes(const berth_plan *p) { return p->bytes; }
+
+/* Pipelines are not a plan's: the device layer builds each once and
+ * shares it among plans until close. */
+berth_status gpu_plan_memory(const berth_plan *p, berth_plan_memory *m, berth_error *err) {
+    uint64_t arena = p->arena ? gpu_buffer_size(p->arena) : 0;
+    bk_plan_memory_fill(m, arena - p->scratch_add, p->scratch_add, p->io ? gpu_buffer_size(p->io) : 0,
+                        p->consts ? gpu_buffer_size(p->consts) : 0, p->records, BERTH_PLAN_MEM_RECORDS);
+    (void)err;
+    return BERTH_OK;
+}
 
 berth_status gpu_run_begin(berth_plan *p, const berth_tensor *in, uint32_t n_in, const berth_tensor *out,
                            uint32_t n_out, berth_error *err) {

@@ -184,6 +184,11 @@ berth_status gpu_record_plan(berth_plan *p, berth_error *err) {
     return BERTH_OK;
 }
 
+/* Metal reports nothing per plan: the pipeline-state pointers per dispatch
+ * are what the plan holds; a run's command buffer is made and freed by
+ * the run. */
+uint64_t gpu_record_bytes(const berth_plan *p) { return (uint64_t)(p->n_disp + 1) * sizeof(void *); }
+
 void gpu_record_free(berth_plan *p) {
     if (!p->rec) return;
     free(p->rec->states);
@@ -258,4 +263,5 @@ BK_BACKEND(.name = "metal", .version = "0.2.0", .open = mtl_open, .close = mtl_c
            .upload_dest = mtl_upload_dest, .upload_tensor = mtl_upload_tensor, .upload_end = mtl_upload_end,
            .plan = mtl_plan_create, .run = mtl_run, .free_plan = gpu_plan_free, .free_weights = mtl_free_weights,
            .weights_bytes = mtl_weights_bytes, .plan_bytes = gpu_plan_bytes, .plan_profile = gpu_plan_profile,
+           .plan_memory = gpu_plan_memory,
            .options = mtl_options_decl, .n_options = 1, .option_decl_size = sizeof(berth_option_decl))

@@ -201,6 +201,16 @@ berth_status gpu_record_plan(berth_plan *p, berth_error *err) {
     return st;
 }
 
+/* What the driver's reports would be, were there any: a descriptor set of
+ * GPU_MAX_BIND storage buffers per dispatch (64 bytes a descriptor is
+ * more than the common drivers use), about 256 bytes of command stream
+ * per dispatch (pipeline and set binds, 128 bytes of push constants, the
+ * dispatch and its barrier), and the timer's queries and results. */
+uint64_t gpu_record_bytes(const berth_plan *p) {
+    return (uint64_t)p->n_disp * (GPU_MAX_BIND * 64 + 256) + (uint64_t)p->n_nodes * 2 * (8 + 8) +
+           (p->rec && p->rec->stamps ? (uint64_t)p->n_nodes * 3 * sizeof *p->rec->stamps : 0);
+}
+
 void gpu_record_free(berth_plan *p) {
     gpu_record *rec = p->rec;
     if (!rec) return;

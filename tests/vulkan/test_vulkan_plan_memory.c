@@ -18,6 +18,10 @@
 
 static int staged; /* the device was opened with io = staged */
 
+static berth_plan_memory kinds; /* the last plan's, from plan_memory */
+
+/* Plans g on m: its bytes, and its kinds into `kinds`, which must add up
+ * to them. */
 static uint64_t plan_bytes(const mh_module *m, const tgraph *g) {
     berth_graph_desc d = tg_desc(g);
     berth_plan *p = NULL;
@@ -29,6 +33,11 @@ static uint64_t plan_bytes(const mh_module *m, const tgraph *g) {
         return UINT64_MAX;
     }
     uint64_t b = m->be->plan_bytes(p);
+    memset(&kinds, 0, sizeof kinds);
+    kinds.struct_size = sizeof kinds;
+    CHECK(m->be->abi_version >= BERTH_BACKEND_ABI_V1_2 && m->be->plan_memory);
+    if (m->be->plan_memory) CHECK(m->be->plan_memory(p, &kinds, &err) == BERTH_OK);
+    CHECK(kinds.intermediates + kinds.scratch + kinds.io + kinds.constants + kinds.records + kinds.other == b);
     m->be->free_plan(p);
     return b;
 }
@@ -38,11 +47,13 @@ static uint64_t plan_bytes(const mh_module *m, const tgraph *g) {
 static uint64_t check_plan(const char *what, tgraph *g, uint64_t io_bytes, const float *x) {
     if (staged) io_bytes += io_bytes / 2; /* inputs and outputs in the arena, and the larger in staging */
     uint64_t v = plan_bytes(&vk, g);
+    berth_plan_memory vk_kinds = kinds;
 #ifdef BERTH_CPU_MODULE
     uint64_t c = plan_bytes(&cpu, g);
     fprintf(stderr, "%s: vulkan plans %llu bytes, cpu %llu, io %llu\n", what, (unsigned long long)v,
             (unsigned long long)c, (unsigned long long)io_bytes);
     CHECK(v <= c + io_bytes + SLACK);
+    kinds = vk_kinds;
 #else
     fprintf(stderr, "%s: vulkan plans %llu bytes, io %llu\n", what, (unsigned long long)v, (unsigned long long)io_bytes);
     CHECK(v <= io_bytes + SLACK);
@@ -86,6 +97,9 @@ static void test_fused_chain(const float *x, uint64_t relu_bytes) {
     uint64_t v = check_plan("fused chain", &g, 2ull * N * 4, x);
     /* Six constants, each at most one binding alignment of the device. */
     CHECK(v <= relu_bytes + 6 * 4096u);
+    /* Bound in place, the input and output are io, and nothing else is
+     * stored: no intermediate, no scratch. */
+    if (!staged) CHECK(kinds.intermediates == 0 && kinds.scratch == 0 && kinds.io == 2ull * N * 4);
 }
 
 int main(void) {
