@@ -11,7 +11,8 @@ classifier are converted here), then for each model,
 bucket and thread count times berth and onnxruntime in alternating pairs
 (bench/berth-bench pairs with bench/ort_peer.js), measures loading, plan
 cost, hot-path allocations, the OpenBLAS sgemm ceiling and where berth's
-time goes per op, adds `berth serve` under load (bench/serve_load.py), and
+time goes per op, adds `berth serve` under load (bench/serve_load.py) and
+the plan memory of cpu against vulkan (bench/plan_memory.py), and
 writes DIR/bench/report.md and DIR/bench/ratios.png.
 Threads: 1 and 2, and every core where there are more (--threads).
 
@@ -625,6 +626,7 @@ def main(argv):
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--no-pages", action="store_true", help="leave out the whole-page OCR rows")
     p.add_argument("--no-serve", action="store_true", help="leave out the serving load section")
+    p.add_argument("--no-memory", action="store_true", help="leave out the plan memory section")
     a = p.parse_args(argv)
     build = os.path.abspath(a.build)
     out = os.path.abspath(a.out or os.path.join(build, "bench"))
@@ -688,6 +690,12 @@ def main(argv):
         serve_md = os.path.join(out, "work", "serve.md")
         run(["/usr/bin/python3", os.path.join(BENCH, "serve_load.py"), "--build", build, "--out", serve_md],
             env=env, capture=False)
+    memory_md = None
+    if not a.smoke and not a.no_memory and (not a.only or "memory" in a.only.split(",")):
+        say("plan memory, cpu against vulkan (bench/plan_memory.py)")
+        memory_md = os.path.join(out, "work", "memory.md")
+        run(["/usr/bin/python3", os.path.join(BENCH, "plan_memory.py"), "--build", build, "--models",
+             os.path.join(out, "models"), "--out", memory_md], env=env, capture=False)
     report = os.path.join(out, "report.md")
     chart_ok = chart_ok and bool(results)  # (--only pages: no model rows to chart)
     chart = write_report(report, info, results, loads, peer_name, runs, warmup, a.smoke)
@@ -696,6 +704,9 @@ def main(argv):
     if serve_md:
         with open(serve_md) as f, open(report, "a") as r:
             r.write("\n" + f.read() + "\n")
+    if memory_md:
+        with open(memory_md) as f, open(report, "a") as r:
+            r.write("\n## Plan memory\n\n" + f.read() + "\n")
     with open(report, "a") as f:
         f.write("Load average (1, 5, 15 min) at the start of the timed runs: %.2f %.2f %.2f; at the end: "
                 "%.2f %.2f %.2f. Total time of this run: %.0f s.\n" % (load_before + os.getloadavg()

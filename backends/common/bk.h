@@ -345,6 +345,11 @@ typedef struct bk_span {
  * that spans live at the same step never overlap; reorders s. Returns
  * the arena's size. */
 size_t bk_place(bk_span *s, size_t n, size_t align);
+/* The arena bk_place would give the spans whose id is below `below`
+ * alone: what a plan's intermediates need without its scratch (the
+ * spans from `below` on), so a plan reports how much scratch adds.
+ * Reorders s and overwrites its offsets: call it before bk_place. */
+size_t bk_place_below(bk_span *s, size_t n, size_t align, uint32_t below);
 
 /* ---- weights ---- */
 typedef struct bk_upload {
@@ -386,17 +391,20 @@ berth_status bk_options_read(const berth_host_services *host, const char *backen
                              uint32_t n, bk_option_value *vals, berth_error *err);
 
 /* ---- entry and table ---- */
-/* Negotiation. This kit serves ABI 1.1 to a host offering 2 or more and
- * ABI 1.0 (the same verbs, the table marked abi_version 1) to a host
- * offering 1: that is safe because every graph a 1.0 host sends is read
- * through bk_graph_view with the 1.0 element sizes, and a 1.0 host never
- * reads the 1.1 slots. Version 0, or host services smaller than 1.0's,
- * get NULL and the reason. */
-const berth_backend *bk_entry(const berth_backend *v1_1, const berth_backend *v1_0, uint32_t host_abi_version,
-                              const berth_host_services *host, berth_error *why);
-/* Defines the two tables and the exported entry from one list of
+/* Negotiation. This kit serves ABI 1.2 to a host offering 3 or more,
+ * ABI 1.1 to one offering 2 and ABI 1.0 to one offering 1: the same
+ * verbs, the table marked with the version served. That is safe because
+ * every graph an older host sends is read through bk_graph_view with the
+ * element sizes it declares, and an older host never reads the slots its
+ * version lacks. Version 0, or host services smaller than 1.0's, get NULL
+ * and the reason. */
+const berth_backend *bk_entry(const berth_backend *v1_2, const berth_backend *v1_1, const berth_backend *v1_0,
+                              uint32_t host_abi_version, const berth_host_services *host, berth_error *why);
+/* Defines the three tables and the exported entry from one list of
  * designated initializers (.name = ..., .open = ..., ...). */
 #define BK_BACKEND(...)                                                                                         \
+    static const berth_backend bk_table_v1_2 = {.abi_version = BERTH_BACKEND_ABI_V1_2,                      \
+                                                .struct_size = sizeof(berth_backend), __VA_ARGS__};          \
     static const berth_backend bk_table_v1_1 = {.abi_version = BERTH_BACKEND_ABI_V1_1,                      \
                                                 .struct_size = sizeof(berth_backend), __VA_ARGS__};          \
     static const berth_backend bk_table_v1_0 = {.abi_version = BERTH_BACKEND_ABI_V1_0,                      \
@@ -404,8 +412,12 @@ const berth_backend *bk_entry(const berth_backend *v1_1, const berth_backend *v1
     BERTH_BACKEND_EXPORT const berth_backend *berth_backend_entry(uint32_t host_abi_version,                  \
                                                                   const berth_host_services *host,            \
                                                                   berth_error *why) {                        \
-        return bk_entry(&bk_table_v1_1, &bk_table_v1_0, host_abi_version, host, why);                         \
+        return bk_entry(&bk_table_v1_2, &bk_table_v1_1, &bk_table_v1_0, host_abi_version, host, why);        \
     }
+/* plan_memory: writes the kinds that fit the host's struct_size;
+ * `estimated` is a set of BERTH_PLAN_MEM_* bits. */
+void bk_plan_memory_fill(berth_plan_memory *m, uint64_t intermediates, uint64_t scratch, uint64_t io,
+                         uint64_t constants, uint64_t records, uint32_t estimated);
 /* caps: writes the fields that fit the host's struct_size. */
 berth_status bk_caps_fill(berth_caps *caps, const char *device_name, uint64_t memory_bytes, int unified,
                           uint32_t dtype_mask, berth_error *err);

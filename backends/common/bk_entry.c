@@ -1,19 +1,20 @@
-/* The exported entry's negotiation (see BK_BACKEND in bk.h) and caps. */
+/* The exported entry's negotiation (see BK_BACKEND in bk.h), caps and
+ * plan_memory, which write only what fits the host's struct. */
 #include "bk.h"
 
-const berth_backend *bk_entry(const berth_backend *v1_1, const berth_backend *v1_0, uint32_t host_abi_version,
-                              const berth_host_services *host, berth_error *why) {
+const berth_backend *bk_entry(const berth_backend *v1_2, const berth_backend *v1_1, const berth_backend *v1_0,
+                              uint32_t host_abi_version, const berth_host_services *host, berth_error *why) {
     if (host_abi_version < BERTH_BACKEND_ABI_V1_0) {
-        bk_errf(why, "%s backend speaks ABI version 1 (1.0) and version 2 (1.1); the host offers version %u", v1_1->name,
-                host_abi_version);
+        bk_errf(why, "%s backend speaks ABI version 1 (1.0), version 2 (1.1) and version 3 (1.2); the host offers version %u",
+                v1_2->name, host_abi_version);
         return NULL;
     }
     if (!host || host->struct_size < BERTH_HOST_SERVICES_V1_MIN_SIZE) {
-        bk_errf(why, "%s backend needs host services of at least %zu bytes, found %u", v1_1->name,
+        bk_errf(why, "%s backend needs host services of at least %zu bytes, found %u", v1_2->name,
                 (size_t)BERTH_HOST_SERVICES_V1_MIN_SIZE, host ? host->struct_size : 0u);
         return NULL;
     }
-    return host_abi_version >= BERTH_BACKEND_ABI_V1_1 ? v1_1 : v1_0;
+    return host_abi_version >= BERTH_BACKEND_ABI_V1_2 ? v1_2 : host_abi_version >= BERTH_BACKEND_ABI_V1_1 ? v1_1 : v1_0;
 }
 
 berth_status bk_caps_fill(berth_caps *caps, const char *device_name, uint64_t memory_bytes, int unified,
@@ -29,4 +30,17 @@ berth_status bk_caps_fill(berth_caps *caps, const char *device_name, uint64_t me
     if (FITS(dtype_mask)) caps->dtype_mask = dtype_mask;
 #undef FITS
     return BERTH_OK;
+}
+
+void bk_plan_memory_fill(berth_plan_memory *m, uint64_t intermediates, uint64_t scratch, uint64_t io,
+                         uint64_t constants, uint64_t records, uint32_t estimated) {
+#define FITS(field) (m->struct_size >= offsetof(berth_plan_memory, field) + sizeof m->field)
+    if (FITS(estimated)) m->estimated = estimated;
+    if (FITS(intermediates)) m->intermediates = intermediates;
+    if (FITS(scratch)) m->scratch = scratch;
+    if (FITS(io)) m->io = io;
+    if (FITS(constants)) m->constants = constants;
+    if (FITS(records)) m->records = records;
+    if (FITS(other)) m->other = 0;
+#undef FITS
 }

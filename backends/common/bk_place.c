@@ -33,3 +33,14 @@ size_t bk_place(bk_span *s, size_t n, size_t align) {
     }
     return top;
 }
+
+size_t bk_place_below(bk_span *s, size_t n, size_t align, uint32_t below) {
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].id < below) {
+            bk_span t = s[m];
+            s[m++] = s[i];
+            s[i] = t;
+        }
+    return bk_place(s, m, align);
+}

@@ -266,5 +266,6 @@ BK_BACKEND(.name = "cpu", .version = "0.2.0", .open = cpu_open, .close = cpu_clo
            .upload_dest = cpu_upload_dest, .upload_tensor = cpu_upload_tensor,
            .upload_end = cpu_upload_end, .plan = cpu_plan_create, .run = cpu_run, .free_plan = cpu_plan_free,
            .free_weights = cpu_free_weights, .weights_bytes = cpu_weights_bytes, .plan_bytes = cpu_plan_bytes,
+           .plan_memory = cpu_plan_memory,
            .plan_profile = cpu_plan_profile, .supports_node = cpu_supports_node, .options = cpu_options,
            .n_options = OPT_COUNT, .option_decl_size = sizeof(berth_option_decl))

@@ -135,7 +135,9 @@ struct berth_plan {
     uint8_t *arena;
     size_t arena_bytes;
     void *consts; /* one block holding every CONSTANT operand */
-    size_t packed_bytes; /* constants and params */
+    size_t packed_bytes; /* constants, params and the plan's tables */
+    size_t const_bytes;  /* of packed_bytes: constants and params */
+    size_t scratch_add;  /* of arena_bytes: what nodes' scratch adds to the intermediates */
     uint64_t *ns;
     size_t tensor_size; /* element size of run()'s tensor arrays */
     uint32_t n_raw;
@@ -283,6 +285,7 @@ berth_status cpu_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth
                      uint32_t n_out, berth_error *err);
 void cpu_plan_free(berth_plan *p);
 uint64_t cpu_plan_bytes(const berth_plan *p);
+berth_status cpu_plan_memory(const berth_plan *p, berth_plan_memory *m, berth_error *err);
 berth_status cpu_plan_profile(const berth_plan *p, uint64_t *ns, uint32_t n, berth_error *err);
 
 #endif

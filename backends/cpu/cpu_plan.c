@@ -78,6 +78,7 @@ static berth_status bind_data(berth_plan *p, berth_weights *w, const berth_graph
     }
     p->consts = block;
     p->packed_bytes += total;
+    p->const_bytes += total;
     size_t at = 0;
     for (uint32_t i = 0; i < g->n_operands; i++) {
         if (g->operands[i].kind != BERTH_OPERAND_CONSTANT) continue;
@@ -123,7 +124,9 @@ static berth_status layout(berth_plan *p, const berth_graph_desc *g, const live 
     for (uint32_t k = 0; k < p->n_nodes; k++)
         if (p->nodes[k].scratch_bytes)
             b[n++] = (bk_span){.size = p->nodes[k].scratch_bytes, .first = k, .last = k, .id = g->n_operands + k};
+    size_t values = bk_place_below(b, n, CPU_ALIGN, g->n_operands);
     size_t top = bk_place(b, n, CPU_ALIGN);
+    p->scratch_add = top - values;
     void *arena = NULL;
     if (posix_memalign(&arena, CPU_ALIGN, top ? top : CPU_ALIGN)) {
         free(b);
@@ -173,6 +176,7 @@ static berth_status plan_nodes(berth_plan *p, const berth_graph_desc *g, live *l
             return BERTH_ERR_INTERNAL;
         }
         p->packed_bytes += cn->params_bytes;
+        p->const_bytes += cn->params_bytes;
         cn->empty = 1;
         for (uint32_t j = 0; j < n->n_outputs; j++) cn->empty &= p->ops[n->outputs[j]].numel == 0;
         uint32_t o0 = n->outputs[0];
@@ -282,3 +286,11 @@ void cpu_plan_free(berth_plan *p) {
 }
 
 uint64_t cpu_plan_bytes(const berth_plan *p) { return p ? (uint64_t)p->arena_bytes + p->packed_bytes : 0; }
+
+/* No io: run() binds the caller's inputs and outputs in place. */
+berth_status cpu_plan_memory(const berth_plan *p, berth_plan_memory *m, berth_error *err) {
+    bk_plan_memory_fill(m, p->arena_bytes - p->scratch_add, p->scratch_add, 0, p->const_bytes,
+                        p->packed_bytes - p->const_bytes, 0);
+    (void)err;
+    return BERTH_OK;
+}

@@ -7,9 +7,11 @@
  * 32 words of push constants, specialization constants and a group
  * count). Views emit nothing and alias their input's storage. Runs of
  * elementwise dispatches are fused into one. After every node is prepared
- * the planner places every intermediate in one arena by liveness, binds
- * constants, weights and the host I/O buffer, and hands the dispatch list
- * to the device layer to record; run() is the layer's.
+ * the planner places every intermediate and scratch buffer in one arena
+ * by liveness (the kit's bk_place, as on cpu; what no dispatch touches
+ * gets no storage), binds constants, weights and the host I/O buffer, and
+ * hands the dispatch list to the device layer to record; run() is the
+ * layer's.
  *
  * The device layer supplies what is below under "device interface":
  * buffers, kernel ids, weights' storage, recording and freeing a plan's
@@ -50,6 +52,11 @@ uint32_t gpu_kernel_index(const char *name);
 /* Offset alignment of a binding, and the largest range one may cover. */
 uint64_t gpu_device_align(const berth_device *d);
 uint64_t gpu_device_max_range(const berth_device *d);
+/* 1 where the device's memory is the host's (integrated GPUs, Apple,
+ * lavapipe) and a host-visible buffer serves dispatches as well as a
+ * device-local one: plans then place inputs and outputs in the io buffer
+ * and bind them there instead of copying them in and out. */
+int gpu_device_unified(const berth_device *d);
 /* A buffer of `size` bytes: host_visible (mapped, for the host's I/O) or
  * device-local where the device has it. `what` names it in messages. */
 berth_status gpu_buffer_new(berth_device *d, uint64_t size, int host_visible, gpu_buffer **out, const char *what,
@@ -68,6 +75,9 @@ const bk_upload *gpu_weights_upload(const berth_weights *w);
  * p->node_ns for per-node times); frees it. */
 berth_status gpu_record_plan(berth_plan *p, berth_error *err);
 void gpu_record_free(berth_plan *p);
+/* An estimate of the host and driver memory a plan's recording holds
+ * (descriptor sets, command buffers, timers): the APIs report none. */
+uint64_t gpu_record_bytes(const berth_plan *p);
 
 /* ---- plans ---- */
 typedef struct gpu_opnd {
@@ -78,7 +88,8 @@ typedef struct gpu_opnd {
     int64_t dims[BERTH_MAX_RANK];
     size_t numel, bytes;
     uint32_t alias;      /* GPU_NONE, or the operand whose storage this views */
-    int64_t first, last; /* dispatch-node range that touches the storage */
+    int64_t first, last; /* dispatch steps that touch the storage (-1: input copies, n_disp: output
+                            copies); first > last: nothing does, no storage */
     gpu_buffer *buf; /* where its bytes are, once placed */
     uint64_t off;
 } gpu_opnd;
@@ -98,18 +109,21 @@ typedef struct gpu_dispatch {
 struct berth_plan {
     berth_device *dev;
     uint32_t n_ops, cap_ops;
-    gpu_opnd *ops;
+    gpu_opnd *ops;       /* the graph's operands, then scratch from gpu_scratch */
+    uint32_t n_graph_ops;
     uint32_t n_nodes;
     gpu_dispatch *disp;
     uint32_t n_disp, cap_disp;
     uint32_t n_inputs, n_outputs;
     uint32_t *inputs, *outputs;
-    uint64_t *io_off;   /* inputs then outputs, in the io buffer */
+    uint64_t *io_off;   /* inputs then outputs: each one's slot in the io buffer */
     gpu_buffer *arena, *consts, *io;
     gpu_record *rec;    /* the device layer's */
     uint64_t *node_ns;  /* n_nodes, the last run's time per node; NULL: not timed */
-    uint64_t bytes;
-    size_t tensor_size; /* element size of run()'s tensor arrays */
+    uint64_t bytes;       /* the sum of the kinds gpu_plan_memory reports */
+    uint64_t scratch_add; /* of the arena: what scratch adds to the intermediates */
+    uint64_t records;     /* the plan's tables and the layer's recording (estimated) */
+    size_t tensor_size;   /* element size of run()'s tensor arrays */
 };
 
 /* ---- plan-time contract for ops ---- */
@@ -188,11 +202,16 @@ void gpu_plan_free(berth_plan *p);
 /* The last run's time per node, where the layer timed it. */
 berth_status gpu_plan_profile(const berth_plan *p, uint64_t *ns, uint32_t n, berth_error *err);
 uint64_t gpu_plan_bytes(const berth_plan *p);
+berth_status gpu_plan_memory(const berth_plan *p, berth_plan_memory *m, berth_error *err);
 /* A device layer's run(): gpu_run_begin checks the caller's tensors
  * against the plan and copies the inputs into the io buffer; after the
  * device ran the recording, gpu_run_end copies the outputs out of it. */
 berth_status gpu_run_begin(berth_plan *p, const berth_tensor *in, uint32_t n_in, const berth_tensor *out,
                            uint32_t n_out, berth_error *err);
 void gpu_run_end(berth_plan *p, berth_tensor *out);
+/* Whether run must copy input i (i < n_inputs) or output i - n_inputs
+ * between its io slot and its storage: not where the operand lives in
+ * its io slot already (unified memory), nor when it has no bytes. */
+int gpu_io_copied(const berth_plan *p, uint32_t i);
 
 #endif

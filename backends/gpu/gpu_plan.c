@@ -135,46 +135,103 @@ static berth_status prepare_nodes(berth_plan *p, const berth_graph_desc *g, bert
     return st;
 }
 
-/* Liveness of every root storage, from the dispatches that touch it. */
+/* Liveness of every root storage in dispatch steps, not nodes: a node's
+ * scratch lives during its own dispatches only, and an operand no
+ * dispatch touches (fused away, or never read) keeps first > last and
+ * gets no storage. Step -1 is the input copies before the first
+ * dispatch, step n_disp the output copies after the last. */
 static void liveness(berth_plan *p) {
+    for (uint32_t i = 0; i < p->n_ops; i++) {
+        p->ops[i].first = INT64_MAX;
+        p->ops[i].last = -2;
+    }
     for (uint32_t i = 0; i < p->n_disp; i++) {
         const gpu_dispatch *d = &p->disp[i];
         for (uint32_t b = 0; b < d->n_bind; b++) {
             if (d->bind[b] == GPU_NONE) continue;
             gpu_opnd *r = &p->ops[root_of(p, d->bind[b])];
-            if ((int64_t)d->node < r->first) r->first = d->node;
-            if ((int64_t)d->node > r->last) r->last = d->node;
+            if ((int64_t)i < r->first) r->first = i;
+            if ((int64_t)i > r->last) r->last = i;
         }
     }
-    for (uint32_t i = 0; i < p->n_inputs; i++) p->ops[p->inputs[i]].first = -1;
-    for (uint32_t i = 0; i < p->n_outputs; i++) p->ops[root_of(p, p->outputs[i])].last = p->n_nodes;
-    for (uint32_t i = 0; i < p->n_ops; i++) {
-        gpu_opnd *o = &p->ops[i];
-        if (o->first == INT64_MAX) o->first = o->last < 0 ? 0 : o->last;
-        if (o->last < o->first) o->last = o->first;
+    for (uint32_t i = 0; i < p->n_inputs; i++) {
+        gpu_opnd *o = &p->ops[p->inputs[i]];
+        o->first = -1;
+        if (o->last < -1) o->last = -1;
+    }
+    for (uint32_t i = 0; i < p->n_outputs; i++) {
+        gpu_opnd *o = &p->ops[root_of(p, p->outputs[i])];
+        o->last = p->n_disp;
+        if (o->first > o->last) o->first = p->n_disp;
     }
 }
 
-/* Every root storage that lives in the arena, placed by liveness. */
-static berth_status place_arena(berth_plan *p, berth_error *err) {
-    berth_device *dv = p->dev;
-    bk_span *s = calloc(p->n_ops + 1u, sizeof *s);
+/* Whether a root operand gets storage from the plan: an input or an
+ * intermediate (scratch included) that some step touches. */
+static int placed(const gpu_opnd *o) {
+    return o->alias == GPU_NONE && (o->kind == BERTH_OPERAND_INPUT || o->kind == BERTH_OPERAND_VALUE) &&
+           o->first <= o->last;
+}
+
+/* A graph input, or the root of a graph output. */
+static int is_io(const berth_plan *p, uint32_t o) {
+    for (uint32_t i = 0; i < p->n_inputs; i++)
+        if (p->inputs[i] == o) return 1;
+    for (uint32_t i = 0; i < p->n_outputs; i++)
+        if (root_of(p, p->outputs[i]) == o) return 1;
+    return 0;
+}
+
+/* Places the spans s[0..n) by liveness into one new buffer (none when
+ * nothing is placed). Span ids below n_ops are operands; an id n_ops + k
+ * is output k's own slot in the io buffer (see place_storage). */
+static berth_status place(berth_plan *p, bk_span *s, uint32_t n, int host_visible, gpu_buffer **buf, const char *what,
+                          berth_error *err) {
+    uint64_t top = bk_place(s, n, (size_t)gpu_device_align(p->dev));
+    if (top == 0) return BERTH_OK;
+    berth_status st = gpu_buffer_new(p->dev, top, host_visible, buf, what, err);
+    for (uint32_t i = 0; i < n && !st; i++) {
+        if (s[i].id < p->n_ops) {
+            p->ops[s[i].id].buf = *buf;
+            p->ops[s[i].id].off = s[i].off;
+        } else {
+            p->io_off[p->n_inputs + (s[i].id - p->n_ops)] = s[i].off;
+        }
+    }
+    return st;
+}
+
+/* Every placed root storage, by liveness (bk_place, as on cpu). Where the
+ * device's own memory is host-visible (unified), the graph's inputs and
+ * outputs are placed in the host-visible io buffer itself and dispatches
+ * bind them there, so nothing is copied twice (an output that is a
+ * weight or constant gets a slot there, copied into after the last
+ * dispatch); elsewhere they join the intermediates in the device-local
+ * arena and make_io stages them. */
+static berth_status place_storage(berth_plan *p, int unified, berth_error *err) {
+    bk_span *s = calloc((size_t)p->n_ops + p->n_outputs + 1, sizeof *s);
     if (!s) {
         bk_errf(err, GPU_BACKEND_NAME ": out of memory laying out the arena");
         return BERTH_ERR_NOMEM;
     }
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < p->n_ops; i++) {
-        const gpu_opnd *o = &p->ops[i];
-        if (o->alias != GPU_NONE || (o->kind != BERTH_OPERAND_INPUT && o->kind != BERTH_OPERAND_VALUE)) continue;
-        s[n++] = (bk_span){.size = o->bytes ? o->bytes : 4, .first = o->first, .last = o->last, .id = i};
+    uint32_t n = 0, nio = 0;
+    for (int pass = 0; pass < 2; pass++) /* the arena's spans, then the io buffer's */
+        for (uint32_t i = 0; i < p->n_ops; i++) {
+            const gpu_opnd *o = &p->ops[i];
+            if (!placed(o) || (unified && is_io(p, i)) != pass) continue;
+            s[n++] = (bk_span){.size = o->bytes ? o->bytes : 4, .first = o->first, .last = o->last, .id = i};
+            nio += (uint32_t)pass;
+        }
+    for (uint32_t k = 0; unified && k < p->n_outputs; k++) {
+        const gpu_opnd *o = &p->ops[root_of(p, p->outputs[k])];
+        if (placed(o)) continue;
+        s[n++] = (bk_span){.size = o->bytes ? o->bytes : 4, .first = p->n_disp, .last = p->n_disp, .id = p->n_ops + k};
+        nio++;
     }
-    uint64_t align = gpu_device_align(dv), top = bk_place(s, n, (size_t)align);
-    berth_status st = gpu_buffer_new(dv, top ? top : align, 0, &p->arena, "the plan's intermediates", err);
-    for (uint32_t i = 0; i < n && !st; i++) {
-        p->ops[s[i].id].buf = p->arena;
-        p->ops[s[i].id].off = s[i].off;
-    }
+    uint64_t values = bk_place_below(s, n - nio, (size_t)gpu_device_align(p->dev), p->n_graph_ops);
+    berth_status st = place(p, s, n - nio, 0, &p->arena, "the plan's intermediates", err);
+    if (!st && p->arena) p->scratch_add = gpu_buffer_size(p->arena) - values;
+    if (!st) st = place(p, s + (n - nio), nio, 1, &p->io, "the plan's inputs and outputs", err);
     free(s);
     return st;
 }
@@ -270,14 +327,32 @@ static berth_status mark_barriers(berth_plan *p, berth_error *err) {
     return BERTH_OK;
 }
 
-static berth_status make_io(berth_plan *p, berth_error *err) {
-    uint64_t at = 0;
+/* Where each input and output meets the host: its slot in the io buffer.
+ * On unified memory place_storage made every slot already. Elsewhere the
+ * io buffer is staging: inputs end to end from 0, and outputs end to end
+ * from 0 too, since the input copies finish before the first dispatch and
+ * the output copies start after the last; staging is as large as the
+ * larger of the two transfers, not their sum. */
+static berth_status make_io(berth_plan *p, int unified, berth_error *err) {
+    uint64_t at[2] = {0, 0}, align = gpu_device_align(p->dev);
     for (uint32_t i = 0; i < p->n_inputs + p->n_outputs; i++) {
-        uint32_t o = i < p->n_inputs ? p->inputs[i] : p->outputs[i - p->n_inputs];
-        p->io_off[i] = at;
-        at += align_up(p->ops[o].bytes ? p->ops[o].bytes : 4, 16);
+        int out = i >= p->n_inputs;
+        const gpu_opnd *o = &p->ops[out ? p->outputs[i - p->n_inputs] : p->inputs[i]];
+        if (unified) {
+            if (o->buf == p->io && p->io) p->io_off[i] = o->off;
+            continue;
+        }
+        p->io_off[i] = at[out];
+        at[out] += align_up(o->bytes ? o->bytes : 4, align);
     }
-    return gpu_buffer_new(p->dev, at ? at : 16, 1, &p->io, "the plan's inputs and outputs", err);
+    if (unified) return p->io ? BERTH_OK : gpu_buffer_new(p->dev, 16, 1, &p->io, "the plan's inputs and outputs", err);
+    uint64_t stage = at[0] > at[1] ? at[0] : at[1];
+    return gpu_buffer_new(p->dev, stage ? stage : 16, 1, &p->io, "the plan's input and output staging", err);
+}
+
+int gpu_io_copied(const berth_plan *p, uint32_t i) {
+    const gpu_opnd *o = &p->ops[i < p->n_inputs ? p->inputs[i] : p->outputs[i - p->n_inputs]];
+    return o->bytes && !(o->buf == p->io && o->off == p->io_off[i]);
 }
 
 berth_status gpu_plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
@@ -301,7 +376,7 @@ berth_status gpu_plan_graph(berth_device *dev, berth_weights *w, const berth_gra
     }
     if (st) goto fail;
     p->outputs = p->inputs + g->n_inputs;
-    p->n_ops = g->n_operands;
+    p->n_ops = p->n_graph_ops = g->n_operands;
     for (uint32_t i = 0; i < g->n_operands && !st; i++) st = describe_operand(&g->operands[i], i, &p->ops[i], err);
     memcpy(p->inputs, g->inputs, sizeof(uint32_t) * g->n_inputs);
     if (!st) st = prepare_nodes(p, g, err);
@@ -310,15 +385,18 @@ berth_status gpu_plan_graph(berth_device *dev, berth_weights *w, const berth_gra
     memcpy(p->outputs, g->outputs, sizeof(uint32_t) * g->n_outputs);
     liveness(p);
     st = bind_data(p, w, g, err);
-    if (!st) st = place_arena(p, err);
+    int unified = gpu_device_unified(dev);
+    if (!st) st = place_storage(p, unified, err);
     if (!st) st = finish_bindings(p, err);
-    if (!st) st = make_io(p, err);
+    if (!st) st = make_io(p, unified, err);
     if (!st) st = mark_barriers(p, err);
     if (!st) st = gpu_record_plan(p, err);
     if (st) goto fail;
     for (uint32_t i = 0; i < p->n_ops; i++) p->ops[i].name = NULL; /* the host's strings die with the call */
+    p->records = sizeof *p->ops * p->n_ops + sizeof *p->disp * p->n_disp +
+                 (sizeof *p->inputs + sizeof *p->io_off) * (p->n_inputs + p->n_outputs) + gpu_record_bytes(p);
     p->bytes = (p->arena ? gpu_buffer_size(p->arena) : 0) + (p->consts ? gpu_buffer_size(p->consts) : 0) +
-               (p->io ? gpu_buffer_size(p->io) : 0);
+               (p->io ? gpu_buffer_size(p->io) : 0) + p->records;
     *out = p;
     return BERTH_OK;
 fail:
@@ -349,6 +427,16 @@ berth_status gpu_plan_profile(const berth_plan *p, uint64_t *ns, uint32_t n, ber
 }
 
 uint64_t gpu_plan_bytes(const berth_plan *p) { return p->bytes; }
+
+/* Pipelines are not a plan's: the device layer builds each once and
+ * shares it among plans until close. */
+berth_status gpu_plan_memory(const berth_plan *p, berth_plan_memory *m, berth_error *err) {
+    uint64_t arena = p->arena ? gpu_buffer_size(p->arena) : 0;
+    bk_plan_memory_fill(m, arena - p->scratch_add, p->scratch_add, p->io ? gpu_buffer_size(p->io) : 0,
+                        p->consts ? gpu_buffer_size(p->consts) : 0, p->records, BERTH_PLAN_MEM_RECORDS);
+    (void)err;
+    return BERTH_OK;
+}
 
 berth_status gpu_run_begin(berth_plan *p, const berth_tensor *in, uint32_t n_in, const berth_tensor *out,
                            uint32_t n_out, berth_error *err) {

@@ -19,6 +19,9 @@ extern const berth_option_decl mtl_options_decl[1];
 /* ---- the core's device interface: buffers ---- */
 
 uint64_t gpu_device_align(const berth_device *d) { return 256; /* setBuffer:offset: on every Metal GPU */ }
+/* Every buffer is in shared storage, which the GPU reads and writes in
+ * place on every Mac: plans bind inputs and outputs where the host put them. */
+int gpu_device_unified(const berth_device *d) { return 1; }
 uint64_t gpu_device_max_range(const berth_device *d) {
     return (uint64_t)((__bridge id<MTLDevice>)d->dev).maxBufferLength;
 }
@@ -181,6 +184,11 @@ berth_status gpu_record_plan(berth_plan *p, berth_error *err) {
     return BERTH_OK;
 }
 
+/* Metal reports nothing per plan: the pipeline-state pointers per dispatch
+ * are what the plan holds; a run's command buffer is made and freed by
+ * the run. */
+uint64_t gpu_record_bytes(const berth_plan *p) { return (uint64_t)(p->n_disp + 1) * sizeof(void *); }
+
 void gpu_record_free(berth_plan *p) {
     if (!p->rec) return;
     free(p->rec->states);
@@ -195,7 +203,7 @@ static void copy_io(id<MTLBlitCommandEncoder> blit, const berth_plan *p, int out
     id<MTLBuffer> io = (__bridge id<MTLBuffer>)p->io->buf;
     for (uint32_t i = 0; i < n; i++) {
         const gpu_opnd *o = &p->ops[outputs ? p->outputs[i] : p->inputs[i]];
-        if (!o->bytes) continue;
+        if (!gpu_io_copied(p, first + i)) continue;
         id<MTLBuffer> b = (__bridge id<MTLBuffer>)o->buf->buf;
         if (outputs)
             [blit copyFromBuffer:b sourceOffset:o->off toBuffer:io destinationOffset:p->io_off[first + i] size:o->bytes];
@@ -255,4 +263,5 @@ BK_BACKEND(.name = "metal", .version = "0.2.0", .open = mtl_open, .close = mtl_c
            .upload_dest = mtl_upload_dest, .upload_tensor = mtl_upload_tensor, .upload_end = mtl_upload_end,
            .plan = mtl_plan_create, .run = mtl_run, .free_plan = gpu_plan_free, .free_weights = mtl_free_weights,
            .weights_bytes = mtl_weights_bytes, .plan_bytes = gpu_plan_bytes, .plan_profile = gpu_plan_profile,
+           .plan_memory = gpu_plan_memory,
            .options = mtl_options_decl, .n_options = 1, .option_decl_size = sizeof(berth_option_decl))

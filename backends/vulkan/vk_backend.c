@@ -157,4 +157,5 @@ BK_BACKEND(.name = "vulkan", .version = "0.2.0", .open = vk_open, .close = vk_cl
            .upload_tensor = vk_upload_tensor, .upload_end = vk_upload_end, .plan = vk_plan_create, .run = vk_run,
            .free_plan = gpu_plan_free, .free_weights = vk_free_weights, .weights_bytes = vk_weights_bytes,
            .plan_bytes = gpu_plan_bytes, .plan_profile = gpu_plan_profile, .supports_node = vk_supports_node,
+           .plan_memory = gpu_plan_memory,
            .options = vk_options_decl, .n_options = VK_OPTION_COUNT, .option_decl_size = sizeof(berth_option_decl))

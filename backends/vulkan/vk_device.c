@@ -18,6 +18,7 @@ typedef struct vk_options {
     const char *device; /* NULL: choose by type */
     size_t staging_bytes, block_bytes;
     int validation;
+    const char *io;
 } vk_options;
 
 const berth_option_decl vk_options_decl[VK_OPTION_COUNT] = {
@@ -29,6 +30,9 @@ const berth_option_decl vk_options_decl[VK_OPTION_COUNT] = {
                          "weights share device allocations of at most this many MiB (a larger tensor gets its own)"},
     [VK_OPT_VALIDATION] = {"validation", BERTH_OPTION_BOOL, "false", NULL, 0, 0,
                            "enable the Khronos validation layer"},
+    [VK_OPT_IO] = {"io", BERTH_OPTION_STRING, "auto", "auto|staged|direct", 0, 0,
+                   "how a run's inputs and outputs reach the device: staged (copied through a host-visible "
+                   "buffer), direct (bound where the host wrote them), auto (direct on unified memory)"},
 };
 
 static berth_status parse_options(const berth_host_services *host, vk_options *o, berth_error *err) {
@@ -43,6 +47,7 @@ static berth_status parse_options(const berth_host_services *host, vk_options *o
     o->staging_bytes = (size_t)v[VK_OPT_STAGING_MB].i << 20;
     o->block_bytes = (size_t)v[VK_OPT_BLOCK_MB].i << 20;
     o->validation = v[VK_OPT_VALIDATION].b;
+    o->io = v[VK_OPT_IO].set ? v[VK_OPT_IO].s : "auto";
     return BERTH_OK;
 }
 
@@ -272,6 +277,7 @@ berth_status vk_device_open(const berth_host_services *host, berth_device **out,
     if (!st) st = choose_device(d, &o, err);
     if (!st) {
         describe(d);
+        d->io_direct = strcmp(o.io, "auto") ? strcmp(o.io, "direct") == 0 : d->unified;
         st = make_device(d, err);
     }
     if (st) {

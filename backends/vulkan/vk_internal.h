@@ -59,6 +59,7 @@ struct berth_device {
     char name[300];
     uint64_t memory_bytes;
     int unified;
+    int io_direct;             /* option io: plans bind inputs and outputs in host-visible memory */
     size_t staging_bytes;      /* option staging_mb */
     VkDeviceSize block_max;    /* option block_mb: the largest weights block */
     VkDeviceSize align;        /* offset alignment for storage bindings */
@@ -77,7 +78,7 @@ struct berth_device {
 };
 
 /* Options and device choice (vk_device.c). */
-enum { VK_OPT_DEVICE, VK_OPT_STAGING_MB, VK_OPT_BLOCK_MB, VK_OPT_VALIDATION, VK_OPTION_COUNT };
+enum { VK_OPT_DEVICE, VK_OPT_STAGING_MB, VK_OPT_BLOCK_MB, VK_OPT_VALIDATION, VK_OPT_IO, VK_OPTION_COUNT };
 extern const berth_option_decl vk_options_decl[VK_OPTION_COUNT];
 berth_status vk_device_open(const berth_host_services *host, berth_device **out, berth_error *err);
 void vk_device_close(berth_device *d);

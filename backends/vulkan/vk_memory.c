@@ -38,9 +38,12 @@ berth_status vk_buffer_create(berth_device *d, VkDeviceSize size, int host_visib
     }
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(d->dev, out->buf, &req);
+    /* On unified memory dispatches bind host-visible buffers too
+     * (gpu_device_unified): prefer a type that is device-local as well. */
     uint32_t type = host_visible
                         ? memory_type(d, req.memoryTypeBits,
-                                      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0)
+                                      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                      d->unified ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT : 0)
                         : memory_type(d, req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     if (type == GPU_NONE) {
         vk_buffer_destroy(d, out);
@@ -144,6 +147,7 @@ berth_status vk_write_buffer(berth_device *d, vk_buffer *dst, VkDeviceSize off, 
 
 uint64_t gpu_device_align(const berth_device *d) { return d->align; }
 uint64_t gpu_device_max_range(const berth_device *d) { return d->max_range; }
+int gpu_device_unified(const berth_device *d) { return d->io_direct; }
 
 berth_status gpu_buffer_new(berth_device *d, uint64_t size, int host_visible, gpu_buffer **out, const char *what,
                             berth_error *err) {

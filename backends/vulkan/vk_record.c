@@ -1,5 +1,6 @@
 /* Recording a plan's one command buffer, and run(). The command buffer
- * copies the inputs from the host-visible io buffer into the arena, runs
+ * copies the inputs from the host-visible io buffer into the arena (where
+ * they do not live in it already: unified memory), runs
  * every dispatch with a barrier wherever a dispatch touches memory that an
  * earlier, unfenced one wrote (or reads what it is about to overwrite),
  * and copies the outputs back; run() only fills io, submits and waits. */
@@ -129,7 +130,7 @@ static void record_copies(berth_plan *p, int outputs) {
     uint32_t first = outputs ? p->n_inputs : 0, n = outputs ? p->n_outputs : p->n_inputs;
     for (uint32_t i = 0; i < n; i++) {
         const gpu_opnd *o = &p->ops[outputs ? p->outputs[i] : p->inputs[i]];
-        if (!o->bytes) continue;
+        if (!gpu_io_copied(p, first + i)) continue;
         VkBufferCopy c = {.size = o->bytes};
         if (outputs) {
             c.srcOffset = o->off;
@@ -182,7 +183,10 @@ berth_status gpu_record_plan(berth_plan *p, berth_error *err) {
             barrier(rec->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                     VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
             record_copies(p, 1);
-            barrier(rec->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+            /* Outputs a dispatch wrote straight into the io buffer (unified
+             * memory) are read by the host too, not only copied ones. */
+            barrier(rec->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                    VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                     VK_ACCESS_HOST_READ_BIT);
             r = vkEndCommandBuffer(rec->cmd);
         }
@@ -195,6 +199,16 @@ berth_status gpu_record_plan(berth_plan *p, berth_error *err) {
     free(sets);
     free(pipes);
     return st;
+}
+
+/* What the driver's reports would be, were there any: a descriptor set of
+ * GPU_MAX_BIND storage buffers per dispatch (64 bytes a descriptor is
+ * more than the common drivers use), about 256 bytes of command stream
+ * per dispatch (pipeline and set binds, 128 bytes of push constants, the
+ * dispatch and its barrier), and the timer's queries and results. */
+uint64_t gpu_record_bytes(const berth_plan *p) {
+    return (uint64_t)p->n_disp * (GPU_MAX_BIND * 64 + 256) + (uint64_t)p->n_nodes * 2 * (8 + 8) +
+           (p->rec && p->rec->stamps ? (uint64_t)p->n_nodes * 3 * sizeof *p->rec->stamps : 0);
 }
 
 void gpu_record_free(berth_plan *p) {

@@ -89,8 +89,7 @@ static void check_negotiation(ck *k, const char *path, mh_host *host) {
     } else if (be->abi_version < 1 || be->abi_version > BERTH_BACKEND_ABI_VERSION) {
         report(k, 0, "negotiation: this host", "asked for version %u, the table says version %u", BERTH_BACKEND_ABI_VERSION,
                be->abi_version);
-    } else if (be->struct_size < (min = be->abi_version >= BERTH_BACKEND_ABI_V1_1 ? BERTH_BACKEND_V1_1_MIN_SIZE
-                                                                                 : BERTH_BACKEND_V1_MIN_SIZE)) {
+    } else if (be->struct_size < (min = BERTH_BACKEND_MIN_SIZE(be->abi_version))) {
         report(k, 0, "negotiation: this host", "a version %u table declares %u bytes, at least %zu expected", be->abi_version,
                be->struct_size, min);
     } else if (!be->name || !be->name[0]) {

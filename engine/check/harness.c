@@ -118,7 +118,7 @@ berth_status mh_load_version(mh_module *m, const char *path, mh_host *host, uint
     if (be->abi_version < BERTH_BACKEND_ABI_V1_0 || be->abi_version > abi_version)
         return mh_fail(m, err, BERTH_ERR_UNSUPPORTED, "%sasked for ABI version %lu, the table says %lu", "",
                        abi_version, be->abi_version);
-    size_t least = be->abi_version >= BERTH_BACKEND_ABI_V1_1 ? BERTH_BACKEND_V1_1_MIN_SIZE : BERTH_BACKEND_V1_MIN_SIZE;
+    size_t least = BERTH_BACKEND_MIN_SIZE(be->abi_version);
     if (be->struct_size < least)
         return mh_fail(m, err, BERTH_ERR_INVALID, "%sthe table is %lu bytes, its version needs at least %lu", "",
                        be->struct_size, least);

@@ -463,6 +463,28 @@ done:
     return rc;
 }
 
+/* The plans' bytes by kind, under the memory line; a kind some backend
+ * only estimated is marked so. */
+static void print_plan_memory(const berth_executor *ex) {
+    berth_plan_memory k = {.struct_size = sizeof k};
+    if (berth_executor_plan_memory(ex, UINT32_MAX, &k) != BERTH_OK) return;
+    const struct {
+        const char *name;
+        uint64_t bytes;
+        uint32_t bit;
+    } kinds[] = {{"intermediates", k.intermediates, BERTH_PLAN_MEM_INTERMEDIATES},
+                 {"scratch", k.scratch, BERTH_PLAN_MEM_SCRATCH},
+                 {"io", k.io, BERTH_PLAN_MEM_IO},
+                 {"constants", k.constants, BERTH_PLAN_MEM_CONSTANTS},
+                 {"records", k.records, BERTH_PLAN_MEM_RECORDS},
+                 {"other", k.other, 0}};
+    printf("  plans by kind:");
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        printf("%s %s %llu%s", i ? "," : "", kinds[i].name, (unsigned long long)kinds[i].bytes,
+               k.estimated & kinds[i].bit ? " (estimated)" : "");
+    printf("\n");
+}
+
 int berth_cli_run(int argc, char **argv) {
     run_args a;
     int rc = parse_args(argc, argv, &a);
@@ -504,6 +526,7 @@ int berth_cli_run(int argc, char **argv) {
                "limit %llu bytes (%s)\n",
                (unsigned long long)m.weights_bytes, (unsigned long long)m.plans_bytes, m.plans,
                (unsigned long long)m.host_bytes, (unsigned long long)limit, limit_what);
+    if (rc == 0 && !a.quiet) print_plan_memory(ex);
     for (uint32_t k = 0; rc == 0 && !a.quiet && berth_executor_backend_count(ex) > 1 &&
                          k < berth_executor_backend_count(ex);
          k++) {

@@ -598,7 +598,28 @@ int berth_executor_is_warm(const berth_executor *ex, uint32_t l, uint32_t b) {
     return berth_context_is_warm(ex->ctx, l, b);
 }
 
-void berth_memory_held(const berth_executor *ex, uint32_t k, berth_memory *m) {
+/* Adds plan p's bytes by kind to *sum; a module older than ABI 1.2, or
+ * one without the slot, or one whose slot fails, counts as `other`. */
+static void add_kinds(const berth_backend *be, const berth_plan *p, berth_plan_memory *sum) {
+    berth_plan_memory k = {.struct_size = sizeof k};
+    berth_error err;
+    if (be->abi_version < BERTH_BACKEND_ABI_V1_2 || be->struct_size < BERTH_BACKEND_V1_2_MIN_SIZE || !be->plan_memory ||
+        be->plan_memory(p, &k, &err) != BERTH_OK) {
+        memset(&k, 0, sizeof k);
+        k.other = be->plan_bytes(p);
+    }
+    sum->estimated |= k.estimated;
+    sum->intermediates += k.intermediates;
+    sum->scratch += k.scratch;
+    sum->io += k.io;
+    sum->constants += k.constants;
+    sum->records += k.records;
+    sum->other += k.other;
+}
+
+/* What every context holds, backend k's share; kinds (may be NULL)
+ * receives the plans' bytes by kind. */
+static void held(const berth_executor *ex, uint32_t k, berth_memory *m, berth_plan_memory *kinds) {
     memset(m, 0, sizeof *m);
     for (uint32_t j = 0; j < ex->n_be; j++)
         if ((k == UINT32_MAX || k == j) && ex->be[j].w)
@@ -613,6 +634,7 @@ void berth_memory_held(const berth_executor *ex, uint32_t k, berth_memory *m) {
                     if (k != UINT32_MAX && st->backend != k) continue;
                     mine = 1;
                     m->plans_bytes += ex->be[st->backend].mod.be->plan_bytes(st->plan);
+                    if (kinds) add_kinds(ex->be[st->backend].mod.be, st->plan, kinds);
                 }
                 if (!mine) continue;
                 m->plans++;
@@ -620,6 +642,8 @@ void berth_memory_held(const berth_executor *ex, uint32_t k, berth_memory *m) {
                 if (k == UINT32_MAX) m->host_bytes += s->host_bytes;
             }
 }
+
+void berth_memory_held(const berth_executor *ex, uint32_t k, berth_memory *m) { held(ex, k, m, NULL); }
 
 /* Counting reads every context's slots: under the lock that builds them.
  * The executor is const to callers, not to its lock. */
@@ -631,6 +655,24 @@ static void memory_of(const berth_executor *ex, uint32_t k, berth_memory *m) {
 }
 
 void berth_executor_memory(const berth_executor *ex, berth_memory *m) { memory_of(ex, UINT32_MAX, m); }
+
+berth_status berth_executor_plan_memory(const berth_executor *ex, uint32_t k, berth_plan_memory *m) {
+    if (!m || m->struct_size < BERTH_PLAN_MEMORY_V1_MIN_SIZE) return BERTH_ERR_INVALID;
+    berth_plan_memory sum = {.struct_size = sizeof sum};
+    if (k != UINT32_MAX && k >= ex->n_be) {
+        memcpy(m, &sum, BERTH_PLAN_MEMORY_V1_MIN_SIZE);
+        return BERTH_ERR_INVALID;
+    }
+    berth_memory ignored;
+    berth_executor *self = (berth_executor *)ex;
+    pthread_mutex_lock(&self->lock);
+    held(ex, k, &ignored, &sum);
+    pthread_mutex_unlock(&self->lock);
+    uint32_t size = m->struct_size < sizeof sum ? m->struct_size : (uint32_t)sizeof sum;
+    memcpy(m, &sum, size);
+    m->struct_size = size;
+    return BERTH_OK;
+}
 
 berth_status berth_executor_backend_memory(const berth_executor *ex, uint32_t k, berth_memory *m) {
     if (k >= ex->n_be) {

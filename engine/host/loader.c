@@ -162,7 +162,9 @@ static int check_slots(const berth_backend *be, const char *name_or_path, const 
     return 1;
 }
 
-static const char *abi_name(uint32_t v) { return v == BERTH_BACKEND_ABI_V1_0 ? "1.0" : "1.1"; }
+static const char *abi_name(uint32_t v) {
+    return v == BERTH_BACKEND_ABI_V1_0 ? "1.0" : v == BERTH_BACKEND_ABI_V1_1 ? "1.1" : "1.2";
+}
 
 /* The version and size of a table, then what ABI 1.1 adds. A table of
  * version 1 is read only up to BERTH_BACKEND_V1_MIN_SIZE whatever its
@@ -177,8 +179,7 @@ static int check_table(const berth_backend *be, const char *name_or_path, const 
                      name_or_path, path, be->abi_version, BERTH_BACKEND_ABI_VERSION);
         return 0;
     }
-    size_t least = be->abi_version == BERTH_BACKEND_ABI_V1_0 ? (size_t)BERTH_BACKEND_V1_MIN_SIZE
-                                                             : (size_t)BERTH_BACKEND_V1_1_MIN_SIZE;
+    size_t least = (size_t)BERTH_BACKEND_MIN_SIZE(be->abi_version);
     if (be->struct_size < least) {
         berth_errorf(err,
                      "backend '%s' (%s): function table for ABI version %u is %u bytes, "

@@ -1,5 +1,6 @@
 /*
- * berth backend ABI 1.1 (abi_version 2), a superset of ABI 1.0 (abi_version 1).
+ * berth backend ABI 1.2 (abi_version 3), a superset of ABI 1.1 (abi_version 2),
+ * itself a superset of ABI 1.0 (abi_version 1).
  *
  * This header is the whole contract between the berth engine (the "host")
  * and a hardware backend (a shared object the host loads at run time). A
@@ -18,7 +19,7 @@
  *    backend answers with a table for a version both speak (the largest
  *    version <= host_abi_version it implements), or NULL with a reason in
  *    *why. The host refuses a table whose abi_version is above what it asked.
- *    Version numbers only grow: 1 is ABI 1.0, 2 is ABI 1.1. A table of a
+ *    Version numbers only grow: 1 is ABI 1.0, 2 is ABI 1.1, 3 is ABI 1.2. A table of a
  *    higher number is a superset of every lower one.
  *  - Append-only, with sizes everywhere. Every struct that crosses the
  *    boundary either starts with abi_version/struct_size or struct_size, or
@@ -49,11 +50,12 @@
 extern "C" {
 #endif
 
-/* ABI versions: 1 is ABI 1.0, 2 is ABI 1.1. */
+/* ABI versions: 1 is ABI 1.0, 2 is ABI 1.1, 3 is ABI 1.2. */
 #define BERTH_BACKEND_ABI_V1_0 1u
 #define BERTH_BACKEND_ABI_V1_1 2u
+#define BERTH_BACKEND_ABI_V1_2 3u
 /* The newest ABI version this header describes. */
-#define BERTH_BACKEND_ABI_VERSION BERTH_BACKEND_ABI_V1_1
+#define BERTH_BACKEND_ABI_VERSION BERTH_BACKEND_ABI_V1_2
 
 /* Name of the one symbol a backend module exports. */
 #define BERTH_BACKEND_ENTRY_SYMBOL "berth_backend_entry"
@@ -354,6 +356,33 @@ typedef struct berth_option_decl {
 #define BERTH_OPTION_DECL_V1_SIZE (offsetof(berth_option_decl, help) + sizeof(void *))
 
 /* ------------------------------------------------------------------ */
+/* A plan's bytes by kind (ABI 1.2)                                     */
+/* ------------------------------------------------------------------ */
+
+/* What a plan holds, by kind; the kinds add up to plan_bytes(). The host
+ * sets struct_size and zeroes the rest before the call; the backend
+ * writes only fields that fit struct_size. */
+typedef struct berth_plan_memory {
+    uint32_t struct_size;
+    uint32_t estimated;     /* BERTH_PLAN_MEM_* bits: kinds that are estimates, not counts */
+    uint64_t intermediates; /* values passed between nodes, placed by liveness */
+    uint64_t scratch;       /* what kernels' temporary buffers add to that placement */
+    uint64_t io;            /* where run()'s inputs and outputs meet the device: staging,
+                               or the host-visible memory they are bound in */
+    uint64_t constants;     /* graph constants and what kernels precompute from them */
+    uint64_t records;       /* the plan's bookkeeping: operand and node tables, dispatch
+                               lists, descriptor sets, command buffers */
+    uint64_t other;         /* bytes in none of the kinds above; the host counts here the
+                               whole plan of a backend that does not report kinds */
+} berth_plan_memory;
+#define BERTH_PLAN_MEMORY_V1_MIN_SIZE (offsetof(berth_plan_memory, other) + sizeof(uint64_t))
+#define BERTH_PLAN_MEM_INTERMEDIATES 1u
+#define BERTH_PLAN_MEM_SCRATCH 2u
+#define BERTH_PLAN_MEM_IO 4u
+#define BERTH_PLAN_MEM_CONSTANTS 8u
+#define BERTH_PLAN_MEM_RECORDS 16u
+
+/* ------------------------------------------------------------------ */
 /* The function table                                                  */
 /* ------------------------------------------------------------------ */
 
@@ -463,6 +492,13 @@ typedef struct berth_backend {
     const berth_option_decl *options;
     uint32_t n_options;
     uint32_t option_decl_size; /* sizeof(berth_option_decl) the backend used */
+
+    /* ---- ABI 1.2 ---- */
+
+    /* plan_memory: the plan's bytes by kind into *mem (see
+     * berth_plan_memory), adding up to plan_bytes(plan). May be NULL: the
+     * host then counts the whole plan as `other`. */
+    berth_status (*plan_memory)(const berth_plan *plan, berth_plan_memory *mem, berth_error *err);
 } berth_backend;
 
 /* The least table size a backend of each version must declare. */
@@ -470,6 +506,13 @@ typedef struct berth_backend {
     (offsetof(berth_backend, plan_profile) + sizeof(void *))
 #define BERTH_BACKEND_V1_1_MIN_SIZE \
     (offsetof(berth_backend, option_decl_size) + sizeof(uint32_t))
+#define BERTH_BACKEND_V1_2_MIN_SIZE \
+    (offsetof(berth_backend, plan_memory) + sizeof(void *))
+/* The least table size for a table of abi_version v (1 or more). */
+#define BERTH_BACKEND_MIN_SIZE(v)                                        \
+    ((v) >= BERTH_BACKEND_ABI_V1_2   ? BERTH_BACKEND_V1_2_MIN_SIZE       \
+     : (v) >= BERTH_BACKEND_ABI_V1_1 ? BERTH_BACKEND_V1_1_MIN_SIZE       \
+                                     : BERTH_BACKEND_V1_MIN_SIZE)
 
 /* The entry a backend exports. Returns its table (static storage, valid
  * until the module is unloaded) or NULL with the reason in *why. */

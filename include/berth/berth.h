@@ -231,6 +231,15 @@ const char *berth_executor_backend_at(const berth_executor *ex, uint32_t k, cons
  * a part on it. A weight read by two backends is held, and counted, by
  * both. BERTH_ERR_INVALID past the last backend. */
 berth_status berth_executor_backend_memory(const berth_executor *ex, uint32_t k, berth_memory *m);
+/* The bytes of every warm plan (berth_memory's plans_bytes) by kind:
+ * intermediates, scratch, io, constants, records, other (see
+ * berth_plan_memory in backend.h). k: backend k's share, UINT32_MAX: all.
+ * The caller sets m->struct_size (at least BERTH_PLAN_MEMORY_V1_MIN_SIZE);
+ * fields past it are not written. A backend that does not report kinds
+ * (ABI before 1.2) has its plans counted as `other`; `estimated` says
+ * which kinds some backend only estimated. BERTH_ERR_INVALID for a bad
+ * struct_size or past the last backend. */
+berth_status berth_executor_plan_memory(const berth_executor *ex, uint32_t k, berth_plan_memory *m);
 
 /* How the warm plan of (lane, bucket) runs: one subgraph per backend
  * run, in order (a single one with split = off). Inputs are graph inputs

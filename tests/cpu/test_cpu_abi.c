@@ -17,9 +17,11 @@ static void test_negotiation(void) {
     small.struct_size = 16;
     CHECK(entry(1, &small, &why) == NULL);
     CHECK_CONTAINS(why.msg, "16");
-    const berth_backend *t = entry(7, &host.services, &why); /* a newer host gets ABI 1.1 */
+    const berth_backend *t = entry(7, &host.services, &why); /* a newer host gets ABI 1.2 */
+    CHECK(t && t->abi_version == BERTH_BACKEND_ABI_V1_2 && t->struct_size >= BERTH_BACKEND_V1_2_MIN_SIZE);
+    CHECK(t && strcmp(t->name, "cpu") == 0 && t->supports_node && t->n_options == 3 && t->plan_memory);
+    t = entry(BERTH_BACKEND_ABI_V1_1, &host.services, &why); /* a 1.1 host gets a 1.1 table */
     CHECK(t && t->abi_version == BERTH_BACKEND_ABI_V1_1 && t->struct_size >= BERTH_BACKEND_V1_1_MIN_SIZE);
-    CHECK(t && strcmp(t->name, "cpu") == 0 && t->supports_node && t->n_options == 3);
     t = entry(BERTH_BACKEND_ABI_V1_0, &host.services, &why); /* a 1.0 host gets a 1.0 table */
     CHECK(t && t->abi_version == BERTH_BACKEND_ABI_V1_0 && t->struct_size >= BERTH_BACKEND_V1_MIN_SIZE);
     dlclose(mod);

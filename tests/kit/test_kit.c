@@ -238,6 +238,8 @@ static void check_module(const char *path, const char *name) {
     const berth_backend *t = entry ? entry(2, &h, &err) : NULL;
     CHECK(t && t->abi_version == 2 && t->struct_size >= BERTH_BACKEND_V1_1_MIN_SIZE && !strcmp(t->name, name));
     CHECK(t && t->supports_node && t->options && t->n_options > 0);
+    const berth_backend *t3 = entry ? entry(3, &h, &err) : NULL;
+    CHECK(t3 && t3->abi_version == 3 && t3->struct_size >= BERTH_BACKEND_V1_2_MIN_SIZE && t3->plan_memory);
     const berth_backend *t1 = entry ? entry(1, &h, &err) : NULL;
     CHECK(t1 && t1->abi_version == 1);
     CHECK(entry && entry(0, &h, &err) == NULL);
