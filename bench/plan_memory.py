@@ -69,8 +69,10 @@ def run_one(berth, config, env):
     this script would carry the script's own peak across exec (see
     docs/bench.md), GNU time's is a few hundred kB."""
     rss_file = config + ".rss"
-    p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file, berth, "run", config, "--repeat", "0"],
-                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cmd = ["/usr/bin/time", "-f", "%M", "-o", rss_file, berth, "run", config, "--repeat", "0", "--stats"]
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode == 2 and "--stats" in p.stderr:  # a build from before the kinds: the totals alone
+        p = subprocess.run(cmd[:-1], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise BenchError("%s run %s exited with %d: %s" % (berth, config, p.returncode, p.stderr.strip()[-400:]))
     total = re.search(r"plans (\d+) bytes", p.stdout)

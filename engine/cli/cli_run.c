@@ -33,6 +33,10 @@ static const char *run_usage =
     "                          each by default), or a NaN or inf where NAME's\n"
     "                          is finite, is an error naming the output and\n"
     "                          the first node that diverges\n"
+    "  --stats                 after the memory line, the plans' bytes by kind:\n"
+    "                          intermediates, scratch, io (inputs and outputs,\n"
+    "                          or staging), constants, records (command\n"
+    "                          buffers, descriptors; marked when estimated)\n"
     "  --profile               print time per node (and per subgraph) of the\n"
     "                          last run\n"
     "  --explain               print, for every bucket of each lane run, the\n"
@@ -65,6 +69,7 @@ typedef struct run_args {
     const char *use;
     const char *verify;
     int repeat;
+    int stats;
     int profile;
     int explain;
     int quiet;
@@ -97,6 +102,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
             a->profile = 1;
         } else if (!strcmp(s, "--explain")) {
             a->explain = 1;
+        } else if (!strcmp(s, "--stats")) {
+            a->stats = 1;
         } else if (!strcmp(s, "--quiet")) {
             a->quiet = 1;
         } else if (!strcmp(s, "--input") || !strcmp(s, "--output") || !strcmp(s, "--lane") ||
@@ -526,7 +533,7 @@ int berth_cli_run(int argc, char **argv) {
                "limit %llu bytes (%s)\n",
                (unsigned long long)m.weights_bytes, (unsigned long long)m.plans_bytes, m.plans,
                (unsigned long long)m.host_bytes, (unsigned long long)limit, limit_what);
-    if (rc == 0 && !a.quiet) print_plan_memory(ex);
+    if (rc == 0 && !a.quiet && a.stats) print_plan_memory(ex);
     for (uint32_t k = 0; rc == 0 && !a.quiet && berth_executor_backend_count(ex) > 1 &&
                          k < berth_executor_backend_count(ex);
          k++) {

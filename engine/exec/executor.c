@@ -654,7 +654,16 @@ static void memory_of(const berth_executor *ex, uint32_t k, berth_memory *m) {
     pthread_mutex_unlock(&self->lock);
 }
 
-void berth_executor_memory(const berth_executor *ex, berth_memory *m) { memory_of(ex, UINT32_MAX, m); }
+void berth_executor_memory(const berth_executor *ex, berth_memory *m) {
+    memory_of(ex, UINT32_MAX, m);
+    if (ex->ref) { /* verify's reference holds its own weights and plans */
+        berth_memory r;
+        berth_executor_memory(ex->ref, &r);
+        m->weights_bytes += r.weights_bytes;
+        m->plans_bytes += r.plans_bytes;
+        m->host_bytes += r.host_bytes;
+    }
+}
 
 berth_status berth_executor_plan_memory(const berth_executor *ex, uint32_t k, berth_plan_memory *m) {
     if (!m || m->struct_size < BERTH_PLAN_MEMORY_V1_MIN_SIZE) return BERTH_ERR_INVALID;

@@ -77,7 +77,9 @@ typedef struct berth_open_options {
  * index; found by running the bucket's graph unfused on both backends
  * with every intermediate kept, once, on that run; with split = on only
  * the output is named). The outputs hold what the backend gave. A run
- * that matches costs one reference run and one pass over the outputs. */
+ * that matches costs one reference run and one pass over the outputs;
+ * the reference's copy of the weights and its plans count in
+ * berth_executor_memory. */
 
 /* Open the deployment a config describes: load the backend (trying each
  * of `use` in order), parse the graph, validate the weights archive and
@@ -215,6 +217,9 @@ typedef struct berth_memory {
     uint32_t plans;         /* how many plans are warm */
 } berth_memory;
 
+/* With verify, the reference's weights, plans and host buffers are
+ * counted too (its plans not in `plans`); each executor holds to the
+ * memory limit on its own. */
 void berth_executor_memory(const berth_executor *ex, berth_memory *m);
 /* The memory limit in bytes; *what (optional) receives where it came
  * from, e.g. "[limits] max_memory_mb = 1024". UINT64_MAX: no limit. */

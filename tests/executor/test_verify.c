@@ -143,6 +143,13 @@ static void agreeing(void) {
     CHECK(berth_context_run(ctx, 0, &in, 1, &out, 1, NULL, &err) == BERTH_OK);
     CHECK(berth_context_run(ctx, 1, &in, 1, &out, 1, NULL, &err) == BERTH_OK);
     berth_context_close(ctx);
+    /* the reference's copy of the weights and its plans are counted: it
+     * ran what the executor ran, on the same backend, so it holds as much */
+    berth_memory all, own;
+    berth_executor_memory(ex, &all);
+    CHECK(berth_executor_backend_memory(ex, 0, &own) == BERTH_OK);
+    CHECK(own.weights_bytes > 0 && all.weights_bytes == 2 * own.weights_bytes);
+    CHECK(own.plans_bytes > 0 && all.plans_bytes == 2 * own.plans_bytes);
     berth_tensor_release(&out);
     berth_executor_close(ex);
 }
