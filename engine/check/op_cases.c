@@ -136,59 +136,15 @@ static int unary_positive(const char *op) {
     return !strcmp(op, "sqrt") || !strcmp(op, "log") || !strcmp(op, "reciprocal");
 }
 
-static double unary_ref(const char *op, double x) {
-    if (!strcmp(op, "identity")) return x;
-    if (!strcmp(op, "relu")) return x > 0 ? x : 0;
-    if (!strcmp(op, "abs")) return fabs(x);
-    if (!strcmp(op, "neg")) return -x;
-    if (!strcmp(op, "sign")) return x > 0 ? 1 : x < 0 ? -1 : 0;
-    if (!strcmp(op, "clamp")) return x < -1 ? -1 : x > 1 ? 1 : x; /* minValue -1, maxValue 1 */
-    if (!strcmp(op, "leakyRelu")) return x >= 0 ? x : 0.1 * x;  /* alpha 0.1 */
-    if (!strcmp(op, "elu")) return x >= 0 ? x : 0.5 * (exp(x) - 1); /* alpha 0.5 */
-    if (!strcmp(op, "sigmoid")) return 1 / (1 + exp(-x));
-    if (!strcmp(op, "hardSigmoid")) { /* alpha 0.5, beta 0.25 */
-        double v = 0.5 * x + 0.25;
-        return v < 0 ? 0 : v > 1 ? 1 : v;
-    }
-    if (!strcmp(op, "hardSwish")) {
-        double v = x + 3;
-        return x * (v < 0 ? 0 : v > 6 ? 6 : v) / 6;
-    }
-    if (!strcmp(op, "softplus")) return log(1 + exp(x));
-    if (!strcmp(op, "softsign")) return x / (1 + fabs(x));
-    if (!strcmp(op, "tanh")) return tanh(x);
-    if (!strcmp(op, "gelu")) return x * 0.5 * (1 + erf(x / sqrt(2.0)));
-    if (!strcmp(op, "erf")) return erf(x);
-    if (!strcmp(op, "sqrt")) return sqrt(x);
-    if (!strcmp(op, "exp")) return exp(x);
-    if (!strcmp(op, "log")) return log(x);
-    if (!strcmp(op, "ceil")) return ceil(x);
-    if (!strcmp(op, "floor")) return floor(x);
-    if (!strcmp(op, "reciprocal")) return 1 / x;
-    if (!strcmp(op, "sin")) return sin(x);
-    if (!strcmp(op, "cos")) return cos(x);
-    fprintf(stderr, "op_cases: no reference for '%s'\n", op);
-    abort();
-}
-
 static void c_unary(oc_case *c, const char *op) {
     static double want[64][8];
     static int slot;
     double *w = want[slot++ % 64];
     const float *x = unary_positive(op) ? UPOS : UX;
-    for (int i = 0; i < 8; i++) w[i] = unary_ref(op, x[i]);
+    for (int i = 0; i < 8; i++) w[i] = oc_unary_ref(op, x[i]);
     uint32_t a = in(c, "x", F32, 2, DIMS(2, 4), x);
     uint32_t o = out_f(c, "y", 2, DIMS(2, 4), w);
-    if (!strcmp(op, "clamp"))
-        node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_FLOAT("minValue", -1), A_FLOAT("maxValue", 1)));
-    else if (!strcmp(op, "leakyRelu"))
-        node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_FLOAT("alpha", 0.1)));
-    else if (!strcmp(op, "elu"))
-        node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_FLOAT("alpha", 0.5)));
-    else if (!strcmp(op, "hardSigmoid"))
-        node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_FLOAT("alpha", 0.5), A_FLOAT("beta", 0.25)));
-    else
-        node(c, op, 1, IDX(a), 1, IDX(o), 0, NULL);
+    oc_unary_node(c, op, a, o);
 }
 
 static void c_cast_f32_i32(oc_case *c, const char *op) {

@@ -96,6 +96,11 @@ void c_lesser_f16(oc_case *c, const char *op);
 /* op_cases_edge.c: generated edge values for every elementwise op and
  * reduction (the `arg` is the op, or cast's type, or softmax's axis) */
 void c_edge_unary(oc_case *c, const char *op);
+/* The one reference of the unary float ops, the contract's answer at
+ * every value, and the node with the options it assumes (clamp to
+ * [-1, 2], alpha 0.5, beta 0.25), for the edge cases and the plain ones. */
+double oc_unary_ref(const char *op, double x);
+void oc_unary_node(oc_case *c, const char *op, uint32_t a, uint32_t o);
 void c_edge_binary(oc_case *c, const char *op);
 void c_edge_int32(oc_case *c, const char *op);
 void c_edge_int64(oc_case *c, const char *op);

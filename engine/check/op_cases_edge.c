@@ -12,6 +12,8 @@
  * zero of its sign: the cases carry that answer too (want_alt). */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -66,7 +68,7 @@ static double edge_binary(const char *op, double a, double b) {
 #define ALPHA 0.5
 #define BETA 0.25
 
-static double edge_unary(const char *op, double x) {
+double oc_unary_ref(const char *op, double x) {
     if (!strcmp(op, "identity")) return x;
     if (!strcmp(op, "relu")) return isnan(x) ? x : x < 0 ? 0 : x;
     if (!strcmp(op, "abs")) return fabs(x);
@@ -93,7 +95,9 @@ static double edge_unary(const char *op, double x) {
     if (!strcmp(op, "floor")) return floor(x);
     if (!strcmp(op, "reciprocal")) return 1 / x;
     if (!strcmp(op, "sin")) return sin(x);
-    return cos(x); /* cos */
+    if (!strcmp(op, "cos")) return cos(x);
+    fprintf(stderr, "op_cases: no reference for '%s'\n", op);
+    abort();
 }
 
 /* ---- elementwise float32 ---- */
@@ -119,12 +123,16 @@ void c_edge_unary(oc_case *c, const char *op) {
     int s = slot++ % SLOTS;
     size_t n = values_for(op, xs[s]);
     for (size_t i = 0; i < n; i++) {
-        want[s][i] = to_f32(edge_unary(op, xs[s][i]));
-        alt[s][i] = to_f32(edge_unary(op, ftz(xs[s][i])));
+        want[s][i] = to_f32(oc_unary_ref(op, xs[s][i]));
+        alt[s][i] = to_f32(oc_unary_ref(op, ftz(xs[s][i])));
     }
     uint32_t a = in(c, "x", F32, 1, DIMS((int64_t)n), xs[s]);
     uint32_t o = out_f(c, "y", 1, DIMS((int64_t)n), want[s]);
     c->want_alt[0] = has_subnormal(xs[s], n) ? alt[s] : NULL;
+    oc_unary_node(c, op, a, o);
+}
+
+void oc_unary_node(oc_case *c, const char *op, uint32_t a, uint32_t o) {
     if (!strcmp(op, "clamp"))
         node(c, op, 1, IDX(a), 1, IDX(o), ATTRS(A_FLOAT("minValue", CLAMP_LO), A_FLOAT("maxValue", CLAMP_HI)));
     else if (!strcmp(op, "leakyRelu") || !strcmp(op, "elu"))

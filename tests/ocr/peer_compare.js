@@ -6,33 +6,22 @@
 'use strict';
 const fs = require('fs');
 const ort = require('onnxruntime-node');
+const { readNpy } = require('../common/npy.js');
 
 const ATOL = 1e-4;
 const RTOL = 1e-3;
 
-function readNpy(path) {
-  const b = fs.readFileSync(path);
-  if (b.toString('latin1', 1, 6) !== 'NUMPY') throw new Error(`${path}: not a .npy file`);
-  const major = b[6];
-  const hlen = major === 1 ? b.readUInt16LE(8) : b.readUInt32LE(8);
-  const start = (major === 1 ? 10 : 12) + hlen;
-  const header = b.toString('latin1', major === 1 ? 10 : 12, start);
-  if (!header.includes("'descr': '<f4'") || !header.includes("'fortran_order': False"))
-    throw new Error(`${path}: expected little-endian float32 in C order, header ${header.trim()}`);
-  const shape = header.match(/'shape': \(([^)]*)\)/)[1].split(',').map((s) => s.trim())
-    .filter((s) => s !== '').map(Number);
-  const count = shape.reduce((a, d) => a * d, 1);
-  if (b.length - start !== count * 4)
-    throw new Error(`${path}: ${b.length - start} data bytes, expected ${count * 4} for [${shape}]`);
-  const data = new Float32Array(count);
-  for (let i = 0; i < count; i++) data[i] = b.readFloatLE(start + 4 * i);
-  return { shape, data };
+// A float32 .npy: { shape, data }.
+function readF32(path) {
+  const a = readNpy(path);
+  if (a.descr !== '<f4') throw new Error(`${path}: expected float32 (<f4), found ${a.descr}`);
+  return a;
 }
 
 async function main() {
   const [model, inPath, outPath] = process.argv.slice(2);
-  const x = readNpy(inPath);
-  const mine = readNpy(outPath);
+  const x = readF32(inPath);
+  const mine = readF32(outPath);
   const session = await ort.InferenceSession.create(model);
   const feeds = { [session.inputNames[0]]: new ort.Tensor('float32', x.data, x.shape) };
   const res = await session.run(feeds);
