@@ -1,15 +1,8 @@
 /* berth check MODULE --models DIR: the real-model zoo on a module.
  *
- * DIR is what tests/models/zoo_prepare.py makes: each public model
- * converted, its config, its inputs and onnxruntime's outputs on them,
- * listed in DIR/manifest.ini:
- *     [model.NAME]
- *     what = ...            source = PACKAGE@VERSION PATH
- *     config = NAME.ini     inputs = A.npy B.npy    wants = X.npy
- *     atol = 1e-4           rtol = 1e-3
- * or, for a model the converter cannot take yet, refused = its message.
- * Lines are read here rather than by inih: a refusal message can be
- * longer than the 200 bytes Debian's inih reads of a line.
+ * DIR is what tests/models/zoo_prepare.py (or tools/conformance
+ * --export) makes: each model converted, its config, its inputs and the
+ * expected outputs, listed in DIR/manifest.ini (zoo_manifest.h).
  *
  * Each model is opened on MODULE (the config's `use` replaced), run on
  * its inputs, and every output held to onnxruntime's with compare.h; a
@@ -21,6 +14,7 @@
 
 #include "berth/berth.h"
 #include "cli_zoo.h"
+#include "zoo_manifest.h"
 #include "compare.h"
 #include "dtype.h"
 #include "npy.h"
@@ -32,106 +26,6 @@
 /* Lists up to this long print every row; longer ones only those not passed. */
 #define ZOO_LIST_ALL 40
 #define ZOO_TIME_BUDGET_NS 2000000000ull
-
-typedef struct zoo_model {
-    char name[128];
-    char *what, *source, *refused, *config, *inputs, *wants;
-    double atol, rtol;
-} zoo_model;
-
-static char *dup_trim(const char *s) {
-    while (*s == ' ' || *s == '\t') s++;
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r')) n--;
-    char *d = malloc(n + 1);
-    if (d) memcpy(d, s, n), d[n] = 0;
-    return d;
-}
-
-static void model_free(zoo_model *m) {
-    free(m->what), free(m->source), free(m->refused), free(m->config), free(m->inputs), free(m->wants);
-}
-
-/* Reads the manifest; returns the model count, or -1 with a message. */
-static int read_manifest(const char *path, zoo_model **out, char *why, size_t cap) {
-    FILE *f = fopen(path, "r");
-    if (!f) return snprintf(why, cap, "%s: cannot open (make it with tests/models/zoo_prepare.py --out DIR)", path), -1;
-    zoo_model *ms = NULL;
-    int n = 0, line_no = 0, bad = 0;
-    char *line = NULL;
-    size_t lcap = 0;
-    while (!bad && getline(&line, &lcap, f) > 0) {
-        line_no++;
-        char *s = line;
-        while (*s == ' ' || *s == '\t') s++;
-        if (*s == '#' || *s == ';' || *s == '\n' || *s == '\r' || !*s) continue;
-        if (*s == '[') {
-            char *end = strchr(s, ']');
-            if (!end || strncmp(s, "[model.", 7) || end - s - 7 < 1 || end - s - 7 >= (long)sizeof ms->name) {
-                snprintf(why, cap, "%s:%d: expected [model.NAME], found %.80s", path, line_no, s);
-                bad = 1;
-                break;
-            }
-            zoo_model *g = realloc(ms, sizeof *ms * (size_t)(n + 1));
-            if (!g) {
-                snprintf(why, cap, "out of memory reading %s", path);
-                bad = 1;
-                break;
-            }
-            ms = g;
-            memset(&ms[n], 0, sizeof ms[n]);
-            snprintf(ms[n].name, sizeof ms[n].name, "%.*s", (int)(end - s - 7), s + 7);
-            n++;
-            continue;
-        }
-        char *eq = strchr(s, '=');
-        if (!eq || !n) {
-            snprintf(why, cap, "%s:%d: expected KEY = VALUE inside a [model.NAME] section, found %.80s", path,
-                     line_no, s);
-            bad = 1;
-            break;
-        }
-        *eq = 0;
-        char *key = dup_trim(s), *val = dup_trim(eq + 1);
-        zoo_model *m = &ms[n - 1];
-        char **slot = !key ? NULL : !strcmp(key, "what") ? &m->what : !strcmp(key, "source") ? &m->source
-                    : !strcmp(key, "refused") ? &m->refused : !strcmp(key, "config") ? &m->config
-                    : !strcmp(key, "inputs") ? &m->inputs : !strcmp(key, "wants") ? &m->wants : NULL;
-        if (key && val && slot) {
-            free(*slot);
-            *slot = val;
-            val = NULL;
-        } else if (key && val && (!strcmp(key, "atol") || !strcmp(key, "rtol"))) {
-            char *e;
-            double v = strtod(val, &e);
-            if (e == val || *e || !(v >= 0)) {
-                snprintf(why, cap, "%s:%d: %s: expected a number >= 0, found '%s'", path, line_no, key, val);
-                bad = 1;
-            }
-            *(!strcmp(key, "atol") ? &m->atol : &m->rtol) = v;
-        } else {
-            snprintf(why, cap, "%s:%d: unknown key '%s' (what, source, refused, config, inputs, wants, atol, rtol)",
-                     path, line_no, key ? key : "?");
-            bad = 1;
-        }
-        free(key), free(val);
-    }
-    free(line);
-    fclose(f);
-    for (int i = 0; i < n && !bad; i++)
-        if (!ms[i].refused && (!ms[i].config || !ms[i].inputs || !ms[i].wants)) {
-            snprintf(why, cap, "%s: model %s has neither 'refused' nor all of config, inputs and wants", path,
-                     ms[i].name);
-            bad = 1;
-        }
-    if (bad) {
-        for (int i = 0; i < n; i++) model_free(&ms[i]);
-        free(ms);
-        return -1;
-    }
-    *out = ms;
-    return n;
-}
 
 /* Splits a space-separated list of file names in dir into paths. */
 static int split_files(const char *dir, const char *list, char paths[][1024], int max) {
@@ -261,7 +155,7 @@ int berth_cli_zoo(const char *module, const char *dir, int strict, FILE *md, siz
     char path[1024], why[2048];
     snprintf(path, sizeof path, "%s/manifest.ini", dir);
     zoo_model *ms = NULL;
-    int n = read_manifest(path, &ms, why, sizeof why);
+    int n = berth_zoo_manifest_read(path, &ms, why, sizeof why);
     if (n < 0) {
         fprintf(stderr, "berth check: --models: %s\n", why);
         return -1;
@@ -309,8 +203,7 @@ int berth_cli_zoo(const char *module, const char *dir, int strict, FILE *md, siz
                 fprintf(md, "| %s | %s | - | - | - | - | %s | %s | %s |\n", ms[i].name, row.result, tol,
                         ms[i].what ? ms[i].what : "", row.detail);
         }
-        model_free(&ms[i]);
     }
-    free(ms);
+    berth_zoo_manifest_free(ms, n);
     return failed;
 }
