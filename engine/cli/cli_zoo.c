@@ -14,18 +14,18 @@
 
 #include "berth/berth.h"
 #include "cli_zoo.h"
-#include "zoo_manifest.h"
 #include "compare.h"
 #include "dtype.h"
 #include "npy.h"
 #include "util.h"
+#include "zoo_manifest.h"
 
 #define ZOO_MAX_IO 8
 /* Warm runs for the time column: up to 3, fewer once 2 s are spent. */
 #define ZOO_WARM_RUNS 3
+#define ZOO_TIME_BUDGET_NS 2000000000ull
 /* Lists up to this long print every row; longer ones only those not passed. */
 #define ZOO_LIST_ALL 40
-#define ZOO_TIME_BUDGET_NS 2000000000ull
 
 /* Splits a space-separated list of file names in dir into paths. */
 static int split_files(const char *dir, const char *list, char paths[][1024], int max) {
