@@ -343,28 +343,6 @@ static void c_layer_norm(oc_case *c, const char *op) {
 
 static const float R23[6] = {1, -2, 3, 0.5f, 1.5f, 4};
 
-static double reduce_ref(const char *op, const double *v, int n) {
-    double s = 0, m = v[0], p = 1, l1 = 0, sq = 0, mx = v[0], se = 0;
-    for (int i = 0; i < n; i++) {
-        s += v[i], p *= v[i], l1 += fabs(v[i]), sq += v[i] * v[i];
-        if (v[i] < m) m = v[i];
-        if (v[i] > mx) mx = v[i];
-    }
-    for (int i = 0; i < n; i++) se += exp(v[i]);
-    if (!strcmp(op, "reduceMean")) return s / n;
-    if (!strcmp(op, "reduceSum")) return s;
-    if (!strcmp(op, "reduceMax")) return mx;
-    if (!strcmp(op, "reduceMin")) return m;
-    if (!strcmp(op, "reduceProduct")) return p;
-    if (!strcmp(op, "reduceL1")) return l1;
-    if (!strcmp(op, "reduceL2")) return sqrt(sq);
-    if (!strcmp(op, "reduceLogSum")) return log(s);
-    if (!strcmp(op, "reduceLogSumExp")) return log(se);
-    if (!strcmp(op, "reduceSumSquare")) return sq;
-    fprintf(stderr, "op_cases: no reference for '%s'\n", op);
-    abort();
-}
-
 static void c_reduce_rows(oc_case *c, const char *op) {
     /* [2, 3] over axis 1 -> [2] */
     static double want[16][2];
@@ -372,7 +350,7 @@ static void c_reduce_rows(oc_case *c, const char *op) {
     double *w = want[slot++ % 16];
     for (int r = 0; r < 2; r++) {
         double v[3] = {R23[r * 3], R23[r * 3 + 1], R23[r * 3 + 2]};
-        w[r] = reduce_ref(op, v, 3);
+        w[r] = oc_reduce_ref(op, v, 3);
     }
     uint32_t a = in(c, "x", F32, 2, DIMS(2, 3), R23);
     uint32_t o = out_f(c, "y", 1, DIMS(2), w);
@@ -386,7 +364,7 @@ static void c_reduce_cols_keep(oc_case *c, const char *op) {
     double *w = want[slot++ % 16];
     for (int k = 0; k < 3; k++) {
         double v[2] = {R23[k], R23[3 + k]};
-        w[k] = reduce_ref(op, v, 2);
+        w[k] = oc_reduce_ref(op, v, 2);
     }
     uint32_t a = in(c, "x", F32, 2, DIMS(2, 3), R23);
     uint32_t o = out_f(c, "y", 2, DIMS(1, 3), w);
