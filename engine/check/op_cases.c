@@ -16,27 +16,6 @@ static const float B3[3] = {2, -0.5f, 1};
 static const float B21[2] = {0.5f, -2};
 static const float BEQ3[3] = {0.5f, 0.5f, 3}; /* some equal to A23 */
 
-static double bin_ref(const char *op, double a, double b) {
-    if (!strcmp(op, "add")) return a + b;
-    if (!strcmp(op, "sub")) return a - b;
-    if (!strcmp(op, "mul")) return a * b;
-    if (!strcmp(op, "div")) return a / b;
-    if (!strcmp(op, "pow")) return pow(a, b);
-    if (!strcmp(op, "max")) return a > b ? a : b;
-    if (!strcmp(op, "min")) return a < b ? a : b;
-    if (!strcmp(op, "prelu")) return a >= 0 ? a : a * b;
-    if (!strcmp(op, "equal")) return a == b;
-    if (!strcmp(op, "notEqual")) return a != b;
-    if (!strcmp(op, "greater")) return a > b;
-    if (!strcmp(op, "greaterOrEqual")) return a >= b;
-    if (!strcmp(op, "lesser")) return a < b;
-    if (!strcmp(op, "lesserOrEqual")) return a <= b;
-    if (!strcmp(op, "logicalAnd")) return a != 0 && b != 0;
-    if (!strcmp(op, "logicalOr")) return a != 0 || b != 0;
-    fprintf(stderr, "op_cases: no reference for '%s'\n", op);
-    abort();
-}
-
 /* y[2,3] = op(a[2,3], b[rb]) with numpy broadcasting; `b_col` picks b [2,1]. */
 static void broadcast_ref(const char *op, const double *a, const double *b, int b_col, double *y) {
     const int64_t dy[2] = {2, 3}, db[2] = {2, 1}, db1[1] = {3};
@@ -44,7 +23,7 @@ static void broadcast_ref(const char *op, const double *a, const double *b, int 
         int64_t idx[2];
         h_unravel(i, 2, dy, idx);
         size_t bo = b_col ? h_bcast_off(idx, 2, 2, db) : h_bcast_off(idx, 2, 1, db1);
-        y[i] = bin_ref(op, a[i], b[bo]);
+        y[i] = oc_binary_ref(op, a[i], b[bo]);
     }
 }
 

@@ -101,6 +101,9 @@ void c_edge_unary(oc_case *c, const char *op);
  * [-1, 2], alpha 0.5, beta 0.25), for the edge cases and the plain ones. */
 double oc_unary_ref(const char *op, double x);
 void oc_unary_node(oc_case *c, const char *op, uint32_t a, uint32_t o);
+/* The one reference of the binary float ops, comparisons and logical
+ * ops (NaN through max and min, C's pow). */
+double oc_binary_ref(const char *op, double a, double b);
 /* The one reference of the float reductions over n values (n may be 0). */
 double oc_reduce_ref(const char *op, const double *v, size_t n);
 void c_edge_binary(oc_case *c, const char *op);

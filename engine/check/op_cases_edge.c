@@ -45,7 +45,7 @@ static int has_subnormal(const float *x, size_t n) {
 static double nan_max(double a, double b) { return isnan(a) || isnan(b) ? NAN : a > b ? a : b; }
 static double nan_min(double a, double b) { return isnan(a) || isnan(b) ? NAN : a < b ? a : b; }
 
-static double edge_binary(const char *op, double a, double b) {
+double oc_binary_ref(const char *op, double a, double b) {
     if (!strcmp(op, "add")) return a + b;
     if (!strcmp(op, "sub")) return a - b;
     if (!strcmp(op, "mul")) return a * b;
@@ -59,7 +59,11 @@ static double edge_binary(const char *op, double a, double b) {
     if (!strcmp(op, "greater")) return a > b;
     if (!strcmp(op, "greaterOrEqual")) return a >= b;
     if (!strcmp(op, "lesser")) return a < b;
-    return a <= b; /* lesserOrEqual */
+    if (!strcmp(op, "lesserOrEqual")) return a <= b;
+    if (!strcmp(op, "logicalAnd")) return a != 0 && b != 0;
+    if (!strcmp(op, "logicalOr")) return a != 0 || b != 0;
+    fprintf(stderr, "op_cases: no reference for '%s'\n", op);
+    abort();
 }
 
 /* Options of the parameterized activations in these cases. */
@@ -154,12 +158,12 @@ void c_edge_binary(oc_case *c, const char *op) {
     int s = cmp ? slot_u8++ % 8 : slot++ % 16;
     for (size_t i = 0; i < NE; i++)
         for (size_t j = 0; j < NE; j++) {
-            double r = edge_binary(op, EV[i], EV[j]);
+            double r = oc_binary_ref(op, EV[i], EV[j]);
             if (cmp)
                 want_u8[s][i * NE + j] = (int64_t)r;
             else {
                 want[s][i * NE + j] = to_f32(r);
-                alt[s][i * NE + j] = to_f32(edge_binary(op, ftz(EV[i]), ftz(EV[j])));
+                alt[s][i * NE + j] = to_f32(oc_binary_ref(op, ftz(EV[i]), ftz(EV[j])));
             }
         }
     uint32_t a = in(c, "a", F32, 2, DIMS(NE, 1), EV), b = in(c, "b", F32, 1, DIMS(NE), EV);
@@ -201,7 +205,7 @@ static int64_t edge_int(const char *op, int64_t a, int64_t b, int bits) {
     else if (!strcmp(op, "max")) r = (uint64_t)(a > b ? a : b);
     else if (!strcmp(op, "min")) r = (uint64_t)(a < b ? a : b);
     else if (!strcmp(op, "pow")) r = ipow_wrap(a, b);
-    else return edge_binary(op, (double)a, (double)b) != 0; /* comparisons: exact on these values */
+    else return oc_binary_ref(op, (double)a, (double)b) != 0; /* comparisons: exact on these values */
     if (bits == 32) return (int32_t)(uint32_t)r;
     return (int64_t)r;
 }
