@@ -1,6 +1,7 @@
 #include "dtype.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 static const struct {
@@ -81,4 +82,11 @@ float berth_f16_to_f32(uint16_t h) {
     uint32_t x = sign | (exp == 31 ? 0x7f800000u | (man << 13) : ((exp + 112) << 23) | (man << 13));
     memcpy(&f, &x, 4);
     return f;
+}
+
+void berth_shape_text(char *buf, size_t cap, berth_dtype t, uint32_t rank, const int64_t *dims) {
+    size_t o = (size_t)snprintf(buf, cap, "%s[", berth_dtype_name(t));
+    for (uint32_t d = 0; d < rank && o < cap; d++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", d ? ", " : "", (long long)dims[d]);
+    if (o < cap) snprintf(buf + o, cap - o, "]");
 }

@@ -17,6 +17,8 @@ size_t berth_dtype_bits(berth_dtype t);
  * on overflow or an invalid dtype and never sets it back to 1, so the
  * caller starts with ok = 1 and may carry an earlier overflow into it. */
 size_t berth_dtype_bytes(berth_dtype t, size_t count, int *ok);
+/* "f32[2, 3]": a dtype and dims as messages quote them (cut at cap). */
+void berth_shape_text(char *buf, size_t cap, berth_dtype t, uint32_t rank, const int64_t *dims);
 /* IEEE binary16 from float32, rounding to nearest even, and back
  * (exact). */
 uint16_t berth_f16_from_f32(float f);

@@ -56,13 +56,6 @@ static int same_shape(const berth_tensor *a, const berth_tensor *b) {
     return 1;
 }
 
-static void shape_text(const berth_tensor *t, char *buf, size_t cap) {
-    size_t o = (size_t)snprintf(buf, cap, "[");
-    for (uint32_t d = 0; d < t->rank && o < cap; d++)
-        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
-    if (o < cap) snprintf(buf + o, cap - o, "]");
-}
-
 static void run_model(const char *module, const char *dir, const zoo_model *m, zoo_row *row) {
     char in_paths[ZOO_MAX_IO][1024], want_paths[ZOO_MAX_IO][1024], config[1024];
     berth_tensor in[ZOO_MAX_IO], want[ZOO_MAX_IO], out[ZOO_MAX_IO];
@@ -121,9 +114,9 @@ static void run_model(const char *module, const char *dir, const zoo_model *m, z
     for (int o = 0; o < n_out; o++) {
         char a[128], b[128];
         if (!same_shape(&out[o], &want[o]) || out[o].dtype != want[o].dtype) {
-            shape_text(&out[o], a, sizeof a), shape_text(&want[o], b, sizeof b);
-            snprintf(row->detail, sizeof row->detail, "output %d: berth gives %s %s, onnxruntime %s %s", o,
-                     berth_dtype_name(out[o].dtype), a, berth_dtype_name(want[o].dtype), b);
+            berth_shape_text(a, sizeof a, out[o].dtype, out[o].rank, out[o].dims);
+            berth_shape_text(b, sizeof b, want[o].dtype, want[o].rank, want[o].dims);
+            snprintf(row->detail, sizeof row->detail, "output %d: berth gives %s, the reference %s", o, a, b);
             ok = 0;
             break;
         }

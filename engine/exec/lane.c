@@ -16,13 +16,6 @@ static int same_shape(const weight_info *w, const bg_value *v) {
     return 1;
 }
 
-static void shape_str(char *buf, size_t cap, berth_dtype t, uint32_t rank, const int64_t *dims) {
-    size_t o = (size_t)snprintf(buf, cap, "%s[", berth_dtype_name(t));
-    for (uint32_t d = 0; d < rank && o < cap; d++)
-        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", d ? ", " : "", (long long)dims[d]);
-    if (o < cap) snprintf(buf + o, cap - o, "]");
-}
-
 /* Give every @weights const of the lane its upload id. */
 static berth_status assign_weights(berth_executor *ex, lane *ln, int first, berth_error *err) {
     const berth_graph *g = ln->g;
@@ -45,8 +38,8 @@ static berth_status assign_weights(berth_executor *ex, lane *ln, int first, bert
             char a[128], b[128];
             int64_t dims[BERTH_MAX_RANK];
             for (uint32_t d = 0; d < val->rank; d++) dims[d] = val->dims[d].value;
-            shape_str(a, sizeof a, val->dtype, val->rank, dims);
-            shape_str(b, sizeof b, ex->weights[id].dtype, ex->weights[id].rank, ex->weights[id].dims);
+            berth_shape_text(a, sizeof a, val->dtype, val->rank, dims);
+            berth_shape_text(b, sizeof b, ex->weights[id].dtype, ex->weights[id].rank, ex->weights[id].dims);
             berth_errorf(err, "%s:%u: const '%s' reads weight '%s' as %s, but it was uploaded as %s",
                          g->path, val->line, val->name, val->ref, a, b);
             return BERTH_ERR_INVALID;

@@ -38,13 +38,6 @@ static uint64_t shape_bytes(berth_dtype t, uint32_t rank, const int64_t *dims) {
     return ok ? (uint64_t)bytes : UINT64_MAX;
 }
 
-static void shape_text(char *buf, size_t cap, const berth_operand *o) {
-    size_t n = (size_t)snprintf(buf, cap, "%s[", berth_dtype_name(o->dtype));
-    for (uint32_t d = 0; d < o->rank && n < cap; d++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? ", " : "", (long long)o->dims[d]);
-    if (n < cap) snprintf(buf + n, cap - n, "]");
-}
-
 void berth_limit_init(berth_executor *ex, uint64_t option_bytes) {
     const berth_config *c = ex->cfg;
     if (option_bytes) {
@@ -119,7 +112,7 @@ static berth_status add_host_tensor(const berth_executor *ex, const lane *ln, ui
         char at[256], size[32], shape[160];
         where(ex, ln, b, at, sizeof at);
         berth_format_bytes(size, sizeof size, bytes);
-        shape_text(shape, sizeof shape, o);
+        berth_shape_text(shape, sizeof shape, o->dtype, o->rank, o->dims);
         berth_errorf(err, "%s: %s '%s' %s takes %s (%s), more than %s", at, kind, o->name, how,
                      size, shape, ex->mem_limit_what);
         return BERTH_ERR_NOMEM;
@@ -176,7 +169,7 @@ berth_status berth_limit_check_plan(const berth_executor *ex, const lane *ln, ui
     berth_format_bytes(size, sizeof size, mine);
     if (largest) {
         berth_format_bytes(big, sizeof big, largest_bytes);
-        shape_text(shape, sizeof shape, largest);
+        berth_shape_text(shape, sizeof shape, largest->dtype, largest->rank, largest->dims);
     }
     berth_errorf(err,
                  "%s: the plan needs %s (weights %s + plans already built %s + this plan's buffers "

@@ -148,13 +148,6 @@ static void locate(berth_context *c, uint32_t l, uint32_t b, char *why, size_t c
     probe_free(&ref);
 }
 
-static void shape_text(const berth_tensor *t, char *buf, size_t cap) {
-    size_t o = (size_t)snprintf(buf, cap, "%s [", berth_dtype_name(t->dtype));
-    for (uint32_t d = 0; d < t->rank && o < cap; d++)
-        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
-    if (o < cap) snprintf(buf + o, cap - o, "]");
-}
-
 berth_status berth_verify_run(berth_context *c, uint32_t l, uint32_t b, const berth_tensor *in, uint32_t n_in,
                               const berth_tensor *out, uint32_t n_out, berth_error *err) {
     berth_executor *ex = c->ex;
@@ -178,7 +171,8 @@ berth_status berth_verify_run(berth_context *c, uint32_t l, uint32_t b, const be
             berth_diff_describe(&d, &want[o], text, sizeof text);
         } else {
             char a[160], r[160];
-            shape_text(&out[o], a, sizeof a), shape_text(&want[o], r, sizeof r);
+            berth_shape_text(a, sizeof a, out[o].dtype, out[o].rank, out[o].dims);
+            berth_shape_text(r, sizeof r, want[o].dtype, want[o].rank, want[o].dims);
             snprintf(text, sizeof text, "it is %s, the reference's %s", a, r);
         }
         locate(c, l, b, where, sizeof where);
