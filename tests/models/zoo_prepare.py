@@ -11,7 +11,8 @@ Makes the real-model zoo of tests/models/zoo.ini ready for
      converter cannot take yet is refused with the message zoo.ini names;
   3. makes each model's inputs from a fixed seed (OUT/NAME.in.INPUT.npy)
      and runs the ONNX model on them with onnxruntime-node from PEER
-     (tests/ocr/peer_setup.sh installs it): OUT/NAME.want.K.npy;
+     (tests/ocr/peer_setup.sh installs it): OUT/NAME.want.K.npy, again
+     only when the model, the zoo or these scripts are newer;
   4. writes OUT/NAME.ini (the model's config: its graph, weights and one
      bucket) and OUT/manifest.ini, which berth check reads.
 Exit status 0 when every model is ready or refused as expected, 1
@@ -34,6 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 CONVERTER = os.path.join(ROOT, "tools", "onnx2webnn")
 OCR_MODELS = os.path.join(ROOT, "scripts", "ocr-models")
 PEER_JS = os.path.join(HERE, "zoo_peer.js")
+NPY_JS = os.path.join(os.path.dirname(HERE), "common", "npy.js")
 
 
 class ZooError(Exception):
@@ -265,14 +267,26 @@ def main(argv):
                 raise ZooError("model %s: zoo.ini gives inputs %s, the ONNX model takes %s" % (
                     m, sorted(given), order))
             for name in order:  # berth takes them in the graph's order
-                path = os.path.join(a.out, "%s.in.%d.npy" % (m, len(inputs)))
-                np.save(path, make_input(m, name, given[name]))
-                inputs.append((name, path))
-            outs = run_peer(m, onnx, a.out, a.peer, inputs)
+                inputs.append((name, os.path.join(a.out, "%s.in.%d.npy" % (m, len(inputs)))))
+            # The inputs and onnxruntime's outputs are made again only when
+            # what they come from is newer than the stamp of the last run.
+            stamp = os.path.join(a.out, m + ".peer")
+            deps = [onnx, a.zoo, __file__, PEER_JS, NPY_JS,
+                    os.path.join(a.peer, "node_modules", "onnxruntime-node", "package.json")]
+            if os.path.exists(stamp) and all(os.path.exists(p) for _, p in inputs) and \
+                    os.path.getmtime(stamp) >= newest([d for d in deps if os.path.exists(d)]):
+                with open(stamp) as f:
+                    outs = f.read().splitlines()
+            else:
+                for name, path in inputs:
+                    np.save(path, make_input(m, name, given[name]))
+                outs = run_peer(m, onnx, a.out, a.peer, inputs)
+                with open(stamp, "w") as f:
+                    f.write("\n".join(outs) + "\n")
             entry.update(config=m + ".ini", atol=sec["atol"], rtol=sec["rtol"])
             entry["inputs"] = " ".join(os.path.basename(p) for _, p in inputs)
             entry["wants"] = " ".join("%s.want.%d.npy" % (m, k) for k in range(len(outs)))
-            say("%s: converted; %s" % (m, "; ".join(outs)))
+            say("%s: ready; %s" % (m, "; ".join(outs)))
             manifest.append((m, entry))
         except (ZooError, OSError, KeyError, ValueError) as e:
             print("zoo: %s" % e, file=sys.stderr)
