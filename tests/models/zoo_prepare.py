@@ -21,6 +21,7 @@ import argparse
 import configparser
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -128,9 +129,13 @@ def make_input(model, name, spec):
     words = spec.split()
     if len(words) < 2:
         raise ZooError("input.%s: expected DIMS GENERATOR, found '%s'" % (name, spec))
-    dims = [int(d) for d in words[0].split("x")]
+    dims = [] if words[0] == "scalar" else [int(d) for d in words[0].split("x")]
     kind, args = words[1], words[2:]
     rng = rng_for(model, name)
+    if kind == "const":  # the value a deployment freezes (a sample rate)
+        if len(args) != 2 or args[1] not in ("int64", "float32"):
+            raise ZooError("input.%s: const takes VALUE int64|float32, found %s" % (name, args))
+        return np.full(dims, float(args[0]) if args[1] == "float32" else int(args[0]), dtype=args[1])
     if kind == "audio":  # 16 kHz PCM at int16 scale, as wake-word front-ends take it
         n = dims[-1]
         t = np.arange(n) / 16000.0
@@ -152,7 +157,7 @@ def make_input(model, name, spec):
         else:
             raise ZooError("input.%s: image takes imagenet or half, found %s" % (name, args))
     else:
-        raise ZooError("input.%s: unknown generator '%s' (audio, uniform, normal, image)" % (name, kind))
+        raise ZooError("input.%s: unknown generator '%s' (audio, uniform, normal, image, const)" % (name, kind))
     return np.ascontiguousarray(x, dtype=np.float32)
 
 
@@ -266,6 +271,8 @@ def main(argv):
             if sorted(given) != sorted(order):
                 raise ZooError("model %s: zoo.ini gives inputs %s, the ONNX model takes %s" % (
                     m, sorted(given), order))
+            # An input the conversion freezes is given to onnxruntime only.
+            frozen = {w.split("=", 1)[0] for w in re.findall(r"--freeze[= ](\S+)", sec.get("convert", ""))}
             for name in order:  # berth takes them in the graph's order
                 inputs.append((name, os.path.join(a.out, "%s.in.%d.npy" % (m, len(inputs)))))
             # The inputs and onnxruntime's outputs are made again only when
@@ -284,7 +291,7 @@ def main(argv):
                 with open(stamp, "w") as f:
                     f.write("\n".join(outs) + "\n")
             entry.update(config=m + ".ini", atol=sec["atol"], rtol=sec["rtol"])
-            entry["inputs"] = " ".join(os.path.basename(p) for _, p in inputs)
+            entry["inputs"] = " ".join(os.path.basename(p) for n, p in inputs if n not in frozen)
             entry["wants"] = " ".join("%s.want.%d.npy" % (m, k) for k in range(len(outs)))
             say("%s: ready; %s" % (m, "; ".join(outs)))
             manifest.append((m, entry))

@@ -58,6 +58,47 @@ def host_inputs(model):
     return found
 
 
+def freeze_values(model, texts):
+    """{input: "16000" or "1,2,3"} -> {input: ndarray} in the dtype the
+    model declares for the input, shaped as it declares (a scalar, or a
+    1-D list); raises ValueError naming the input and what is wrong."""
+    decl = {i.name: i for i in model.graph.input}
+    inits = {t.name for t in model.graph.initializer}
+    out = {}
+    for name, text in texts.items():
+        if name not in decl or name in inits:
+            raise ValueError("--freeze names '%s', which is not a graph input (inputs: %s)"
+                             % (name, ", ".join(sorted(set(decl) - inits))))
+        tt = decl[name].type.tensor_type
+        if tt.elem_type not in DTYPES:
+            raise ValueError("--freeze %s: its dtype %s is not supported" % (name, elem_name(tt.elem_type)))
+        npt = DTYPES[tt.elem_type][1]
+        try:
+            vals = [float(v) if npt.kind == "f" else int(v, 0) for v in text.split(",")]
+        except ValueError:
+            raise ValueError("--freeze %s: expected %s numbers split by commas, found '%s'"
+                             % (name, npt.name, text)) from None
+        if npt == np.bool_:
+            vals = [v != 0 for v in vals]
+        arr = np.array(vals, dtype=npt)
+        if tt.HasField("shape"):
+            dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
+            if len(dims) == 0:
+                if arr.size != 1:
+                    raise ValueError("--freeze %s: the input is a scalar, found %d values" % (name, arr.size))
+                arr = arr.reshape(())
+            elif len(dims) == 1 and dims[0] in (None, arr.size):
+                pass
+            elif None not in dims and int(np.prod(dims)) == arr.size:
+                arr = arr.reshape(dims)
+            else:
+                raise ValueError("--freeze %s: the input's shape is %s, found %d value%s"
+                                 % (name, ["?" if d is None else d for d in dims], arr.size,
+                                    "" if arr.size == 1 else "s"))
+        out[name] = arr
+    return out
+
+
 class ConversionError(Exception):
     def __init__(self, errors):
         self.errors = errors
@@ -138,7 +179,6 @@ REFUSED = {
     "Unique": _DATA_SHAPE + " (how many distinct values)",
     "NonZero": _DATA_SHAPE + " (how many nonzero elements)",
     "NonMaxSuppression": _DATA_SHAPE + " (how many boxes survive)",
-    "Loop": "a loop whose trip count or condition is data: its outputs' shapes depend on values",
     "Bernoulli": "random sampling: no generator reproduces the reference's numbers",
     "RandomUniform": "random sampling: no generator reproduces the reference's numbers",
     "RandomUniformLike": "random sampling: no generator reproduces the reference's numbers",

@@ -15,9 +15,11 @@ _SAME = {"Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Log", "Abs", "Neg", "
          "LeakyRelu", "Elu", "PRelu", "Clip", "Softmax", "LogSoftmax", "Dropout", "BatchNormalization",
          "LayerNormalization", "InstanceNormalization", "CumSum", "Trilu", "Not", "Cast", "CastLike",
          "Selu", "Celu", "ThresholdedRelu", "Shrink", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Tan",
-         "IsNaN", "IsInf", "ScatterElements", "Scatter", "QuantizeLinear", "DequantizeLinear"}
+         "IsNaN", "IsInf", "ScatterElements", "Scatter", "QuantizeLinear", "DequantizeLinear", "Round",
+         "Atan", "Asin", "Acos", "Hardmax", "LRN", "MeanVarianceNormalization", "ScatterND", "ReverseSequence",
+         "Gelu", "Mish", "HardSwish"}
 _BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Where", "Equal", "Greater",
-              "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor"}
+              "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "Mod", "BitShift"}
 _BOOL_OUT = {"IsNaN", "IsInf", "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "Not"}
 
 
@@ -43,6 +45,90 @@ def _ints(cv, node, i):
         return None
     v = cv.known(node.input[i])
     return None if v is None else [int(x) for x in v.reshape(-1)]
+
+
+def _floats(cv, node, i):
+    if i >= len(node.input) or not node.input[i]:
+        return None
+    v = cv.known(node.input[i])
+    return None if v is None else [float(x) for x in v.reshape(-1)]
+
+
+def _windows(a, spatial, kernel, transposed):
+    """Spatial output dims of a convolution or pooling window: ONNX's
+    auto_pad, pads, strides, dilations, ceil_mode, and for a transposed
+    convolution output_padding and output_shape."""
+    n = len(spatial)
+    if kernel is None or len(kernel) != n:
+        return [None] * n
+    strides = a.get("strides", [1] * n)
+    dil = a.get("dilations", [1] * n)
+    pads = a.get("pads", [0] * (2 * n))
+    auto = a.get("auto_pad", "NOTSET")
+    out = []
+    for k in range(n):
+        x = spatial[k]
+        if x is None or kernel[k] is None:
+            out.append(None)
+            continue
+        span = dil[k] * (kernel[k] - 1) + 1
+        if transposed:
+            if "output_shape" in a:
+                out.append(int(a["output_shape"][-n + k]))
+            elif auto in ("SAME_UPPER", "SAME_LOWER"):
+                out.append(x * strides[k])
+            else:
+                opad = a.get("output_padding", [0] * n)[k]
+                out.append(strides[k] * (x - 1) + opad + span - pads[k] - pads[k + n])
+            continue
+        if auto in ("SAME_UPPER", "SAME_LOWER"):
+            out.append(-(-x // strides[k]))
+            continue
+        total = x + (0 if auto == "VALID" else pads[k] + pads[k + n]) - span
+        if a.get("ceil_mode", 0):
+            o = -(-total // strides[k]) + 1
+            # the last window must start inside the input or its leading pad
+            if (o - 1) * strides[k] >= x + pads[k]:
+                o -= 1
+        else:
+            o = total // strides[k] + 1
+        out.append(o)
+    return out
+
+
+def _recurrent(cv, node, a, d0):
+    """Y, Y_h (and LSTM's Y_c) of RNN, GRU, LSTM."""
+    layout, H = a.get("layout", 0), a.get("hidden_size")
+    ndir = 2 if a.get("direction", "forward") == "bidirectional" else 1
+    seq, batch = (d0[1], d0[0]) if layout else (d0[0], d0[1])
+    y = [batch, seq, ndir, H] if layout else [seq, ndir, batch, H]
+    state = [batch, ndir, H] if layout else [ndir, batch, H]
+    return [y, state, state]
+
+
+def outputs_dims(cv, node):
+    """Dims of every output of `node` (a list per output, or None)."""
+    op = node.op_type
+    n = len(node.output)
+    if op in ("RNN", "GRU", "LSTM"):
+        d0 = cv.dims(node.input[0])
+        return [None] * n if d0 is None else _recurrent(cv, node, attrs_of(node), d0)[:n]
+    if op == "Split":
+        a = attrs_of(node)
+        d0 = cv.dims(node.input[0])
+        if d0 is None:
+            return [None] * n
+        ax = a.get("axis", 0) % len(d0)
+        sizes = a.get("split") if "split" in a else _ints(cv, node, 1)
+        if sizes is None and d0[ax] is not None and d0[ax] % n == 0:
+            sizes = [d0[ax] // n] * n
+        if sizes is None:
+            return [[d if k != ax else None for k, d in enumerate(d0)]] * n
+        return [[d if k != ax else int(sizes[i]) for k, d in enumerate(d0)] for i in range(n)]
+    if op == "Dropout":
+        d = _dims(cv, node)
+        return [d, d][:n]
+    return [_dims(cv, node)] + [_dims(cv, node) if op in ("TopK", "MaxPool") else None] * (n - 1)
 
 
 def _dims(cv, node):
@@ -107,8 +193,6 @@ def _dims(cv, node):
             dn = cv.dims(n)
             out[ax] = None if dn is None or out[ax] is None or dn[ax] is None else out[ax] + dn[ax]
         return out
-    if op == "Split":
-        return [d if k != a.get("axis", 0) % r else None for k, d in enumerate(d0)]
     if op == "Slice":
         out = list(d0)
         if cv.opset < 10:
@@ -134,7 +218,9 @@ def _dims(cv, node):
         ax = a.get("axis", 0) % r
         return None if idx is None else d0[:ax] + idx + d0[ax + 1:]
     if op == "Shape":
-        return [r]
+        lo, hi = a.get("start", 0), a.get("end", r)
+        lo, hi = (lo + r if lo < 0 else lo), (hi + r if hi < 0 else hi)
+        return [max(0, min(hi, r) - min(max(lo, 0), r))]
     if op == "Size":
         return []
     if op.startswith("Reduce"):
@@ -147,14 +233,52 @@ def _dims(cv, node):
         return [1 if k == ax else d for k, d in enumerate(d0) if a.get("keepdims", 1) or k != ax]
     if op in ("GlobalAveragePool", "GlobalMaxPool"):
         return d0[:2] + [1] * (r - 2)
-    if op in ("Conv", "ConvTranspose"):
-        w = cv.dims(node.input[1])
-        ch = None if w is None else (w[0] if op == "Conv" else (w[1] * a.get("group", 1) if w[1] else None))
-        return [d0[0], ch] + [None] * (r - 2)
-    if op in ("MaxPool", "AveragePool", "LpPool", "Resize", "Upsample"):
-        return d0[:2] + [None] * (r - 2)
-    if op in ("Pad", "Tile", "DepthToSpace", "SpaceToDepth"):
-        return [None] * r
+    if op in ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv"):
+        w = cv.dims(node.input[3 if op == "QLinearConv" else 1])
+        if op == "ConvTranspose":
+            ch = None if w is None or w[1] is None else w[1] * a.get("group", 1)
+        else:
+            ch = None if w is None else w[0]
+        kernel = a.get("kernel_shape") or (None if w is None else w[2:])
+        return [d0[0], ch] + _windows(a, d0[2:], kernel, op == "ConvTranspose")
+    if op in ("MaxPool", "AveragePool", "LpPool"):
+        return d0[:2] + _windows(a, d0[2:], a["kernel_shape"], False)
+    if op in ("Resize", "Upsample"):
+        sizes = _ints(cv, node, 3) if op == "Resize" else None
+        if sizes:
+            return [int(v) for v in sizes]
+        k = (2 if cv.opset >= 11 else 1) if op == "Resize" else 1
+        scales = a.get("scales") if op == "Upsample" and "scales" in a else _floats(cv, node, k)
+        if not scales:
+            return [None] * r
+        return [None if d is None else int(np.floor(d * sc + 1e-9)) for d, sc in zip(d0, scales)]
+    if op == "Pad":
+        pads = a.get("pads") if cv.opset < 11 else _ints(cv, node, 1)
+        if pads is None:
+            return [None] * r
+        return [None if d is None else d + pads[k] + pads[k + r] for k, d in enumerate(d0)]
+    if op == "Tile":
+        reps = _ints(cv, node, 1)
+        return [None] * r if reps is None else [None if d is None else d * t for d, t in zip(d0, reps)]
+    if op in ("DepthToSpace", "SpaceToDepth"):
+        b = a["blocksize"]
+        up = op == "DepthToSpace"
+        ch = None if d0[1] is None else (d0[1] // (b * b) if up else d0[1] * b * b)
+        return d0[:1] + [ch] + [None if d is None else (d * b if up else d // b) for d in d0[2:]]
+    if op == "ConstantOfShape":
+        return _ints(cv, node, 0)
+    if op == "TopK":
+        k = _ints(cv, node, 1) if cv.opset >= 10 else [a["k"]]
+        ax = a.get("axis", -1) % r
+        return None if k is None else [k[0] if i == ax else d for i, d in enumerate(d0)]
+    if op == "GatherElements":
+        return cv.dims(node.input[1])
+    if op in ("MatMulInteger", "QLinearMatMul"):
+        b = cv.dims(node.input[3 if op == "QLinearMatMul" else 1])
+        if b is None:
+            return None
+        a2, b2 = (d0 if r > 1 else [1] + d0), (b if len(b) > 1 else b + [1])
+        return (_bcast([a2[:-2], b2[:-2]]) or []) + ([a2[-2]] if r > 1 else []) + ([b2[-1]] if len(b) > 1 else [])
     if op == "Expand":
         s = _ints(cv, node, 1)
         n = cv.dims(node.input[1])
@@ -164,8 +288,12 @@ def _dims(cv, node):
     return None
 
 
-def _elem(cv, node):
+def _elem(cv, node, i=0):
     op = node.op_type
+    if (op == "TopK" and i == 1) or (op == "MaxPool" and i == 1):
+        return T.INT64
+    if op == "Dropout" and i == 1:
+        return T.BOOL
     if op in _BOOL_OUT:
         return T.BOOL
     if op == "Cast":
@@ -181,22 +309,33 @@ def _elem(cv, node):
         return cv.elem_type(node.input[2]) if len(node.input) > 2 and node.input[2] else T.UINT8
     if op == "DequantizeLinear":
         return T.FLOAT
+    if op in ("MatMulInteger", "ConvInteger"):
+        return T.INT32
+    if op in ("QLinearMatMul", "QLinearConv"):
+        return cv.elem_type(node.input[7])
+    if op == "ConstantOfShape":
+        v = attrs_of(node).get("value")
+        return v.data_type if v is not None else T.FLOAT
     return cv.elem_type(node.input[0]) if node.input and node.input[0] else None
 
 
 def fill(cv, node):
     """Records the dtype and dims of node's outputs where ONNX gave none."""
-    for o in node.output:
+    try:
+        all_dims = outputs_dims(cv, node)
+    except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError):
+        all_dims = [None] * len(node.output)
+    for i, o in enumerate(node.output):
         if not o:
             continue
         et, dims = cv.info.get(o, (None, None))
         if et is not None and dims is not None and all(isinstance(d, int) for d in dims):
             continue
+        nd = all_dims[i]
         try:
-            nd = _dims(cv, node)
-            ne = _elem(cv, node) if et is None else et
-        except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError):
-            nd, ne = None, et
+            ne = _elem(cv, node, i) if et is None else et
+        except (KeyError, IndexError, TypeError, ValueError):
+            ne = et
         if dims is not None:  # ONNX's rank wins; its static dims too
             if nd is not None and len(nd) == len(dims):
                 dims = [d if isinstance(d, int) else (nd[k] if nd[k] is not None else d)
