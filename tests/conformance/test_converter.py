@@ -430,8 +430,9 @@ def case_reshape_zero(tmp, args):
 
 def case_computed_shape(tmp, args):
     """Shape math over a dynamic dim stays as nodes berth folds per bucket:
-    a computed Reshape target with a 0 (copy the dim), and a Slice of the
-    dynamic dim from 1 to its end."""
+    a computed Reshape target with a 0 (copy the dim) whose static
+    elements fold at conversion while the dynamic one stays a node, and
+    a Slice of the dynamic dim from 1 to its end."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 6])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["m", 2, 3])
     inits = [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in
@@ -444,7 +445,8 @@ def case_computed_shape(tmp, args):
              helper.make_node("Slice", ["r", "one", "big", "zero_ax"], ["y"])]  # r[1:]
     m = model(nodes, [x], [y], inits)
     _, text = convert(tmp, m, "--dyn", "n=8")
-    check("shape(x)" in text and "where(" in text, "the target is computed on the host per bucket:\n" + text)
+    check("shape(x)" in text and "reshape(x, r_shape)" in text and "r_shape_part: i64[2]" in text,
+          "the dynamic dim of the target is computed per bucket, its static dims folded:\n" + text)
     xv = np.arange(30, dtype=np.float32).reshape(5, 6)
     out = run_berth(tmp, args, {"x": xv}, "n=5")
     if out:
@@ -789,6 +791,109 @@ def case_control(tmp, args):
         near(out["acc"], acc, "Scan: sum state")
         near(out["mx"], mx, "Scan: max state")
         near(out["prods"], np.stack(prods, 1), "Scan: scan output on axis 1, input reversed")
+
+
+def _sr_if_model(static_batch):
+    """An If on a sample rate around bodies with their own initializers,
+    the same local names in both branches, and a nested If on a static
+    dim of a tensor whose first dim is dynamic (true: squeeze axis 1;
+    false: keep rank 3 — the branches differ in rank, so only folding
+    the nested condition converts it)."""
+    f = TensorProto.FLOAT
+    vi = helper.make_tensor_value_info
+
+    def branch(tag, first):
+        one = numpy_helper.from_array(np.array([1], np.int64), "one")  # the same name in both branches
+        k = numpy_helper.from_array(np.linspace(-1, 1, 6).astype(np.float32) * (2 if tag == "then" else -3), "k")
+        inner_then = helper.make_graph([helper.make_node("Squeeze", ["t", "ax"], ["sq"])], tag + "_sq", [],
+                                       [vi("sq", f, None)],
+                                       initializer=[numpy_helper.from_array(np.array([1], np.int64), "ax")])
+        inner_else = helper.make_graph([helper.make_node("Identity", ["t"], ["keep"])], tag + "_keep", [],
+                                       [vi("keep", f, None)])
+        nodes = [first,
+                 helper.make_node("Shape", ["t"], ["shp"]),
+                 helper.make_node("Gather", ["shp", "one"], ["d1"], axis=0),
+                 helper.make_node("Equal", ["d1", "one"], ["is1"]),
+                 helper.make_node("If", ["is1"], ["r"], then_branch=inner_then, else_branch=inner_else)]
+        return helper.make_graph(nodes, tag, [], [vi("r", f, None)], initializer=[one, k])
+
+    then_g = branch("then", helper.make_node("Mul", ["x", "k"], ["t"]))
+    else_g = branch("else", helper.make_node("Add", ["x", "k"], ["t"]))
+    x = vi("x", f, [3 if static_batch else "batch", 1, 6])
+    sr = vi("sr", TensorProto.INT64, [])
+    rate = numpy_helper.from_array(np.array(16000, np.int64), "rate")
+    nodes = [helper.make_node("Equal", ["sr", "rate"], ["is16k"]),
+             helper.make_node("If", ["is16k"], ["y"], then_branch=then_g, else_branch=else_g, name="on_rate")]
+    return model(nodes, [x, sr], [vi("y", f, None)], inits=[rate], opset=13)
+
+
+def case_control_flow(tmp, args):
+    """If folded by --freeze, nested Ifs folded by shape, bodies with their
+    own initializers and repeated names; an If on a data condition with
+    both branches kept; Loop unrolled by trip count and by a condition
+    that folds; a Loop with a data trip count refused by name."""
+    kp, km = np.linspace(-1, 1, 6).astype(np.float32) * 2, np.linspace(-1, 1, 6).astype(np.float32) * -3
+    xv = np.random.RandomState(7).randn(3, 1, 6).astype(np.float32)
+    m = _sr_if_model(static_batch=False)
+    for rate, want in ((16000, (xv * kp)[:, 0]), (8000, (xv + km)[:, 0])):
+        p, text = convert(tmp, m, "--freeze", "sr=%d" % rate, "--dyn", "batch=4")
+        check("sr" not in text.split("consts")[0].split("inputs")[1], "a frozen input leaves the graph:\n" + text)
+        check("where(" not in text, "a frozen condition keeps one branch:\n" + text)
+        out = run_berth(tmp, args, {"x": xv}, "batch=3")
+        if out:
+            near(out["y"], want, "If on sr frozen to %d, nested If folded on a static dim" % rate)
+    # Not frozen: the rate is data, both branches run and `where` picks.
+    _, text = convert(tmp, _sr_if_model(static_batch=True))
+    check("where(" in text, "a data condition keeps both branches:\n" + text)
+    for rate, want in ((16000, (xv * kp)[:, 0]), (44100, (xv + km)[:, 0])):
+        out = run_berth(tmp, args, {"x": xv, "sr": np.array(rate, np.int64)})
+        if out:
+            near(out["y"], want, "If on sr = %d at run time" % rate)
+    p, _ = convert(tmp, m, "--freeze", "rate=1", expect_rc=2)
+    check("not a graph input" in p.stderr, "--freeze of an initializer is refused: %s" % p.stderr)
+    p, _ = convert(tmp, m, "--freeze", "sr=16k", expect_rc=2)
+    check("expected int64 numbers" in p.stderr, "--freeze of a non-number is refused: %s" % p.stderr)
+
+    # Loop: 4 steps by trip count; acc = acc * 2 + i, each step's acc stacked.
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    vi = helper.make_tensor_value_info
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], to=f),
+         helper.make_node("Mul", ["acc_in", "two"], ["dbl"]),
+         helper.make_node("Add", ["dbl", "fi"], ["acc_out"]),
+         helper.make_node("Identity", ["acc_out"], ["seen"]),
+         helper.make_node("Add", ["i", "one"], ["nxt"]),
+         helper.make_node("Less", ["nxt", "stop"], ["go"])],
+        "body", [vi("i", i64, []), vi("c", TensorProto.BOOL, []), vi("acc_in", f, [2])],
+        [vi("go", TensorProto.BOOL, []), vi("acc_out", f, [2]), vi("seen", f, [2])],
+        initializer=[numpy_helper.from_array(np.array(2, np.float32), "two"),
+                     numpy_helper.from_array(np.array(1, np.int64), "one")])
+    av = np.array([0.5, -1.5], np.float32)
+
+    def unrolled(steps):
+        acc, seen = av.astype(np.float64), []
+        for i in range(steps):
+            acc = acc * 2 + i
+            seen.append(acc)
+        return acc, np.stack(seen)
+    for trips, stop, steps in (("M", 99, 4), ("", 3, 3)):
+        a = vi("a", f, [2])
+        inits = [numpy_helper.from_array(np.array(4, np.int64), "M"), numpy_helper.from_array(np.array(True), "T"),
+                 numpy_helper.from_array(np.array(stop, np.int64), "stop")]
+        node = helper.make_node("Loop", [trips, "T", "a"], ["acc", "all"], body=body, name="L")
+        convert(tmp, model([node], [a], [vi("acc", f, None), vi("all", f, None)], inits=inits, opset=13))
+        out = run_berth(tmp, args, {"a": av})
+        if out:
+            acc, seen = unrolled(steps)
+            near(out["acc"], acc, "Loop of %d steps: carried value" % steps)
+            near(out["all"], seen, "Loop of %d steps: scan output" % steps)
+    a, n = vi("a", f, [2]), vi("n", i64, [])
+    inits = [numpy_helper.from_array(np.array(True), "T"), numpy_helper.from_array(np.array(99, np.int64), "stop")]
+    node = helper.make_node("Loop", ["n", "T", "a"], ["acc", "all"], body=body, name="L")
+    p, _ = convert(tmp, model([node], [a, n], [vi("acc", f, None), vi("all", f, None)], inits=inits, opset=13),
+                   expect_rc=1)
+    check("Loop node 'L'" in p.stderr and "trip count 'n' is computed from data" in p.stderr,
+          "a data trip count is refused naming the node: %s" % p.stderr)
 
 
 def case_slice_steps(tmp, args):

@@ -118,6 +118,9 @@ class Result:
         self.folded_affine = folded_affine  # Mul and Add by constants folded likewise
         self.quant = quant  # quantize.State (counts and bytes) when weights were quantized
         self.notes = list(notes)  # lines about weights that stayed float, and why
+        # values whose dims were inferred here and by ONNX, and those where
+        # the two differ: (value, ONNX's dims, the converter's)
+        self.shape_checked, self.shape_mismatch, self.shape_unknown = 0, [], []
         # what the archive's __metadata__ must carry
         self.metadata = {quantize.PACKED_KEY: "1"} if quant and quant.count and quant.opts.bits == 4 else {}
 
@@ -194,6 +197,9 @@ def convert_node(cv, node):
         raise Unsupported("op domain '%s' is not supported" % node.domain)
     _legacy(cv, node)
     if fold.try_fold(cv, node):
+        for o in node.output:
+            if o in cv.consts:
+                infer.check(cv, o, list(cv.consts[o].shape))
         return
     infer.fill(cv, node)
     handler = OPS.get(node.op_type)
@@ -283,8 +289,10 @@ def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freez
     lines += cv.input_lines
     lines += ["  }", "  consts {"] + cv.const_lines + ["  }", "  nodes {"] + cv.node_lines + ["  }"]
     lines += ["  outputs { %s; }" % "; ".join(i for _, i in outputs), "}", ""]
-    return Result("\n".join(lines), cv.weights, inputs, outputs, dict(cv.syms), folded_bn, folded_affine,
-                  cv.quant, notes)
+    res = Result("\n".join(lines), cv.weights, inputs, outputs, dict(cv.syms), folded_bn, folded_affine,
+                 cv.quant, notes)
+    res.shape_checked, res.shape_mismatch, res.shape_unknown = cv.shape_checked, cv.shape_mismatch, cv.shape_unknown
+    return res
 
 
 def load(path):

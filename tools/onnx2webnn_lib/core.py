@@ -109,6 +109,7 @@ class Converter:
                 self.opset = imp.version
         self.errors = []  # (op_type, node name, what)
         self.consts = {}  # onnx name -> ndarray known at conversion time
+        self.partial = {}  # onnx name -> object ndarray of ints and None (fold.py)
         self.ident = {}  # onnx name -> .webnn identifier of an emitted value
         self.poisoned = set()
         self.used = set()
@@ -153,6 +154,33 @@ class Converter:
                 inferred = self.model
         for vi in list(inferred.graph.value_info) + list(inferred.graph.input) + list(inferred.graph.output):
             self.info[vi.name] = self._type_of(vi.type)
+        # Bodies of control flow: their values, where a name is defined once
+        # in the model (a name reused across scopes has no single answer).
+        sub, count = [], {}
+
+        def walk(graph, top):
+            for t in graph.initializer:
+                count[t.name] = count.get(t.name, 0) + 1
+            for vi in graph.input:
+                count[vi.name] = count.get(vi.name, 0) + 1
+            for n in graph.node:
+                for o in n.output:
+                    count[o] = count.get(o, 0) + 1
+                for at in n.attribute:
+                    for body in ([at.g] if at.type == onnx.AttributeProto.GRAPH else list(at.graphs)):
+                        sub.extend(list(body.value_info) + list(body.output))
+                        walk(body, False)
+        walk(inferred.graph, True)
+        for vi in sub:
+            if count.get(vi.name) == 1 and vi.name not in self.info:
+                self.info[vi.name] = self._type_of(vi.type)
+        # ONNX's answers, kept apart: the converter's own inference is
+        # checked against them (infer.fill), never the other way round.
+        self.onnx_dims = {k: d for k, (_, d) in self.info.items()
+                          if d is not None and all(isinstance(x, int) for x in d)}
+        self.shape_checked = 0
+        self.shape_mismatch = []  # (value, onnx dims, converter dims)
+        self.shape_unknown = []  # (value, op type): ONNX knows its dims, the converter does not
         for vi in list(g.input) + list(g.output):  # the declared types win
             et, dims = self._type_of(vi.type)
             if et is not None:

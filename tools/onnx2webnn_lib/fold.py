@@ -124,6 +124,88 @@ _FOLD = {
 FOLDABLE = set(_FOLD)
 
 
+# Partial values: small integer tensors of shape arithmetic with some
+# elements known and others (a dynamic dim) not, as numpy object arrays
+# holding ints and None. They let a test of a static dim of a tensor
+# whose other dims are dynamic (Equal(Gather(Shape(x), 1), 1), as
+# exporters write around squeezes) fold, and a Reshape to a computed
+# shape keep the dims it can know.
+PARTIAL_MAX = 64
+# Ops whose output elements are copies of their first input's.
+_MOVE = {"Identity", "Gather", "Concat", "Slice", "Unsqueeze", "Squeeze", "Reshape", "Cast", "Transpose", "Expand"}
+_ELEMENTWISE = {
+    "Add": lambda x, y: x + y, "Sub": lambda x, y: x - y, "Mul": lambda x, y: x * y,
+    "Div": lambda x, y: int(x / y) if y else None, "Max": max, "Min": min,
+    "Equal": lambda x, y: x == y, "Less": lambda x, y: x < y, "Greater": lambda x, y: x > y,
+    "Neg": lambda x: -x, "Not": lambda x: not x,
+}
+_COMPARE = {"Equal", "Less", "Greater", "Not"}
+
+
+def partial(cv, name):
+    """`name` as an object array of ints and None, or None when nothing of
+    it is known."""
+    if name in cv.consts:
+        v = cv.consts[name]
+        if v.dtype.kind not in "iub" or v.size > PARTIAL_MAX:
+            return None
+        return np.array(v.tolist(), dtype=object).reshape(v.shape)
+    return cv.partial.get(name)
+
+
+def _store_partial(cv, node, out, dtype):
+    out = np.asarray(out, dtype=object)
+    if out.size > PARTIAL_MAX:
+        return False
+    if all(x is not None for x in out.reshape(-1)):
+        cv.consts[node.output[0]] = np.array(out.tolist(), dtype=dtype).reshape(out.shape)
+        return True
+    cv.partial[node.output[0]] = out
+    return False
+
+
+def _try_partial(cv, node, a):
+    """Propagates partial values; True when the result is wholly known
+    (the node is folded), False otherwise."""
+    op = node.op_type
+    if op == "Shape":
+        d = cv.dims(node.input[0])
+        if d is None:
+            return False
+        r = len(d)
+        lo, hi = a.get("start", 0), a.get("end", r)
+        return _store_partial(cv, node, np.array(d[lo:hi], dtype=object), np.int64)
+    if op in _MOVE:
+        ins = [partial(cv, n) if n else None for n in node.input]
+        if ins[0] is None or (op == "Concat" and any(x is None for x in ins)):
+            return False
+        if op != "Concat" and any(x is None for n, x in zip(node.input[1:], ins[1:]) if n):
+            return False  # indices, axes and shapes must be wholly known
+        rest = [None if x is None else np.array(x.tolist()) for x in ins[1:]]
+        if op == "Cast":
+            if a["to"] not in DTYPES or DTYPES[a["to"]][1].kind not in "iub":
+                return False
+            return _store_partial(cv, node, ins[0], DTYPES[a["to"]][1])
+        try:
+            out = _FOLD[op]([ins[0]] + (ins[1:] if op == "Concat" else rest), a)
+        except Exception:
+            return False
+        return _store_partial(cv, node, out, cv.np_dtype(node.input[0]) if node.input[0] in cv.consts
+                              else np.int64)
+    if op in _ELEMENTWISE:
+        ins = [partial(cv, n) for n in node.input]
+        if any(x is None for x in ins):
+            return False
+        f = _ELEMENTWISE[op]
+        g = np.frompyfunc(lambda *v: None if any(x is None for x in v) else f(*v), len(ins), 1)
+        try:
+            out = g(*ins)
+        except Exception:
+            return False
+        return _store_partial(cv, node, out, np.bool_ if op in _COMPARE else np.int64)
+    return False
+
+
 def try_fold(cv, node):
     """Folds `node` when everything it reads is known; returns True if so."""
     op = node.op_type
@@ -134,7 +216,7 @@ def try_fold(cv, node):
     if op in ("Shape", "Size"):
         d = cv.dims(node.input[0])
         if d is None or any(x is None for x in d):
-            return False
+            return op == "Shape" and _try_partial(cv, node, a)
         if op == "Size":
             cv.consts[node.output[0]] = np.array(int(np.prod(d)), dtype=np.int64)
             return True
@@ -142,7 +224,7 @@ def try_fold(cv, node):
         cv.consts[node.output[0]] = np.array(d, dtype=np.int64)[lo:hi]
         return True
     if op not in _FOLD:
-        return False
+        return op in _ELEMENTWISE and _try_partial(cv, node, a)
     ins = []
     for name in node.input:
         if not name:
@@ -150,7 +232,7 @@ def try_fold(cv, node):
             continue
         val = cv.known(name)
         if val is None:
-            return False
+            return _try_partial(cv, node, a)
         ins.append(val)
     if op == "Range" and any(np.asarray(x).size != 1 for x in ins):
         return False

@@ -20,6 +20,7 @@ _SAME = {"Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Log", "Abs", "Neg", "
          "Gelu", "Mish", "HardSwish"}
 _BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Where", "Equal", "Greater",
               "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "Mod", "BitShift"}
+_CONTROL = {"If", "Loop", "Scan"}
 _BOOL_OUT = {"IsNaN", "IsInf", "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "Not"}
 
 
@@ -45,6 +46,18 @@ def _ints(cv, node, i):
         return None
     v = cv.known(node.input[i])
     return None if v is None else [int(x) for x in v.reshape(-1)]
+
+
+def _shape_arg(cv, node, i):
+    """A shape operand's elements: ints, None where only the bucket knows
+    them (fold.py's partial values); None when nothing is known."""
+    if i >= len(node.input) or not node.input[i]:
+        return None
+    v = cv.known(node.input[i])
+    if v is not None:
+        return [int(x) for x in v.reshape(-1)]
+    p = cv.partial.get(node.input[i])
+    return None if p is None else [None if x is None else int(x) for x in p.reshape(-1)]
 
 
 def _floats(cv, node, i):
@@ -128,6 +141,16 @@ def outputs_dims(cv, node):
     if op == "Dropout":
         d = _dims(cv, node)
         return [d, d][:n]
+    if op == "LayerNormalization":
+        d0 = cv.dims(node.input[0])
+        if d0 is None:
+            return [None] * n
+        ax = attrs_of(node).get("axis", -1) % len(d0)
+        return [d0, d0[:ax] + [1] * (len(d0) - ax), d0[:ax] + [1] * (len(d0) - ax)][:n]
+    if op == "DynamicQuantizeLinear":
+        return [cv.dims(node.input[0]), [], []][:n]
+    if op == "SoftmaxCrossEntropyLoss":
+        return [_dims(cv, node), cv.dims(node.input[0])][:n]
     return [_dims(cv, node)] + [_dims(cv, node) if op in ("TopK", "MaxPool") else None] * (n - 1)
 
 
@@ -158,19 +181,21 @@ def _dims(cv, node):
         perm = a.get("perm", list(range(r))[::-1])
         return [d0[p] for p in perm]
     if op == "Reshape":
-        s = [int(v) for v in a["shape"]] if "shape" in a else _ints(cv, node, 1)
+        s = [int(v) for v in a["shape"]] if "shape" in a else _shape_arg(cv, node, 1)
         if s is None:
             n = cv.dims(node.input[1])
             return None if not n or n[0] is None else [None] * n[0]
         out = [d0[k] if v == 0 and not a.get("allowzero", 0) and k < r else v for k, v in enumerate(s)]
+        infer_at = out.index(-1) if -1 in out else None
         out = [None if v == -1 else v for v in out]
-        if out.count(None) == 1 and None not in d0:
+        if infer_at is not None and out.count(None) == 1 and None not in d0:
             known = int(np.prod([v for v in out if v is not None]))
             if known:
                 out[out.index(None)] = int(np.prod(d0)) // known
         return out
     if op == "Flatten":
-        ax = a.get("axis", 1) % (r + 1) if r else 0
+        ax = a.get("axis", 1)
+        ax = ax + r if ax < 0 else ax
         lead, tail = d0[:ax], d0[ax:]
         return [int(np.prod(lead)) if None not in lead else None, int(np.prod(tail)) if None not in tail else None]
     if op in ("Unsqueeze", "Squeeze"):
@@ -226,6 +251,8 @@ def _dims(cv, node):
     if op.startswith("Reduce"):
         axes = a.get("axes") if "axes" in a else _ints(cv, node, 1)
         keep = a.get("keepdims", 1)
+        if axes is not None and len(axes) == 0 and a.get("noop_with_empty_axes", 0):
+            return d0
         axes = set(range(r)) if not axes else {x % r for x in axes}
         return [1 if k in axes else d for k, d in enumerate(d0) if keep or k not in axes]
     if op in ("ArgMax", "ArgMin"):
@@ -258,21 +285,68 @@ def _dims(cv, node):
             return [None] * r
         return [None if d is None else d + pads[k] + pads[k + r] for k, d in enumerate(d0)]
     if op == "Tile":
-        reps = _ints(cv, node, 1)
-        return [None] * r if reps is None else [None if d is None else d * t for d, t in zip(d0, reps)]
+        reps = _shape_arg(cv, node, 1)
+        return [None] * r if reps is None else [None if d is None or t is None else d * t for d, t in zip(d0, reps)]
     if op in ("DepthToSpace", "SpaceToDepth"):
         b = a["blocksize"]
         up = op == "DepthToSpace"
         ch = None if d0[1] is None else (d0[1] // (b * b) if up else d0[1] * b * b)
         return d0[:1] + [ch] + [None if d is None else (d * b if up else d // b) for d in d0[2:]]
     if op == "ConstantOfShape":
-        return _ints(cv, node, 0)
+        return _shape_arg(cv, node, 0)
     if op == "TopK":
         k = _ints(cv, node, 1) if cv.opset >= 10 else [a["k"]]
         ax = a.get("axis", -1) % r
         return None if k is None else [k[0] if i == ax else d for i, d in enumerate(d0)]
     if op == "GatherElements":
         return cv.dims(node.input[1])
+    if op in ("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"):
+        return cv.dims(node.input[1]) if a.get("reduction", "mean") == "none" else []
+    if op == "GridSample":
+        g = cv.dims(node.input[1])
+        return None if g is None else d0[:2] + g[1:-1]
+    if op == "OneHot":
+        depth = _ints(cv, node, 1)
+        if depth is None:
+            return None
+        ax = a.get("axis", -1)
+        ax = ax + r + 1 if ax < 0 else ax
+        return d0[:ax] + [depth[0]] + d0[ax:]
+    if op == "GatherND":
+        idx = cv.dims(node.input[1])
+        b = a.get("batch_dims", 0)
+        return None if idx is None or idx[-1] is None else idx[:-1] + d0[b + idx[-1]:]
+    if op == "TfIdfVectorizer":
+        return d0[:-1] + [max(a["ngram_indexes"]) + 1]
+    if op == "Det":
+        return d0[:-2]
+    if op == "EyeLike":
+        return d0
+    if op == "RoiAlign":
+        rois, c = cv.dims(node.input[1]), d0[1]
+        return [None if rois is None else rois[0], c, a.get("output_height", 1), a.get("output_width", 1)]
+    if op == "MaxUnpool":
+        shape = _ints(cv, node, 2)
+        if shape is not None:
+            return shape
+        k, st = a["kernel_shape"], a.get("strides", [1] * (r - 2))
+        pads = a.get("pads", [0] * (2 * (r - 2)))
+        return d0[:2] + [None if x is None else (x - 1) * st[i] + k[i] - pads[i] - pads[i + r - 2]
+                         for i, x in enumerate(d0[2:])]
+    if op == "DFT":
+        ax = a.get("axis", 1) if cv.opset < 20 else None
+        ax = ax % r
+        n = _ints(cv, node, 1)
+        n = n[0] if n else d0[ax]
+        bins = None if n is None else (n // 2 + 1 if a.get("onesided", 0) else n)
+        return [bins if k == ax else d for k, d in enumerate(d0[:-1])] + [2]
+    if op == "STFT":
+        step, win = _ints(cv, node, 1), cv.dims(node.input[2]) if cv.has(node, 2) else None
+        length = _ints(cv, node, 3)
+        fl = length[0] if length else (win[0] if win else None)
+        if step is None or fl is None or d0[1] is None:
+            return None
+        return [d0[0], (d0[1] - fl) // step[0] + 1, fl // 2 + 1 if a.get("onesided", 1) else fl, 2]
     if op in ("MatMulInteger", "QLinearMatMul"):
         b = cv.dims(node.input[3 if op == "QLinearMatMul" else 1])
         if b is None:
@@ -280,7 +354,7 @@ def _dims(cv, node):
         a2, b2 = (d0 if r > 1 else [1] + d0), (b if len(b) > 1 else b + [1])
         return (_bcast([a2[:-2], b2[:-2]]) or []) + ([a2[-2]] if r > 1 else []) + ([b2[-1]] if len(b) > 1 else [])
     if op == "Expand":
-        s = _ints(cv, node, 1)
+        s = _shape_arg(cv, node, 1)
         n = cv.dims(node.input[1])
         if s is not None:
             return _bcast([d0, [None if v == 1 else v for v in s]]) if s else d0
@@ -319,6 +393,20 @@ def _elem(cv, node, i=0):
     return cv.elem_type(node.input[0]) if node.input and node.input[0] else None
 
 
+def check(cv, name, ours):
+    """Holds the converter's dims against ONNX's where ONNX has static
+    ones: a dim both know must agree, and so must the rank."""
+    theirs = cv.onnx_dims.get(name)
+    if theirs is None:
+        return
+    cv.shape_checked += 1
+    if ours is None:
+        cv.shape_unknown.append((name, cv.node.op_type if cv.node is not None else "?"))
+        return
+    if len(ours) != len(theirs) or any(a is not None and a != b for a, b in zip(ours, theirs)):
+        cv.shape_mismatch.append((name, theirs, ours))
+
+
 def fill(cv, node):
     """Records the dtype and dims of node's outputs where ONNX gave none."""
     try:
@@ -328,10 +416,12 @@ def fill(cv, node):
     for i, o in enumerate(node.output):
         if not o:
             continue
+        nd = all_dims[i]
+        if node.op_type not in _CONTROL:  # their handlers check (ops_control.py)
+            check(cv, o, nd)
         et, dims = cv.info.get(o, (None, None))
         if et is not None and dims is not None and all(isinstance(d, int) for d in dims):
             continue
-        nd = all_dims[i]
         try:
             ne = _elem(cv, node, i) if et is None else et
         except (KeyError, IndexError, TypeError, ValueError):

@@ -9,6 +9,7 @@ import copy
 import numpy as np
 import onnx
 
+from . import infer
 from .core import Unsupported, attrs_of, registry, tensor_value
 
 OPS, op = registry()
@@ -108,6 +109,7 @@ def _result(cv, src, node, i):
     dst = node.output[i]
     if not dst:
         return
+    infer.check(cv, dst, cv.dims(src))
     cv.info[dst] = (cv.elem_type(src), cv.dims(src))
     if src in cv.consts:
         cv.consts[dst] = cv.consts[src]
@@ -139,6 +141,7 @@ def if_(cv, node):
         if dt is None or de is None or dt != de or None in dt:
             raise Unsupported("output '%s': the branches give shapes %s and %s; with a condition computed on the "
                               "device the output's shape must not depend on it" % (node.output[i], dt, de))
+        infer.check(cv, node.output[i], dt)
         cv.info[node.output[i]] = (cv.elem_type(t.name), dt)
         cv.emit("where", [cv.v(node.input[0]), cv.v(t.name), cv.v(e.name)], outs=cv.out(node, i))
 
@@ -216,7 +219,9 @@ def loop(cv, node):
             continue
         parts = [cv.emit("unsqueeze", [cv.v(v)], {"axes": [0]}, hint="%s_scan%d" % (o, k)) for v in scans[k]]
         d = cv.dims(scans[k][0])
-        cv.info[node.output[i]] = (cv.elem_type(scans[k][0]), None if d is None else [len(parts)] + d)
+        d = None if d is None else [len(parts)] + d
+        infer.check(cv, node.output[i], d)
+        cv.info[node.output[i]] = (cv.elem_type(scans[k][0]), d)
         if len(parts) == 1:
             cv.emit("identity", parts, outs=cv.out(node, i))
         else:
@@ -251,6 +256,7 @@ def scan(cv, node):
         raise Unsupported("scan inputs of different lengths %s" % sorted(seq))
     steps = seq.pop()
     results = [[] for _ in range(n_state + n_scan_out)]
+    dims, types = [None] * (n_state + n_scan_out), [None] * (n_state + n_scan_out)
     for b in range(batch):
         def pick(name, axis, index, tag):
             d = cv.static_dims(name, "Scan")
@@ -282,14 +288,21 @@ def scan(cv, node):
                 outs[k].append(got[n_state + k])
         for i in range(n_state):
             results[i].append(cv.v(state[i]))
+            dims[i], types[i] = cv.dims(state[i]), cv.elem_type(state[i])
         for k in range(n_scan_out):
             seqk = outs[k][::-1] if out_rev[k] else outs[k]
-            r = len(cv.dims(seqk[0]) or [])
+            d = cv.dims(seqk[0])
+            r = len(d or [])
             axis = out_axes[k] % (r + 1)
+            dims[n_state + k] = None if d is None else d[:axis] + [steps] + d[axis:]
+            types[n_state + k] = cv.elem_type(seqk[0])
             parts = [cv.emit("unsqueeze", [cv.v(v)], {"axes": [axis]}, hint="%s_out%d_t" % (o, k)) for v in seqk]
             results[n_state + k].append(parts[0] if len(parts) == 1 else
                                         cv.emit("concat", [parts], {"axis": axis}, hint="%s_out%d" % (o, k)))
     for i, per_batch in enumerate(results):
+        d = None if dims[i] is None else ([batch] if batched else []) + dims[i]
+        infer.check(cv, node.output[i], d)
+        cv.info[node.output[i]] = (types[i], d)
         if batched:
             parts = [cv.emit("unsqueeze", [v], {"axes": [0]}, hint="%s_r%d_b" % (o, i)) for v in per_batch]
             cv.emit("concat", [parts], {"axis": 0}, outs=cv.out(node, i))
