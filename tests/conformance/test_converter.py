@@ -207,6 +207,49 @@ def case_dyn_range(tmp, args):
                             "(--dyn s_1=MAX to set it)"], "one line lists both uses: %s" % p.stdout)
 
 
+def case_names(tmp, args):
+    """ONNX names that are not identifiers: each rename printed, and the
+    names map beside the graph holds every input and output with the
+    identifier the .webnn declares; feeding by the map runs."""
+    f32 = lambda n, s: helper.make_tensor_value_info(n, TensorProto.FLOAT, s)  # noqa: E731
+    ins = [f32("x.1", [2, 3]), f32("x_1", [2, 3]), f32("1st", [2, 3])]
+    outs = [f32("y:0", [2, 3]), f32("z", [2, 3])]
+    nodes = [helper.make_node("Add", ["x.1", "x_1"], ["y:0"]), helper.make_node("Mul", ["y:0", "1st"], ["z"])]
+    p, text = convert(tmp, model(nodes, ins, outs))
+    names = json.load(open(os.path.join(tmp, "m.names.json")))
+    check(names == {"inputs": {"x.1": "x_1", "x_1": "x_1_2", "1st": "v_1st"}, "outputs": {"y:0": "y_0", "z": "z"}},
+          "names map: %s" % names)
+    check(list(names["inputs"]) == ["x.1", "x_1", "1st"], "inputs in graph order: %s" % list(names["inputs"]))
+    declared = re.findall(r"^    (\w+): f32\[", text, re.M)
+    outputs = re.search(r"outputs \{ (.*); \}", text).group(1).split("; ")
+    check(declared == list(names["inputs"].values()), "the map's inputs %s are the graph's %s"
+          % (list(names["inputs"].values()), declared))
+    check(outputs == list(names["outputs"].values()), "the map's outputs %s are the graph's %s"
+          % (list(names["outputs"].values()), outputs))
+    for line in ("onnx2webnn: input 'x.1' is x_1 in the graph", "onnx2webnn: input 'x_1' is x_1_2 in the graph",
+                 "onnx2webnn: input '1st' is v_1st in the graph", "onnx2webnn: output 'y:0' is y_0 in the graph",
+                 "onnx2webnn: wrote %s, the identifier of every input and output (4 renamed)"
+                 % os.path.join(tmp, "m.names.json")):
+        check(line in p.stdout.splitlines(), "printed %r: %s" % (line, p.stdout))
+    check("'z'" not in p.stdout, "a name kept is not printed as renamed: %s" % p.stdout)
+    rs = np.random.RandomState(3)
+    vals = {k: rs.randn(2, 3).astype(np.float32) for k in names["inputs"]}
+    out = run_berth(tmp, args, {names["inputs"][k]: v for k, v in vals.items()})
+    if out:
+        y = vals["x.1"] + vals["x_1"]
+        near(out[names["outputs"]["y:0"]], y, "y:0 read through the map")
+        near(out[names["outputs"]["z"]], y * vals["1st"], "z read through the map")
+
+    other = os.path.join(tmp, "elsewhere.json")
+    os.remove(os.path.join(tmp, "m.names.json"))
+    p, _ = convert(tmp, model([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2])], [f32("y", [2])]),
+                   "--names", other)
+    check(json.load(open(other)) == {"inputs": {"x": "x"}, "outputs": {"y": "y"}}, "--names FILE: written there")
+    check(not os.path.exists(os.path.join(tmp, "m.names.json")), "--names FILE: not beside the graph")
+    check("onnx2webnn: wrote %s, the identifier of every input and output (none renamed)" % other
+          in p.stdout.splitlines(), "none renamed: %s" % p.stdout)
+
+
 def _clip_model(opset, with_inputs):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])
