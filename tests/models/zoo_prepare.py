@@ -22,8 +22,8 @@ otherwise, with a message naming the model and what went wrong."""
 import argparse
 import configparser
 import hashlib
+import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -281,9 +281,12 @@ def main(argv):
             if sorted(given) != sorted(order):
                 raise ZooError("model %s: zoo.ini gives inputs %s, the ONNX model takes %s" % (
                     m, sorted(given), order))
-            # An input the conversion freezes is given to onnxruntime only.
-            frozen = {w.split("=", 1)[0] for w in re.findall(r"--freeze[= ](\S+)", sec.get("convert", ""))}
-            for name in order:  # berth takes them in the graph's order
+            # berth takes the graph's inputs, which the converter's names map
+            # lists in order: an input the conversion froze is not among
+            # them, and is given to onnxruntime only.
+            with open(os.path.join(a.out, m + ".names.json")) as f:
+                graph_inputs = list(json.load(f)["inputs"])
+            for name in order:  # onnxruntime takes every one, in the ONNX graph's order
                 inputs.append((name, os.path.join(a.out, "%s.in.%d.npy" % (m, len(inputs)))))
             # The inputs and onnxruntime's outputs are made again only when
             # what they come from is newer than the stamp of the last run.
@@ -301,7 +304,8 @@ def main(argv):
                 with open(stamp, "w") as f:
                     f.write("\n".join(outs) + "\n")
             entry.update(config=m + ".ini", atol=sec["atol"], rtol=sec["rtol"])
-            entry["inputs"] = " ".join(os.path.basename(p) for n, p in inputs if n not in frozen)
+            file_of = dict(inputs)
+            entry["inputs"] = " ".join(os.path.basename(file_of[n]) for n in graph_inputs)
             entry["wants"] = " ".join("%s.want.%d.npy" % (m, k) for k in range(len(outs)))
             say("%s: ready; %s" % (m, "; ".join(outs)))
             manifest.append((m, entry))
