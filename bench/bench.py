@@ -137,7 +137,8 @@ def convert(m, onnx_path, models_dir):
         for k, v in m["dyn"].items():
             dyn += ["--dyn", "%s=%d" % (k, v)]
         quant = ["--quantize", m["quantize"], "--block", str(m["block"])] if m.get("quantize") else []
-        run([conv, onnx_path, webnn + ".tmp", "--weights", weights] + dyn + quant)
+        run([conv, onnx_path, webnn + ".tmp", "--weights", weights,
+             "--names", os.path.splitext(webnn)[0] + ".names.json"] + dyn + quant)
         os.replace(webnn + ".tmp", webnn)
     m.update(onnx=onnx_path, webnn=webnn, weights=weights)
 

@@ -128,6 +128,128 @@ def case_dyn(tmp, args):
     check("expected a max >= 1" in p.stderr, "bad --dyn is a usage error: %s" % p.stderr)
 
 
+def _dyn_lines(p):
+    return [ln for ln in p.stdout.splitlines() if ln.startswith("onnx2webnn: dyn dim ")]
+
+
+def case_dyn_range(tmp, args):
+    """Every dyn dim gets one line with its max and where the max came
+    from: --dyn, the model (a dim_param fixed elsewhere in the graph,
+    berth.dyn.* metadata), or the default; differing sizes are reported."""
+    f32 = lambda n, s: helper.make_tensor_value_info(n, TensorProto.FLOAT, s)  # noqa: E731
+    relu = model([helper.make_node("Relu", ["x"], ["y"])], [f32("x", ["batch", "seq", 4])],
+                 [f32("y", ["batch", "seq", 4])])
+    p, text = convert(tmp, relu)
+    check(_dyn_lines(p) == [
+        "onnx2webnn: dyn dim 'batch' (input 'x' dim 0): max 64, the default (--dyn batch=MAX to set it)",
+        "onnx2webnn: dyn dim 'seq' (input 'x' dim 1): max 64, the default (--dyn seq=MAX to set it)"],
+        "the default, said per dim: %s" % p.stdout)
+    check('x: f32[dyn("batch", 64), dyn("seq", 64), 4];' in text, "the default in the graph:\n" + text)
+    p, text = convert(tmp, relu, "--dyn", "batch=8", "--dyn-default", "16")
+    check(_dyn_lines(p) == [
+        "onnx2webnn: dyn dim 'batch' (input 'x' dim 0): max 8, from --dyn",
+        "onnx2webnn: dyn dim 'seq' (input 'x' dim 1): max 16, the default (--dyn seq=MAX to set it)"],
+        "--dyn and --dyn-default: %s" % p.stdout)
+    check('x: f32[dyn("batch", 8), dyn("seq", 16), 4];' in text, "--dyn in the graph:\n" + text)
+
+    # The model fixes N: y declares N at dim 0, and the Reshape makes it 8.
+    shape = numpy_helper.from_array(np.array([8, 4], np.int64), "shape")
+    fixed = model([helper.make_node("Reshape", ["x", "shape"], ["h"]), helper.make_node("Relu", ["h"], ["y"])],
+                  [f32("x", ["N", 4])], [f32("y", ["N", 4])], [shape])
+    p, text = convert(tmp, fixed)
+    check(_dyn_lines(p) == ["onnx2webnn: dyn dim 'N' (input 'x' dim 0): max 8, from the model: output 'y' declares "
+                            "N at dim 0, where ONNX shape inference finds 8"], "from inference: %s" % p.stdout)
+    check('x: f32[dyn("N", 8), 4];' in text, "the model's size in the graph:\n" + text)
+    xv = np.linspace(-1, 1, 32, dtype=np.float32).reshape(8, 4)
+    out = run_berth(tmp, args, {"x": xv}, "N=8")
+    if out:
+        near(out["y"], np.maximum(xv, 0), "y at the model's size")
+    p, _ = convert(tmp, fixed, "--dyn", "N=4")
+    check(_dyn_lines(p) == ["onnx2webnn: dyn dim 'N' (input 'x' dim 0): max 4, from --dyn (the model states 8: "
+                            "output 'y' declares N at dim 0, where ONNX shape inference finds 8)"],
+          "--dyn wins, and the model's other size is said: %s" % p.stdout)
+
+    # a and b share "batch"; --input-shape fixes a's, so b's is known.
+    add = model([helper.make_node("Add", ["a", "b"], ["y"])], [f32("a", ["batch", 3]), f32("b", ["batch", 3])],
+                [f32("y", ["batch", 3])])
+    p, text = convert(tmp, add, "--input-shape", "a=2,3")
+    check(_dyn_lines(p) == ["onnx2webnn: dyn dim 'batch' (input 'b' dim 0): max 2, from the model: input 'a' "
+                            "declares batch at dim 0, fixed to 2 by --input-shape"], "from --input-shape: %s" % p.stdout)
+    check("a: f32[2, 3];" in text and 'b: f32[dyn("batch", 2), 3];' in text, "both inputs:\n" + text)
+
+    # berth.dyn.NAME in metadata_props, spelled as --dyn takes it or as the dim_param.
+    meta = model([helper.make_node("Relu", ["x"], ["y"])], [f32("x", ["n.tok", "seq"])], [f32("y", ["n.tok", "seq"])])
+    helper.set_model_props(meta, {"berth.dyn.seq": "128", "berth.dyn.n.tok": "3"})
+    p, text = convert(tmp, meta)
+    check(_dyn_lines(p) == [
+        "onnx2webnn: dyn dim 'n_tok' (input 'x' dim 0): max 3, from the model: the model's metadata_props "
+        "'berth.dyn.n.tok'",
+        "onnx2webnn: dyn dim 'seq' (input 'x' dim 1): max 128, from the model: the model's metadata_props "
+        "'berth.dyn.seq'"], "from metadata_props: %s" % p.stdout)
+    check('x: f32[dyn("n_tok", 3), dyn("seq", 128)];' in text, "metadata in the graph:\n" + text)
+    helper.set_model_props(meta, {"berth.dyn.seq": "many"})
+    p, _ = convert(tmp, meta, expect_rc=1)
+    check("metadata_props 'berth.dyn.seq' = 'many': expected a size >= 1" in p.stderr, "bad metadata: %s" % p.stderr)
+
+    # Two sizes for one name: said, and the largest taken.
+    helper.set_model_props(fixed, {"berth.dyn.N": "16"})
+    p, text = convert(tmp, fixed)
+    check("onnx2webnn: warning: dyn dim 'N': the model states different sizes: 8 (output 'y' declares N at dim 0, "
+          "where ONNX shape inference finds 8); 16 (the model's metadata_props 'berth.dyn.N'); the max is the "
+          "largest, 16" in p.stderr and 'x: f32[dyn("N", 16), 4];' in text, "two sizes: %s\n%s" % (p.stderr, text))
+    # Two dim_params that become one name: the engine binds them together.
+    two = model([helper.make_node("Add", ["a", "b"], ["y"])], [f32("a", ["s.1", 3]), f32("b", ["s_1", 3])],
+                [f32("y", [None, 3])])
+    p, text = convert(tmp, two)
+    check("onnx2webnn: warning: dyn dim 's_1' stands for dim_param 's.1' and dim_param 's_1', which ONNX lets "
+          "differ; the engine binds them to one value" in p.stderr, "one name, two dim_params: %s" % p.stderr)
+    check(_dyn_lines(p) == ["onnx2webnn: dyn dim 's_1' (input 'a' dim 0, input 'b' dim 0): max 64, the default "
+                            "(--dyn s_1=MAX to set it)"], "one line lists both uses: %s" % p.stdout)
+
+
+def case_names(tmp, args):
+    """ONNX names that are not identifiers: each rename printed, and the
+    names map beside the graph holds every input and output with the
+    identifier the .webnn declares; feeding by the map runs."""
+    f32 = lambda n, s: helper.make_tensor_value_info(n, TensorProto.FLOAT, s)  # noqa: E731
+    ins = [f32("x.1", [2, 3]), f32("x_1", [2, 3]), f32("1st", [2, 3])]
+    outs = [f32("y:0", [2, 3]), f32("z", [2, 3])]
+    nodes = [helper.make_node("Add", ["x.1", "x_1"], ["y:0"]), helper.make_node("Mul", ["y:0", "1st"], ["z"])]
+    p, text = convert(tmp, model(nodes, ins, outs))
+    names = json.load(open(os.path.join(tmp, "m.names.json")))
+    check(names == {"inputs": {"x.1": "x_1", "x_1": "x_1_2", "1st": "v_1st"}, "outputs": {"y:0": "y_0", "z": "z"}},
+          "names map: %s" % names)
+    check(list(names["inputs"]) == ["x.1", "x_1", "1st"], "inputs in graph order: %s" % list(names["inputs"]))
+    declared = re.findall(r"^    (\w+): f32\[", text, re.M)
+    outputs = re.search(r"outputs \{ (.*); \}", text).group(1).split("; ")
+    check(declared == list(names["inputs"].values()), "the map's inputs %s are the graph's %s"
+          % (list(names["inputs"].values()), declared))
+    check(outputs == list(names["outputs"].values()), "the map's outputs %s are the graph's %s"
+          % (list(names["outputs"].values()), outputs))
+    for line in ("onnx2webnn: input 'x.1' is x_1 in the graph", "onnx2webnn: input 'x_1' is x_1_2 in the graph",
+                 "onnx2webnn: input '1st' is v_1st in the graph", "onnx2webnn: output 'y:0' is y_0 in the graph",
+                 "onnx2webnn: wrote %s, the identifier of every input and output (4 renamed)"
+                 % os.path.join(tmp, "m.names.json")):
+        check(line in p.stdout.splitlines(), "printed %r: %s" % (line, p.stdout))
+    check("'z'" not in p.stdout, "a name kept is not printed as renamed: %s" % p.stdout)
+    rs = np.random.RandomState(3)
+    vals = {k: rs.randn(2, 3).astype(np.float32) for k in names["inputs"]}
+    out = run_berth(tmp, args, {names["inputs"][k]: v for k, v in vals.items()})
+    if out:
+        y = vals["x.1"] + vals["x_1"]
+        near(out[names["outputs"]["y:0"]], y, "y:0 read through the map")
+        near(out[names["outputs"]["z"]], y * vals["1st"], "z read through the map")
+
+    other = os.path.join(tmp, "elsewhere.json")
+    os.remove(os.path.join(tmp, "m.names.json"))
+    p, _ = convert(tmp, model([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2])], [f32("y", [2])]),
+                   "--names", other)
+    check(json.load(open(other)) == {"inputs": {"x": "x"}, "outputs": {"y": "y"}}, "--names FILE: written there")
+    check(not os.path.exists(os.path.join(tmp, "m.names.json")), "--names FILE: not beside the graph")
+    check("onnx2webnn: wrote %s, the identifier of every input and output (none renamed)" % other
+          in p.stdout.splitlines(), "none renamed: %s" % p.stdout)
+
+
 def _clip_model(opset, with_inputs):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])

