@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""converter_breadth.py --expected FILE [--cache DIR] [--testdata DIR] [--jobs N]
+"""converter_breadth.py --expected FILE [--cache DIR] [--testdata DIR]
                        [--write-expected FILE] [--markdown FILE]
 
 Runs tools/onnx2webnn over every real model berth knows of and says, per
@@ -30,12 +30,14 @@ the list names whose source is not here (no --testdata) are not
 checked. --write-expected writes the list as this run found it, and
 --markdown the table of refusals, with reasons, that README.md carries."""
 import argparse
-import concurrent.futures
 import configparser
+import contextlib
 import glob
+import importlib.machinery
+import importlib.util
+import io
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -119,16 +121,34 @@ def reason_of(m, text):
     return first
 
 
-def convert(m):
+def _cli():
+    """The converter's command line, loaded once: each model is converted
+    by its main() in this process, as the command would, without paying
+    Python's and onnx's start-up 162 times."""
+    loader = importlib.machinery.SourceFileLoader("onnx2webnn_cli", CONVERTER)
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod.main
+
+
+def convert(m, cli):
+    out, err = io.StringIO(), io.StringIO()
     with tempfile.TemporaryDirectory(prefix="breadth_") as tmp:
-        r = subprocess.run(["/usr/bin/python3", CONVERTER, m.onnx, os.path.join(tmp, "m.webnn")] + m.args,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if r.returncode == 0:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rc = cli([m.onnx, os.path.join(tmp, "m.webnn")] + m.args)
+            except SystemExit as e:  # argparse's usage errors
+                rc = e.code if isinstance(e.code, int) else 2
+            except Exception as e:  # a crash is a refusal too, but say how it ended
+                print("crashed: %s: %s" % (type(e).__name__, e), file=sys.stderr)
+                rc = 3
+    if rc == 0:
         m.state = "converted"
     else:
-        m.state, m.reason = "refused", reason_of(m, r.stderr or r.stdout)
-        if r.returncode not in (1, 2):  # a crash is a refusal too, but say how it ended
-            m.reason = "exit %d: %s" % (r.returncode, m.reason)
+        m.state, m.reason = "refused", reason_of(m, err.getvalue() or out.getvalue())
+        if rc not in (1, 2):
+            m.reason = "exit %d: %s" % (rc, m.reason)
     return m
 
 
@@ -157,7 +177,6 @@ def main(argv):
     ap.add_argument("--cache", default=os.path.join(ROOT, "build", "cache"),
                     help="zoo_prepare's and scripts/ocr-models' cache (default build/cache)")
     ap.add_argument("--testdata", help="libonnx-testdata's data folder (none: its models are not checked)")
-    ap.add_argument("--jobs", type=int, default=min(8, os.cpu_count() or 1))
     ap.add_argument("--write-expected", metavar="FILE", help="write the list as this run found it")
     ap.add_argument("--markdown", metavar="FILE", help="write the refusals as a Markdown table")
     a = ap.parse_args(argv)
@@ -169,8 +188,10 @@ def main(argv):
         return 1
     if a.testdata:
         models += testdata_models(a.testdata)
-    with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
-        list(pool.map(convert, [m for m in models if m.state is None]))
+    cli = _cli()
+    for m in models:
+        if m.state is None:
+            convert(m, cli)
 
     width = max(len(m.name) for m in models)
     print("%-*s  %s" % (width, "model", "result"))
