@@ -2,7 +2,7 @@
 """berth-vad (examples/vad) against onnxruntime-node, chunk by chunk.
 
     check_vad.py --vad BIN --zoo DIR --onnx MODEL --peer DIR --work DIR
-                 [--backend NAME]...
+                 --backend NAME... [--preload alloc_preload.so]
 
 Makes a deterministic recording (silence, a voiced-like signal, silence,
 ending mid-chunk so the last chunk is padded) as a 16-bit WAV, runs
@@ -12,7 +12,9 @@ hn, cn carried into h, c from zeros), and holds every chunk's
 probability and the final state to onnxruntime's within ATOL. Then runs
 berth-vad --no-state and checks it is far from onnxruntime's stateful
 run: agreement within ATOL proves the state is carried, not merely that
-one chunk is computed right.
+one chunk is computed right. Also: the same samples in another WAV
+layout give the same answer, and (with --preload alloc_preload.so) a
+chunk allocates nothing on cpu.
 """
 import argparse
 import os
@@ -94,6 +96,7 @@ def main():
     ap.add_argument("--peer", required=True, help="the folder holding onnxruntime-node's node_modules")
     ap.add_argument("--work", required=True)
     ap.add_argument("--backend", action="append", default=[])
+    ap.add_argument("--preload", help="alloc_preload.so: check that a chunk allocates nothing (cpu)")
     args = ap.parse_args()
     if not args.backend:
         ap.error("give at least one --backend")
@@ -173,6 +176,30 @@ def main():
     print("%s: the extensible WAV with a LIST chunk gives %s probabilities" % (
         "ok" if same else "FAIL", "the same" if same else "different"))
     args.wav = plain
+
+    # No allocation per chunk: the whole process allocates as often for
+    # the first second (32 chunks) as for all 126.
+    if args.preload:
+        short = os.path.join(args.work, "first-second.wav")
+        with wave.open(short, "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(RATE)
+            w.writeframes(samples[:RATE].tobytes())
+        counts = []
+        for audio in (short, plain):
+            out = os.path.join(args.work, "allocations")
+            env = dict(os.environ, LD_PRELOAD=args.preload, BERTH_ALLOC_COUNT=out)
+            r = subprocess.run([args.vad, first, audio], env=env, capture_output=True, text=True)
+            if r.returncode != 0:
+                sys.exit("FAIL: berth-vad with %s exited with %d:\n%s" % (args.preload, r.returncode, r.stderr))
+            with open(out) as f:
+                counts.append(int(f.read()))
+        same = counts[0] == counts[1]
+        failed |= not same
+        print("%s: %s: the process allocates %d times for 32 chunks, %d for %d (%s)" % (
+            "ok" if same else "FAIL", args.backend[0], counts[0], counts[1], n,
+            "nothing per chunk" if same else "a chunk allocates"))
 
     # Without the state the model sees 32 ms at a time and cannot tell
     # the voiced part from noise: far from the stateful answer.
