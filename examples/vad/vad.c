@@ -239,7 +239,8 @@ static int run(const opts *o) {
     }
     if (find_io(ex, o->config, &io) != 0) goto out;
     int64_t chunk = io.chunk, n_chunks = (int64_t)((wav.samples + (uint64_t)chunk - 1) / (uint64_t)chunk);
-    size_t h_bytes = (size_t)elements(&io.h) * sizeof(float), c_bytes = (size_t)elements(&io.c) * sizeof(float);
+    size_t h_bytes = (size_t)elements(&io.h) * sizeof(float);
+    size_t c_bytes = (size_t)elements(&io.c) * sizeof(float);
     x = malloc((size_t)chunk * sizeof *x);
     h = calloc(1, h_bytes); /* the state starts at zeros */
     c = calloc(1, c_bytes);
@@ -295,7 +296,8 @@ static int run(const opts *o) {
     fprintf(stderr, "berth-vad: %lld chunks (%.2f s of audio) in %.1f ms, %.3f ms a chunk, on %s (%s)\n",
             (long long)n_chunks, seconds((int64_t)wav.samples), ms, ms / (double)n_chunks,
             berth_executor_backend(ex), berth_executor_device(ex));
-    rc = o->dump && dump_results(o->dump, probs, n_chunks, outs, &io) != 0 ? 1 : 0;
+    if (o->dump && dump_results(o->dump, probs, n_chunks, outs, &io) != 0) goto out;
+    rc = 0;
 out:
     for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) berth_tensor_release(&outs[i]);
     free(x);

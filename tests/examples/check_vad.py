@@ -192,7 +192,8 @@ def main():
             env = dict(os.environ, LD_PRELOAD=args.preload, BERTH_ALLOC_COUNT=out)
             r = subprocess.run([args.vad, first, audio], env=env, capture_output=True, text=True)
             if r.returncode != 0:
-                sys.exit("FAIL: berth-vad with %s exited with %d:\n%s" % (args.preload, r.returncode, r.stderr))
+                sys.exit("FAIL: berth-vad with %s exited with %d:\n%s" % (
+                    args.preload, r.returncode, r.stderr))
             with open(out) as f:
                 counts.append(int(f.read()))
         same = counts[0] == counts[1]
@@ -207,7 +208,8 @@ def main():
     diff = float(np.abs(stateless[0] - want[0]).max())
     if diff < NO_STATE_MIN:
         failed = True
-    print("%s: --no-state differs from onnxruntime's stateful run by up to %.3f (must be >= %.1f, %.0fx atol)" % (
+    print("%s: --no-state differs from onnxruntime's stateful run by up to %.3f "
+          "(must be >= %.1f, %.0fx atol)" % (
         "ok" if diff >= NO_STATE_MIN else "FAIL", diff, NO_STATE_MIN, diff / ATOL))
     if failed:
         sys.exit("FAIL")

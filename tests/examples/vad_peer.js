@@ -14,7 +14,8 @@ async function main() {
   const [model, chunksPath, out] = process.argv.slice(2);
   if (!out) throw new Error('usage: node vad_peer.js MODEL.onnx CHUNKS.npy OUT');
   const chunks = readNpy(chunksPath);
-  if (chunks.descr !== '<f4' || chunks.shape.length !== 2) throw new Error(`${chunksPath}: expected float32 [chunks, samples]`);
+  if (chunks.descr !== '<f4' || chunks.shape.length !== 2)
+    throw new Error(`${chunksPath}: expected float32 [chunks, samples]`);
   const [n, len] = chunks.shape;
   const session = await ort.InferenceSession.create(model, { intraOpNumThreads: 1 });
   const sr = new ort.Tensor('int64', BigInt64Array.from([16000n]), []);
