@@ -98,6 +98,9 @@ def main():
     ap.add_argument("--backend", action="append", default=[])
     ap.add_argument("--preload", help="alloc_preload.so: check that a chunk allocates nothing (cpu)")
     args = ap.parse_args()
+    for k in ("vad", "zoo", "onnx", "peer", "work", "preload"):  # the configs it writes name them
+        if getattr(args, k):
+            setattr(args, k, os.path.abspath(getattr(args, k)))
     if not args.backend:
         ap.error("give at least one --backend")
     sys.stdout.reconfigure(line_buffering=True)  # in order with berth-vad's stderr
