@@ -61,13 +61,17 @@ typedef struct reach {
     const sp_node *nodes;
     const sp_val *vals;
     sp_val **alt; /* alt[k] of the dim being followed */
+    unsigned *mask;    /* per value: its k axes */
     int32_t *mixed_at; /* per value: the node that mixed it, or -1 (stable) */
     const char **why;  /* per node that mixed: the reason */
 } reach;
 
-/* Bit a set when axis a of value v follows the dim (all axes when its
- * rank would change: nothing can be said per axis). */
-static unsigned k_axes(const reach *r, int32_t v) {
+/* Bit a set when axis a of value v would have another size were the dim
+ * one smaller (all axes when its rank would change: nothing can be said
+ * per axis). A strided window can hide a k axis from this (16384 and
+ * 16383 samples make as many frames), so k axes are also carried from
+ * the inputs op by op (carry()). */
+static unsigned alt_axes(const reach *r, int32_t v) {
     const sp_val *a = r->alt[v], *b = &r->vals[v];
     if (!a) return 0;
     if (a->rank != b->rank) return (1u << b->rank) - 1;
@@ -76,6 +80,9 @@ static unsigned k_axes(const reach *r, int32_t v) {
         if (a->dims[d] != b->dims[d]) m |= 1u << d;
     return m;
 }
+
+/* Value v's k axes: carried from the inputs, or resized. */
+static unsigned k_axes(const reach *r, int32_t v) { return r->mask[v]; }
 
 static int64_t opt_int(const sp_node *n, const char *key, int64_t def) {
     const berth_attr *a = sp_attr(n, key);
@@ -135,10 +142,10 @@ static const char *windows(const reach *r, const sp_node *n, int pool) {
 
 /* reshape: each k axis of the input must survive whole (same size, same
  * product of dims before it), and the output may have no other k axis. */
-static const char *reshape(const reach *r, const sp_node *n, int32_t y) {
+static const char *reshape(reach *r, const sp_node *n, int32_t y) {
     int32_t x = n->inputs[0];
     const sp_val *xv = &r->vals[x], *yv = &r->vals[y];
-    unsigned kx = k_axes(r, x), ky = k_axes(r, y), matched = 0;
+    unsigned kx = k_axes(r, x), ky = alt_axes(r, y), matched = 0;
     for (uint32_t a = 0; a < xv->rank; a++) {
         if (!(kx & (1u << a))) continue;
         int64_t before = 1;
@@ -154,13 +161,17 @@ static const char *reshape(const reach *r, const sp_node *n, int32_t y) {
         }
         if (!found) return "merges or splits the padded axis";
     }
-    return ky & ~matched ? "merges or splits the padded axis" : NULL;
+    if (ky & ~matched) return "merges or splits the padded axis";
+    r->mask[y] = matched;
+    return NULL;
 }
 
 static const char *concat(const reach *r, const sp_node *n, int32_t y) {
     const sp_val *yv = &r->vals[y];
     unsigned along = axis_bit(opt_int(n, "axis", 0), yv->rank);
-    if (!(k_axes(r, y) & along)) return NULL;
+    unsigned joined = alt_axes(r, y);
+    for (uint32_t i = 0; i < n->n_inputs; i++) joined |= k_axes(r, n->inputs[i]);
+    if (!(joined & along)) return NULL;
     for (uint32_t i = 0; i + 1 < n->n_inputs; i++)
         if (k_axes(r, n->inputs[i]) & along)
             return "joins along the padded axis after a part that follows it, which moves what comes next";
@@ -169,7 +180,7 @@ static const char *concat(const reach *r, const sp_node *n, int32_t y) {
 
 /* Why node n mixes positions along the dim, or NULL when it keeps them;
  * its data operands are all stable here. */
-static const char *rule(const reach *r, const sp_node *n) {
+static const char *rule(reach *r, const sp_node *n) {
     int32_t x = n->n_inputs ? n->inputs[0] : -1, y = n->src->outputs[0];
     unsigned kx = x >= 0 ? k_axes(r, x) : 0;
     uint32_t rank = x >= 0 ? r->vals[x].rank : 0;
@@ -255,8 +266,104 @@ static const char *rule(const reach *r, const sp_node *n) {
     }
     unsigned any = kx;
     for (uint32_t i = 1; i < n->n_inputs; i++) any |= k_axes(r, n->inputs[i]);
-    for (uint32_t o = 0; o < n->src->n_outputs; o++) any |= k_axes(r, n->src->outputs[o]);
+    for (uint32_t o = 0; o < n->src->n_outputs; o++) any |= alt_axes(r, n->src->outputs[o]);
     return any ? "is an op whose positions berth does not follow" : NULL;
+}
+
+/* Input v's k axes as seen from an output of rank `rank` that it
+ * broadcasts into (numpy: aligned at the last axis). */
+static unsigned aligned(const reach *r, int32_t v, uint32_t rank) {
+    uint32_t rv = r->vals[v].rank;
+    return rv <= rank ? k_axes(r, v) << (rank - rv) : 0;
+}
+
+/* Bits of m with the axes in `drop` taken out (reductions, squeeze). */
+static unsigned remove_axes(unsigned m, unsigned drop, uint32_t rank) {
+    unsigned out = 0;
+    for (uint32_t a = 0, b = 0; a < rank; a++) {
+        if (drop & (1u << a)) continue;
+        if (m & (1u << a)) out |= 1u << b;
+        b++;
+    }
+    return out;
+}
+
+/* Bits of m (of an input) placed around the axes `added` of the output
+ * (unsqueeze). */
+static unsigned insert_axes(unsigned m, unsigned added, uint32_t out_rank) {
+    unsigned out = 0;
+    for (uint32_t b = 0, a = 0; b < out_rank; b++) {
+        if (added & (1u << b)) continue;
+        if (m & (1u << a)) out |= 1u << b;
+        a++;
+    }
+    return out;
+}
+
+/* A stable node's outputs get the k axes their inputs carry to them. */
+static void carry(reach *r, const sp_node *n) {
+    int32_t x = n->n_inputs ? n->inputs[0] : -1, y = n->src->outputs[0];
+    uint32_t ry = r->vals[y].rank, rx = x >= 0 ? r->vals[x].rank : 0;
+    unsigned kx = x >= 0 ? k_axes(r, x) : 0, m = 0;
+    switch (n->id) {
+    case BERTH_OP_RESHAPE: return; /* reshape() placed them */
+    case BERTH_OP_TRANSPOSE:
+        for (uint32_t i = 0; i < ry; i++) {
+            int64_t p = opt_item(n, "permutation", i, (int64_t)ry - 1 - i);
+            if (p >= 0 && p < (int64_t)rx && (kx & (1u << p))) m |= 1u << i;
+        }
+        break;
+    case BERTH_OP_SQUEEZE: {
+        unsigned all1 = 0;
+        for (uint32_t a = 0; a < rx; a++) all1 |= r->vals[x].dims[a] == 1 ? 1u << a : 0;
+        m = remove_axes(kx, axes_bits(n, rx, all1), rx);
+        break;
+    }
+    case BERTH_OP_UNSQUEEZE: m = insert_axes(kx, axes_bits(n, ry, 0), ry); break;
+    case BERTH_OP_REDUCE_MEAN: case BERTH_OP_REDUCE_SUM: case BERTH_OP_REDUCE_MAX: case BERTH_OP_REDUCE_MIN:
+    case BERTH_OP_REDUCE_PRODUCT: case BERTH_OP_REDUCE_L1: case BERTH_OP_REDUCE_L2:
+    case BERTH_OP_REDUCE_LOG_SUM: case BERTH_OP_REDUCE_LOG_SUM_EXP: case BERTH_OP_REDUCE_SUM_SQUARE:
+        m = opt_int(n, "keepDimensions", 0) ? kx : remove_axes(kx, axes_bits(n, rx, (1u << rx) - 1), rx);
+        break;
+    case BERTH_OP_ARG_MAX: case BERTH_OP_ARG_MIN:
+        m = opt_int(n, "keepDimensions", 0) ? kx : remove_axes(kx, axis_bit(opt_int(n, "axis", 0), rx), rx);
+        break;
+    case BERTH_OP_MATMUL: {
+        if (n->n_inputs < 2 || rx < 2 || r->vals[n->inputs[1]].rank < 2 || ry < 2) break;
+        int32_t b = n->inputs[1];
+        uint32_t rb = r->vals[b].rank;
+        unsigned batch = (1u << (ry - 2)) - 1;
+        m = (aligned(r, x, ry) | aligned(r, b, ry)) & batch;
+        if (kx & (1u << (rx - 2))) m |= 1u << (ry - 2);
+        if (k_axes(r, b) & (1u << (rb - 1))) m |= 1u << (ry - 1);
+        break;
+    }
+    case BERTH_OP_GEMM:
+        if (n->n_inputs < 2) break;
+        if (kx & (opt_int(n, "aTranspose", 0) ? 2u : 1u)) m |= 1u;
+        if (k_axes(r, n->inputs[1]) & (opt_int(n, "bTranspose", 0) ? 1u : 2u)) m |= 2u;
+        break;
+    case BERTH_OP_CONV2D: case BERTH_OP_CONV_TRANSPOSE2D: {
+        int nhwc = !strcmp(opt_str(n, "inputLayout", "nchw"), "nhwc");
+        m = kx & ~(1u << (nhwc ? 3 : 1)); /* output channels come from the filter */
+        break;
+    }
+    case BERTH_OP_GATHER: {
+        unsigned axis = axis_bit(opt_int(n, "axis", 0), rx);
+        uint32_t ax = 0, ri = n->n_inputs > 1 ? r->vals[n->inputs[1]].rank : 0;
+        while (axis && !(axis & (1u << ax))) ax++;
+        unsigned ki = n->n_inputs > 1 ? k_axes(r, n->inputs[1]) : 0;
+        for (uint32_t a = 0; a < rx; a++)
+            if ((kx & (1u << a)) && a != ax) m |= 1u << (a < ax ? a : a - 1 + ri);
+        m |= ki << ax;
+        break;
+    }
+    case BERTH_OP_SHAPE: break;
+    default: /* the output has the input's axes, or broadcasts its inputs */
+        for (uint32_t i = 0; i < n->n_inputs; i++) m |= aligned(r, n->inputs[i], ry);
+        break;
+    }
+    for (uint32_t o = 0; o < n->src->n_outputs; o++) r->mask[n->src->outputs[o]] = m;
 }
 
 /* The values a node computes from: positional operands and operand
@@ -317,11 +424,13 @@ static void tied(const berth_graph *g, const sp_node *nodes, uint32_t k, int32_t
 int sp_pad_reach(const berth_graph *g, const sp_node *nodes, const sp_val *vals, sp_val ***alt,
                  const uint64_t *moved, const int32_t *tied_at, const int64_t *syms,
                  berth_pad_reach *out) {
-    reach r = {g, nodes, vals, NULL, NULL, NULL};
+    reach r = {g, nodes, vals, NULL, NULL, NULL, NULL};
+    r.mask = malloc(sizeof *r.mask * (g->n_values + 1));
     r.mixed_at = malloc(sizeof *r.mixed_at * (g->n_values + 1));
     r.why = malloc(sizeof *r.why * (g->n_nodes + 1));
     char *on = malloc(g->n_values + 1);
-    if (!r.mixed_at || !r.why || !on) {
+    if (!r.mask || !r.mixed_at || !r.why || !on) {
+        free(r.mask);
         free(r.mixed_at);
         free(r.why);
         free(on);
@@ -334,7 +443,15 @@ int sp_pad_reach(const berth_graph *g, const sp_node *nodes, const sp_val *vals,
             continue;
         }
         r.alt = alt[k];
-        for (uint32_t v = 0; v < g->n_values; v++) r.mixed_at[v] = -1;
+        for (uint32_t v = 0; v < g->n_values; v++) {
+            r.mixed_at[v] = -1;
+            r.mask[v] = alt_axes(&r, (int32_t)v);
+        }
+        for (uint32_t i = 0; i < g->n_inputs; i++) {
+            const bg_value *v = &g->values[g->inputs[i]];
+            for (uint32_t d = 0; d < v->rank; d++)
+                if (v->dims[d].sym == (int32_t)k) r.mask[g->inputs[i]] |= 1u << d;
+        }
         for (uint32_t i = 0; i < g->n_nodes; i++) {
             const sp_node *n = &nodes[i];
             int32_t at = first_mixed_input(&r, n);
@@ -344,15 +461,21 @@ int sp_pad_reach(const berth_graph *g, const sp_node *nodes, const sp_val *vals,
                 if (why) {
                     at = (int32_t)i;
                     r.why[i] = why;
+                } else {
+                    carry(&r, n);
                 }
             }
-            for (uint32_t o = 0; o < n->src->n_outputs; o++) r.mixed_at[n->src->outputs[o]] = at;
+            for (uint32_t o = 0; o < n->src->n_outputs; o++) {
+                r.mixed_at[n->src->outputs[o]] = at;
+                r.mask[n->src->outputs[o]] |= alt_axes(&r, n->src->outputs[o]);
+            }
         }
         for (uint32_t o = 0; o < g->n_outputs; o++) {
             int32_t at = r.mixed_at[g->outputs[o]];
             if (at >= 0) record(nodes, at, r.why[at], &out[(size_t)o * g->n_syms + k]);
         }
     }
+    free(r.mask);
     free(r.mixed_at);
     free(r.why);
     free(on);
