@@ -288,6 +288,9 @@ static berth_status run(berth_context *c, uint32_t l, const berth_tensor *inputs
         st = check_indices(&inputs[s->index_checks[k].input], &s->index_checks[k], g, err);
         if (st != BERTH_OK) return st;
     }
+    /* Before the backend runs: sizes the graph cannot take stop here. */
+    int padded = 0;
+    if ((st = trim_dims(ln, s, (uint32_t)b, asked, &padded, err)) != BERTH_OK) return st;
     for (uint32_t i = 0; i < n_inputs; i++) {
         berth_tensor *pad = &s->in_pad[i];
         if (!pad->data) {
@@ -307,8 +310,6 @@ static berth_status run(berth_context *c, uint32_t l, const berth_tensor *inputs
     pthread_mutex_unlock(&ex->lock);
     if (st != BERTH_OK) return st;
 
-    int padded = 0;
-    if ((st = trim_dims(ln, s, (uint32_t)b, asked, &padded, err)) != BERTH_OK) return st;
     if (padded) warn_padding(ex, ln, s, (uint32_t)b);
     for (uint32_t o = 0; o < n_outputs; o++) {
         const berth_tensor *full = &s->out_full[o];

@@ -8,9 +8,11 @@
  * graph as written (before fusion, so every op is a WebNN op and every
  * node has its line).
  *
- * The axes that matter are those whose size follows k (the "k axes":
- * where the value as inferred with k one smaller, alt[k], differs from
- * the bucket's). Padding sits at the end of the k axes of the inputs; a
+ * The axes that matter are the "k axes": the inputs' axes bound to k,
+ * carried op by op to the axes they become (a conv's frames, a
+ * transpose's moved axis), plus any axis whose size follows k (where the
+ * value as inferred with k one smaller, alt[k], differs from the
+ * bucket's: an expand to a computed shape). Padding sits at the end of the k axes of the inputs; a
  * value is "stable" when each of its elements inside the box of the
  * asked sizes equals the unpadded run's. Inputs and consts are stable. A
  * node's outputs are stable when its data operands are, and the op maps
@@ -359,6 +361,7 @@ static void carry(reach *r, const sp_node *n) {
         break;
     }
     case BERTH_OP_SHAPE: break;
+    case BERTH_OP_BATCH_NORMALIZATION: m = kx; break; /* mean and variance are per channel, not broadcast */
     default: /* the output has the input's axes, or broadcasts its inputs */
         for (uint32_t i = 0; i < n->n_inputs; i++) m |= aligned(r, n->inputs[i], ry);
         break;
