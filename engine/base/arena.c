@@ -28,6 +28,28 @@ void berth_arena_free(berth_arena *a) {
     free(a);
 }
 
+void berth_arena_reset(berth_arena *a) {
+    if (!a || !a->head) return;
+    if (!a->head->next) {
+        a->head->used = 0;
+        return;
+    }
+    size_t total = a->reserved;
+    for (chunk *c = a->head, *n; c; c = n) {
+        n = c->next;
+        free(c);
+    }
+    a->head = NULL;
+    a->reserved = 0;
+    chunk *c = total <= SIZE_MAX - sizeof(chunk) ? malloc(sizeof(chunk) + total) : NULL;
+    if (!c) return; /* the next alloc starts afresh */
+    c->next = NULL;
+    c->size = total;
+    c->used = 0;
+    a->head = c;
+    a->reserved = total;
+}
+
 void *berth_arena_alloc(berth_arena *a, size_t bytes) {
     if (bytes > SIZE_MAX - 15) return NULL;
     size_t need = (bytes + 15) & ~(size_t)15;

@@ -45,7 +45,18 @@ typedef struct plan_slot {
     berth_tensor *in_pad;  /* per input: bucket-sized buffer (data NULL when static) */
     berth_tensor *in_view; /* per input: what run() hands the backend */
     berth_tensor *out_full;/* per output: bucket-sized result */
-    uint64_t *out_dep;     /* per output and dim: bit s set when it scales with sym s (at most 64) */
+    /* Trimming a padded run (run.c): the dims are what shape inference
+     * gives at the asked dyn values, worked out in trim_arena (sized when
+     * the slot is built) and kept for the last asked values, so runs that
+     * repeat them infer nothing and allocate nothing. */
+    int64_t *trim_want;    /* per dyn dim: this run's asked value (scratch) */
+    int64_t *trim_asked;   /* per dyn dim: the values trim_dims is for; all 0: none */
+    uint32_t *trim_rank;   /* per output */
+    int64_t *trim_dims;    /* per output: BERTH_MAX_RANK dims */
+    void *trim_arena;      /* berth_arena */
+    /* Per output: bit k set once a run padded along dyn dim k and the
+     * warning that this output's values may differ was given. */
+    uint64_t *pad_warned;
     uint64_t host_bytes;
     /* Inputs a gather reads as indices: each value must lie in
      * [-bound, bound), checked before the backend sees it. */

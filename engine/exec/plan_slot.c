@@ -552,8 +552,16 @@ berth_status berth_slot_build(berth_executor *ex, lane *ln, plan_slot *s, uint32
     s->in_pad = calloc(ni ? ni : 1, sizeof *s->in_pad);
     s->in_view = calloc(ni ? ni : 1, sizeof *s->in_view);
     s->out_full = calloc(no ? no : 1, sizeof *s->out_full);
-    s->out_dep = calloc((size_t)(no ? no : 1) * BERTH_MAX_RANK, sizeof *s->out_dep);
-    if (!s->in_pad || !s->in_view || !s->out_full || !s->out_dep) goto nomem;
+    uint32_t ns = g->n_syms;
+    s->trim_want = calloc(ns + 1, sizeof *s->trim_want);
+    s->trim_asked = calloc(ns + 1, sizeof *s->trim_asked);
+    s->trim_rank = calloc(no + 1, sizeof *s->trim_rank);
+    s->trim_dims = calloc((size_t)(no + 1) * BERTH_MAX_RANK, sizeof *s->trim_dims);
+    s->pad_warned = calloc(no + 1, sizeof *s->pad_warned);
+    s->trim_arena = berth_arena_new();
+    if (!s->in_pad || !s->in_view || !s->out_full || !s->trim_want || !s->trim_asked || !s->trim_rank ||
+        !s->trim_dims || !s->pad_warned || !s->trim_arena)
+        goto nomem;
 
     const berth_graph_desc *d = &s->spec->desc;
     for (uint32_t i = 0; i < ni; i++) {
@@ -582,8 +590,32 @@ berth_status berth_slot_build(berth_executor *ex, lane *ln, plan_slot *s, uint32
         s->out_full[i].capacity = bytes;
         s->host_bytes += bytes;
     }
-    /* Which output dims follow which dyn dim, as inference found them. */
-    memcpy(s->out_dep, s->spec->out_dep, sizeof *s->out_dep * (size_t)no * BERTH_MAX_RANK);
+    /* Shape inference once at the bucket's own values: it sizes the
+     * arena a padded run infers its dims in (smaller sizes need no more
+     * in any graph berth has met, so those runs allocate nothing), and
+     * it must agree with the specialization. A bucket with every dyn dim
+     * at 1 pads nothing and needs none of it. */
+    const int64_t *bv = ln->bucket_vals + (size_t)b * ns;
+    int can_pad = 0;
+    for (uint32_t k = 0; k < ns; k++) can_pad |= bv[k] > 1;
+    if (can_pad) {
+        if (berth_specialize_shapes(g, bv, s->trim_arena, s->trim_rank, s->trim_dims, err)) {
+            st = BERTH_ERR_INTERNAL;
+            goto fail;
+        }
+        for (uint32_t i = 0; i < no; i++)
+            if (s->trim_rank[i] != s->out_full[i].rank ||
+                memcmp(&s->trim_dims[(size_t)i * BERTH_MAX_RANK], s->out_full[i].dims,
+                       sizeof(int64_t) * s->trim_rank[i])) {
+                berth_errorf(err, "%s: output '%s': shape inference alone disagrees with the bucket's plan",
+                             g->path, g->values[g->outputs[i]].name);
+                st = BERTH_ERR_INTERNAL;
+                goto fail;
+            }
+        memcpy(s->trim_asked, bv, sizeof *bv * ns);
+        berth_arena_reset(s->trim_arena); /* into one block now, not on a run */
+        s->host_bytes += berth_arena_bytes(s->trim_arena);
+    }
     if ((st = find_index_checks(ln, s, err)) != BERTH_OK) goto fail;
 
     uint32_t n_steps = ex->split ? part.n_subgraphs : 1;
@@ -634,7 +666,12 @@ void berth_slot_free(berth_executor *ex, plan_slot *s, uint32_t n_inputs, uint32
     free(s->in_pad);
     free(s->in_view);
     free(s->out_full);
-    free(s->out_dep);
+    free(s->trim_want);
+    free(s->trim_asked);
+    free(s->trim_rank);
+    free(s->trim_dims);
+    free(s->pad_warned);
+    if (s->trim_arena) berth_arena_free(s->trim_arena);
     free(s->index_checks);
     if (s->spec) berth_spec_free(s->spec);
     memset(s, 0, sizeof *s);

@@ -163,6 +163,98 @@ static berth_status run_steps(berth_executor *ex, plan_slot *s, berth_error *err
     return BERTH_OK;
 }
 
+/* The first input dim bound to dyn dim k, for messages. */
+static void padded_input(const lane *ln, uint32_t k, uint32_t *input, uint32_t *dim) {
+    for (uint32_t i = 0; i < ln->g->n_inputs; i++)
+        for (uint32_t d = 0; d < ln->in_rank[i]; d++)
+            if (ln->in_sym[i * BERTH_MAX_RANK + d] == (int32_t)k) {
+                *input = i;
+                *dim = d;
+                return;
+            }
+    *input = *dim = 0;
+}
+
+/* The dims a run returns. When no dyn dim was padded, the bucket's.
+ * Otherwise what the graph's own shape inference gives at the asked
+ * values, which is what an unpadded run returns: a strided window gives
+ * floor((n - k) / s) + 1 frames, never the bucket's count scaled. The
+ * result is kept for the last asked values, so a run that repeats them
+ * only compares; new values infer again in the slot's arena, which
+ * allocates only if they need more than the bucket's own inference did
+ * (berth_slot_build sizes it). Each output is then the leading box of
+ * the bucket's output. */
+static berth_status trim_dims(const lane *ln, plan_slot *s, uint32_t b, const int64_t *asked, int *padded,
+                              berth_error *err) {
+    const berth_graph *g = ln->g;
+    const int64_t *bv = ln->bucket_vals + (size_t)b * g->n_syms;
+    int same = 1;
+    *padded = 0;
+    for (uint32_t k = 0; k < g->n_syms; k++) {
+        /* a dyn dim no input carries is not padded */
+        s->trim_want[k] = asked[k] ? asked[k] : bv[k];
+        *padded |= s->trim_want[k] != bv[k];
+        same &= s->trim_want[k] == s->trim_asked[k];
+    }
+    if (!*padded || same) return BERTH_OK;
+    berth_error e;
+    if (berth_specialize_shapes(g, s->trim_want, s->trim_arena, s->trim_rank, s->trim_dims, &e)) {
+        memset(s->trim_asked, 0, sizeof *s->trim_asked * g->n_syms);
+        uint32_t k = 0, input, dim;
+        while (k + 1 < g->n_syms && s->trim_want[k] == bv[k]) k++;
+        padded_input(ln, k, &input, &dim);
+        berth_errorf(err, "input '%s' dim %u (%s): %lld padded to the bucket's %lld, but the graph has no shape at %lld: %s",
+                     g->values[g->inputs[input]].name, dim, g->syms[k].name, (long long)s->trim_want[k],
+                     (long long)bv[k], (long long)s->trim_want[k], e.msg);
+        return BERTH_ERR_INVALID;
+    }
+    for (uint32_t o = 0; o < g->n_outputs; o++) {
+        const berth_tensor *full = &s->out_full[o];
+        const int64_t *dims = &s->trim_dims[(size_t)o * BERTH_MAX_RANK];
+        uint32_t d = 0;
+        while (s->trim_rank[o] == full->rank && d < full->rank && dims[d] <= full->dims[d]) d++;
+        if (s->trim_rank[o] == full->rank && d == full->rank) continue;
+        /* a shape rule that grows as its input shrinks: a bug, and an
+         * error here rather than a copy past the bucket's buffer */
+        memset(s->trim_asked, 0, sizeof *s->trim_asked * g->n_syms);
+        if (s->trim_rank[o] != full->rank)
+            berth_errorf(err, "output '%s': shape inference at the asked sizes gives rank %u, the bucket's plan rank %u",
+                         g->values[g->outputs[o]].name, s->trim_rank[o], full->rank);
+        else
+            berth_errorf(err, "output '%s' dim %u: shape inference at the asked sizes gives %lld, more than the bucket's %lld",
+                         g->values[g->outputs[o]].name, d, (long long)dims[d], (long long)full->dims[d]);
+        return BERTH_ERR_INTERNAL;
+    }
+    memcpy(s->trim_asked, s->trim_want, sizeof *s->trim_asked * g->n_syms);
+    return BERTH_OK;
+}
+
+/* A padded run whose padding can reach an output's kept values (the
+ * specialization's pad_reach) says so once per plan, output and dyn dim,
+ * naming the output, the padded input and dim, and the first node that
+ * mixes padded positions in. The dims returned are exact either way. */
+static void warn_padding(berth_executor *ex, const lane *ln, plan_slot *s, uint32_t b) {
+    const berth_graph *g = ln->g;
+    const berth_spec *sp = s->spec;
+    if (!sp->pad_reach || sp->n_syms != g->n_syms) return;
+    const int64_t *bv = ln->bucket_vals + (size_t)b * g->n_syms;
+    for (uint32_t o = 0; o < g->n_outputs; o++)
+        for (uint32_t k = 0; k < g->n_syms && k < 64; k++) {
+            const berth_pad_reach *pr = &sp->pad_reach[(size_t)o * g->n_syms + k];
+            uint64_t bit = UINT64_C(1) << k;
+            if (s->trim_want[k] == bv[k] || !pr->node || (s->pad_warned[o] & bit)) continue;
+            s->pad_warned[o] |= bit;
+            uint32_t input, dim;
+            padded_input(ln, k, &input, &dim);
+            berth_logf(&ex->log, BERTH_LOG_WARN,
+                       "output '%s' may differ from an unpadded run: input '%s' dim %u (%s) was padded "
+                       "from %lld to the bucket's %lld, and node '%s' (%s, %s:%u) %s; its dims are exact",
+                       g->values[g->outputs[o]].name, g->values[g->inputs[input]].name, dim, g->syms[k].name,
+                       (long long)s->trim_want[k], (long long)bv[k], pr->node, pr->op,
+                       g->path ? g->path : "graph", pr->line, pr->why);
+        }
+}
+
 static berth_status run(berth_context *c, uint32_t l, const berth_tensor *inputs,
                         uint32_t n_inputs, berth_tensor *outputs, uint32_t n_outputs,
                         uint32_t *bucket, berth_error *err) {
@@ -196,6 +288,9 @@ static berth_status run(berth_context *c, uint32_t l, const berth_tensor *inputs
         st = check_indices(&inputs[s->index_checks[k].input], &s->index_checks[k], g, err);
         if (st != BERTH_OK) return st;
     }
+    /* Before the backend runs: sizes the graph cannot take stop here. */
+    int padded = 0;
+    if ((st = trim_dims(ln, s, (uint32_t)b, asked, &padded, err)) != BERTH_OK) return st;
     for (uint32_t i = 0; i < n_inputs; i++) {
         berth_tensor *pad = &s->in_pad[i];
         if (!pad->data) {
@@ -215,24 +310,17 @@ static berth_status run(berth_context *c, uint32_t l, const berth_tensor *inputs
     pthread_mutex_unlock(&ex->lock);
     if (st != BERTH_OK) return st;
 
+    if (padded) warn_padding(ex, ln, s, (uint32_t)b);
     for (uint32_t o = 0; o < n_outputs; o++) {
         const berth_tensor *full = &s->out_full[o];
         berth_tensor *t = &outputs[o];
         t->dtype = full->dtype;
         t->rank = full->rank;
+        const int64_t *dims = padded ? &s->trim_dims[(size_t)o * BERTH_MAX_RANK] : full->dims;
         size_t elems = 1;
         for (uint32_t d = 0; d < full->rank; d++) {
-            int64_t dim = full->dims[d];
-            uint64_t dep = s->out_dep[o * BERTH_MAX_RANK + d];
-            /* Scale by asked/bucket for every dyn dim this one follows,
-             * rounding up so no real element is cut. */
-            for (uint32_t k = 0; k < g->n_syms; k++)
-                if (dep & (UINT64_C(1) << k)) {
-                    int64_t bv = ln->bucket_vals[(size_t)b * g->n_syms + k];
-                    dim = (dim * asked[k] + bv - 1) / bv;
-                }
-            t->dims[d] = dim;
-            elems *= (size_t)dim;
+            t->dims[d] = dims[d];
+            elems *= (size_t)dims[d];
         }
         int ok = 1;
         size_t bytes = berth_dtype_bytes(full->dtype, elems, &ok);

@@ -18,6 +18,7 @@
 #include "berth/backend.h"
 #include "berth/ops.h"
 #include "graph.h"
+#include "specialize.h"
 
 /* Host data is kept for values up to this many elements; larger values
  * are never folded (shape math is small; a large fold would only move
@@ -121,5 +122,17 @@ void sp_store_i(void *data, berth_dtype t, size_t i, int64_t v);
 void sp_store_f(void *data, berth_dtype t, size_t i, double v);
 /* Fills a tensor of `count` elements with `x` (for @scalar consts). */
 void sp_fill(void *data, berth_dtype t, size_t count, double x);
+
+/* pad_reach.c: for every graph output and dyn dim k, whether padding
+ * along k can reach the output's kept values (berth_pad_reach), from the
+ * graph as inferred at the bucket (vals, nodes) and as it would be with
+ * each dim one smaller (alt[k][v], NULL where the same; alt[k] NULL where
+ * dim k could not move alone, tied_at[k] naming the node that tied it).
+ * moved[i] bit k: node i's offsets (slice starts, padding, window sizes)
+ * follow dim k. out has g->n_outputs * g->n_syms entries; 0 or -1 (out of
+ * memory). */
+int sp_pad_reach(const berth_graph *g, const sp_node *nodes, const sp_val *vals, sp_val ***alt,
+                 const uint64_t *moved, const int32_t *tied_at, const int64_t *syms,
+                 berth_pad_reach *out);
 
 #endif

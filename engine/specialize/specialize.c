@@ -23,6 +23,10 @@ typedef struct spec_build {
      * as it would be with dyn dim k one smaller, or NULL where it would
      * be the same; alt[k] itself is NULL when dim k cannot move alone. */
     sp_val ***alt;
+    /* For pad_reach.c: moved[i] bit k, node i's offsets follow dim k;
+     * tied_at[k], the node whose rule would not let dim k move alone. */
+    uint64_t *moved;
+    int32_t *tied_at;
 } spec_build;
 
 static const char *gpath(const berth_graph *g) { return g->path ? g->path : "<graph>"; }
@@ -493,8 +497,8 @@ static int build_desc(spec_build *b) {
 
 /* ---- 7. which output dims follow which dyn dim ------------------------------
  *
- * Trimming a result back from the bucket to the batch scales each output
- * dim by asked/bucket for every dyn dim it follows. Which those are is
+ * What berth_executor_output_info reports as dyn, and what pad_reach.c
+ * reads to know which axes follow a dim. Which those are is
  * found alongside the inference: for each dyn dim k, every value whose
  * shape or host data would differ were k one smaller is kept in that
  * form (alt[k]), node by node, by running the node's rule again on its
@@ -572,8 +576,44 @@ static uint32_t node_reads(const spec_build *b, uint32_t i, int32_t *out, uint32
     return m;
 }
 
+static int attr_same(const berth_attr *x, const berth_attr *y) {
+    if (x->type != y->type) return 0;
+    switch (x->type) {
+    case BERTH_ATTR_NULL: return 1;
+    case BERTH_ATTR_INT:
+    case BERTH_ATTR_BOOL:
+    case BERTH_ATTR_OPERAND: return x->i == y->i;
+    case BERTH_ATTR_FLOAT: return x->f == y->f;
+    case BERTH_ATTR_STRING: return !strcmp(x->s, y->s);
+    case BERTH_ATTR_INTS:
+    case BERTH_ATTR_OPERANDS:
+        return x->count == y->count && (!x->count || !memcmp(x->ints, y->ints, x->count * sizeof *x->ints));
+    case BERTH_ATTR_FLOATS:
+        return x->count == y->count && (!x->count || !memcmp(x->floats, y->floats, x->count * sizeof *x->floats));
+    }
+    return 0;
+}
+
+/* Whether an option other than a shape (reshape's and expand's newShape,
+ * slice's sizes, which are meant to follow the dims) differs between the
+ * node as inferred at the bucket and with a dim one smaller: a slice
+ * start or a padding computed from a dim moves where the node reads. */
+static int offsets_moved(const sp_node *base, const sp_node *alt) {
+    if (base->n_attrs != alt->n_attrs) return 1;
+    for (uint32_t a = 0; a < base->n_attrs; a++) {
+        const berth_attr *x = &base->attrs[a];
+        if (!strcmp(x->key, "newShape") || !strcmp(x->key, "sizes")) continue;
+        const berth_attr *y = NULL;
+        for (uint32_t j = 0; j < alt->n_attrs && !y; j++)
+            if (!strcmp(alt->attrs[j].key, x->key)) y = &alt->attrs[j];
+        if (!y || !attr_same(x, y)) return 1;
+    }
+    return 0;
+}
+
 static int alt_node(spec_build *b, uint32_t i) {
     const berth_graph *g = b->c.g;
+    if (!b->alt) return 0; /* shapes only (berth_specialize_shapes) */
     const bg_node *n = &g->nodes[i];
     int32_t reads[64];
     sp_val saved_in[64], saved_out[16];
@@ -603,6 +643,7 @@ static int alt_node(spec_build *b, uint32_t i) {
         int rc = 0;
         for (uint32_t o = 0; o < n->n_outputs && !bad && !rc; o++)
             if (!same_val(&b->c.vals[n->outputs[o]], &saved_out[o])) rc = keep_alt(b, k, (uint32_t)n->outputs[o]);
+        if (!bad && k < 64 && offsets_moved(&saved_node, &b->nodes[i])) b->moved[i] |= UINT64_C(1) << k;
         for (uint32_t o = 0; o < n->n_outputs; o++) b->c.vals[n->outputs[o]] = saved_out[o];
         for (uint32_t j = n_reads; j-- > 0;) b->c.vals[reads[j]] = saved_in[j];
         b->nodes[i] = saved_node;
@@ -611,6 +652,7 @@ static int alt_node(spec_build *b, uint32_t i) {
         if (bad) { /* dim k cannot move alone */
             free(b->alt[k]);
             b->alt[k] = NULL;
+            if (b->tied_at[k] < 0) b->tied_at[k] = (int32_t)i;
         }
     }
     return 0;
@@ -661,7 +703,12 @@ berth_spec *berth_specialize(const berth_graph *g, const int64_t *sym_values,
     b.c.vals = berth_arena_array(a, g->n_values + 1, sizeof(sp_val));
     b.nodes = berth_arena_array(a, g->n_nodes + 1, sizeof(sp_node));
     b.live = berth_arena_alloc(a, g->n_values + 1);
-    if (!s->operand_of || !b.c.vals || !b.nodes || !b.live) goto oom;
+    b.moved = berth_arena_array(a, g->n_nodes + 1, sizeof *b.moved);
+    b.tied_at = berth_arena_array(a, g->n_syms + 1, sizeof *b.tied_at);
+    s->n_syms = g->n_syms;
+    s->pad_reach = berth_arena_array(a, (size_t)g->n_outputs * g->n_syms + 1, sizeof *s->pad_reach);
+    if (!s->operand_of || !b.c.vals || !b.nodes || !b.live || !b.moved || !b.tied_at || !s->pad_reach) goto oom;
+    for (uint32_t k = 0; k < g->n_syms; k++) b.tied_at[k] = -1;
     if (bind_syms(&b)) goto fail;
     for (uint32_t v = 0; v < g->n_values; v++)
         if (g->values[v].kind != BG_NODE_OUTPUT && bind_leaf(&b, v)) goto fail;
@@ -672,6 +719,12 @@ berth_spec *berth_specialize(const berth_graph *g, const int64_t *sym_values,
     for (uint32_t k = 0; k < g->n_syms && k < 64; k++)
         if (sym_values[k] > 1 && !(b.alt[k] = calloc(g->n_values + 1, sizeof **b.alt))) goto oom;
     if (alt_leaves(&b) || walk(&b) || record_deps(&b)) goto fail;
+    if (sp_pad_reach(g, b.nodes, b.c.vals, b.alt, b.moved, b.tied_at, sym_values, s->pad_reach)) goto oom;
+    for (size_t i = 0; i < (size_t)g->n_outputs * g->n_syms; i++) { /* names outlive the graph */
+        berth_pad_reach *pr = &s->pad_reach[i];
+        if (pr->node && (!(pr->node = berth_arena_strdup(a, pr->node)) || !(pr->op = berth_arena_strdup(a, pr->op))))
+            goto oom;
+    }
     free_alt(&b, g->n_syms);
     mark_live(&b);
     if (build_desc(&b)) goto fail_freed;
@@ -683,6 +736,34 @@ fail:
 fail_freed:
     berth_arena_free(a);
     return NULL;
+}
+
+int berth_specialize_shapes(const berth_graph *g, const int64_t *sym_values, void *arena,
+                            uint32_t *out_rank, int64_t *out_dims, berth_error *err) {
+    berth_arena *a = arena;
+    berth_arena_reset(a);
+    spec_build b = {0};
+    b.c.g = g;
+    b.c.arena = a;
+    b.c.err = err;
+    b.syms = sym_values;
+    b.c.vals = berth_arena_array(a, g->n_values + 1, sizeof(sp_val));
+    b.nodes = berth_arena_array(a, g->n_nodes + 1, sizeof(sp_node));
+    if (!b.c.vals || !b.nodes) {
+        snprintf(err->msg, sizeof err->msg, "%s: out of memory inferring shapes", gpath(g));
+        return -1;
+    }
+    if (bind_syms(&b)) return -1;
+    for (uint32_t v = 0; v < g->n_values; v++)
+        if (g->values[v].kind != BG_NODE_OUTPUT && bind_leaf(&b, v)) return -1;
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        if (infer_node(&b, i)) return -1;
+    for (uint32_t o = 0; o < g->n_outputs; o++) {
+        const sp_val *v = &b.c.vals[g->outputs[o]];
+        out_rank[o] = v->rank;
+        memcpy(&out_dims[(size_t)o * BERTH_MAX_RANK], v->dims, sizeof(int64_t) * v->rank);
+    }
+    return 0;
 }
 
 void berth_spec_free(berth_spec *s) {

@@ -10,6 +10,18 @@
 #include "berth/backend.h"
 #include "graph.h"
 
+/* Whether a graph output's kept values can depend on the padding along
+ * one dyn dim (pad_reach.c says by which rules). node NULL: they cannot,
+ * a padded run's trimmed output is what an unpadded run gives. Else the
+ * first node, in graph order, that mixes padded positions into positions
+ * that are kept, and why. */
+typedef struct berth_pad_reach {
+    const char *node; /* its first output's name */
+    const char *op;
+    uint32_t line;    /* in the graph file */
+    const char *why;  /* "reduces over the padded axis" */
+} berth_pad_reach;
+
 typedef struct berth_spec {
     berth_graph_desc desc;  /* the ABI view handed to backend.plan */
     int32_t *operand_of;    /* per graph value: its operand index, or -1 (folded away / dead) */
@@ -17,8 +29,12 @@ typedef struct berth_spec {
     uint32_t n_values;      /* length of operand_of: the graph's value count */
     /* Per output o and dim d, out_dep[o * BERTH_MAX_RANK + d]: bit k set
      * when that dim follows dyn dim k (would change were k one smaller),
-     * found during inference. Trimming scales those dims by asked/bucket. */
+     * found during inference. */
     uint64_t *out_dep;
+    /* pad_reach[o * n_syms + k]: whether padding along dyn dim k can reach
+     * output o's kept values; computed once per specialization. */
+    berth_pad_reach *pad_reach;
+    uint32_t n_syms;
 } berth_spec;
 
 /* sym_values[i] binds g->syms[i]; each must be 1..max.
@@ -28,6 +44,15 @@ typedef struct berth_spec {
 berth_spec *berth_specialize(const berth_graph *g, const int64_t *sym_values,
                              const uint32_t *weight_ids, berth_error *err);
 void berth_spec_free(berth_spec *s);
+
+/* The dims of every graph output with the dyn dims at sym_values, by the
+ * same shape rules as berth_specialize but with no desc built: what an
+ * unpadded run at those sizes returns. Works in `arena` (reset first and
+ * kept by the caller), so once the arena has held a run as large, another
+ * allocates nothing. out_rank[o]; out_dims[o * BERTH_MAX_RANK + d].
+ * 0, or -1 with err naming the node whose rule refused these sizes. */
+int berth_specialize_shapes(const berth_graph *g, const int64_t *sym_values, void *arena,
+                            uint32_t *out_rank, int64_t *out_dims, berth_error *err);
 
 /* The inferred operand (dtype, dims, kind, constant data) of graph value
  * `value`, or NULL when it was dropped (dead, or fused away). */

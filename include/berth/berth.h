@@ -168,8 +168,11 @@ int berth_executor_is_warm(const berth_executor *ex, uint32_t lane, uint32_t buc
 
 /* Run a batch. inputs[i] is the lane's input i (host memory, row-major;
  * dynamic dims at most their max). The executor picks the smallest bucket
- * of the lane's stage that holds the batch, pads, runs and trims.
- * outputs[i]: data is grown with realloc when too small (start from a
+ * of the lane's stage that holds the batch, pads, runs and trims: each
+ * output's dims are what the graph gives at the batch's own sizes, and a
+ * plan whose padding may reach an output's values warns once (README.md,
+ * "Buckets"). A size the graph cannot take is BERTH_ERR_INVALID naming
+ * the input and dim. outputs[i]: data is grown with realloc when too small (start from a
  * zeroed berth_tensor; free with berth_tensor_release); dtype, rank and
  * dims are written. `bucket` (optional) receives the bucket used. */
 berth_status berth_executor_run(berth_executor *ex, uint32_t lane, const berth_tensor *inputs,
