@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "backend_call.h"
 #include "dtype.h"
 #include "executor_internal.h"
+#include "specialize.h"
 #include "util.h"
 
 /* Split "vulkan, cpu" into trimmed items. */
@@ -513,6 +515,46 @@ berth_status berth_executor_input_info(const berth_executor *ex, uint32_t l, uin
     return BERTH_OK;
 }
 
+/* The specializer marks an output dim as following dyn dim k when it
+ * changes with k one smaller; a strided window (a conv with stride 160
+ * over 16384 samples gives as many frames for 16383) does not, so each dim
+ * is also probed at half the bucket's value, by the shape rules alone.
+ * A half the graph refuses (too short for a kernel) says nothing. */
+static int halved_deps(const berth_graph *g, const int64_t *vals, uint32_t o, uint64_t dep[BERTH_MAX_RANK]) {
+    memset(dep, 0, sizeof(uint64_t) * BERTH_MAX_RANK);
+    if (g->n_syms == 0) return 0;
+    berth_arena *a = berth_arena_new();
+    int64_t *probe = malloc(sizeof *probe * g->n_syms);
+    uint32_t *rank = malloc(sizeof *rank * g->n_outputs);
+    int64_t *dims = malloc(sizeof *dims * g->n_outputs * BERTH_MAX_RANK);
+    int ok = a && probe && rank && dims;
+    uint32_t base_rank = 0;
+    int64_t base[BERTH_MAX_RANK];
+    berth_error err;
+    if (ok) {
+        memcpy(probe, vals, sizeof *probe * g->n_syms);
+        berth_arena_reset(a);
+        if (berth_specialize_shapes(g, probe, a, rank, dims, &err) != 0) goto done;
+        base_rank = rank[o];
+        memcpy(base, dims + (size_t)o * BERTH_MAX_RANK, sizeof base);
+    }
+    for (uint32_t k = 0; ok && k < g->n_syms && k < 64; k++) {
+        if (vals[k] < 2) continue;
+        memcpy(probe, vals, sizeof *probe * g->n_syms);
+        probe[k] = vals[k] / 2;
+        berth_arena_reset(a);
+        if (berth_specialize_shapes(g, probe, a, rank, dims, &err) != 0 || rank[o] != base_rank) continue;
+        for (uint32_t d = 0; d < base_rank && d < BERTH_MAX_RANK; d++)
+            if (dims[(size_t)o * BERTH_MAX_RANK + d] != base[d]) dep[d] |= UINT64_C(1) << k;
+    }
+done:
+    free(dims);
+    free(rank);
+    free(probe);
+    if (a) berth_arena_free(a);
+    return ok ? 0 : -1;
+}
+
 berth_status berth_executor_output_info(const berth_executor *ex, uint32_t l, uint32_t i,
                                         berth_io_info *info) {
     if (l >= ex->n_lanes || i >= ex->lanes[l].g->n_outputs) return BERTH_ERR_INVALID;
@@ -537,8 +579,13 @@ berth_status berth_executor_output_info(const berth_executor *ex, uint32_t l, ui
         }
         const int64_t *vals = ln->bucket_vals + (size_t)b * g->n_syms,
                       *last = ln->bucket_vals + (size_t)(ln->n_buckets - 1) * g->n_syms;
+        uint64_t halved[BERTH_MAX_RANK];
+        if (halved_deps(g, vals, i, halved) != 0) {
+            berth_spec_free(s);
+            return BERTH_ERR_NOMEM;
+        }
         for (uint32_t d = 0; d < info->rank && d < BERTH_MAX_RANK; d++) {
-            uint64_t dep = s->out_dep[(size_t)i * BERTH_MAX_RANK + d];
+            uint64_t dep = s->out_dep[(size_t)i * BERTH_MAX_RANK + d] | halved[d];
             if (d < o->rank && o->dims[d] != info->dims[d])
                 for (uint32_t k = 0; k < g->n_syms; k++)
                     if (vals[k] != last[k]) dep |= UINT64_C(1) << k;
