@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cpu_internal.h"
+#include "cpu_name.h"
 
 enum { OPT_THREADS, OPT_ISA, OPT_SPIN, OPT_COUNT };
 static const berth_option_decl cpu_options[OPT_COUNT] = {
@@ -21,22 +22,42 @@ static const berth_option_decl cpu_options[OPT_COUNT] = {
                   "starts without waking them (0: sleep at once, least cpu used)"},
 };
 
-static void cpu_model_name(char *buf, size_t cap) {
-    snprintf(buf, cap, "unknown");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) != 0) continue;
-        char *colon = strchr(line, ':');
-        if (!colon) continue;
-        colon++;
-        while (*colon == ' ' || *colon == '\t') colon++;
-        size_t len = strcspn(colon, "\r\n");
-        if (len > 0) snprintf(buf, cap, "%.*s", (int)len, colon);
-        break;
+/* A text file of /proc or /sys, whole (their sizes read as 0), at most
+ * `max` bytes, NUL-terminated; NULL when it cannot be read. */
+static char *read_text(const char *path, size_t max) {
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0 || n >= max) break;
+        if (n == cap) {
+            char *more = realloc(buf, cap * 2 + 1);
+            if (!more) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = more;
+            cap *= 2;
+        }
     }
     fclose(f);
+    if (buf) buf[n] = 0;
+    return buf;
+}
+
+static void cpu_model_name(char *buf, size_t cap) {
+    char *info = read_text("/proc/cpuinfo", 1 << 20);
+    /* Boards (and arm64 phones' kernels) name the machine in the device
+     * tree; it ends in a NUL, sometimes a newline too. */
+    char *model = read_text("/proc/device-tree/model", 256);
+    if (model) model[strcspn(model, "\n")] = 0;
+    cpu_name_from(info, model, buf, cap);
+    free(model);
+    free(info);
 }
 
 static berth_status cpu_open(const berth_host_services *host, berth_device **out, berth_error *err) {

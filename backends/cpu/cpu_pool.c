@@ -45,9 +45,13 @@ struct cpu_pool {
 /* Polling before the caller sleeps waiting for claimed chunks. */
 #define SPINS 4000
 
+/* The spin-wait hint: it lets a sibling hardware thread run, and on arm
+ * cores lowers the power a polling worker draws. */
 static inline void relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield");
 #endif
 }
 
