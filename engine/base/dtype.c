@@ -52,6 +52,20 @@ size_t berth_dtype_bytes(berth_dtype t, size_t count, int *ok) {
     return count * (bits / 8);
 }
 
+uint64_t berth_dtype_bytes64(berth_dtype t, uint64_t count, int *ok) {
+    uint64_t bits = berth_dtype_bits(t);
+    if (!bits) {
+        *ok = 0;
+        return 0;
+    }
+    if (bits == 4) return count / 2 + (count & 1);
+    if (count > UINT64_MAX / (bits / 8)) {
+        *ok = 0;
+        return 0;
+    }
+    return count * (bits / 8);
+}
+
 uint16_t berth_f16_from_f32(float f) {
     uint32_t x;
     memcpy(&x, &f, 4);
