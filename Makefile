@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: all bootstrap build run test test-asan test-tsan fuzz bench zoo device-check clean
+.PHONY: all bootstrap build run test test-asan test-tsan test-32 fuzz bench zoo device-check clean
 
 all: build
 
@@ -57,6 +57,18 @@ test-tsan:
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir $(BUILD)-tsan --output-on-failure \
 		-j$(JOBS) -L '^tsan$$' -LE '^replaces_malloc$$' $(CTEST_ARGS)
 
+# The engine as a 32-bit (i386) program, where size_t is 32-bit and file
+# offsets are not: libberth, the cpu backend and the engine's own tests
+# (archive, config, graph, specialize, loader, executor, npy; the
+# BERTH_CORE_ONLY areas), warnings as errors, run under qemu-i386. Needs
+# gcc-multilib, qemu-user and the i386 libraries cmake/i686-linux-gnu.cmake
+# names.
+test-32:
+	cmake -S . -B $(BUILD)-32 -DCMAKE_TOOLCHAIN_FILE=cmake/i686-linux-gnu.cmake -DBERTH_CORE_ONLY=ON \
+		-DBERTH_BACKEND_VULKAN=OFF -DBERTH_WERROR=ON $(CMAKE_FLAGS)
+	cmake --build $(BUILD)-32 -j$(JOBS)
+	ctest --test-dir $(BUILD)-32 --output-on-failure -j$(JOBS) $(CTEST_ARGS)
+
 # libFuzzer targets (clang), each for FUZZ_SECONDS on a copy of its seed corpus.
 fuzz:
 	@scripts/bootstrap --ci
@@ -84,4 +96,4 @@ device-check: zoo
 	tools/device-check pack --build $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz $(BUILD)-32

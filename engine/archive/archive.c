@@ -14,6 +14,13 @@
 
 int ba_read_safetensors(berth_archive *a, berth_error *err); /* archive_st.c */
 
+/* Archive offsets reach past 4 GiB and go to pread as off_t: a 32-bit
+ * build without _FILE_OFFSET_BITS=64 (CMakeLists.txt sets it) would wrap
+ * them silently, so such a build fails here instead. */
+_Static_assert(sizeof(off_t) >= 8, "berth needs a 64-bit off_t: build with _FILE_OFFSET_BITS=64");
+
+uint64_t ba_tensor_bytes_max = SIZE_MAX;
+
 static const struct {
     ba_dtype t;
     const char *name;
@@ -53,7 +60,10 @@ int ba_pread_full(int fd, void *buf, size_t bytes, uint64_t offset) {
             errno = EOVERFLOW;
             return -1;
         }
-        ssize_t got = pread(fd, p, bytes, (off_t)offset);
+        /* At most 1 GiB a call: a read over SSIZE_MAX (2 GiB on a 32-bit
+         * build) has no defined result, and Linux stops short of 2 GiB. */
+        size_t chunk = bytes > ((size_t)1 << 30) ? ((size_t)1 << 30) : bytes;
+        ssize_t got = pread(fd, p, chunk, (off_t)offset);
         if (got < 0) {
             if (errno == EINTR) continue;
             return -1;

@@ -39,6 +39,13 @@ void *ba_fail(berth_error *err, const char *fmt, ...) __attribute__((format(prin
  * seen: the times are what the kernel offers. */
 int ba_check_unchanged(const berth_archive *a, berth_error *err);
 
+/* The most bytes one tensor may have. A tensor is read into memory
+ * whole, so it must fit a size_t: on a 32-bit build a tensor of 4 GiB or
+ * more is refused by name before anything is uploaded, while offsets and
+ * file sizes stay 64-bit. SIZE_MAX, except where a test lowers it to reach
+ * that refusal on a 64-bit build. */
+extern uint64_t ba_tensor_bytes_max;
+
 /* Reads exactly `bytes` at `offset`, looping on short reads and EINTR.
  * 0 on success; -1 with errno set (0 for a premature end of file). */
 int ba_pread_full(int fd, void *buf, size_t bytes, uint64_t offset);

@@ -154,9 +154,15 @@ static item *plan_items(berth_archive *a, const berth_weight_request *req, uint3
         items[i].req = i;
         items[i].entry = (uint32_t)idx;
         if (!match(a, &a->entries[idx], r, &items[i], err)) goto fail;
-        if (items[i].bytes > SIZE_MAX) {
-            ba_fail(err, "%s: tensor '%s': %llu bytes do not fit in memory", a->path,
-                    a->entries[idx].name, (unsigned long long)items[i].bytes);
+        /* Offsets and sizes are 64-bit everywhere, but one tensor is
+         * held in memory whole: on a 32-bit build it must fit a size_t,
+         * and every (size_t) cast of a tensor's bytes below relies on
+         * this check. */
+        if (items[i].bytes > ba_tensor_bytes_max) {
+            ba_fail(err, "%s: tensor '%s': %llu bytes do not fit this %u-bit build's address "
+                    "space (a tensor is loaded whole; at most %llu bytes)", a->path,
+                    a->entries[idx].name, (unsigned long long)items[i].bytes,
+                    (unsigned)(sizeof(size_t) * 8), (unsigned long long)ba_tensor_bytes_max);
             goto fail;
         }
     }

@@ -115,6 +115,14 @@ static int check_inputs(const char *path, const berth_st_tensor *t, uint32_t n,
                     (unsigned long long)t[i].bytes, shape, (unsigned long long)need);
             return 0;
         }
+        /* The bytes come from memory: more than a size_t counts (a 32-bit
+         * build given a 64-bit byte count) cannot be a real buffer. */
+        if (t[i].bytes > (uint64_t)SIZE_MAX) {
+            ba_fail(err, "%s: tensor '%s': %llu bytes do not fit this %u-bit build's address "
+                    "space", path, name, (unsigned long long)t[i].bytes,
+                    (unsigned)(sizeof(size_t) * 8));
+            return 0;
+        }
         if (!t[i].data && t[i].bytes) {
             ba_fail(err, "%s: tensor '%s': data is missing for %llu bytes", path, name,
                     (unsigned long long)t[i].bytes);

@@ -38,18 +38,28 @@ size_t berth_dtype_bits(berth_dtype t) {
 /* *ok is only ever cleared: callers chain it through berth_mul_checked
  * over the dims first, and an overflow there must not be forgotten here
  * (a shape of 2^32 x 2^32 would otherwise read as a 0-byte tensor). */
-size_t berth_dtype_bytes(berth_dtype t, size_t count, int *ok) {
-    size_t bits = berth_dtype_bits(t);
+uint64_t berth_dtype_bytes64(berth_dtype t, uint64_t count, int *ok) {
+    uint64_t bits = berth_dtype_bits(t);
     if (!bits) {
         *ok = 0;
         return 0;
     }
     if (bits == 4) return count / 2 + (count & 1);
-    if (count > SIZE_MAX / (bits / 8)) {
+    if (count > UINT64_MAX / (bits / 8)) {
         *ok = 0;
         return 0;
     }
     return count * (bits / 8);
+}
+
+size_t berth_dtype_bytes(berth_dtype t, uint64_t count, int *ok) {
+    int fits = 1;
+    uint64_t bytes = berth_dtype_bytes64(t, count, &fits);
+    if (!fits || bytes > (uint64_t)SIZE_MAX) {
+        *ok = 0;
+        return 0;
+    }
+    return (size_t)bytes;
 }
 
 uint16_t berth_f16_from_f32(float f) {

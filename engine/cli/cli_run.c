@@ -256,7 +256,7 @@ static int make_inputs(berth_executor *ex, uint32_t lane, const run_args *a, ber
         int ok = 1;
         int64_t el = 1;
         for (uint32_t d = 0; d < in[i].rank; d++) el = berth_mul_checked(el, in[i].dims[d], &ok);
-        in[i].bytes = berth_dtype_bytes(info.dtype, (size_t)el, &ok);
+        in[i].bytes = berth_dtype_bytes(info.dtype, (uint64_t)el, &ok);
         in[i].data = malloc(in[i].bytes ? in[i].bytes : 1);
         if (!ok || !in[i].data) {
             fprintf(stderr, "berth run: cannot allocate input '%s'\n", info.name);

@@ -171,18 +171,20 @@ static berth_status describe(const char *name, const unsigned char *h, size_t hl
     int ok = 1;
     int64_t n = 1;
     for (uint32_t d = 0; d < t->rank; d++) n = berth_mul_checked(n, t->dims[d], &ok);
-    size_t need = berth_dtype_bytes(t->dtype, (size_t)n, &ok);
+    /* In 64 bits: on a 32-bit build a size_t count would wrap, and a
+     * header claiming 2^62 elements would pass as an empty tensor. */
+    uint64_t need = berth_dtype_bytes64(t->dtype, (uint64_t)n, &ok);
     if (!ok) {
         berth_errorf(err, "%s: npy shape %s of %s is too large: its byte size overflows 64 bits",
                      name, shape, berth_dtype_name(t->dtype));
         return BERTH_ERR_INVALID;
     }
     if (need != have) {
-        berth_errorf(err, "%s: npy shape %s of %s: expected %zu bytes of data after the header, file has %zu",
-                     name, shape, berth_dtype_name(t->dtype), need, have);
+        berth_errorf(err, "%s: npy shape %s of %s: expected %llu bytes of data after the header, file has %zu",
+                     name, shape, berth_dtype_name(t->dtype), (unsigned long long)need, have);
         return BERTH_ERR_INVALID;
     }
-    *bytes = need;
+    *bytes = (size_t)need; /* equals `have`, a size_t */
     return BERTH_OK;
 }
 
@@ -217,6 +219,14 @@ berth_status berth_npy_read(const char *path, berth_tensor *t, berth_error *err)
         berth_errorf(err, "%s: cannot open the .npy input: %s", path, strerror(errno));
         close(fd);
         return BERTH_ERR_IO;
+    }
+    /* A file past SIZE_MAX (a 32-bit build) cannot be read into memory,
+     * and its size would wrap in every check below. */
+    if ((uint64_t)sb.st_size > (uint64_t)SIZE_MAX) {
+        berth_errorf(err, "%s: npy file is %llu bytes, more than this %u-bit build's address space",
+                     path, (unsigned long long)sb.st_size, (unsigned)(sizeof(size_t) * 8));
+        fclose(f);
+        return BERTH_ERR_INVALID;
     }
     /* Every size check below is against the file's size as stat saw it;
      * a read that comes up short later means the file changed under us. */

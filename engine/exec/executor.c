@@ -334,7 +334,10 @@ static uint64_t declared_weights_bytes(const berth_executor *ex) {
         int ok = 1;
         int64_t n = 1;
         for (uint32_t d = 0; d < w->rank; d++) n = berth_mul_checked(n, w->dims[d], &ok);
-        size_t bytes = berth_dtype_bytes(w->dtype, (size_t)n, &ok);
+        /* Counted in 64 bits, not size_t: on a 32-bit build a weight of
+         * 4 GiB or more would wrap and under-count the total; the stream
+         * refuses such a weight by name later. */
+        uint64_t bytes = berth_dtype_bytes64(w->dtype, (uint64_t)n, &ok);
         for (uint32_t k = 0; k < ex->n_be; k++) {
             if (ex->be[k].weight_id[i] == UINT32_MAX) continue;
             if (!ok || total > UINT64_MAX - bytes) return UINT64_MAX;

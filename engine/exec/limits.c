@@ -34,7 +34,7 @@ static uint64_t shape_bytes(berth_dtype t, uint32_t rank, const int64_t *dims) {
     int ok = 1;
     int64_t n = 1;
     for (uint32_t d = 0; d < rank; d++) n = berth_mul_checked(n, dims[d] < 0 ? 0 : dims[d], &ok);
-    size_t bytes = berth_dtype_bytes(t, (size_t)n, &ok);
+    size_t bytes = berth_dtype_bytes(t, (uint64_t)n, &ok);
     return ok ? (uint64_t)bytes : UINT64_MAX;
 }
 

@@ -14,7 +14,7 @@ uint64_t berth_operand_bytes(const berth_graph_desc *d, uint32_t k) {
     int ok = 1;
     int64_t n = 1;
     for (uint32_t r = 0; r < o->rank; r++) n = berth_mul_checked(n, o->dims[r], &ok);
-    size_t bytes = berth_dtype_bytes(o->dtype, (size_t)n, &ok);
+    size_t bytes = berth_dtype_bytes(o->dtype, (uint64_t)n, &ok);
     return ok ? bytes : UINT64_MAX;
 }
 

@@ -323,7 +323,7 @@ berth_status berth_check_fused(berth_executor *ex, lane *ln, berth_error *err) {
 static size_t tensor_bytes(const berth_operand *o, int *ok) {
     int64_t n = 1;
     for (uint32_t d = 0; d < o->rank; d++) n = berth_mul_checked(n, o->dims[d], ok);
-    return berth_dtype_bytes(o->dtype, (size_t)n, ok);
+    return berth_dtype_bytes(o->dtype, (uint64_t)n, ok);
 }
 
 static void set_tensor(berth_tensor *t, const berth_operand *o, size_t bytes) {

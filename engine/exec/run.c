@@ -72,7 +72,7 @@ static berth_status check_inputs(const lane *ln, int64_t *asked, const berth_ten
             }
             elems = berth_mul_checked(elems, got, &ok);
         }
-        size_t need = berth_dtype_bytes(t->dtype, (size_t)elems, &ok);
+        size_t need = berth_dtype_bytes(t->dtype, (uint64_t)elems, &ok);
         if (!ok || t->bytes != need || (need && !t->data)) {
             berth_errorf(err, "input '%s': %zu bytes given, its shape needs %zu", v->name, t->bytes,
                          need);

@@ -86,7 +86,7 @@ static berth_status probe_run(berth_executor *e, const lane *ln, uint32_t b, con
             t->dtype = op->dtype;
             t->rank = op->rank;
             memcpy(t->dims, op->dims, sizeof t->dims);
-            t->bytes = berth_dtype_bytes(op->dtype, (size_t)elems, &ok);
+            t->bytes = berth_dtype_bytes(op->dtype, (uint64_t)elems, &ok);
             if (!ok || !(t->data = malloc(t->bytes ? t->bytes : 1))) goto nomem;
             t->capacity = t->bytes;
             p->outs[n++] = o;

@@ -29,9 +29,11 @@ typedef struct name_index {
 } name_index;
 
 static size_t hash_name(const char *s) {
-    size_t h = 1469598103934665603u;
+    /* 64-bit arithmetic on every build: the constants overflow a 32-bit
+     * size_t; only the low bits are used (the index masks them). */
+    uint64_t h = 1469598103934665603u;
     for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
+    return (size_t)h;
 }
 
 static int32_t *index_slot(const name_index *ix, const berth_graph *g, const char *name) {

@@ -281,14 +281,15 @@ static int parse_bytes(parser *P, bg_value *v) {
         if (next(P)) return -1;
     }
     if (next(P) || expect_punct(P, ')', "to close @bytes(")) return -1;
-    size_t count = 1;
+    /* int64, not size_t: a 32-bit size_t would wrap a large shape's count. */
+    int64_t count = 1;
     int ok = 1;
-    for (uint32_t k = 0; k < v->rank; k++) count = (size_t)berth_mul_checked((int64_t)count, v->dims[k].value, &ok);
-    size_t want = ok ? berth_dtype_bytes(v->dtype, count, &ok) : 0;
+    for (uint32_t k = 0; k < v->rank; k++) count = berth_mul_checked(count, v->dims[k].value, &ok);
+    size_t want = ok ? berth_dtype_bytes(v->dtype, (uint64_t)count, &ok) : 0;
     if (!ok) return fail_at(P, line, col, "size of const '%s' overflows", v->name);
     if (bytes->n != want)
-        return fail_at(P, line, col, "@bytes of '%s' has %zu bytes, expected %zu for %s with %zu elements",
-                       v->name, bytes->n, want, berth_dtype_name(v->dtype), count);
+        return fail_at(P, line, col, "@bytes of '%s' has %zu bytes, expected %zu for %s with %lld elements",
+                       v->name, bytes->n, want, berth_dtype_name(v->dtype), (long long)count);
     v->init = BG_INIT_BYTES;
     v->n_bytes = bytes->n;
     return (v->bytes = vec_keep(P, bytes, 0, 1)) ? 0 : -1;

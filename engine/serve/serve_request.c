@@ -287,12 +287,15 @@ int serve_infer_parse(const serve_sig *sig, const char *body, size_t len, size_t
         }
         t->dtype = io->dtype;
         if (read_shape(shape, io, where, t, e)) goto done;
-        size_t count = 1;
-        for (uint32_t d = 0; d < t->rank; d++) count *= (size_t)t->dims[d]; /* each <= 2^40, dims checked */
+        /* 64-bit: each dim is <= 2^40 (checked), which a 32-bit size_t
+         * would wrap before berth_dtype_bytes could refuse it. */
+        uint64_t count = 1;
+        for (uint32_t d = 0; d < t->rank; d++) count *= (uint64_t)t->dims[d];
         int ok = 1;
         size_t bytes = berth_dtype_bytes(t->dtype, count, &ok);
         if (!ok || bytes > len * 8 + 64) { /* JSON can't hold more than a byte a value */
-            fail(e, "%s.shape: %zu elements is more than the request could hold", where, count);
+            fail(e, "%s.shape: %llu elements is more than the request could hold", where,
+                 (unsigned long long)count);
             goto done;
         }
         t->data = malloc(bytes ? bytes : 1);

@@ -93,7 +93,7 @@ static const sp_val *out_val(sp_ctx *c, uint32_t i) { return &c->vals[c->n->src-
 static void *alloc_out(sp_ctx *c, uint32_t i) {
     sp_val *v = &c->vals[c->n->src->outputs[i]];
     int ok = 1;
-    size_t n = (size_t)sp_numel(v->rank, v->dims);
+    uint64_t n = (uint64_t)sp_numel(v->rank, v->dims); /* no size_t wrap on 32-bit */
     size_t bytes = berth_dtype_bytes(v->dtype, n, &ok);
     v->data = berth_arena_alloc(c->arena, bytes ? bytes : 1);
     return v->data;
@@ -156,7 +156,7 @@ static int elementwise(sp_ctx *c, const char *op) {
 static int copy_same(sp_ctx *c) {
     const sp_val *x = sp_in(c, 0);
     int ok = 1;
-    size_t bytes = berth_dtype_bytes(x->dtype, (size_t)sp_numel(x->rank, x->dims), &ok);
+    size_t bytes = berth_dtype_bytes(x->dtype, (uint64_t)sp_numel(x->rank, x->dims), &ok);
     void *out = alloc_out(c, 0);
     if (!out) return sp_fail(c, "out of memory folding");
     memcpy(out, x->data, bytes);

@@ -77,7 +77,7 @@ static int bind_leaf(spec_build *b, uint32_t vi) {
     }
     int64_t n = sp_numel(v->rank, v->dims);
     int ok = n >= 0;
-    size_t bytes = ok ? berth_dtype_bytes(v->dtype, (size_t)n, &ok) : 0;
+    size_t bytes = ok ? berth_dtype_bytes(v->dtype, (uint64_t)n, &ok) : 0;
     if (!ok) return fail_at(b, gv->line, "'%s' has too many elements", gv->name);
     v->ready = 1;
     if (gv->kind != BG_CONST) return 0;
@@ -395,7 +395,7 @@ static int fill_operand(spec_build *b, uint32_t vi, berth_operand *op) {
     op->rank = v->rank;
     memcpy(op->dims, v->dims, sizeof(int64_t) * v->rank);
     int ok = 1;
-    size_t bytes = berth_dtype_bytes(v->dtype, (size_t)sp_numel(v->rank, v->dims), &ok);
+    size_t bytes = berth_dtype_bytes(v->dtype, (uint64_t)sp_numel(v->rank, v->dims), &ok);
     if (gv->kind == BG_INPUT) {
         op->kind = BERTH_OPERAND_INPUT;
     } else if (gv->kind == BG_CONST && gv->init == BG_INIT_WEIGHTS) {
@@ -514,7 +514,7 @@ static int same_val(const sp_val *a, const sp_val *b) {
     if (!a->data != !b->data) return 0;
     if (!a->data) return 1;
     int ok = 1;
-    size_t bytes = berth_dtype_bytes(a->dtype, (size_t)sp_numel(a->rank, a->dims), &ok);
+    size_t bytes = berth_dtype_bytes(a->dtype, (uint64_t)sp_numel(a->rank, a->dims), &ok);
     return ok && memcmp(a->data, b->data, bytes) == 0;
 }
 
