@@ -4,8 +4,10 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
+ARM64_BUILD ?= build-arm64
+CONFORMANCE_EVERY ?= 1
 
-.PHONY: all bootstrap build run test test-asan test-tsan fuzz bench zoo device-check clean
+.PHONY: all bootstrap build run test test-asan test-tsan test-arm64 fuzz bench zoo device-check clean
 
 all: build
 
@@ -57,6 +59,19 @@ test-tsan:
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir $(BUILD)-tsan --output-on-failure \
 		-j$(JOBS) -L '^tsan$$' -LE '^replaces_malloc$$' $(CTEST_ARGS)
 
+# The arm64 cross build (cmake/aarch64-linux-gnu.cmake), warnings as
+# errors, run under qemu-user: the test programs, the first example
+# compared with the x86-64 build's, and the cpu conformance cases (the
+# first of every CONFORMANCE_EVERY). The x86-64 build gives the reference
+# output; only berth and the cpu backend are built there.
+test-arm64:
+	@scripts/bootstrap --arm64
+	cmake -S . -B $(ARM64_BUILD) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DBERTH_WERROR=ON $(CMAKE_FLAGS)
+	cmake --build $(ARM64_BUILD) -j$(JOBS)
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j$(JOBS) --target berth berth-cpu
+	scripts/test-arm64 $(ARM64_BUILD) $(BUILD) $(CONFORMANCE_EVERY)
+
 # libFuzzer targets (clang), each for FUZZ_SECONDS on a copy of its seed corpus.
 fuzz:
 	@scripts/bootstrap --ci
@@ -84,4 +99,4 @@ device-check: zoo
 	tools/device-check pack --build $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz $(ARM64_BUILD)
