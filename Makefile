@@ -4,8 +4,10 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
+ARM64_BUILD ?= build-arm64
+CONFORMANCE_EVERY ?= 1
 
-.PHONY: all bootstrap build run test test-asan test-tsan test-32 fuzz bench zoo device-check clean
+.PHONY: all bootstrap build run test test-asan test-tsan test-32 test-arm64 fuzz bench zoo device-check clean
 
 all: build
 
@@ -69,6 +71,19 @@ test-32:
 	cmake --build $(BUILD)-32 -j$(JOBS)
 	ctest --test-dir $(BUILD)-32 --output-on-failure -j$(JOBS) $(CTEST_ARGS)
 
+# The arm64 cross build (cmake/aarch64-linux-gnu.cmake), warnings as
+# errors, run under qemu-user: the test programs, the first example
+# compared with the x86-64 build's, and the cpu conformance cases (the
+# first of every CONFORMANCE_EVERY). The x86-64 build gives the reference
+# output; only berth and the cpu backend are built there.
+test-arm64:
+	@scripts/bootstrap --arm64
+	cmake -S . -B $(ARM64_BUILD) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DBERTH_WERROR=ON $(CMAKE_FLAGS)
+	cmake --build $(ARM64_BUILD) -j$(JOBS)
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j$(JOBS) --target berth berth-cpu
+	scripts/test-arm64 $(ARM64_BUILD) $(BUILD) $(CONFORMANCE_EVERY)
+
 # libFuzzer targets (clang), each for FUZZ_SECONDS on a copy of its seed corpus.
 fuzz:
 	@scripts/bootstrap --ci
@@ -96,4 +111,4 @@ device-check: zoo
 	tools/device-check pack --build $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz $(BUILD)-32
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz $(BUILD)-32 $(ARM64_BUILD)

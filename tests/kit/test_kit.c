@@ -291,6 +291,9 @@ static void test_ops(void) {
 
 /* ---- the vulkan module refuses in supports_node what its shaders cannot
  * run, with the reason plan() would give ---- */
+/* The helpers only the vulkan case uses: a build without the vulkan
+ * module (arm64, a machine without glslc) would have them unused. */
+#ifdef BERTH_VK_MODULE
 typedef struct one_node {
     berth_operand ops[4];
     uint32_t in[3], out[1];
@@ -317,6 +320,7 @@ static berth_operand shaped(berth_operand_kind kind, berth_dtype t, uint32_t ran
 
 #define IN(t, r, ...) shaped(BERTH_OPERAND_INPUT, t, r, (const int64_t[]){__VA_ARGS__})
 #define OUT(t, r, ...) shaped(BERTH_OPERAND_VALUE, t, r, (const int64_t[]){__VA_ARGS__})
+#endif
 
 static int vulkan_refusals(void) {
 #ifndef BERTH_VK_MODULE
