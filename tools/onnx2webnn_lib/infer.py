@@ -165,8 +165,8 @@ def _dims(cv, node):
     if d0 is None:
         return None
     r = len(d0)
-    if op == "MatMul":
-        b = cv.dims(node.input[1])
+    if op in ("MatMul", "MatMulInteger", "QLinearMatMul"):
+        b = cv.dims(node.input[3 if op == "QLinearMatMul" else 1])
         if b is None:
             return None
         a2, b2 = (d0 if r > 1 else [1] + d0), (b if len(b) > 1 else b + [1])
@@ -347,12 +347,6 @@ def _dims(cv, node):
         if step is None or fl is None or d0[1] is None:
             return None
         return [d0[0], (d0[1] - fl) // step[0] + 1, fl // 2 + 1 if a.get("onesided", 1) else fl, 2]
-    if op in ("MatMulInteger", "QLinearMatMul"):
-        b = cv.dims(node.input[3 if op == "QLinearMatMul" else 1])
-        if b is None:
-            return None
-        a2, b2 = (d0 if r > 1 else [1] + d0), (b if len(b) > 1 else b + [1])
-        return (_bcast([a2[:-2], b2[:-2]]) or []) + ([a2[-2]] if r > 1 else []) + ([b2[-1]] if len(b) > 1 else [])
     if op == "Expand":
         s = _shape_arg(cv, node, 1)
         n = cv.dims(node.input[1])
