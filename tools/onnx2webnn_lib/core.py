@@ -4,6 +4,7 @@ constants it knows, the lines it emits, and the errors it collects.
 Op handlers (ops_*.py) see one Converter and call its helpers; they raise
 Unsupported to reject a node, and the walk goes on so that one run lists
 every unsupported op of a model, not just the first."""
+import collections
 import json
 import math
 import re
@@ -123,6 +124,7 @@ class Converter:
         self.info = {}  # onnx name -> (elem_type or None, dims list or None)
         self.node = None
         self.quant = None  # quantize.State when weights are quantized
+        self.entries = 0  # bodies entered under new names (ops_control.enter)
         self._apply_input_shapes(input_shapes or {})
         self._infer()
 
@@ -156,24 +158,11 @@ class Converter:
             self.info[vi.name] = self._type_of(vi.type)
         # Bodies of control flow: their values, where a name is defined once
         # in the model (a name reused across scopes has no single answer).
-        sub, count = [], {}
-
-        def walk(graph, top):
-            for t in graph.initializer:
-                count[t.name] = count.get(t.name, 0) + 1
-            for vi in graph.input:
-                count[vi.name] = count.get(vi.name, 0) + 1
-            for n in graph.node:
-                for o in n.output:
-                    count[o] = count.get(o, 0) + 1
-                for at in n.attribute:
-                    for body in ([at.g] if at.type == onnx.AttributeProto.GRAPH else list(at.graphs)):
-                        sub.extend(list(body.value_info) + list(body.output))
-                        walk(body, False)
-        walk(inferred.graph, True)
-        for vi in sub:
-            if count.get(vi.name) == 1 and vi.name not in self.info:
-                self.info[vi.name] = self._type_of(vi.type)
+        self.defined = collections.Counter(defined(inferred.graph))
+        for body in bodies(inferred.graph):
+            for vi in list(body.value_info) + list(body.output):
+                if self.defined[vi.name] == 1 and vi.name not in self.info:
+                    self.info[vi.name] = self._type_of(vi.type)
         # ONNX's answers, kept apart: the converter's own inference is
         # checked against them (infer.fill), never the other way round.
         self.onnx_dims = {k: d for k, (_, d) in self.info.items()
@@ -424,6 +413,33 @@ class Converter:
         for o in node.output:
             if o:
                 self.poisoned.add(o)
+
+
+def subgraphs(node):
+    """The bodies a node holds (If's branches, Loop's and Scan's body)."""
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            yield a.g
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            yield from a.graphs
+
+
+def bodies(graph):
+    """Every body inside a graph, nested ones too."""
+    for n in graph.node:
+        for g in subgraphs(n):
+            yield g
+            yield from bodies(g)
+
+
+def defined(graph):
+    """Every name a graph and the bodies inside it define."""
+    names = [t.name for t in graph.initializer] + [i.name for i in graph.input]
+    for n in graph.node:
+        names += [o for o in n.output if o]
+        for g in subgraphs(n):
+            names += defined(g)
+    return names
 
 
 def _all_equal(flat):

@@ -3,14 +3,12 @@ known condition takes, or computes both and picks with `where`; Loop with
 a number of steps known when converting and Scan over a static sequence
 are unrolled, their body once per step. Bodies read their enclosing
 scopes' values by name, carry their own initializers, and nest."""
-import collections
 import copy
 
 import numpy as np
-import onnx
 
 from . import infer
-from .core import Unsupported, attrs_of, registry, tensor_value
+from .core import Unsupported, attrs_of, defined, registry, subgraphs, tensor_value
 
 OPS, op = registry()
 
@@ -18,24 +16,6 @@ OPS, op = registry()
 # Unrolling stops here: a loop this long is better left to a model
 # exported with the loop's work vectorized.
 MAX_STEPS = 4096
-
-
-def _subgraphs(node):
-    for a in node.attribute:
-        if a.type == onnx.AttributeProto.GRAPH:
-            yield a.g
-        elif a.type == onnx.AttributeProto.GRAPHS:
-            yield from a.graphs
-
-
-def defined(graph):
-    """Every name a graph and the bodies inside it define."""
-    names = [t.name for t in graph.initializer] + [i.name for i in graph.input]
-    for n in graph.node:
-        names += [o for o in n.output if o]
-        for g in _subgraphs(n):
-            names += defined(g)
-    return names
 
 
 def _renamed(graph, mapping):
@@ -51,7 +31,7 @@ def _renamed(graph, mapping):
         for n in gr.node:
             n.input[:] = [mapping.get(x, x) for x in n.input]
             n.output[:] = [mapping.get(x, x) for x in n.output]
-            for sub in _subgraphs(n):
+            for sub in subgraphs(n):
                 fix(sub)
     fix(g)
     return g
@@ -62,16 +42,13 @@ def enter(cv, graph, fresh=False):
     when they are unique in the model (the exporters' usual case), else
     renamed for this entry, as always for a loop body, whose names repeat
     on every step; its initializers become known values."""
-    if not hasattr(cv, "_defined"):
-        cv._defined = collections.Counter(defined(cv.model.graph))
-        cv._entries = 0
     local = set(defined(graph))
-    clash = local if fresh else {n for n in local if cv._defined[n] > 1}
+    clash = local if fresh else {n for n in local if cv.defined[n] > 1}
     if clash:
-        cv._entries += 1
-        mapping = {n: "%s@%d" % (n, cv._entries) for n in clash}
+        cv.entries += 1
+        mapping = {n: "%s@%d" % (n, cv.entries) for n in clash}
         for old, new in mapping.items():
-            if old in cv.info and cv._defined[old] == 1:
+            if old in cv.info and cv.defined[old] == 1:
                 cv.info[new] = cv.info[old]
         graph = _renamed(graph, mapping)
     for t in graph.initializer:
