@@ -66,6 +66,7 @@ test-tsan:
 # gcc-multilib, qemu-user and the i386 libraries cmake/i686-linux-gnu.cmake
 # names.
 test-32:
+	@scripts/bootstrap --32
 	cmake -S . -B $(BUILD)-32 -DCMAKE_TOOLCHAIN_FILE=cmake/i686-linux-gnu.cmake -DBERTH_CORE_ONLY=ON \
 		-DBERTH_BACKEND_VULKAN=OFF -DBERTH_WERROR=ON $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-32 -j$(JOBS)
