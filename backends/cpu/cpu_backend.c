@@ -12,7 +12,7 @@
 #include "cpu_name.h"
 #include "cpu_spin.h"
 
-enum { OPT_THREADS, OPT_ISA, OPT_SPIN, OPT_COUNT };
+enum { OPT_THREADS, OPT_ISA, OPT_SPIN, OPT_QACT, OPT_COUNT };
 static const berth_option_decl cpu_options[OPT_COUNT] = {
     [OPT_THREADS] = {"threads", BERTH_OPTION_INT, NULL, NULL, 1, 1024,
                      "worker threads, the calling thread included (default and most: one per cpu this process "
@@ -23,6 +23,10 @@ static const berth_option_decl cpu_options[OPT_COUNT] = {
                   "microseconds idle workers keep polling for work after a run before they sleep: the next run "
                   "starts without waking them (0: sleep at once, least cpu used; default 20000, 1000 where the "
                   "machine has a battery)"},
+    [OPT_QACT] = {"quantized_activations", BERTH_OPTION_STRING, "float", "float|int8", 0, 0,
+                  "products with int8/int4 weights: float (exactly dequantizeLinear then matmul) or int8 (each "
+                  "row of activations quantized to int8 per weight block, integer dot products: SDOT on arm64 "
+                  "with dotprod; faster, about 1e-3 relative error)"},
 };
 
 /* A text file of /proc or /sys, whole (their sizes read as 0), at most
@@ -89,6 +93,11 @@ static berth_status cpu_open(const berth_host_services *host, berth_device **out
                      isa_name);
         return BERTH_ERR_INVALID;
     }
+    const char *qact = opt[OPT_QACT].s;
+    if (strcmp(qact, "float") != 0 && strcmp(qact, "int8") != 0) {
+        bk_errf(err, "option 'quantized_activations' in [backend.cpu]: expected float or int8, found '%s'", qact);
+        return BERTH_ERR_INVALID;
+    }
     berth_device *dev = calloc(1, sizeof *dev);
     if (!dev) {
         bk_errf(err, "cpu: out of memory opening the device");
@@ -97,6 +106,8 @@ static berth_status cpu_open(const berth_host_services *host, berth_device **out
     dev->host = host;
     dev->threads = threads;
     dev->gemm = gemm;
+    /* isa = generic: the portable integer tile too */
+    if (strcmp(qact, "int8") == 0) dev->qdot = cpu_dot_select(gemm == cpu_gemm_select("generic", &known));
     /* The pool does the threading: OpenBLAS's threaded level-3 driver
      * allocates on every call, which run() must not do. Set before the
      * pool starts, since each worker makes its first OpenBLAS call then. */
@@ -113,7 +124,10 @@ static berth_status cpu_open(const berth_host_services *host, berth_device **out
     if (opt[OPT_THREADS].set && opt[OPT_THREADS].i > threads)
         snprintf(asked, sizeof asked, " of %lld asked: %d usable cpu%s", (long long)opt[OPT_THREADS].i, usable,
                  usable == 1 ? "" : "s");
-    snprintf(dev->name, sizeof dev->name, "cpu (%d threads%s, %s, %s kernels)", threads, asked, model, gemm->name);
+    char qdot[48] = "";
+    if (dev->qdot) snprintf(qdot, sizeof qdot, ", int8 activations (%s)", cpu_dot_name(dev->qdot));
+    snprintf(dev->name, sizeof dev->name, "cpu (%d threads%s, %s, %s kernels%s)", threads, asked, model, gemm->name,
+             qdot);
     *out = dev;
     return BERTH_OK;
 }

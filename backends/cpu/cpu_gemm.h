@@ -95,6 +95,32 @@ void cpu_gemm_dequant_panel(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc
  * row, scale and zero [v, d / rows]) dequantized into d floats. */
 void cpu_dequant_row(const cpu_gemm_qb *q, size_t d, size_t r, float *dst);
 
+/* The int8-activation product (gemm_int8.c, the backend's
+ * quantized_activations = int8). Its tile: c [MR rows, ldc] of int32
+ * (+= when acc) = a (MR rows of 4 k4 int8, row stride lda) times b
+ * (k4 steps of NR columns x 4 int8: [k4][NR][4]). Exact, so every
+ * kernel gives the same sums. */
+#define CPU_DOT_MR 4
+#define CPU_DOT_NR 16
+typedef void (*cpu_dot_fn)(size_t k4, const int8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc, int acc);
+#if defined(__aarch64__)
+void cpu_dot_sdot(size_t k4, const int8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc, int acc);
+#endif
+/* SDOT where the cpu has it and !generic, else the portable tile. */
+cpu_dot_fn cpu_dot_select(int generic);
+const char *cpu_dot_name(cpu_dot_fn f); /* "sdot" or "generic" */
+/* Node scratch the product needs for m rows of A, k columns, blocks of
+ * `rows` weight rows. */
+size_t cpu_gemm_q8_scratch(size_t m, size_t k, size_t rows);
+void cpu_gemm_q8(struct cpu_pool *pool, cpu_dot_fn kernel, size_t m, size_t n, size_t k, const float *a, size_t lda,
+                 const cpu_gemm_qb *qb, float *c, size_t ldc, const cpu_gemm_epi *epi, void *scratch);
+/* Rows [k0, k0 + kc) and columns [j0, j0 + w) of q as b - o (o: 128 for
+ * uint8, 8 for uint4, else 0) into dst in the tile's [k4][CPU_DOT_NR][4]
+ * layout, zeros past kc and w (gemm_dequant.c). */
+void cpu_gemm_qpanel_i8(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc, size_t j0, size_t w, int8_t *dst);
+/* Block g's zero points of columns [j0, j0 + w) less the same o. */
+void cpu_gemm_qzero_i32(const cpu_gemm_qb *q, size_t n, size_t g, size_t j0, size_t w, int32_t *z);
+
 /* C = A @ Bpacked, then the epilogue; spread over the pool. */
 void cpu_gemm(struct cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_t k, const float *a,
               size_t lda, const float *bp, float *c, size_t ldc, const cpu_gemm_epi *epi);

@@ -56,6 +56,7 @@ struct berth_device {
     int threads;
     cpu_pool *pool;
     const cpu_gemm_isa *gemm; /* the matrix-product kernel, from CPUID or the isa option */
+    cpu_dot_fn qdot;          /* quantized_activations = int8: its integer tile; NULL: float */
     char name[256];
 };
 

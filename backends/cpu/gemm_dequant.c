@@ -113,3 +113,35 @@ void cpu_dequant_row(const cpu_gemm_qb *q, size_t d, size_t r, float *dst) {
         dequant_block(q, r * d + g * q->rows, z, q->scale[bi], q->rows, dst + g * q->rows);
     }
 }
+
+/* The offset that brings a kind's values into int8: uint8 - 128, uint4 - 8. */
+static inline int q_offset(int kind) { return kind == CPU_Q_U8 ? 128 : kind == CPU_Q_U4 ? 8 : 0; }
+
+/* Value e of q as stored (4-bit sign-extended for int4). */
+static inline int q_value(const uint8_t *b, int kind, size_t e) {
+    return kind == CPU_Q_I8 ? ((const int8_t *)b)[e] : kind == CPU_Q_U8 ? b[e] : nib(b, e, kind == CPU_Q_I4);
+}
+
+void cpu_gemm_qpanel_i8(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc, size_t j0, size_t w, int8_t *dst) {
+    size_t k4 = (kc + 3) / 4;
+    int o = q_offset(q->kind);
+    memset(dst, 0, k4 * CPU_DOT_NR * 4);
+    for (size_t p = 0; p < kc; p++) {
+        int8_t *d = dst + (p / 4) * CPU_DOT_NR * 4 + p % 4;
+        size_t e = (k0 + p) * n + j0;
+        if (q->kind == CPU_Q_I8) {
+            const int8_t *b = (const int8_t *)q->b + e;
+            for (size_t j = 0; j < w; j++) d[4 * j] = b[j];
+        } else if (q->kind == CPU_Q_U8) {
+            const uint8_t *b = q->b + e;
+            for (size_t j = 0; j < w; j++) d[4 * j] = (int8_t)(b[j] - 128);
+        } else {
+            for (size_t j = 0; j < w; j++) d[4 * j] = (int8_t)(q_value(q->b, q->kind, e + j) - o);
+        }
+    }
+}
+
+void cpu_gemm_qzero_i32(const cpu_gemm_qb *q, size_t n, size_t g, size_t j0, size_t w, int32_t *z) {
+    int o = q_offset(q->kind);
+    for (size_t j = 0; j < w; j++) z[j] = (q->zero ? q_value(q->zero, q->kind, g * n + j0 + j) : 0) - o;
+}

@@ -1,7 +1,8 @@
 /* The engine's quantized fused ops, computed from the weights as
  * uploaded (int8, uint8, or 4-bit packed two per byte), never from a
  * float copy of them: berth.matmulQuantized runs berth's packed kernel on
- * slices dequantized per task (gemm.c, gemm_dequant.c) with
+ * slices dequantized per task (gemm.c, gemm_dequant.c), or with
+ * quantized_activations = int8 integer dot products (gemm_int8.c), with
  * berth.matmulEpilogue's epilogue; berth.gatherQuantized dequantizes the
  * rows it picks. */
 #include <string.h>
@@ -56,8 +57,12 @@ static void mmq_exec(const cpu_node *nd, berth_plan *p) {
     cpu_gemm_epi epi = {.act = mp->act, .ldr = mp->n};
     if (mp->bias != CPU_NONE) epi.bias = cpu_ptr(p, mp->bias);
     if (mp->residual != CPU_NONE) epi.res = cpu_ptr(p, mp->residual);
-    cpu_gemm_q(p->dev->pool, p->dev->gemm, mp->m, mp->n, mp->k, cpu_ptr(p, nd->in[0]), mp->k, &qb,
-               cpu_ptr(p, nd->out[0]), mp->n, &epi);
+    if (p->dev->qdot)
+        cpu_gemm_q8(p->dev->pool, p->dev->qdot, mp->m, mp->n, mp->k, cpu_ptr(p, nd->in[0]), mp->k, &qb,
+                    cpu_ptr(p, nd->out[0]), mp->n, &epi, cpu_scratch(p, nd));
+    else
+        cpu_gemm_q(p->dev->pool, p->dev->gemm, mp->m, mp->n, mp->k, cpu_ptr(p, nd->in[0]), mp->k, &qb,
+                   cpu_ptr(p, nd->out[0]), mp->n, &epi);
 }
 
 berth_status cpu_prep_matmul_quantized(cpu_prep *c) {
@@ -92,6 +97,8 @@ berth_status cpu_prep_matmul_quantized(cpu_prep *c) {
         if (r->dtype != BERTH_DTYPE_F32 || r->numel != y->numel)
             return bk_fail(&c->bk, "residual: expected float32 of the output's %zu values", y->numel);
     }
+    /* int8 activations: the quantized rows of a, their scales and sums */
+    if (c->plan->dev->qdot) c->cn->scratch_bytes = cpu_gemm_q8_scratch(mp->m, mp->k, rows);
     c->cn->exec = mmq_exec;
     return BERTH_OK;
 }

@@ -5,7 +5,9 @@
 # recognizer's matmuls reduce over 120 or 240 values) and
 # OUT_DIR/ocr-int8.ini, ocr-int4.ini: BASE_CONFIG with [model.rec]
 # pointed at them (and ocr-vulkan-int8.ini, ocr-vulkan-int4.ini from
-# VULKAN_CONFIG when given). Its convolutions stay float32.
+# VULKAN_CONFIG when given), and ocr-int8-act.ini: ocr-int8.ini with the
+# cpu backend's quantized_activations = int8. Its convolutions stay
+# float32.
 set -eu
 conv=$1 cache=$2 out=$3 base=$4 vk=${5:-}
 mkdir -p "$out"
@@ -22,3 +24,6 @@ for q in int8 int4; do
   point "$base" "$out/ocr-$q.ini" "$q"
   if [ -n "$vk" ]; then point "$vk" "$out/ocr-vulkan-$q.ini" "$q"; fi
 done
+sed 's/^\[backend.cpu\]$/[backend.cpu]\nquantized_activations = int8/' "$out/ocr-int8.ini" > "$out/ocr-int8-act.ini"
+grep -q "^quantized_activations = int8" "$out/ocr-int8-act.ini" ||
+  { echo "quantize_rec.sh: $base has no [backend.cpu] section" >&2; exit 1; }

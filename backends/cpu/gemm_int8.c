@@ -1,0 +1,188 @@
+/* berth's quantized product with int8 activations, the cpu backend's
+ * `quantized_activations = int8`: each row of A is quantized per block of
+ * the weights' rows (symmetric, scale max|a| / 127), the products are
+ * integer dot products of four int8 pairs (SDOT on arm64 cpus with the
+ * dotprod extension, plain C elsewhere: the same integers either way),
+ * and each block's sum is scaled back:
+ *   y[i,j] = sum over blocks g of sa[i,g] s[g,j] (sum_k aq[i,k] b'[k,j] - z'[g,j] sum_k aq[i,k])
+ * with b' = b - o and z' = z - o, o = 128 for uint8 and 8 for uint4 (0
+ * for the signed kinds), so that b' fits in int8. The integer sums are
+ * exact (|aq b'| <= 127 * 128, a block would need 130,000 rows to reach
+ * 2^31). What is lost is A's precision: each value moves by up to
+ * max|a| / 254 of its block. The default path (gemm.c, gemm_dequant.c)
+ * widens the weights to floats instead and matches dequantizeLinear then
+ * matmul; this one trades that for integer products, as onnxruntime's
+ * int8 accuracy level does. */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_gemm.h"
+#include "cpu_internal.h"
+
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
+enum { MR = CPU_DOT_MR, NR = CPU_DOT_NR };
+/* k values of one B slice (a block is cut into slices of this many) and
+ * rows of A per task: the slice (8 KiB) and the task's int32 sums (4 KiB)
+ * live on the stack. */
+#define KCH 512
+#define ROWS 64
+
+/* The portable tile: the same integers as the SDOT one, in plain C. */
+static void dot_generic(size_t k4, const int8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc, int acc) {
+    int32_t t[MR][NR] = {{0}};
+    for (size_t p = 0; p < k4; p++) {
+        const int8_t *bp = b + p * NR * 4;
+        for (int r = 0; r < MR; r++) {
+            const int8_t *ap = a + (size_t)r * lda + 4 * p;
+            for (int j = 0; j < NR; j++)
+                t[r][j] += ap[0] * bp[4 * j] + ap[1] * bp[4 * j + 1] + ap[2] * bp[4 * j + 2] + ap[3] * bp[4 * j + 3];
+        }
+    }
+    for (int r = 0; r < MR; r++)
+        for (int j = 0; j < NR; j++) c[(size_t)r * ldc + j] = (acc ? c[(size_t)r * ldc + j] : 0) + t[r][j];
+}
+
+cpu_dot_fn cpu_dot_select(int generic) {
+#if defined(__aarch64__)
+    if (!generic && (getauxval(AT_HWCAP) & HWCAP_ASIMDDP)) return cpu_dot_sdot;
+#endif
+    (void)generic;
+    return dot_generic;
+}
+
+const char *cpu_dot_name(cpu_dot_fn f) { return f == dot_generic ? "generic" : "sdot"; }
+
+/* The layout of the quantized A in node scratch: rows padded to MR (the
+ * padding rows zero), each row nb blocks of lp = L rounded up to 4 bytes
+ * (zeros past L), then per row and block its scale and its sum. */
+typedef struct q8_layout {
+    size_t mp, nb, L, lp, kq;
+    size_t off_scale, off_sum, bytes;
+} q8_layout;
+
+static q8_layout layout(size_t m, size_t k, size_t rows) {
+    q8_layout l = {.mp = (m + MR - 1) / MR * MR, .L = rows, .nb = rows ? k / rows : 0};
+    l.lp = (l.L + 3) / 4 * 4;
+    l.kq = l.nb * l.lp;
+    l.off_scale = (l.mp * l.kq + 63) / 64 * 64;
+    l.off_sum = l.off_scale + l.mp * l.nb * sizeof(float);
+    l.bytes = l.off_sum + l.mp * l.nb * sizeof(int32_t);
+    return l;
+}
+
+size_t cpu_gemm_q8_scratch(size_t m, size_t k, size_t rows) { return layout(m, k, rows).bytes; }
+
+typedef struct q8_job {
+    cpu_dot_fn kernel;
+    q8_layout l;
+    size_t m, n, lda, ldc;
+    const float *a;
+    int8_t *aq;
+    float *sa;
+    int32_t *suma;
+    const cpu_gemm_qb *qb;
+    float *c;
+    const cpu_gemm_epi *epi;
+    size_t n_rb, panel_group;
+} q8_job;
+
+/* Rows [r0, r1) of A quantized. A block whose largest magnitude is inf
+ * or NaN gets scale NaN and zeros, so its outputs are NaN. */
+static void quantize_rows(void *ctx, size_t r0, size_t r1) {
+    const q8_job *J = ctx;
+    const q8_layout *l = &J->l;
+    for (size_t i = r0; i < r1; i++) {
+        int8_t *qrow = J->aq + i * l->kq;
+        memset(qrow, 0, l->kq);
+        for (size_t g = 0; g < l->nb; g++) {
+            float *sa = J->sa + i * l->nb + g;
+            int32_t *sum = J->suma + i * l->nb + g;
+            *sa = 0.0f, *sum = 0;
+            if (i >= J->m) continue;
+            const float *x = J->a + i * J->lda + g * l->L;
+            float amax = 0.0f;
+            for (size_t p = 0; p < l->L; p++) {
+                float v = fabsf(x[p]);
+                amax = v > amax || v != v ? v : amax;
+            }
+            if (amax == 0.0f) continue;
+            if (!isfinite(amax)) {
+                *sa = NAN;
+                continue;
+            }
+            float inv = 127.0f / amax;
+            int8_t *q = qrow + g * l->lp;
+            int32_t s = 0;
+            for (size_t p = 0; p < l->L; p++) {
+                float v = rintf(x[p] * inv);
+                v = v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v;
+                q[p] = (int8_t)v;
+                s += q[p];
+            }
+            *sa = amax / 127.0f, *sum = s;
+        }
+    }
+}
+
+static void q8_task(void *ctx, size_t t0, size_t t1) {
+    const q8_job *J = ctx;
+    const q8_layout *l = &J->l;
+    size_t panels = (J->n + NR - 1) / NR;
+    int8_t bq[KCH * NR] __attribute__((aligned(64)));
+    int32_t acc[ROWS * NR], zp[NR];
+    for (size_t t = t0; t < t1; t++) {
+        size_t i0 = (t % J->n_rb) * ROWS, i1 = i0 + ROWS < J->m ? i0 + ROWS : J->m;
+        size_t p0 = (t / J->n_rb) * J->panel_group, p1 = p0 + J->panel_group < panels ? p0 + J->panel_group : panels;
+        for (size_t pn = p0; pn < p1; pn++) {
+            size_t j0 = pn * NR, w = J->n - j0 < NR ? J->n - j0 : NR;
+            for (size_t g = 0; g < l->nb; g++) {
+                for (size_t kk = 0; kk < l->L; kk += KCH) {
+                    size_t kc = l->L - kk < KCH ? l->L - kk : KCH, k4 = (kc + 3) / 4;
+                    cpu_gemm_qpanel_i8(J->qb, J->n, g * l->L + kk, kc, j0, w, bq);
+                    for (size_t i = i0; i < i1; i += MR)
+                        J->kernel(k4, J->aq + i * l->kq + g * l->lp + kk, l->kq, bq, acc + (i - i0) * NR, NR, kk > 0);
+                }
+                cpu_gemm_qzero_i32(J->qb, J->n, g, j0, w, zp);
+                const float *s = J->qb->scale + g * J->n + j0;
+                for (size_t i = i0; i < i1; i++) {
+                    float sa = J->sa[i * l->nb + g], *y = J->c + i * J->ldc + j0;
+                    int32_t sum = J->suma[i * l->nb + g];
+                    const int32_t *ai = acc + (i - i0) * NR;
+                    for (size_t j = 0; j < w; j++) {
+                        float v = sa * s[j] * (float)(ai[j] - zp[j] * sum);
+                        y[j] = g ? y[j] + v : v;
+                    }
+                }
+            }
+        }
+        size_t j1 = p1 * NR < J->n ? p1 * NR : J->n;
+        cpu_gemm_epilogue(J->epi, J->c, J->ldc, i0, i1, p0 * NR, j1);
+    }
+}
+
+void cpu_gemm_q8(cpu_pool *pool, cpu_dot_fn kernel, size_t m, size_t n, size_t k, const float *a, size_t lda,
+                 const cpu_gemm_qb *qb, float *c, size_t ldc, const cpu_gemm_epi *epi, void *scratch) {
+    if (m == 0 || n == 0) return;
+    if (k == 0) {
+        for (size_t i = 0; i < m; i++) memset(c + i * ldc, 0, sizeof(float) * n);
+        cpu_gemm_epilogue(epi, c, ldc, 0, m, 0, n);
+        return;
+    }
+    q8_job J = {.kernel = kernel, .l = layout(m, k, qb->rows), .m = m, .n = n, .lda = lda, .ldc = ldc, .a = a,
+                .qb = qb, .c = c, .epi = epi};
+    J.aq = scratch;
+    J.sa = (float *)((uint8_t *)scratch + J.l.off_scale);
+    J.suma = (int32_t *)((uint8_t *)scratch + J.l.off_sum);
+    cpu_pool_for(m * k >= 65536 ? pool : NULL, J.l.mp, MR, quantize_rows, &J);
+    size_t panels = (n + NR - 1) / NR, want = (size_t)cpu_pool_threads(pool) * 4;
+    J.n_rb = (m + ROWS - 1) / ROWS;
+    size_t groups = J.n_rb >= want ? 1 : (want + J.n_rb - 1) / J.n_rb;
+    if (groups > panels) groups = panels;
+    J.panel_group = (panels + groups - 1) / groups;
+    size_t tasks = J.n_rb * ((panels + J.panel_group - 1) / J.panel_group);
+    cpu_pool_for(tasks > 1 && (double)m * (double)n * (double)k >= 262144.0 ? pool : NULL, tasks, 1, q8_task, &J);
+}

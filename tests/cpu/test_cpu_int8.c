@@ -1,0 +1,196 @@
+/* The cpu backend's quantized_activations = int8: berth.matmulQuantized
+ * with its activations quantized per weight block and integer dot
+ * products. Against a double reference of the exact product, within the
+ * bound the quantization allows (each activation moves by at most
+ * max|a| / 254 of its block); the SDOT tile (arm64 cpus with dotprod,
+ * isa auto) and the portable one (isa generic) must give the same bits at
+ * 1 and 2 threads, since their sums are exact integers. Also: a value the
+ * quantization rounds away, a NaN, and the option's errors. */
+#include <math.h>
+
+#include "cpu_harness.h"
+
+static int open_int8(const char *isa, int threads) {
+    if (!h_load()) return 0;
+    char t[16];
+    snprintf(t, sizeof t, "%d", threads);
+    mh_host_clear_options(&host);
+    mh_host_option(&host, "threads", t);
+    mh_host_option(&host, "isa", isa);
+    mh_host_option(&host, "quantized_activations", "int8");
+    berth_error err;
+    CHECK(cpu.be->open(&host.services, &cpu.dev, &err) == BERTH_OK);
+    if (!cpu.dev) {
+        fprintf(stderr, "open: %s\n", err.msg);
+        h_shutdown();
+        return 0;
+    }
+    berth_caps caps = {.struct_size = sizeof caps};
+    CHECK(cpu.be->caps(cpu.dev, &caps, &err) == BERTH_OK);
+    CHECK_CONTAINS(caps.device_name, "int8 activations (");
+    printf("%s\n", caps.device_name);
+    return 1;
+}
+
+static uint32_t seed = 2024u;
+static int next_int(int lo, int hi) {
+    seed = seed * 1664525u + 1013904223u;
+    return lo + (int)((seed >> 8) % (uint32_t)(hi - lo + 1));
+}
+
+/* Runs y = x @ dequant(q) + bias on the open device; q [k, n] of type t
+ * (values in vals), scale and zero [k / rows, n]. */
+static berth_status run_q(berth_dtype t, int64_t m, int64_t k, int64_t n, int64_t rows, const int *vals,
+                          const int *zeros, const float *sc, const float *x, const float *bias, float *y) {
+    int packed = t == BERTH_DTYPE_I4 || t == BERTH_DTYPE_U4;
+    int64_t g = k / rows;
+    size_t kn = (size_t)(k * n), gn = (size_t)(g * n), bb = packed ? (kn + 1) / 2 : kn, zb = packed ? (gn + 1) / 2 : gn;
+    uint8_t *bd = calloc(bb, 1), *zd = calloc(zb, 1);
+    for (size_t i = 0; i < kn; i++)
+        if (packed) bd[i / 2] |= (uint8_t)((vals[i] & 15) << (4 * (i % 2)));
+        else bd[i] = (uint8_t)vals[i];
+    for (size_t i = 0; i < gn; i++)
+        if (packed) zd[i / 2] |= (uint8_t)((zeros[i] & 15) << (4 * (i % 2)));
+        else zd[i] = (uint8_t)zeros[i];
+    berth_upload_info info = {.struct_size = sizeof info, .n_tensors = 3, .total_bytes = bb + zb + 4 * gn,
+                              .largest_bytes = bb > 4 * gn ? bb : 4 * gn};
+    berth_weights *w = NULL;
+    berth_error err = {{0}};
+    int taken = 0;
+    CHECK(cpu.be->upload_begin(cpu.dev, &info, &w, &err) == BERTH_OK);
+    berth_weight_desc d0 = {.name = "q", .id = 0, .dtype = t, .rank = 2, .dims = {k, n}, .bytes = bb};
+    berth_weight_desc d1 = {.name = "s", .id = 1, .dtype = BERTH_DTYPE_F32, .rank = 2, .dims = {g, n}, .bytes = 4 * gn};
+    berth_weight_desc d2 = {.name = "z", .id = 2, .dtype = t, .rank = 2, .dims = {g, n}, .bytes = zb};
+    CHECK(cpu.be->upload_tensor(w, &d0, bd, 0, &taken, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_tensor(w, &d1, (void *)sc, 0, &taken, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_tensor(w, &d2, zd, 0, &taken, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_end(w, &err) == BERTH_OK);
+    tgraph gr = {0};
+    uint32_t xi = tg_input(&gr, "x", BERTH_DTYPE_F32, 2, DIMS(m, k));
+    uint32_t qi = tg_operand(&gr, "q", BERTH_OPERAND_WEIGHT, t, 2, DIMS(k, n));
+    uint32_t si = tg_operand(&gr, "s", BERTH_OPERAND_WEIGHT, BERTH_DTYPE_F32, 2, DIMS(g, n));
+    uint32_t zi = tg_operand(&gr, "z", BERTH_OPERAND_WEIGHT, t, 2, DIMS(g, n));
+    gr.ops[qi].weight = 0, gr.ops[si].weight = 1, gr.ops[zi].weight = 2;
+    uint32_t bi = tg_const(&gr, "bias", BERTH_DTYPE_F32, 1, DIMS(n), bias, sizeof(float) * (size_t)n);
+    uint32_t yi = tg_value(&gr, "y", BERTH_DTYPE_F32, 2, DIMS(m, n));
+    tg_node(&gr, "berth.matmulQuantized", 4, IDX(xi, qi, si, zi), 1, IDX(yi), 1, (berth_attr[]){A_OPND("bias", bi)});
+    tg_output(&gr, yi);
+    berth_status st = h_run_w(&gr, w, (void *[]){(void *)x}, (void *[]){y}, &err);
+    if (st) fprintf(stderr, "  run: %s\n", err.msg);
+    cpu.be->free_weights(w);
+    free(bd), free(zd);
+    return st;
+}
+
+enum { SHAPES = 6, TYPES = 4 };
+static const int64_t shapes[SHAPES][4] = {
+    /* {m, k, n, rows per block}: one row; tiles cut off on every side; a
+     * block of 30 (not a multiple of 4); one block of 1100 (slices of 512);
+     * rows past one task's 64; many blocks */
+    {1, 64, 33, 32}, {5, 96, 37, 32}, {7, 90, 19, 30}, {3, 1100, 20, 1100}, {70, 128, 48, 64}, {2, 512, 16, 16}};
+static const berth_dtype types[TYPES] = {BERTH_DTYPE_I8, BERTH_DTYPE_U8, BERTH_DTYPE_I4, BERTH_DTYPE_U4};
+static float *first[SHAPES][TYPES]; /* the first run's outputs: all later ones must equal them */
+
+static void check_shape(int si, int ti) {
+    berth_dtype t = types[ti];
+    int64_t m = shapes[si][0], k = shapes[si][1], n = shapes[si][2], rows = shapes[si][3], g = k / rows;
+    int lo = t == BERTH_DTYPE_I8 ? -128 : t == BERTH_DTYPE_I4 ? -8 : 0;
+    int hi = t == BERTH_DTYPE_I8 ? 127 : t == BERTH_DTYPE_U8 ? 255 : t == BERTH_DTYPE_I4 ? 7 : 15;
+    size_t kn = (size_t)(k * n), gn = (size_t)(g * n), mn = (size_t)(m * n);
+    int *vals = malloc(sizeof(int) * kn), *zeros = malloc(sizeof(int) * gn);
+    float *sc = malloc(sizeof(float) * gn), *bias = malloc(sizeof(float) * (size_t)n);
+    float *x = malloc(sizeof(float) * (size_t)(m * k)), *y = calloc(mn, sizeof(float));
+    /* the same values for every kernel and thread count */
+    seed = 77u + (uint32_t)(si * TYPES + ti);
+    for (int64_t i = 0; i < m * k; i++) x[i] = 0.001f * (float)next_int(-1000, 1000);
+    for (int64_t j = 0; j < n; j++) bias[j] = 0.01f * (float)next_int(-100, 100);
+    for (size_t i = 0; i < kn; i++) vals[i] = next_int(lo, hi);
+    for (size_t i = 0; i < gn; i++) zeros[i] = next_int(lo, hi), sc[i] = 0.001f * (float)next_int(1, 100);
+    CHECK(run_q(t, m, k, n, rows, vals, zeros, sc, x, bias, y) == BERTH_OK);
+    double worst = 0.0;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double exact = bias[j], bound = 0.0, mag = fabs(bias[j]);
+            for (int64_t b = 0; b < g; b++) {
+                double amax = 0.0, wsum = 0.0;
+                for (int64_t p = b * rows; p < (b + 1) * rows; p++) {
+                    double wv = ((double)vals[p * n + j] - zeros[b * n + j]) * sc[b * n + j];
+                    double av = x[i * k + p];
+                    exact += av * wv;
+                    mag += fabs(av * wv);
+                    amax = fabs(av) > amax ? fabs(av) : amax;
+                    wsum += fabs(wv);
+                }
+                bound += amax / 254.0 * wsum;
+            }
+            /* and float rounding of the scaled sums */
+            bound = bound * 1.001 + 1e-6 * mag + 1e-6;
+            double err = fabs(y[i * n + j] - exact);
+            if (!(err <= bound)) {
+                printf("FAIL: int8 shape %d type %d: y[%lld, %lld] = %.9g, exact %.9g, error %.3g beyond %.3g\n", si,
+                       ti, (long long)i, (long long)j, y[i * n + j], exact, err, bound);
+                check_failures++;
+                i = m;
+                break;
+            }
+            worst = err / bound > worst ? err / bound : worst;
+        }
+    if (!first[si][ti]) {
+        first[si][ti] = y;
+        printf("ok: int8 shape %d type %d: worst error %.2f of the bound\n", si, ti, worst);
+    } else {
+        if (memcmp(first[si][ti], y, sizeof(float) * mn) != 0) {
+            printf("FAIL: int8 shape %d type %d: not the same bits as the first kernel and thread count\n", si, ti);
+            check_failures++;
+        }
+        free(y);
+    }
+    free(vals), free(zeros), free(sc), free(bias), free(x);
+}
+
+/* 0.003 * 127 rounds to 0 against a block maximum of 1: the int8 product
+ * drops it where the float one keeps it; 0.006 becomes 1/127. A NaN makes
+ * its block's outputs NaN. */
+static void check_rounding(void) {
+    int vals[4 * 2] = {0, 1, 1, 0, 0, 0, 0, 0}, zeros[2] = {0, 0}; /* y0 = x1, y1 = x0 */
+    float sc[2] = {1.0f, 1.0f}, bias[2] = {0.0f, 0.0f}, y[2];
+    float x[4] = {1.0f, 0.003f, 0.0f, 0.0f};
+    CHECK(run_q(BERTH_DTYPE_I8, 1, 4, 2, 4, vals, zeros, sc, x, bias, y) == BERTH_OK);
+    CHECK(y[0] == 0.0f && y[1] == 1.0f);
+    x[1] = 0.006f;
+    CHECK(run_q(BERTH_DTYPE_I8, 1, 4, 2, 4, vals, zeros, sc, x, bias, y) == BERTH_OK);
+    CHECK(fabsf(y[0] - 1.0f / 127.0f) < 1e-7f && y[1] == 1.0f);
+    x[2] = NAN;
+    CHECK(run_q(BERTH_DTYPE_I8, 1, 4, 2, 4, vals, zeros, sc, x, bias, y) == BERTH_OK);
+    CHECK(isnan(y[0]) && isnan(y[1]));
+}
+
+int main(void) {
+    static const char *const isas[] = {"generic", "auto"};
+    int ran = 0;
+    for (int i = 0; i < 2; i++)
+        for (int threads = 1; threads <= 2; threads++) {
+            if (!open_int8(isas[i], threads)) continue;
+            ran++;
+            for (int s = 0; s < SHAPES; s++)
+                for (int t = 0; t < TYPES; t++) check_shape(s, t);
+            check_rounding();
+            h_shutdown();
+        }
+    CHECK(ran == 4);
+    /* the option's errors */
+    if (h_load()) {
+        mh_host_clear_options(&host);
+        mh_host_option(&host, "quantized_activations", "int4");
+        berth_error err;
+        berth_device *d = NULL;
+        CHECK(cpu.be->open(&host.services, &d, &err) == BERTH_ERR_INVALID);
+        CHECK(d == NULL);
+        CHECK_CONTAINS(err.msg, "quantized_activations");
+        CHECK_CONTAINS(err.msg, "'int4'");
+        h_shutdown();
+    }
+    for (int s = 0; s < SHAPES; s++)
+        for (int t = 0; t < TYPES; t++) free(first[s][t]);
+    return check_exit();
+}
