@@ -22,7 +22,7 @@ typedef void (*cpu_ukernel_ind_fn)(size_t kc, const float *a, size_t lda, const 
                                    float *c, size_t ldc);
 
 typedef struct cpu_gemm_isa {
-    const char *name; /* "avx512", "avx2", "generic" */
+    const char *name; /* "avx512", "avx2", "neon", "generic" */
     int mr, nr, kc;   /* tile rows, tile columns (the panel width), k block */
     cpu_ukernel_fn kernel;
     cpu_ukernel_ind_fn kernel_ind;
@@ -43,7 +43,7 @@ typedef struct cpu_gemm_epi {
 } cpu_gemm_epi;
 
 /* The kernels (each defined in its own file; the x86 ones only exist on
- * x86-64 builds). */
+ * x86-64 builds, the NEON one only on arm64 builds). */
 void cpu_ukernel_generic(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc);
 void cpu_ukernel_generic_ind(size_t kc, const float *a, size_t lda, const float *b, const size_t *off, float *c,
                              size_t ldc);
@@ -55,9 +55,15 @@ void cpu_ukernel_avx512(size_t kc, const float *a, size_t lda, const float *b, f
 void cpu_ukernel_avx512_ind(size_t kc, const float *a, size_t lda, const float *b, const size_t *off, float *c,
                             size_t ldc);
 #endif
+#if defined(__aarch64__)
+void cpu_ukernel_neon(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc);
+void cpu_ukernel_neon_ind(size_t kc, const float *a, size_t lda, const float *b, const size_t *off, float *c,
+                          size_t ldc);
+#endif
 
-/* Resolves "auto", "avx512", "avx2" or "generic" against this machine.
- * NULL when the name is unknown (*known = 0) or the cpu lacks it. */
+/* Resolves "auto", "avx512", "avx2", "neon" or "generic" against this
+ * machine. NULL when the name is unknown (*known = 0) or the cpu lacks
+ * it (a name of the other architecture: known, never there). */
 const cpu_gemm_isa *cpu_gemm_select(const char *name, int *known);
 
 /* Floats a packed copy of a k x n matrix takes. */
