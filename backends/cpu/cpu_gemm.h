@@ -2,9 +2,10 @@
  * packed into column panels of the kernel's width NR (k rows of NR floats
  * each, zero padded past n), and an epilogue (bias, activation, residual)
  * applied to each tile while it is still in cache. One kernel per
- * instruction set, chosen at open from CPUID or the `isa` option; the
- * AVX2 and AVX-512 files are compiled with their own flags and only ever
- * called after the CPUID check. */
+ * instruction set, chosen at open from CPUID (AT_HWCAP on arm64) or the
+ * `isa` option; the AVX2 and AVX-512 files are compiled with their own
+ * flags and only ever called after the CPUID check; the NEON file needs
+ * none (Advanced SIMD is arm64's baseline). */
 #ifndef BERTH_CPU_GEMM_H
 #define BERTH_CPU_GEMM_H
 
