@@ -36,10 +36,10 @@ static inline __attribute__((always_inline)) void tile(size_t kc, const float *a
     float32x4_t c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
     const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
     const float *a4 = a + 4 * lda, *a5 = a + 5 * lda, *a6 = a + 6 * lda, *a7 = a + 7 * lda;
-    /* Eight row pointers that advance with the loop (post-indexed loads).
-     * Seen as a + r lda, clang rebuilds them from one pointer every
-     * iteration, seven adds per 64 fmla; the empty asm hides how they were
-     * made. */
+    /* Eight row pointers. Seen as a + r lda, clang rebuilds seven of them
+     * from the first every iteration, seven adds per 64 fmla; the empty
+     * asm hides how they were made, so each row is one load at a shared
+     * offset. */
     __asm__("" : "+r"(a1), "+r"(a2), "+r"(a3), "+r"(a4), "+r"(a5), "+r"(a6), "+r"(a7));
 #define ROW(r, l)                                    \
     c##r##0 = vfmaq_laneq_f32(c##r##0, b0, x##r, l); \
