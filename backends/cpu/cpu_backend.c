@@ -17,7 +17,7 @@ static const berth_option_decl cpu_options[OPT_COUNT] = {
     [OPT_THREADS] = {"threads", BERTH_OPTION_INT, NULL, NULL, 1, 1024,
                      "worker threads, the calling thread included (default and most: one per cpu this process "
                      "may run on)"},
-    [OPT_ISA] = {"isa", BERTH_OPTION_STRING, "auto", "auto|avx512|avx2|generic", 0, 0,
+    [OPT_ISA] = {"isa", BERTH_OPTION_STRING, "auto", "auto|avx512|avx2|neon|generic", 0, 0,
                  "matrix-product kernels: auto picks the best this cpu runs"},
     [OPT_SPIN] = {"spin_us", BERTH_OPTION_INT, NULL, NULL, 0, 1000000,
                   "microseconds idle workers keep polling for work after a run before they sleep: the next run "
@@ -89,7 +89,7 @@ static berth_status cpu_open(const berth_host_services *host, berth_device **out
             bk_errf(err, "option 'isa' in [backend.cpu]: this cpu does not support '%s' (it has %s)", isa_name,
                      cpu_gemm_select("auto", &known)->name);
         else
-            bk_errf(err, "option 'isa' in [backend.cpu]: expected auto, avx512, avx2 or generic, found '%s'",
+            bk_errf(err, "option 'isa' in [backend.cpu]: expected auto, avx512, avx2, neon or generic, found '%s'",
                      isa_name);
         return BERTH_ERR_INVALID;
     }

@@ -2,9 +2,10 @@
  * packed into column panels of the kernel's width NR (k rows of NR floats
  * each, zero padded past n), and an epilogue (bias, activation, residual)
  * applied to each tile while it is still in cache. One kernel per
- * instruction set, chosen at open from CPUID or the `isa` option; the
- * AVX2 and AVX-512 files are compiled with their own flags and only ever
- * called after the CPUID check. */
+ * instruction set, chosen at open from CPUID (AT_HWCAP on arm64) or the
+ * `isa` option; the AVX2 and AVX-512 files are compiled with their own
+ * flags and only ever called after the CPUID check; the NEON file needs
+ * none (Advanced SIMD is arm64's baseline). */
 #ifndef BERTH_CPU_GEMM_H
 #define BERTH_CPU_GEMM_H
 
@@ -22,7 +23,7 @@ typedef void (*cpu_ukernel_ind_fn)(size_t kc, const float *a, size_t lda, const 
                                    float *c, size_t ldc);
 
 typedef struct cpu_gemm_isa {
-    const char *name; /* "avx512", "avx2", "generic" */
+    const char *name; /* "avx512", "avx2", "neon", "generic" */
     int mr, nr, kc;   /* tile rows, tile columns (the panel width), k block */
     cpu_ukernel_fn kernel;
     cpu_ukernel_ind_fn kernel_ind;
@@ -43,7 +44,7 @@ typedef struct cpu_gemm_epi {
 } cpu_gemm_epi;
 
 /* The kernels (each defined in its own file; the x86 ones only exist on
- * x86-64 builds). */
+ * x86-64 builds, the NEON one only on arm64 builds). */
 void cpu_ukernel_generic(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc);
 void cpu_ukernel_generic_ind(size_t kc, const float *a, size_t lda, const float *b, const size_t *off, float *c,
                              size_t ldc);
@@ -55,9 +56,15 @@ void cpu_ukernel_avx512(size_t kc, const float *a, size_t lda, const float *b, f
 void cpu_ukernel_avx512_ind(size_t kc, const float *a, size_t lda, const float *b, const size_t *off, float *c,
                             size_t ldc);
 #endif
+#if defined(__aarch64__)
+void cpu_ukernel_neon(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc);
+void cpu_ukernel_neon_ind(size_t kc, const float *a, size_t lda, const float *b, const size_t *off, float *c,
+                          size_t ldc);
+#endif
 
-/* Resolves "auto", "avx512", "avx2" or "generic" against this machine.
- * NULL when the name is unknown (*known = 0) or the cpu lacks it. */
+/* Resolves "auto", "avx512", "avx2", "neon" or "generic" against this
+ * machine. NULL when the name is unknown (*known = 0) or the cpu lacks
+ * it (a name of the other architecture: known, never there). */
 const cpu_gemm_isa *cpu_gemm_select(const char *name, int *known);
 
 /* Floats a packed copy of a k x n matrix takes. */

@@ -7,6 +7,10 @@
  * edge tiles go through small buffers on the stack. */
 #include <math.h>
 #include <string.h>
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 #include "cpu_gemm.h"
 #include "cpu_internal.h"
@@ -16,10 +20,18 @@ static const cpu_gemm_isa isa_generic = {"generic", 4, 16, 256, cpu_ukernel_gene
 static const cpu_gemm_isa isa_avx2 = {"avx2", 6, 16, 256, cpu_ukernel_avx2, cpu_ukernel_avx2_ind};
 static const cpu_gemm_isa isa_avx512 = {"avx512", 12, 32, 128, cpu_ukernel_avx512, cpu_ukernel_avx512_ind};
 #endif
+#if defined(__aarch64__)
+/* kc 256: an 8 KiB slice of B and the tile's 8 KiB of A rows share L1. */
+static const cpu_gemm_isa isa_neon = {"neon", 8, 8, 256, cpu_ukernel_neon, cpu_ukernel_neon_ind};
+#endif
 
 /* The largest mr * kc and mr * nr of any kernel above: the stack buffers. */
-#define EDGE_A 1536
+#define EDGE_A 2048
 #define EDGE_C 384
+_Static_assert(EDGE_A >= 4 * 256 && EDGE_A >= 6 * 256 && EDGE_A >= 12 * 128 && EDGE_A >= 8 * 256,
+               "EDGE_A holds mr * kc of every kernel");
+_Static_assert(EDGE_C >= 4 * 16 && EDGE_C >= 6 * 16 && EDGE_C >= 12 * 32 && EDGE_C >= 8 * 8,
+               "EDGE_C holds mr * nr of every kernel");
 
 const cpu_gemm_isa *cpu_gemm_select(const char *name, int *known) {
     *known = 1;
@@ -30,9 +42,15 @@ const cpu_gemm_isa *cpu_gemm_select(const char *name, int *known) {
     if (strcmp(name, "auto") == 0) return has512 ? &isa_avx512 : has2 ? &isa_avx2 : &isa_generic;
     if (strcmp(name, "avx512") == 0) return has512 ? &isa_avx512 : NULL;
     if (strcmp(name, "avx2") == 0) return has2 ? &isa_avx2 : NULL;
+    if (strcmp(name, "neon") == 0) return NULL;
+#elif defined(__aarch64__)
+    int neon = (getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0;
+    if (strcmp(name, "auto") == 0) return neon ? &isa_neon : &isa_generic;
+    if (strcmp(name, "neon") == 0) return neon ? &isa_neon : NULL;
+    if (strcmp(name, "avx512") == 0 || strcmp(name, "avx2") == 0) return NULL;
 #else
     if (strcmp(name, "auto") == 0) return &isa_generic;
-    if (strcmp(name, "avx512") == 0 || strcmp(name, "avx2") == 0) return NULL;
+    if (strcmp(name, "avx512") == 0 || strcmp(name, "avx2") == 0 || strcmp(name, "neon") == 0) return NULL;
 #endif
     if (strcmp(name, "generic") == 0) return &isa_generic;
     *known = 0;
@@ -65,6 +83,8 @@ void cpu_gemm_pack_b(const cpu_gemm_isa *isa, const float *b, size_t ldb, int tb
             pack_panel(dst + j0 * k, src, ldb, tb, k, 32, alpha);
         else if (nr == 16)
             pack_panel(dst + j0 * k, src, ldb, tb, k, 16, alpha);
+        else if (nr == 8)
+            pack_panel(dst + j0 * k, src, ldb, tb, k, 8, alpha);
         else
             pack_panel(dst + j0 * k, src, ldb, tb, k, nr, alpha);
     }
@@ -251,7 +271,8 @@ void cpu_gemm(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_
 
 void cpu_gemm_q(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_t k, const float *a, size_t lda,
                 const cpu_gemm_qb *qb, float *c, size_t ldc, const cpu_gemm_epi *epi) {
-    _Static_assert(CPU_GEMM_SLICE >= 128 * 32 && CPU_GEMM_SLICE >= 256 * 16 && CPU_GEMM_NR_MAX >= 32,
+    _Static_assert(CPU_GEMM_SLICE >= 128 * 32 && CPU_GEMM_SLICE >= 256 * 16 && CPU_GEMM_SLICE >= 256 * 8 &&
+                       CPU_GEMM_NR_MAX >= 32,
                    "a kc x nr slice and an nr row fit");
     gemm_run(pool, isa, m, n, k, a, lda, NULL, qb, c, ldc, epi);
 }

@@ -31,17 +31,19 @@ static inline void zero_floats(const cpu_gemm_qb *q, size_t ez, size_t w, float 
                                               : nib(q->zero, ez + j, q->kind == CPU_Q_I4));
 }
 
-/* 4-bit values, low nibble first, split and interleaved 16 at a time
- * with a vector shuffle (GCC and clang vector extensions; SSE2's
+/* 4-bit values, low nibble first, split and interleaved 16 (then 8) at a
+ * time with a vector shuffle (GCC and clang vector extensions; SSE2's
  * punpcklbw on any x86-64), since compilers turn the same in scalar code
  * into byte stores; (v ^ 8) - 8 sign-extends a nibble. Values e .. e +
  * w - 1 into t, as bytes. */
 typedef uint8_t u8x16 __attribute__((vector_size(16)));
 typedef uint64_t u64x2 __attribute__((vector_size(16)));
+typedef uint8_t u8x8 __attribute__((vector_size(8)));
+typedef uint32_t u32x2 __attribute__((vector_size(8)));
 
 static inline void unpack4(const uint8_t *restrict b, size_t e, int sgn, size_t w, int8_t *restrict t) {
     size_t j = 0;
-    if (e % 2 == 0)
+    if (e % 2 == 0) {
         for (; j + 16 <= w; j += 16) {
             uint64_t bytes;
             memcpy(&bytes, b + (e + j) / 2, 8);
@@ -54,7 +56,38 @@ static inline void unpack4(const uint8_t *restrict b, size_t e, int sgn, size_t 
             u8x16 v = __builtin_shufflevector(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
             memcpy(t + j, &v, 16);
         }
+        /* then 8: the whole row of an 8-wide panel (NEON's), which the
+         * loop above never reaches */
+        if (j + 8 <= w) {
+            uint32_t bytes;
+            memcpy(&bytes, b + (e + j) / 2, 4);
+            u8x8 x = (u8x8)(u32x2){bytes, 0};
+            u8x8 lo = x & 15, hi = x >> 4;
+            if (sgn) {
+                lo = (lo ^ 8) - 8;
+                hi = (hi ^ 8) - 8;
+            }
+            u8x8 v = __builtin_shufflevector(lo, hi, 0, 8, 1, 9, 2, 10, 3, 11);
+            memcpy(t + j, &v, 8);
+            j += 8;
+        }
+    }
     for (; j < w; j++) t[j] = (int8_t)nib(b, e + j, sgn);
+}
+
+/* One row of a panel, (q - zero) * scale. Restrict parameters, not local
+ * restrict pointers: clang keeps only the former, and without them it
+ * checks at run time, on every row, that the float stores do not overlap
+ * the bytes read (a char type may alias anything), as many instructions
+ * as an 8-wide row's vector loop itself. */
+static inline void row_s8(float *restrict row, const int8_t *restrict b, const float *restrict zf,
+                          const float *restrict s, size_t w) {
+    for (size_t j = 0; j < w; j++) row[j] = ((float)b[j] - zf[j]) * s[j];
+}
+
+static inline void row_u8(float *restrict row, const uint8_t *restrict b, const float *restrict zf,
+                          const float *restrict s, size_t w) {
+    for (size_t j = 0; j < w; j++) row[j] = ((float)b[j] - zf[j]) * s[j];
 }
 
 CPU_CLONES void cpu_gemm_dequant_panel(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc, size_t j0, size_t w,
@@ -75,16 +108,12 @@ CPU_CLONES void cpu_gemm_dequant_panel(const cpu_gemm_qb *q, size_t n, size_t k0
             s = q->scale + g * n + j0;
             gz = g;
         }
-        if (q->kind == CPU_Q_I8) {
-            const int8_t *restrict b = (const int8_t *)q->b + e;
-            for (size_t j = 0; j < w; j++) row[j] = ((float)b[j] - zf[j]) * s[j];
-        } else if (q->kind == CPU_Q_U8) {
-            const uint8_t *restrict b = q->b + e;
-            for (size_t j = 0; j < w; j++) row[j] = ((float)b[j] - zf[j]) * s[j];
-        } else {
-            const int8_t *restrict b = t + p * nr;
-            for (size_t j = 0; j < w; j++) row[j] = ((float)b[j] - zf[j]) * s[j];
-        }
+        if (q->kind == CPU_Q_I8)
+            row_s8(row, (const int8_t *)q->b + e, zf, s, w);
+        else if (q->kind == CPU_Q_U8)
+            row_u8(row, q->b + e, zf, s, w);
+        else
+            row_s8(row, t + p * nr, zf, s, w);
         if (w < nr) memset(row + w, 0, sizeof(float) * (nr - w));
     }
 }

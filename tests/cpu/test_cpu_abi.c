@@ -34,7 +34,7 @@ static void test_options(void) {
     berth_device *d = NULL;
     const char *cases[][3] = {
         {"foo", "1", "unknown option 'foo' in [backend.cpu] (known: threads, isa, spin_us)"},
-        {"isa", "sse9", "expected one of auto|avx512|avx2|generic, found 'sse9'"},
+        {"isa", "sse9", "expected one of auto|avx512|avx2|neon|generic, found 'sse9'"},
         {"isa", "", "found ''"},
         {"threads", "abc", "'abc'"},
         {"threads", "0", "an integer in [1, 1024]"},

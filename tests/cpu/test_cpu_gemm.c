@@ -522,14 +522,28 @@ static void test_pool_chain(void) {
     free(g), free(x), free(k), free(y), free(want);
 }
 
+/* The kernels "auto" picked, from the device's name. */
+static void check_auto_picks(const char *want) {
+    berth_caps caps = {.struct_size = sizeof caps};
+    berth_error err;
+    CHECK(cpu.be->caps(cpu.dev, &caps, &err) == BERTH_OK);
+    char kernels[32];
+    snprintf(kernels, sizeof kernels, ", %s kernels)", want);
+    CHECK_CONTAINS(caps.device_name, kernels);
+}
+
 int main(void) {
-    static const char *const isas[] = {"generic", "avx2", "avx512", "auto"};
-    int ran = 0;
+    static const char *const isas[] = {"generic", "avx2", "avx512", "neon", "auto"};
+    int ran = 0, ran_neon = 0;
     for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++)
         for (int threads = 1; threads <= 2; threads++) {
             isa_name = isas[i];
             if (!open_with(isas[i], threads)) continue;
             ran++;
+            ran_neon += !strcmp(isas[i], "neon");
+#if defined(__aarch64__)
+            if (!strcmp(isas[i], "auto")) check_auto_picks("neon");
+#endif
             test_sizes();
             test_epilogues();
             test_quantized();
@@ -542,10 +556,19 @@ int main(void) {
             if (threads == 1) test_shared_packing();
             h_shutdown();
         }
-    CHECK(ran >= 4); /* generic and auto at least, each with 1 and 2 threads */
+    /* generic and auto everywhere, each with 1 and 2 threads, and every
+     * path this cpu has; never another architecture's */
 #if defined(__x86_64__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma")) CHECK(ran == 8);
+    int fma = __builtin_cpu_supports("fma");
+    int has2 = fma && __builtin_cpu_supports("avx2"), has512 = fma && __builtin_cpu_supports("avx512f");
+    CHECK(ran == 4 + 2 * has2 + 2 * has512);
+    CHECK(ran_neon == 0);
+#elif defined(__aarch64__)
+    CHECK(ran == 6); /* generic, neon, auto (every arm64 Linux cpu has Advanced SIMD) */
+    CHECK(ran_neon == 2);
+#else
+    CHECK(ran == 4);
 #endif
     return check_exit();
 }
