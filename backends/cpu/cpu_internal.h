@@ -260,13 +260,22 @@ void cpu_matmul_f32(berth_plan *p, int ta, int tb, int64_t m, int64_t n, int64_t
                     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                     int64_t ldc);
 uint64_t cpu_now_ns(void);
-/* x[i] = e^x[i] to about 2 ulp, for inputs that cannot be NaN (softmax
- * after its max is taken); below e^-87 the result is about 1.6e-38, not 0. */
+/* The vector math (cpu_vmath.c; on arm64 cpu_vmath_neon.c). x and y may
+ * be the same array; a NaN stays NaN.
+ * x[i] = e^x[i] within 2.5e-7 relative, for softmax: the portable loop
+ * gives 0 below e^-87 and clamps above e^88; arm64's is cpu_vexp_full. */
 void cpu_vexp(float *x, size_t n);
-/* y = erf(x) within 2e-7 relative (1e-7 absolute past 1), NaN kept; and
- * y = x/2 (1 + erf(x / sqrt 2)). x and y may be the same array. */
+/* y = erf(x) within 2e-7 relative (1e-7 absolute past 1); and
+ * y = x/2 (1 + erf(x / sqrt 2)). */
 void cpu_verf(const float *x, float *y, size_t n);
 void cpu_vgelu(const float *x, float *y, size_t n);
+/* The exp, tanh and sigmoid ops (and gemm's epilogue): y = e^x, tanh x,
+ * 1 / (1 + e^-x) over the whole float range, infinities and subnormal
+ * results included. On arm64 NEON polynomials within 3e-7 relative of
+ * the exact value; elsewhere libm's expf and tanhf per element. */
+void cpu_vexp_full(const float *x, float *y, size_t n);
+void cpu_vtanh(const float *x, float *y, size_t n);
+void cpu_vsigmoid(const float *x, float *y, size_t n);
 /* The op contract's max and min of floats: NaN if either is (IEEE
  * 754-2019 maximum, numpy's maximum); fmaxf and fminf would drop it.
  * Comparisons, not calls, so loops over them vectorize. */

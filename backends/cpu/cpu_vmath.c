@@ -1,6 +1,7 @@
 /* Vectorizable exp and erf for the hot loops (softmax, GELU). exp: range reduction to
  * r in [-ln2/2, ln2/2] by a Cody-Waite split of ln 2, a degree-6 Taylor
- * polynomial of e^r (truncation below 2e-8 relative), and 2^n built in
+ * polynomial of e^r (truncation below 1.7e-7 relative, r^7/7! at
+ * r = -ln2/2; 2.4e-7 in all, measured by tests/cpu), and 2^n built in
  * the exponent bits. Written branch-free over arrays so the compiler
  * turns it into vector code; libm's expf is a scalar call per element,
  * which costs more than the matrix products around a softmax.
@@ -8,7 +9,10 @@
  * chebfit, then the power basis): |x| < 1 as x * P(2x^2 - 1) within
  * 2e-7 relative, 1 <= |x| < 4 as Q((2|x| - 5) / 3) within 1e-7, and
  * +-1 beyond, where erf rounds to 1 in float. Both are evaluated and one
- * is chosen per element, so the loop has no branches. */
+ * is chosen per element, so the loop has no branches.
+ * On arm64 exp and erf, and the exp, tanh and sigmoid ops, are NEON code
+ * with the same constants (cpu_vmath_neon.c); the loops here are the
+ * other architectures'. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -19,6 +23,9 @@
  * (CPU_CLONES). */
 #define VM_CLONES CPU_CLONES
 
+#if !defined(__aarch64__)
+#include "cpu_vmath_poly.h"
+
 VM_CLONES void cpu_vexp(float *x, size_t n) {
     for (size_t i = 0; i < n; i++) {
         /* Clamped so 2^n stays a float. Written so a NaN clamps too (a
@@ -27,8 +34,8 @@ VM_CLONES void cpu_vexp(float *x, size_t n) {
         float x0 = x[i], v = x0 > -87.0f ? x0 : -87.0f;
         v = v < 88.0f ? v : 88.0f;
         /* round to nearest by the 1.5 * 2^23 trick: no rounding calls */
-        float k = (v * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-        float r = v - k * 0.693145751953125f - k * 1.428606765330187e-06f;
+        float k = (v * VM_LOG2E + 12582912.0f) - 12582912.0f;
+        float r = v - k * VM_LN2_HI - k * VM_LN2_LO;
         float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
         int32_t bits = ((int32_t)k + 127) << 23;
         float s;
@@ -39,23 +46,32 @@ VM_CLONES void cpu_vexp(float *x, size_t n) {
     }
 }
 
-static const float erf_small[6] = {0.965468777f, -0.140536097f, 0.0198518049f, -0.00228541953f, 0.00021935945f,
-                                   -1.76690808e-05f};
-static const float erf_mid[13] = {0.999593079f,  0.00326696896f, -0.0122559081f, 0.0281958455f, -0.043602196f,
-                                  0.0463220683f, -0.032164326f,  0.00981079118f, 0.00748362596f, -0.0107976606f,
-                                  0.00342609975f, 0.0018515676f, -0.00113001805f};
-
 VM_CLONES void cpu_verf(const float *x, float *y, size_t n) {
     for (size_t i = 0; i < n; i++) {
         float v = x[i], a = v < 0.0f ? -v : v;
-        float z1 = 2.0f * a * a - 1.0f, p1 = erf_small[5];
-        for (int c = 4; c >= 0; c--) p1 = p1 * z1 + erf_small[c];
-        float am = a < 4.0f ? a : 4.0f, z2 = (2.0f * am - 5.0f) * (1.0f / 3.0f), p2 = erf_mid[12];
-        for (int c = 11; c >= 0; c--) p2 = p2 * z2 + erf_mid[c];
+        float z1 = 2.0f * a * a - 1.0f, p1 = vm_erf_small[5];
+        for (int c = 4; c >= 0; c--) p1 = p1 * z1 + vm_erf_small[c];
+        float am = a < 4.0f ? a : 4.0f, z2 = (2.0f * am - 5.0f) * (1.0f / 3.0f), p2 = vm_erf_mid[12];
+        for (int c = 11; c >= 0; c--) p2 = p2 * z2 + vm_erf_mid[c];
         float r = a < 1.0f ? a * p1 : a < 4.0f ? p2 : a >= 4.0f ? 1.0f : v; /* the last: NaN stays NaN */
         y[i] = v < 0.0f ? -r : r;
     }
 }
+
+/* The exp, tanh and sigmoid ops as libm computes them, one call per
+ * element: the numbers these ops have always given on x86. */
+void cpu_vexp_full(const float *x, float *y, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = expf(x[i]);
+}
+
+void cpu_vtanh(const float *x, float *y, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
+}
+
+void cpu_vsigmoid(const float *x, float *y, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-x[i]));
+}
+#endif
 
 VM_CLONES void cpu_vgelu(const float *x, float *y, size_t n) {
     float t[256];

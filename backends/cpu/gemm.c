@@ -5,7 +5,6 @@
  * task's rows of A. Each pool task owns a block of rows and a group of
  * panels, so tasks never write the same bytes and nothing is allocated:
  * edge tiles go through small buffers on the stack. */
-#include <math.h>
 #include <string.h>
 #if defined(__aarch64__)
 #include <asm/hwcap.h>
@@ -113,15 +112,6 @@ void cpu_gemm_unpack_b(const cpu_gemm_isa *isa, const float *packed, size_t ldb,
     }
 }
 
-static float act1(int act, float v) {
-    switch (act) {
-    case CPU_ACT_RELU: return v > 0.0f ? v : 0.0f;
-    case CPU_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
-    case CPU_ACT_TANH: return tanhf(v);
-    default: return v;
-    }
-}
-
 void cpu_gemm_epilogue(const cpu_gemm_epi *epi, float *c, size_t ldc, size_t r0, size_t r1, size_t j0, size_t j1) {
     if (!epi) return;
     for (size_t i = r0; i < r1; i++) {
@@ -137,8 +127,10 @@ void cpu_gemm_epilogue(const cpu_gemm_epi *epi, float *c, size_t ldc, size_t r0,
             for (size_t j = j0; j < j1; j++) row[j] = row[j] > 0.0f ? row[j] : 0.0f;
         else if (epi->act == CPU_ACT_GELU)
             cpu_vgelu(row + j0, row + j0, j1 - j0);
-        else if (epi->act != CPU_ACT_NONE)
-            for (size_t j = j0; j < j1; j++) row[j] = act1(epi->act, row[j]);
+        else if (epi->act == CPU_ACT_SIGMOID) /* the row's span at once: vector code on arm64 */
+            cpu_vsigmoid(row + j0, row + j0, j1 - j0);
+        else if (epi->act == CPU_ACT_TANH)
+            cpu_vtanh(row + j0, row + j0, j1 - j0);
         if (epi->res) {
             const float *restrict rr = epi->res + i * epi->ldr;
             for (size_t j = j0; j < j1; j++) row[j] += rr[j];

@@ -184,10 +184,16 @@ static void soft_task(void *ctx, size_t b, size_t e) {
         float mx = -INFINITY;
         for (size_t k = 0; k < s->extent; k++) mx = fmaxf(mx, x[k * s->inner]);
         double sum = 0;
-        for (size_t k = 0; k < s->extent; k++) {
-            float v = expf(x[k * s->inner] - mx);
-            y[k * s->inner] = v;
-            sum += v;
+        /* the column's exps a buffer at a time, for the vector exp of arm64 */
+        float ex[256];
+        for (size_t k0 = 0; k0 < s->extent; k0 += 256) {
+            size_t m = s->extent - k0 < 256 ? s->extent - k0 : 256;
+            for (size_t k = 0; k < m; k++) ex[k] = x[(k0 + k) * s->inner] - mx;
+            cpu_vexp_full(ex, ex, m);
+            for (size_t k = 0; k < m; k++) {
+                y[(k0 + k) * s->inner] = ex[k];
+                sum += ex[k];
+            }
         }
         float inv = (float)(1.0 / sum);
         for (size_t k = 0; k < s->extent; k++) y[k * s->inner] *= inv;

@@ -40,9 +40,10 @@ CPU_CLONES static void un_f32(const un_params *u, const float *restrict x, float
     const float al = u->alpha, be = u->beta;
     switch (u->op) {
     case U_RELU: LOOP(v < 0.0f ? 0.0f : v); break; /* NaN stays NaN */
-    case U_SIGMOID: LOOP(1.0f / (1.0f + expf(-v))); break;
-    case U_TANH: LOOP(tanhf(v)); break;
-    case U_EXP: LOOP(expf(v)); break;
+    /* NEON polynomials on arm64, libm's expf and tanhf elsewhere (cpu_vmath*.c) */
+    case U_SIGMOID: cpu_vsigmoid(x, y, n); break;
+    case U_TANH: cpu_vtanh(x, y, n); break;
+    case U_EXP: cpu_vexp_full(x, y, n); break;
     case U_LOG: LOOP(logf(v)); break;
     case U_SQRT: LOOP(sqrtf(v)); break;
     case U_ABS: LOOP(fabsf(v)); break;
