@@ -73,15 +73,18 @@ test-32:
 
 # The arm64 cross build (cmake/aarch64-linux-gnu.cmake), warnings as
 # errors, run under qemu-user: the test programs, the first example
-# compared with the x86-64 build's, and the cpu conformance cases (the
-# first of every CONFORMANCE_EVERY). The x86-64 build gives the reference
-# output; only berth and the cpu backend are built there.
+# compared with the x86-64 build's, the qemu plugin that counts executed
+# instructions (make bench-insn) checked against a loop of known length,
+# and the cpu conformance cases (the first of every CONFORMANCE_EVERY).
+# The x86-64 build gives the reference output and the plugin; only berth,
+# the cpu backend and the plugin are built there.
 test-arm64:
 	@scripts/bootstrap --arm64
-	cmake -S . -B $(ARM64_BUILD) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DBERTH_WERROR=ON $(CMAKE_FLAGS)
+	cmake -S . -B $(ARM64_BUILD) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DBERTH_WERROR=ON \
+		-DBERTH_QEMU_INSN_PLUGIN=$(abspath $(BUILD))/bench/qemu_insn.so $(CMAKE_FLAGS)
 	cmake --build $(ARM64_BUILD) -j$(JOBS)
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
-	cmake --build $(BUILD) -j$(JOBS) --target berth berth-cpu
+	cmake --build $(BUILD) -j$(JOBS) --target berth berth-cpu qemu_insn
 	scripts/test-arm64 $(ARM64_BUILD) $(BUILD) $(CONFORMANCE_EVERY)
 
 # libFuzzer targets (clang), each for FUZZ_SECONDS on a copy of its seed corpus.
