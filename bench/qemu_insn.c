@@ -75,6 +75,7 @@ static struct counter *new_counter(void) {
 }
 
 static void on_exec(unsigned int vcpu_index, void *userdata) {
+    (void)vcpu_index;
     struct counter *c = mine;
     if (!c) c = mine = new_counter();
     uint64_t n = atomic_load_explicit(&c->n, memory_order_relaxed);
@@ -82,11 +83,13 @@ static void on_exec(unsigned int vcpu_index, void *userdata) {
 }
 
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
+    (void)id;
     size_t n = qemu_plugin_tb_n_insns(tb);
     qemu_plugin_register_vcpu_tb_exec_cb(tb, on_exec, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)n);
 }
 
 static void write_total(qemu_plugin_id_t id, void *userdata) {
+    (void)id, (void)userdata;
     if (getpid() != owner) return;
     uint64_t total = 0;
     for (struct counter *c = atomic_load_explicit(&counters, memory_order_acquire); c; c = c->next)
@@ -101,6 +104,7 @@ static void write_total(qemu_plugin_id_t id, void *userdata) {
 }
 
 int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv) {
+    (void)info;
     for (int i = 0; i < argc; i++) {
         if (strncmp(argv[i], "out=", 4) == 0 && argv[i][4]) {
             out_path = argv[i] + 4;
