@@ -109,8 +109,11 @@ def count(emulator, plugin, berth, backends, config, repeat):
     cmd = emulator + ["-plugin", "%s,out=%s" % (plugin, out), berth, "run", config, "--repeat", str(repeat),
                       "--quiet"]
     with open(log, "w") as f:
-        rc = subprocess.run(cmd, env=dict(os.environ, BERTH_BACKEND_PATH=backends), stdout=f,
-                            stderr=subprocess.STDOUT).returncode
+        # OpenBLAS would start a thread per core at load, whose polling
+        # before it sleeps depends on timing; berth sets it to one thread
+        # anyway (backends/cpu/cpu_backend.c).
+        env = dict(os.environ, BERTH_BACKEND_PATH=backends, OPENBLAS_NUM_THREADS="1")
+        rc = subprocess.run(cmd, env=env, stdout=f, stderr=subprocess.STDOUT).returncode
     if rc != 0:
         with open(log) as f:
             raise InsnError("%s exited with %d:\n%s" % (" ".join(cmd), rc, f.read()[-2000:]))
