@@ -6,8 +6,10 @@ CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 ARM64_BUILD ?= build-arm64
 CONFORMANCE_EVERY ?= 1
+INSN_ISA ?= generic,auto
+INSN_ARGS ?=
 
-.PHONY: all bootstrap build run test test-asan test-tsan test-32 test-arm64 fuzz bench zoo device-check clean
+.PHONY: all bootstrap build run test test-asan test-tsan test-32 test-arm64 fuzz bench bench-insn zoo device-check clean
 
 all: build
 
@@ -74,15 +76,18 @@ test-32:
 
 # The arm64 cross build (cmake/aarch64-linux-gnu.cmake), warnings as
 # errors, run under qemu-user: the test programs, the first example
-# compared with the x86-64 build's, and the cpu conformance cases (the
-# first of every CONFORMANCE_EVERY). The x86-64 build gives the reference
-# output; only berth and the cpu backend are built there.
+# compared with the x86-64 build's, the qemu plugin that counts executed
+# instructions (make bench-insn) checked against a loop of known length,
+# and the cpu conformance cases (the first of every CONFORMANCE_EVERY).
+# The x86-64 build gives the reference output and the plugin; only berth,
+# the cpu backend and the plugin are built there.
 test-arm64:
 	@scripts/bootstrap --arm64
-	cmake -S . -B $(ARM64_BUILD) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DBERTH_WERROR=ON $(CMAKE_FLAGS)
+	cmake -S . -B $(ARM64_BUILD) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DBERTH_WERROR=ON \
+		-DBERTH_QEMU_INSN_PLUGIN=$(abspath $(BUILD))/bench/qemu_insn.so $(CMAKE_FLAGS)
 	cmake --build $(ARM64_BUILD) -j$(JOBS)
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
-	cmake --build $(BUILD) -j$(JOBS) --target berth berth-cpu
+	cmake --build $(BUILD) -j$(JOBS) --target berth berth-cpu qemu_insn
 	scripts/test-arm64 $(ARM64_BUILD) $(BUILD) $(CONFORMANCE_EVERY)
 
 # libFuzzer targets (clang), each for FUZZ_SECONDS on a copy of its seed corpus.
@@ -98,6 +103,21 @@ fuzz:
 # ratios.png. About 12 minutes on 2 shared cores.
 bench: build
 	/usr/bin/python3 bench/bench.py --build $(BUILD)
+
+# Executed arm64 instructions per inference run for each cpu backend isa
+# of INSN_ISA (bench/insn_count.py, docs/bench.md), where there is no
+# arm64 machine: the arm64 cross build's berth under qemu-user with the
+# host build's qemu_insn plugin, on a few of make bench's models. Writes
+# $(BUILD)/bench/insn/report.md. About 6 minutes on 2 shared cores.
+# INSN_ARGS passes more (--runs N, --only ROW,..., --threads N).
+bench-insn:
+	@scripts/bootstrap --arm64
+	cmake -S . -B $(ARM64_BUILD) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DBERTH_WERROR=ON \
+		-DBERTH_QEMU_INSN_PLUGIN=$(abspath $(BUILD))/bench/qemu_insn.so $(CMAKE_FLAGS)
+	cmake --build $(ARM64_BUILD) -j$(JOBS) --target berth berth-cpu
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j$(JOBS) --target qemu_insn
+	/usr/bin/python3 bench/insn_count.py --arm64 $(ARM64_BUILD) --host $(BUILD) --isa $(INSN_ISA) $(INSN_ARGS)
 
 # The real-model zoo (tests/models/zoo.ini) fetched, converted and run on
 # onnxruntime-node into $(BUILD)/zoo, for `berth check MODULE --models
