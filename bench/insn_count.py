@@ -46,17 +46,21 @@ class InsnError(Exception):
     pass
 
 
-# name, model (bench.py's, or an OCR model of the cache), bucket
+# name, model (bench.py's, or an OCR model of the cache), bucket, and
+# [backend.cpu] lines beside threads and isa
 ROWS = [
-    ("bert-6x384", "bert-6x384", "batch=1 seq=32"),
-    ("bert-12x768", "bert-12x768", "batch=1 seq=16"),
-    ("ocr-rec", "rec", "batch=1 width=320"),
-    ("ocr-det", "det", "batch=1 height=320 width=320"),
-    ("ocr-cls", "cls", "batch=8 height=48 width=192"),
+    ("bert-6x384", "bert-6x384", "batch=1 seq=32", ""),
+    ("bert-12x768", "bert-12x768", "batch=1 seq=16", ""),
+    ("bert-6x384-int8", "bert-6x384-int8", "batch=1 seq=32", ""),
+    ("bert-6x384-int8-act", "bert-6x384-int8", "batch=1 seq=32", "quantized_activations = int8\n"),
+    ("ocr-rec", "rec", "batch=1 width=320", ""),
+    ("ocr-det", "det", "batch=1 height=320 width=320", ""),
+    ("ocr-cls", "cls", "batch=8 height=48 width=192", ""),
 ]
 ABOUT = {
     "bert-6x384": "BERT-style encoder, 6 layers, hidden 384 (bench/gen_bert.py)",
     "bert-12x768": "BERT-style encoder, 12 layers, hidden 768 (bench/gen_bert.py)",
+    "bert-6x384-int8": "the 6-layer encoder with int8 weights (blocks of 32)",
     "rec": "PP-OCRv4 recognizer, one line",
     "det": "PP-OCRv4 detector (DBNet), a small page",
     "cls": "PP-OCR angle classifier (convolutions), 8 lines",
@@ -66,14 +70,14 @@ ABOUT = {
 def models(host, cache, wanted):
     """{model name: (graph, weights)} for the models the rows want."""
     out = {}
-    berts = [m for m in ("bert-6x384", "bert-12x768") if m in wanted]
+    berts = [m for m in ("bert-6x384", "bert-12x768", "bert-6x384-int8") if m in wanted]
     if berts:
         sys.path.insert(0, BENCH)
         sys.dont_write_bytecode = True  # no __pycache__ in the source tree
         import bench  # its model definitions and converter steps, shared with make bench
         models_dir = os.path.join(host, "bench", "models")
         os.makedirs(models_dir, exist_ok=True)
-        for m in (dict(bench.BERT_6), dict(bench.BERT_12)):
+        for m in (dict(bench.BERT_6), dict(bench.BERT_12), bench.quantized(bench.BERT_6, "int8")):
             if m["name"] in berts:
                 try:
                     bench.prepare_bert(m, models_dir)
@@ -92,11 +96,11 @@ def models(host, cache, wanted):
     return out
 
 
-def write_config(path, graph, weights, bucket, threads, isa):
+def write_config(path, graph, weights, bucket, threads, isa, extra):
     with open(path, "w") as f:
         f.write("# written by bench/insn_count.py\n[model]\ngraph = %s\nweights = %s\nstage = bench\n\n"
-                "[backend]\nuse = cpu\n\n[backend.cpu]\nthreads = %d\nisa = %s\n\n[buckets]\nbench = %s\n"
-                % (graph, weights, threads, isa, bucket))
+                "[backend]\nuse = cpu\n\n[backend.cpu]\nthreads = %d\nisa = %s\n%s\n[buckets]\nbench = %s\n"
+                % (graph, weights, threads, isa, extra, bucket))
 
 
 def count(emulator, plugin, berth, backends, config, repeat):
@@ -175,13 +179,13 @@ def main(argv):
     os.makedirs(work, exist_ok=True)
     paths = models(host, cache, {r[1] for r in rows})
     results = []
-    for name, model, bucket in rows:
+    for name, model, bucket, extra in rows:
         t0 = time.monotonic()
         per_run = {}
         configs = {}
         for isa in isas:
             configs[isa] = os.path.join(work, "%s-%s.ini" % (name, isa))
-            write_config(configs[isa], paths[model][0], paths[model][1], bucket, a.threads, isa)
+            write_config(configs[isa], paths[model][0], paths[model][1], bucket, a.threads, isa, extra)
         # Every count of the row at once, a.jobs at a time: qemu runs each
         # on a core of its own, and with one berth thread no count depends
         # on what else runs.
