@@ -55,6 +55,28 @@ static berth_status h_run(tgraph *g, void *const *in, void *const *out, berth_er
     return mh_run(&cpu, g, NULL, in, out, err);
 }
 
+/* A quantized weight's three tensors uploaded as ids 0, 1, 2: q [k, n] of
+ * type t (bb bytes as stored), its float scale and its zero point (zb
+ * bytes) of [g, n]. */
+static berth_weights *h_upload_quantized(berth_dtype t, int64_t k, int64_t n, int64_t g, const void *bd, size_t bb,
+                                         const float *sc, const void *zd, size_t zb) {
+    size_t gn = (size_t)(g * n);
+    berth_upload_info info = {.struct_size = sizeof info, .n_tensors = 3, .total_bytes = bb + zb + 4 * gn,
+                              .largest_bytes = bb > 4 * gn ? bb : 4 * gn};
+    berth_weights *w = NULL;
+    berth_error err = {{0}};
+    int taken = 0;
+    CHECK(cpu.be->upload_begin(cpu.dev, &info, &w, &err) == BERTH_OK);
+    berth_weight_desc d0 = {.name = "q", .id = 0, .dtype = t, .rank = 2, .dims = {k, n}, .bytes = bb};
+    berth_weight_desc d1 = {.name = "s", .id = 1, .dtype = BERTH_DTYPE_F32, .rank = 2, .dims = {g, n}, .bytes = 4 * gn};
+    berth_weight_desc d2 = {.name = "z", .id = 2, .dtype = t, .rank = 2, .dims = {g, n}, .bytes = zb};
+    CHECK(cpu.be->upload_tensor(w, &d0, (void *)bd, 0, &taken, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_tensor(w, &d1, (void *)sc, 0, &taken, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_tensor(w, &d2, (void *)zd, 0, &taken, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_end(w, &err) == BERTH_OK);
+    return w;
+}
+
 /* Plans and runs; a failure is a failed check with the message shown. */
 static int h_ok(tgraph *g, void *const *in, void *const *out) {
     berth_error err = {{0}};

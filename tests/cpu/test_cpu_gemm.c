@@ -160,19 +160,8 @@ static void check_quantized(berth_dtype t, int64_t batch, int64_t m, int64_t k, 
             s += bias[j];
             ref[i * (size_t)n + (size_t)j] = 0.5 * s * (1.0 + erf(s / sqrt(2.0))) + r[i * (size_t)n + (size_t)j];
         }
-    berth_upload_info info = {.struct_size = sizeof info, .n_tensors = 3, .total_bytes = bb + zb + 4 * gn,
-                              .largest_bytes = bb > 4 * gn ? bb : 4 * gn};
-    berth_weights *w = NULL;
+    berth_weights *w = h_upload_quantized(t, k, n, g, bd, bb, sc, zd, zb);
     berth_error err = {{0}};
-    int taken = 0;
-    CHECK(cpu.be->upload_begin(cpu.dev, &info, &w, &err) == BERTH_OK);
-    berth_weight_desc d0 = {.name = "q", .id = 0, .dtype = t, .rank = 2, .dims = {k, n}, .bytes = bb};
-    berth_weight_desc d1 = {.name = "s", .id = 1, .dtype = BERTH_DTYPE_F32, .rank = 2, .dims = {g, n}, .bytes = 4 * gn};
-    berth_weight_desc d2 = {.name = "z", .id = 2, .dtype = t, .rank = 2, .dims = {g, n}, .bytes = zb};
-    CHECK(cpu.be->upload_tensor(w, &d0, bd, 0, &taken, &err) == BERTH_OK);
-    CHECK(cpu.be->upload_tensor(w, &d1, sc, 0, &taken, &err) == BERTH_OK);
-    CHECK(cpu.be->upload_tensor(w, &d2, zd, 0, &taken, &err) == BERTH_OK);
-    CHECK(cpu.be->upload_end(w, &err) == BERTH_OK);
     for (int fused = 0; fused < 2; fused++) {
         tgraph gr = {0};
         uint32_t xi = tg_input(&gr, "x", BERTH_DTYPE_F32, 3, DIMS(batch, m, k));

@@ -52,19 +52,8 @@ static berth_status run_q(berth_dtype t, int64_t m, int64_t k, int64_t n, int64_
     for (size_t i = 0; i < gn; i++)
         if (packed) zd[i / 2] |= (uint8_t)((zeros[i] & 15) << (4 * (i % 2)));
         else zd[i] = (uint8_t)zeros[i];
-    berth_upload_info info = {.struct_size = sizeof info, .n_tensors = 3, .total_bytes = bb + zb + 4 * gn,
-                              .largest_bytes = bb > 4 * gn ? bb : 4 * gn};
-    berth_weights *w = NULL;
+    berth_weights *w = h_upload_quantized(t, k, n, g, bd, bb, sc, zd, zb);
     berth_error err = {{0}};
-    int taken = 0;
-    CHECK(cpu.be->upload_begin(cpu.dev, &info, &w, &err) == BERTH_OK);
-    berth_weight_desc d0 = {.name = "q", .id = 0, .dtype = t, .rank = 2, .dims = {k, n}, .bytes = bb};
-    berth_weight_desc d1 = {.name = "s", .id = 1, .dtype = BERTH_DTYPE_F32, .rank = 2, .dims = {g, n}, .bytes = 4 * gn};
-    berth_weight_desc d2 = {.name = "z", .id = 2, .dtype = t, .rank = 2, .dims = {g, n}, .bytes = zb};
-    CHECK(cpu.be->upload_tensor(w, &d0, bd, 0, &taken, &err) == BERTH_OK);
-    CHECK(cpu.be->upload_tensor(w, &d1, (void *)sc, 0, &taken, &err) == BERTH_OK);
-    CHECK(cpu.be->upload_tensor(w, &d2, zd, 0, &taken, &err) == BERTH_OK);
-    CHECK(cpu.be->upload_end(w, &err) == BERTH_OK);
     tgraph gr = {0};
     uint32_t xi = tg_input(&gr, "x", BERTH_DTYPE_F32, 2, DIMS(m, k));
     uint32_t qi = tg_operand(&gr, "q", BERTH_OPERAND_WEIGHT, t, 2, DIMS(k, n));
