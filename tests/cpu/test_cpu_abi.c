@@ -21,7 +21,7 @@ static void test_negotiation(void) {
     CHECK_CONTAINS(why.msg, "16");
     const berth_backend *t = entry(7, &host.services, &why); /* a newer host gets ABI 1.2 */
     CHECK(t && t->abi_version == BERTH_BACKEND_ABI_V1_2 && t->struct_size >= BERTH_BACKEND_V1_2_MIN_SIZE);
-    CHECK(t && strcmp(t->name, "cpu") == 0 && t->supports_node && t->n_options == 3 && t->plan_memory);
+    CHECK(t && strcmp(t->name, "cpu") == 0 && t->supports_node && t->n_options == 4 && t->plan_memory);
     t = entry(BERTH_BACKEND_ABI_V1_1, &host.services, &why); /* a 1.1 host gets a 1.1 table */
     CHECK(t && t->abi_version == BERTH_BACKEND_ABI_V1_1 && t->struct_size >= BERTH_BACKEND_V1_1_MIN_SIZE);
     t = entry(BERTH_BACKEND_ABI_V1_0, &host.services, &why); /* a 1.0 host gets a 1.0 table */
@@ -33,7 +33,7 @@ static void test_options(void) {
     berth_error err;
     berth_device *d = NULL;
     const char *cases[][3] = {
-        {"foo", "1", "unknown option 'foo' in [backend.cpu] (known: threads, isa, spin_us)"},
+        {"foo", "1", "unknown option 'foo' in [backend.cpu] (known: threads, isa, spin_us, quantized_activations)"},
         {"isa", "sse9", "expected one of auto|avx512|avx2|neon|generic, found 'sse9'"},
         {"isa", "", "found ''"},
         {"threads", "abc", "'abc'"},
