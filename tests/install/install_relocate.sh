@@ -39,7 +39,9 @@ echo "ok: berth backends lists $P/lib/berth/libberth-cpu.so"
 # 3. The skeleton, copied out as a vendor would, built both ways.
 cp -r "$P/share/berth/examples" "$work/examples"
 cd "$work/examples/skeleton-backend"
-cmake -S . -B build $toolchain -DCMAKE_PREFIX_PATH="$P" -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" > "$work/skeleton-cmake.log" 2>&1 \
+# The warnings through CFLAGS, which CMake adds to a toolchain file's
+# flags (-m32), where -DCMAKE_C_FLAGS would replace them.
+CFLAGS="-Wall -Wextra -Werror" cmake -S . -B build $toolchain -DCMAKE_PREFIX_PATH="$P" > "$work/skeleton-cmake.log" 2>&1 \
     || fail "the skeleton does not configure against the moved prefix: $(tail -20 "$work/skeleton-cmake.log")"
 cmake --build build > "$work/skeleton-build.log" 2>&1 || fail "the skeleton does not build: $(tail -20 "$work/skeleton-build.log")"
 PKG_CONFIG_PATH="$P/lib/pkgconfig" make CC="$cc" > "$work/skeleton-make.log" 2>&1 \
