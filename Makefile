@@ -61,18 +61,29 @@ test-tsan:
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir $(BUILD)-tsan --output-on-failure \
 		-j$(JOBS) -L '^tsan$$' -LE '^replaces_malloc$$' $(CTEST_ARGS)
 
-# The engine as a 32-bit (i386) program, where size_t is 32-bit and file
-# offsets are not: libberth, the cpu backend and the engine's own tests
-# (archive, config, graph, specialize, loader, executor, npy; the
-# BERTH_CORE_ONLY areas), warnings as errors, run under qemu-i386. Needs
-# gcc-multilib, qemu-user and the i386 libraries cmake/i686-linux-gnu.cmake
-# names.
+# The whole tree as a 32-bit (i386) program, where size_t is 32-bit and
+# file offsets are not: libberth, the cpu backend, the berth command and
+# berth serve, the examples and every test of theirs, warnings as errors,
+# the vulkan backend off (no i386 Vulkan), each program run under
+# qemu-i386 (the tests' scripts start them through build-32/emulated/).
+# Left out: the tests labelled peer, which fetch the model zoo and
+# onnxruntime-node over the network, and the OCR of the five sample pages
+# (ocr_pages*: detector, classifier and recognizer on whole pages), which
+# under qemu-i386 takes longer than those tests' 540 seconds on 2 cores;
+# the line samples are still read end to end (ocr_samples, ocr_batch,
+# ocr_samples_int8); and ocr_split_explain, whose --explain plans every
+# bucket of the recognizer at once (7.7 GB on x86-64), more than a 32-bit
+# process can hold, which berth refuses by its memory limit. The OCR
+# models come from the x86-64 build's cache (fetched there once, the same
+# files on any machine).
+# Needs gcc-multilib, qemu-user and the i386 libraries
+# cmake/i686-linux-gnu.cmake names.
 test-32:
 	@scripts/bootstrap --32
-	cmake -S . -B $(BUILD)-32 -DCMAKE_TOOLCHAIN_FILE=cmake/i686-linux-gnu.cmake -DBERTH_CORE_ONLY=ON \
-		-DBERTH_BACKEND_VULKAN=OFF -DBERTH_WERROR=ON $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD)-32 -DCMAKE_TOOLCHAIN_FILE=cmake/i686-linux-gnu.cmake -DBERTH_CORE_ONLY=OFF \
+		-DBERTH_BACKEND_VULKAN=OFF -DBERTH_WERROR=ON -DBERTH_OCR_CACHE=$(abspath $(BUILD))/cache $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-32 -j$(JOBS)
-	ctest --test-dir $(BUILD)-32 --output-on-failure -j$(JOBS) $(CTEST_ARGS)
+	ctest --test-dir $(BUILD)-32 --output-on-failure -j$(JOBS) -LE '^peer$$' -E '^(ocr_pages.*|ocr_split_explain)$$' $(CTEST_ARGS)
 
 # The arm64 cross build (cmake/aarch64-linux-gnu.cmake), warnings as
 # errors, run under qemu-user: the test programs, the first example

@@ -19,6 +19,8 @@
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(BERTH_CROSS_TRIPLE aarch64-linux-gnu)
+# Its Debian architecture, which the package is labelled with (cmake/install.cmake).
+set(BERTH_DEB_ARCHITECTURE arm64)
 
 if(NOT BERTH_ARM64_CC)
   find_program(BERTH_ARM64_GCC ${BERTH_CROSS_TRIPLE}-gcc)

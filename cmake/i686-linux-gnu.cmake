@@ -13,6 +13,8 @@
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR i686)
 set(BERTH_CROSS_TRIPLE i386-linux-gnu)
+# Its Debian architecture, which the package is labelled with (cmake/install.cmake).
+set(BERTH_DEB_ARCHITECTURE i386)
 
 set(CMAKE_C_COMPILER gcc)
 # SSE2 arithmetic, not the x87's: x87 keeps doubles in 80 bits

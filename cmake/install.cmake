@@ -63,6 +63,12 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 # The libraries the binaries link, found by dpkg-shlibdeps; the Python
 # tools' modules by hand.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# A build for another machine is packaged for that machine: CPack would
+# otherwise ask dpkg --print-architecture, the host's, and label i386 or
+# arm64 programs amd64. The toolchain files set BERTH_DEB_ARCHITECTURE.
+if(BERTH_DEB_ARCHITECTURE)
+  set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE ${BERTH_DEB_ARCHITECTURE})
+endif()
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3, python3-numpy, python3-onnx")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libonnx-testdata")
 # ldconfig through a trigger, as Debian's library packages do, instead of

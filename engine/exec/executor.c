@@ -62,6 +62,13 @@ static berth_status check_graph(berth_executor *ex, berth_error *err) {
     if (!ln->first_spec && !(ln->first_spec = berth_lane_specialize(ln, 0, err)))
         return BERTH_ERR_INVALID;
     const berth_spec *s = ln->first_spec;
+    /* A first bucket over the memory limit, or holding a tensor past what
+     * a 32-bit machine can address, is refused when it is prepared, by
+     * the limit, which names its size and largest tensor; a backend asked
+     * about its nodes now could only call such a shape invalid, and the
+     * deployment's other buckets would not open either. */
+    berth_error limit_err;
+    if (berth_limit_check_plan(ex, ln, 0, s, &limit_err) != BERTH_OK) return BERTH_OK;
     berth_status st = BERTH_OK;
     for (uint32_t i = 0; i < s->desc.n_nodes && st == BERTH_OK; i++)
         st = berth_node_check(ex, 0, ln->g->path, &s->desc, i, err);

@@ -28,14 +28,21 @@
 
 static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
-/* Bytes of a tensor of this dtype and shape; UINT64_MAX when that does
- * not fit in a size_t (the plan is then refused, whatever the limit). */
+/* Bytes of a tensor of this dtype and shape, in 64 bits: on a 32-bit
+ * machine a message names a 4 GiB tensor's true size. UINT64_MAX when
+ * even that overflows. */
 static uint64_t shape_bytes(berth_dtype t, uint32_t rank, const int64_t *dims) {
     int ok = 1;
     int64_t n = 1;
     for (uint32_t d = 0; d < rank; d++) n = berth_mul_checked(n, dims[d] < 0 ? 0 : dims[d], &ok);
-    size_t bytes = berth_dtype_bytes(t, (uint64_t)n, &ok);
-    return ok ? (uint64_t)bytes : UINT64_MAX;
+    uint64_t bytes = berth_dtype_bytes64(t, (uint64_t)n, &ok);
+    return ok ? bytes : UINT64_MAX;
+}
+
+/* A tensor this machine cannot address (past a 32-bit size_t) is refused
+ * whatever the limit; NULL when it can be. */
+static const char *unaddressable(uint64_t bytes) {
+    return bytes > (uint64_t)SIZE_MAX ? "what this machine can address" : NULL;
 }
 
 void berth_limit_init(berth_executor *ex, uint64_t option_bytes) {
@@ -108,13 +115,13 @@ static berth_status add_host_tensor(const berth_executor *ex, const lane *ln, ui
                                     uint64_t *host,
                                     berth_error *err) {
     uint64_t bytes = shape_bytes(o->dtype, o->rank, o->dims);
-    if (bytes > ex->mem_limit) {
+    if (bytes > ex->mem_limit || unaddressable(bytes)) {
         char at[256], size[32], shape[160];
         where(ex, ln, b, at, sizeof at);
         berth_format_bytes(size, sizeof size, bytes);
         berth_shape_text(shape, sizeof shape, o->dtype, o->rank, o->dims);
         berth_errorf(err, "%s: %s '%s' %s takes %s (%s), more than %s", at, kind, o->name, how,
-                     size, shape, ex->mem_limit_what);
+                     size, shape, bytes > ex->mem_limit ? ex->mem_limit_what : unaddressable(bytes));
         return BERTH_ERR_NOMEM;
     }
     *host = sat_add(*host, bytes);
@@ -160,7 +167,7 @@ berth_status berth_limit_check_plan(const berth_executor *ex, const lane *ln, ui
     uint64_t held = held_bytes(ex, &weights, &plans);
     uint64_t mine = sat_add(values, host);
     uint64_t total = sat_add(held, mine);
-    if (total <= ex->mem_limit) return BERTH_OK;
+    if (total <= ex->mem_limit && !unaddressable(largest_bytes)) return BERTH_OK;
     char a[32], w[32], p[32], big[32];
     where(ex, ln, b, at, sizeof at);
     berth_format_bytes(a, sizeof a, total);
@@ -174,7 +181,8 @@ berth_status berth_limit_check_plan(const berth_executor *ex, const lane *ln, ui
     berth_errorf(err,
                  "%s: the plan needs %s (weights %s + plans already built %s + this plan's buffers "
                  "%s), more than %s%s%s%s%s%s%s",
-                 at, a, w, p, size, ex->mem_limit_what, largest ? "; its largest tensor is '" : "",
+                 at, a, w, p, size, total > ex->mem_limit ? ex->mem_limit_what : unaddressable(largest_bytes),
+                 largest ? "; its largest tensor is '" : "",
                  largest ? largest->name : "", largest ? "', " : "", largest ? shape : "",
                  largest ? ", " : "", largest ? big : "");
     return BERTH_ERR_NOMEM;

@@ -271,7 +271,7 @@ berth_status berth_split_weights(berth_executor *ex, lane *ln, uint8_t *need, be
  * node of the graph itself that is refused stops here, before plan() is
  * called. */
 static berth_spec *specialize_checked(berth_executor *ex, lane *ln, uint32_t b, berth_partition *part,
-                                      berth_status *st, berth_error *err) {
+                                      int check_limit, berth_status *st, berth_error *err) {
     fuse_ctx fc = {ex, 0};
     for (;;) {
         berth_spec *spec;
@@ -287,6 +287,15 @@ static berth_spec *specialize_checked(berth_executor *ex, lane *ln, uint32_t b, 
             return NULL;
         }
         berth_fuse(spec, backend_supports, &fc);
+        /* Before any backend is asked about the nodes, so a bucket too
+         * large for the limit is refused by the limit, naming the plan's
+         * size and its largest tensor, and costs nothing but its
+         * specialization; a backend asked first would see only a shape it
+         * cannot address (a 4 GiB tensor on a 32-bit machine). */
+        if (check_limit && (*st = berth_limit_check_plan(ex, ln, b, spec, err)) != BERTH_OK) {
+            berth_spec_free(spec);
+            return NULL;
+        }
         uint32_t i = 0;
         *st = BERTH_OK;
         if (ex->split) {
@@ -314,7 +323,7 @@ berth_status berth_check_fused(berth_executor *ex, lane *ln, berth_error *err) {
     berth_spec *unfused = ln->first_spec;
     ln->first_spec = NULL; /* specialize afresh: the kept one stays unfused */
     berth_status st;
-    berth_spec *spec = specialize_checked(ex, ln, 0, NULL, &st, err);
+    berth_spec *spec = specialize_checked(ex, ln, 0, NULL, 0, &st, err);
     ln->first_spec = unfused;
     if (spec) berth_spec_free(spec);
     return st;
@@ -543,11 +552,10 @@ berth_status berth_slot_build(berth_executor *ex, lane *ln, plan_slot *s, uint32
     uint32_t ni = g->n_inputs, no = g->n_outputs;
     berth_partition part;
     memset(&part, 0, sizeof part);
-    s->spec = specialize_checked(ex, ln, b, &part, &st, err);
+    /* The memory limit is checked there, before any buffer of the plan
+     * exists. */
+    s->spec = specialize_checked(ex, ln, b, &part, 1, &st, err);
     if (!s->spec) return st;
-    /* Before any buffer of the plan exists, so a bucket too large for the
-     * limit costs nothing but its specialization. */
-    if ((st = berth_limit_check_plan(ex, ln, b, s->spec, err)) != BERTH_OK) goto fail;
 
     s->in_pad = calloc(ni ? ni : 1, sizeof *s->in_pad);
     s->in_view = calloc(ni ? ni : 1, sizeof *s->in_view);

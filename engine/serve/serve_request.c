@@ -293,11 +293,16 @@ int serve_infer_parse(const serve_sig *sig, const char *body, size_t len, size_t
         for (uint32_t d = 0; d < t->rank; d++) count *= (uint64_t)t->dims[d];
         int ok = 1;
         size_t bytes = berth_dtype_bytes(t->dtype, count, &ok);
-        if (!ok || bytes > len * 8 + 64) { /* JSON can't hold more than a byte a value */
+        /* JSON can't hold more than a byte a value. The bound is 64-bit:
+         * len * 8 wraps a 32-bit size_t once a body passes 512 MiB. */
+        if (!ok || bytes > (uint64_t)len * 8 + 64) {
             fail(e, "%s.shape: %llu elements is more than the request could hold", where,
                  (unsigned long long)count);
             goto done;
         }
+        /* Every datatype of the protocol is whole bytes, so the element
+         * count fits in size_t once its bytes do. */
+        size_t values = bytes / (berth_dtype_bits(t->dtype) / 8);
         t->data = malloc(bytes ? bytes : 1);
         if (!t->data) {
             fail(e, "out of memory reading %s", where);
@@ -340,11 +345,11 @@ int serve_infer_parse(const serve_sig *sig, const char *body, size_t len, size_t
                 goto done;
             }
             size_t n = 0;
-            if (put_data(data, t->dtype, t->data, count, &n, where, e)) goto done;
-            if (n != count) {
+            if (put_data(data, t->dtype, t->data, values, &n, where, e)) goto done;
+            if (n != values) {
                 char got[256];
                 shape_text(got, sizeof got, t->dims, t->rank);
-                fail(e, "%s.data: shape %s needs %zu values, found %zu", where, got, count, n);
+                fail(e, "%s.data: shape %s needs %zu values, found %zu", where, got, values, n);
                 goto done;
             }
         }

@@ -77,10 +77,18 @@ static int bind_leaf(spec_build *b, uint32_t vi) {
     }
     int64_t n = sp_numel(v->rank, v->dims);
     int ok = n >= 0;
-    size_t bytes = ok ? berth_dtype_bytes(v->dtype, (uint64_t)n, &ok) : 0;
+    /* 64-bit: an input's bytes need not fit this machine's size_t (a
+     * 32-bit one). A bucket whose input cannot be held is refused later
+     * by the memory limit, which names the input and its size; only a
+     * const's bytes are held here. */
+    uint64_t bytes64 = ok ? berth_dtype_bytes64(v->dtype, (uint64_t)n, &ok) : 0;
     if (!ok) return fail_at(b, gv->line, "'%s' has too many elements", gv->name);
     v->ready = 1;
     if (gv->kind != BG_CONST) return 0;
+    if (bytes64 > (uint64_t)SIZE_MAX)
+        return fail_at(b, gv->line, "const '%s' takes %llu bytes, more than this machine can address", gv->name,
+                       (unsigned long long)bytes64);
+    size_t bytes = (size_t)bytes64; /* fits: checked just above */
     if (gv->init == BG_INIT_BYTES) {
         if (gv->n_bytes != bytes) {
             char sb[160];

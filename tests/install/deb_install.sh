@@ -8,6 +8,9 @@ set -eu
 build=$(realpath "$1") work=$2
 rm -rf "$work" && mkdir -p "$work" && work=$(realpath "$work")
 fail() { echo "deb_install: $*" >&2; exit 1; }
+# A build for another machine (tests/install/CMakeLists.txt sets it): the
+# installed berth runs through BERTH_EMULATOR.
+emu=${BERTH_EMULATOR:-}
 
 cpack --config "$build/CPackConfig.cmake" -B "$work/pkg" > "$work/cpack.log" 2>&1 || fail "cpack failed: $(tail -20 "$work/cpack.log")"
 deb=$(ls "$work"/pkg/berth_*.deb 2>/dev/null | head -1)
@@ -18,6 +21,12 @@ dpkg-deb -f "$deb" Package Version Depends
 R=$work/root
 mkdir -p "$R/var/lib/dpkg/updates" "$R/var/lib/dpkg/info" "$R/var/log"
 : > "$R/var/lib/dpkg/status"
+# A package for another architecture than this dpkg's (the 32-bit or
+# arm64 build) installs once the root's dpkg knows that architecture.
+arch=$(dpkg-deb -f "$deb" Architecture)
+if [ "$arch" != "$(dpkg --print-architecture)" ] && [ "$arch" != all ]; then
+  dpkg --root="$R" --add-architecture "$arch"
+fi
 # --force-depends: the tree has no packages, so none of the libraries the
 # package depends on is registered there (the host has them); the
 # maintainer scripts do nothing and run without a chroot.
@@ -27,7 +36,7 @@ dpkg --root="$R" -s berth | grep -q "^Status: install ok installed" || fail "ber
 echo "ok: dpkg -i into $R: $(dpkg --root="$R" -s berth | grep ^Status)"
 
 unset BERTH_BACKEND_PATH
-"$R/usr/bin/berth" backends > "$work/backends.txt" 2>&1 || fail "berth backends failed: $(cat "$work/backends.txt")"
+$emu "$R/usr/bin/berth" backends > "$work/backends.txt" 2>&1 || fail "berth backends failed: $(cat "$work/backends.txt")"
 grep -F "$R/usr/lib/berth/libberth-cpu.so" "$work/backends.txt" || fail "the installed berth does not list $R/usr/lib/berth/libberth-cpu.so: $(cat "$work/backends.txt")"
 for f in usr/include/berth/berth.h usr/include/berth/backend.h usr/lib/libberth.so.0 usr/lib/libberth.a \
          usr/lib/pkgconfig/berth.pc usr/lib/cmake/berth/berthConfig.cmake usr/share/berth/kit/bk.h \

@@ -12,6 +12,12 @@ set -eu
 build=$(realpath "$1") src=$(realpath "$2") work=$3
 rm -rf "$work" && mkdir -p "$work" && work=$(realpath "$work")
 fail() { echo "install_relocate: $*" >&2; exit 1; }
+# A build for another machine (tests/install/CMakeLists.txt sets these):
+# its programs run through BERTH_EMULATOR, and the skeleton and embed.c
+# are built for that machine with BERTH_TOOLCHAIN_FILE and BERTH_CC.
+emu=${BERTH_EMULATOR:-}
+toolchain=${BERTH_TOOLCHAIN_FILE:+-DCMAKE_TOOLCHAIN_FILE=$BERTH_TOOLCHAIN_FILE}
+cc=${BERTH_CC:-cc}
 
 cmake --install "$build" --prefix "$work/installed" > "$work/install.log" || fail "cmake --install failed (see $work/install.log)"
 mv "$work/installed" "$work/moved"
@@ -26,23 +32,25 @@ done
 echo "ok: no installed file names $build or $src"
 
 # 2. The moved command finds the moved modules.
-"$P/bin/berth" backends > "$work/backends.txt" 2>&1 || fail "berth backends failed: $(cat "$work/backends.txt")"
+$emu "$P/bin/berth" backends > "$work/backends.txt" 2>&1 || fail "berth backends failed: $(cat "$work/backends.txt")"
 grep -qF "$P/lib/berth/libberth-cpu.so" "$work/backends.txt" || fail "berth backends does not list $P/lib/berth/libberth-cpu.so: $(cat "$work/backends.txt")"
 echo "ok: berth backends lists $P/lib/berth/libberth-cpu.so"
 
 # 3. The skeleton, copied out as a vendor would, built both ways.
 cp -r "$P/share/berth/examples" "$work/examples"
 cd "$work/examples/skeleton-backend"
-cmake -S . -B build -DCMAKE_PREFIX_PATH="$P" -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" > "$work/skeleton-cmake.log" 2>&1 \
+# The warnings through CFLAGS, which CMake adds to a toolchain file's
+# flags (-m32), where -DCMAKE_C_FLAGS would replace them.
+CFLAGS="-Wall -Wextra -Werror" cmake -S . -B build $toolchain -DCMAKE_PREFIX_PATH="$P" > "$work/skeleton-cmake.log" 2>&1 \
     || fail "the skeleton does not configure against the moved prefix: $(tail -20 "$work/skeleton-cmake.log")"
 cmake --build build > "$work/skeleton-build.log" 2>&1 || fail "the skeleton does not build: $(tail -20 "$work/skeleton-build.log")"
-PKG_CONFIG_PATH="$P/lib/pkgconfig" make > "$work/skeleton-make.log" 2>&1 \
+PKG_CONFIG_PATH="$P/lib/pkgconfig" make CC="$cc" > "$work/skeleton-make.log" 2>&1 \
     || fail "the skeleton does not build with its Makefile: $(tail -20 "$work/skeleton-make.log")"
 echo "ok: the skeleton builds with find_package(berth) and with pkg-config"
 
 # 4. examples/first on the skeleton (both builds) and on cpu: the same output.
 out() { # CONFIG: berth run's output lines
-    "$P/bin/berth" run "$1" > "$work/run.log" 2>&1 || fail "berth run $1 failed: $(cat "$work/run.log")"
+    $emu "$P/bin/berth" run "$1" > "$work/run.log" 2>&1 || fail "berth run $1 failed: $(cat "$work/run.log")"
     grep "output y:" "$work/run.log" || fail "berth run $1 printed no output: $(cat "$work/run.log")"
 }
 sed 's|^use = .*|use = cpu|' skeleton.ini > cpu.ini
@@ -56,9 +64,9 @@ echo "ok: examples/first on the skeleton: $want"
 
 # 5. An application embedding libberth.so, built with pkg-config.
 cd "$work/examples"
-cc -std=c11 -Wall -Werror -o embed-app embed/embed.c $(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags --libs berth) \
+$cc -std=c11 -Wall -Werror -o embed-app embed/embed.c $(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags --libs berth) \
     -Wl,-rpath,"$P/lib" || fail "embed.c does not build against libberth.so"
 readelf -d embed-app | grep -q "libberth.so.0" || fail "embed-app is not linked against libberth.so.0"
 sed "s|^use = .*|use = cpu|" skeleton-backend/skeleton.ini > skeleton-backend/embed.ini
-./embed-app "$PWD/skeleton-backend/embed.ini" > "$work/embed.log" 2>&1 || fail "embed failed: $(cat "$work/embed.log")"
+$emu ./embed-app "$PWD/skeleton-backend/embed.ini" > "$work/embed.log" 2>&1 || fail "embed failed: $(cat "$work/embed.log")"
 echo "ok: a program linked with libberth.so.0 runs: $(tail -1 "$work/embed.log")"
