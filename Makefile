@@ -9,7 +9,7 @@ CONFORMANCE_EVERY ?= 1
 INSN_ISA ?= generic,auto
 INSN_ARGS ?=
 
-.PHONY: all bootstrap build run test test-asan test-tsan test-32 test-arm64 fuzz bench bench-insn zoo device-check clean
+.PHONY: all bootstrap build run test test-asan test-tsan test-32 test-32-core test-arm64 fuzz bench bench-insn zoo device-check clean
 
 all: build
 
@@ -85,6 +85,18 @@ test-32:
 	cmake --build $(BUILD)-32 -j$(JOBS)
 	ctest --test-dir $(BUILD)-32 --output-on-failure -j$(JOBS) -LE '^peer$$' -E '^(ocr_pages.*|ocr_split_explain)$$' $(CTEST_ARGS)
 
+# The engine alone as a 32-bit program, what CI runs (the whole tree's
+# run above takes about half an hour under qemu-i386 on 2 cores): libberth,
+# the cpu backend and their tests (archive, config, graph,
+# specialize, loader, executor, npy, cpu; -DBERTH_CORE_ONLY=ON), which need only
+# inih and OpenBLAS for i386.
+test-32-core:
+	@scripts/bootstrap --32-core
+	cmake -S . -B $(BUILD)-32core -DCMAKE_TOOLCHAIN_FILE=cmake/i686-linux-gnu.cmake -DBERTH_CORE_ONLY=ON \
+		-DBERTH_BACKEND_VULKAN=OFF -DBERTH_WERROR=ON $(CMAKE_FLAGS)
+	cmake --build $(BUILD)-32core -j$(JOBS)
+	ctest --test-dir $(BUILD)-32core --output-on-failure -j$(JOBS) $(CTEST_ARGS)
+
 # The arm64 cross build (cmake/aarch64-linux-gnu.cmake), warnings as
 # errors, run under qemu-user: the test programs, the first example
 # compared with the x86-64 build's, the qemu plugin that counts executed
@@ -143,4 +155,4 @@ device-check: zoo
 	tools/device-check pack --build $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz $(BUILD)-32 $(ARM64_BUILD)
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz $(BUILD)-32 $(BUILD)-32core $(ARM64_BUILD)
