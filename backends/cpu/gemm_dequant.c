@@ -14,6 +14,11 @@ static inline int nib(const uint8_t *p, size_t i, int sgn) {
     return sgn && v >= 8 ? v - 16 : v;
 }
 
+/* Value e of q as stored (4-bit sign-extended for int4). */
+static inline int q_value(const uint8_t *b, int kind, size_t e) {
+    return kind == CPU_Q_I8 ? ((const int8_t *)b)[e] : kind == CPU_Q_U8 ? b[e] : nib(b, e, kind == CPU_Q_I4);
+}
+
 /* The panel's rows come in blocks that share one row of zero points and
  * scales: the zero points are widened to floats once per block, and each
  * row is then ((float)q - zero) * scale, which equals dequantizeLinear's
@@ -25,10 +30,7 @@ static inline void zero_floats(const cpu_gemm_qb *q, size_t ez, size_t w, float 
         memset(zf, 0, sizeof(float) * w);
         return;
     }
-    for (size_t j = 0; j < w; j++)
-        zf[j] = (float)(q->kind == CPU_Q_I8   ? ((const int8_t *)q->zero)[ez + j]
-                        : q->kind == CPU_Q_U8 ? q->zero[ez + j]
-                                              : nib(q->zero, ez + j, q->kind == CPU_Q_I4));
+    for (size_t j = 0; j < w; j++) zf[j] = (float)q_value(q->zero, q->kind, ez + j);
 }
 
 /* 4-bit values, low nibble first, split and interleaved 16 (then 8) at a
@@ -135,21 +137,13 @@ void cpu_dequant_row(const cpu_gemm_qb *q, size_t d, size_t r, float *dst) {
     size_t blocks = d / q->rows;
     for (size_t g = 0; g < blocks; g++) {
         size_t bi = r * blocks + g;
-        int z = !q->zero               ? 0
-              : q->kind == CPU_Q_I8   ? ((const int8_t *)q->zero)[bi]
-              : q->kind == CPU_Q_U8 ? q->zero[bi]
-                                     : nib(q->zero, bi, q->kind == CPU_Q_I4);
+        int z = q->zero ? q_value(q->zero, q->kind, bi) : 0;
         dequant_block(q, r * d + g * q->rows, z, q->scale[bi], q->rows, dst + g * q->rows);
     }
 }
 
 /* The offset that brings a kind's values into int8: uint8 - 128, uint4 - 8. */
 static inline int q_offset(int kind) { return kind == CPU_Q_U8 ? 128 : kind == CPU_Q_U4 ? 8 : 0; }
-
-/* Value e of q as stored (4-bit sign-extended for int4). */
-static inline int q_value(const uint8_t *b, int kind, size_t e) {
-    return kind == CPU_Q_I8 ? ((const int8_t *)b)[e] : kind == CPU_Q_U8 ? b[e] : nib(b, e, kind == CPU_Q_I4);
-}
 
 void cpu_gemm_qpanel_i8(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc, size_t j0, size_t w, int8_t *dst) {
     size_t k4 = (kc + 3) / 4;
