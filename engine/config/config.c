@@ -233,15 +233,23 @@ static int bc_limits_key(bc_parser *ps, const char *key, const char *value) {
     return 1;
 }
 
+const char *const berth_serve_server_keys[BERTH_SERVE_N_SERVER] = {
+    "max_inflight_mb", "drain_s",         "max_connections", "max_connections_per_ip",
+    "header_timeout_s", "idle_timeout_s", "min_body_kbps",   "http_threads"};
+
 /* [serve]: positive whole numbers, digits only, as max_memory_mb. */
 static int bc_serve_key(bc_parser *ps, const char *key, const char *value) {
-    static const char *const keys = "max_batch, max_delay_us, max_queue, timeout_ms or workers";
+    static const char *const keys = "max_batch, max_delay_us, max_queue, timeout_ms, workers, max_inflight_mb, "
+                                    "drain_s, max_connections, max_connections_per_ip, header_timeout_s, "
+                                    "idle_timeout_s, min_body_kbps or http_threads";
     uint64_t *dst = !strcmp(key, "max_batch")      ? &ps->c->serve_max_batch
                     : !strcmp(key, "max_delay_us") ? &ps->c->serve_max_delay_us
                     : !strcmp(key, "max_queue")    ? &ps->c->serve_max_queue
                     : !strcmp(key, "timeout_ms")   ? &ps->c->serve_timeout_ms
                     : !strcmp(key, "workers")      ? &ps->c->serve_workers
                                                    : NULL;
+    for (int k = 0; !dst && k < BERTH_SERVE_N_SERVER; k++)
+        if (!strcmp(key, berth_serve_server_keys[k])) dst = &ps->c->serve_server[k];
     if (!dst) return bc_unknown_key(ps, key, keys);
     uint64_t v = *value ? 0 : UINT64_MAX;
     for (const char *d = value; *d && v <= BC_MAX_DIM; d++)

@@ -149,6 +149,18 @@ typedef struct bc_lane {
 /* [backend] verify_atol and verify_rtol when not given. */
 #define BERTH_VERIFY_DEFAULT_TOL 1e-3
 
+enum berth_serve_server_key {
+    BERTH_SERVE_MAX_INFLIGHT_MB,
+    BERTH_SERVE_DRAIN_S,
+    BERTH_SERVE_MAX_CONNECTIONS,
+    BERTH_SERVE_MAX_CONNECTIONS_PER_IP,
+    BERTH_SERVE_HEADER_TIMEOUT_S,
+    BERTH_SERVE_IDLE_TIMEOUT_S,
+    BERTH_SERVE_MIN_BODY_KBPS,
+    BERTH_SERVE_HTTP_THREADS,
+    BERTH_SERVE_N_SERVER
+};
+
 typedef struct berth_config {
     char *path;     /* the file as given */
     char *model;    /* the [model.NAME] opened; NULL: [model] */
@@ -177,7 +189,13 @@ typedef struct berth_config {
     uint32_t max_memory_line; /* its line, 0 when not given */
     /* [serve]: each 0 when not given */
     uint64_t serve_max_batch, serve_max_delay_us, serve_max_queue, serve_timeout_ms, serve_workers;
+    uint64_t serve_server[BERTH_SERVE_N_SERVER]; /* the server-wide keys below */
 } berth_config;
+
+/* [serve] keys that set the whole server rather than one model, indexed
+ * by enum berth_serve_server_key: berth serve takes each from whichever
+ * configs give it, which must agree. */
+extern const char *const berth_serve_server_keys[BERTH_SERVE_N_SERVER];
 
 /* Parse a file. On failure NULL and err = "FILE:LINE: what is wrong"
  * (unknown section or key, missing required key, malformed value), or

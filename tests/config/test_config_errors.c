@@ -139,7 +139,10 @@ static const err_case CASES[] = {
     {M "[serve]\ntimeout_ms = 10 s\n", 5, "[serve] timeout_ms", "found '10 s'"},
     {M "[serve]\nworkers =\n", 5, "[serve] workers", "found ''"},
     {M "[serve]\nbatch = 8\n", 5, "[serve]",
-     "unknown key 'batch' (expected max_batch, max_delay_us, max_queue, timeout_ms or workers)"},
+     "unknown key 'batch' (expected max_batch, max_delay_us, max_queue, timeout_ms, workers, max_inflight_mb, "
+     "drain_s, max_connections, max_connections_per_ip, header_timeout_s, idle_timeout_s, min_body_kbps or "
+     "http_threads)"},
+    {M "[serve]\ndrain_s = 0\n", 5, "[serve] drain_s", "found '0'"},
     {M "[serve]\nworkers = 2\nworkers = 3\n", 6, "[serve] workers", "duplicate key (first at line 5)"},
     /* syntax, and which error comes first */
     {M "[backend]\nuse cpu\n", 5, "expected 'key = value'", "'use cpu'"},

@@ -75,7 +75,9 @@ static const char FULL[] =
     "max_delay_us = 2500\n"
     "max_queue = 64\n"
     "timeout_ms = 1000\n"
-    "workers = 2\n";
+    "workers = 2\n"
+    "max_inflight_mb = 96\n"
+    "drain_s = 7\n";
 
 static void test_full(void) {
     berth_config *c = parse_ok("deploy/site/full.ini", FULL);
@@ -188,6 +190,8 @@ static void test_full(void) {
     CHECK(c->max_memory_line == line_of(FULL, "max_memory_mb"));
     CHECK(c->serve_max_batch == 16 && c->serve_max_delay_us == 2500 && c->serve_max_queue == 64);
     CHECK(c->serve_timeout_ms == 1000 && c->serve_workers == 2);
+    CHECK(c->serve_server[BERTH_SERVE_MAX_INFLIGHT_MB] == 96 && c->serve_server[BERTH_SERVE_DRAIN_S] == 7);
+    CHECK(c->serve_server[BERTH_SERVE_HTTP_THREADS] == 0);
     berth_config_free(c);
 }
 
