@@ -7,6 +7,9 @@
  *                     and the workers that merge requests into batches
  *   serve_metrics.c   counters, histograms and the Prometheus text
  *   serve_http.c      the HTTP server (libmicrohttpd) and its routes
+ *   serve_guard.c     what holds against hostile or broken clients:
+ *                     framing checks, the in-flight body budget, the
+ *                     header deadline and body rate floor
  *   serve_main.c      the command: load models, listen, drain on SIGTERM */
 #ifndef BERTH_SERVE_H
 #define BERTH_SERVE_H
@@ -30,8 +33,10 @@ typedef struct serve_sig {
 
 /* An infer request as read: every input in the model's order, its data
  * in its own buffer (aligned, owned by the request). */
+#define SERVE_MAX_ID 255
+
 typedef struct serve_infer {
-    char id[256];          /* "id", or empty */
+    char id[SERVE_MAX_ID + 1]; /* "id", or empty; a longer one is refused */
     berth_tensor *in;      /* n_in */
     uint8_t *want;         /* per output: 1 when returned */
     uint8_t *binary;       /* per output: 1 when returned as binary data */
@@ -67,8 +72,15 @@ typedef struct serve_buf {
 
 void serve_buf_printf(serve_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void serve_buf_put(serve_buf *b, const void *data, size_t n);
-/* A JSON string, quoted and escaped. */
+/* A JSON string, quoted and escaped; bytes that are not UTF-8 become
+ * U+FFFD, so a response is valid JSON whatever a client sent. */
 void serve_buf_json_str(serve_buf *b, const char *s);
+/* A Prometheus label value, quoted: backslash, double quote and newline
+ * escaped as the text format asks. */
+void serve_buf_label(serve_buf *b, const char *s);
+/* At most max bytes of s, for a message: printable ASCII as is, every
+ * other byte as \xNN, "..." when cut. */
+void serve_printable(char *dst, size_t cap, const char *s, size_t len, size_t max);
 /* n elements of t's dtype as a JSON array of numbers (floats to the
  * digits that read back exactly; NaN and infinities, which JSON cannot
  * hold, as null). */
@@ -118,6 +130,7 @@ typedef struct serve_model {
     serve_req *head, *tail;
     uint32_t depth;
     int stopping;
+    int abandon;           /* stopping at a deadline: what is queued is refused, not run */
     pthread_t *threads;
     berth_context **ctx;
     uint32_t n_started;
@@ -131,8 +144,11 @@ struct serve_req {
     serve_infer in;
     uint64_t arrived_ns, deadline_ns;
     berth_tensor *out;     /* sig.n_out, this request's rows; owned */
-    int finished;
-    pthread_cond_t done;   /* signalled, under the model's lock, once finished */
+    /* Called once when the request is answered (err set, or out filled),
+     * from a worker or from serve_model_submit itself; the request is
+     * the callee's from then on. */
+    void (*on_done)(serve_req *r, void *arg);
+    void *done_arg;
     serve_error err;       /* status 0: success */
     uint32_t bucket;
     serve_req *next;
@@ -143,30 +159,52 @@ struct serve_req {
  * worker's context, workers started. 0, or -1 with msg. */
 int serve_model_open(serve_model *m, const char *path, const char *model, const char *name,
                      char *msg, size_t cap);
-/* Queue r and wait until a worker has answered it (r->err.status 0 on
- * success); refusals (queue full, shutting down) come back at once. */
-void serve_model_infer(serve_model *m, serve_req *r);
+/* Queue r; r->on_done is called once a worker has answered it
+ * (r->err.status 0 on success). Refusals (queue full, shutting down)
+ * call it at once, from here. Never blocks on a run. */
+void serve_model_submit(serve_model *m, serve_req *r);
 void serve_model_free_result(serve_model *m, serve_req *r);
-/* Stop the workers once the queue is empty, and free. */
-void serve_model_close(serve_model *m);
+/* Stop the workers once the queue is empty (abandon: refuse what is
+ * still queued with 503 rather than run it), and free. */
+void serve_model_close(serve_model *m, int abandon);
 uint32_t serve_model_depth(serve_model *m);
 
 /* ---- the server (serve_http.c) ---- */
 
+/* The server-wide settings: flags, or [serve] of the configs. */
+typedef struct serve_limits {
+    size_t max_body;            /* one request's body, bytes (--max-body-mb) */
+    size_t max_inflight;        /* every request's body and inputs at once, bytes */
+    unsigned max_connections, max_per_ip;
+    unsigned header_timeout_s;  /* a new connection's request headers complete within */
+    unsigned idle_timeout_s;    /* a kept-alive connection's next headers, and any silence */
+    size_t min_body_rate;       /* bytes per second a body must average, after header_timeout_s */
+    unsigned drain_s;           /* SIGTERM: the longest wait for requests in progress */
+    unsigned http_threads;      /* threads that poll connections (none waits on a run) */
+} serve_limits;
+
+typedef struct serve_guard serve_guard;
+
 typedef struct serve_server {
     serve_model *models;
     uint32_t n_models;
-    size_t max_body;
-    atomic_int draining;   /* SIGTERM: new work is refused, in-flight finishes */
-    atomic_int in_flight;  /* infer requests between arrival and answer */
-    void *daemon;          /* struct MHD_Daemon */
+    serve_limits lim;
+    atomic_int draining;        /* SIGTERM: new work is refused, in-flight finishes */
+    atomic_int open_requests;   /* infer requests from their headers to their end */
+    atomic_size_t inflight;     /* bytes of the budget held by requests */
+    atomic_ullong refused_budget, cut_header, cut_body; /* for /metrics */
+    serve_guard *guard;
+    pthread_mutex_t mu;         /* a queued request's hand-over between worker and HTTP side */
+    int stopped;                /* the HTTP side is gone: answers are dropped */
+    int resuming;               /* workers between deciding to resume a connection and doing it */
+    void *queued;               /* requests a worker holds (serve_http.c's list) */
+    void *daemon;               /* struct MHD_Daemon */
 } serve_server;
 
 /* Listen on host:port (0: any free port); *port_out gets the port. */
 int serve_http_start(serve_server *s, const char *host, uint16_t port, uint16_t *port_out, char *msg,
                      size_t cap);
-/* Stop accepting connections (requests on open ones still answer). */
-void serve_http_quiesce(serve_server *s);
+/* Close every connection and stop; no request is answered after. */
 void serve_http_stop(serve_server *s);
 /* The Prometheus text of every model. */
 void serve_metrics_text(serve_server *s, serve_buf *b);

@@ -48,19 +48,67 @@ void serve_buf_put(serve_buf *b, const void *data, size_t n) {
     b->p[b->len] = 0;
 }
 
+/* The length of the well-formed UTF-8 sequence at c (RFC 3629: no
+ * overlong forms, no surrogates, nothing past U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *c) {
+    if (c[0] < 0x80) return 1;
+    size_t n = c[0] >= 0xC2 && c[0] <= 0xDF ? 2 : c[0] >= 0xE0 && c[0] <= 0xEF ? 3 : c[0] >= 0xF0 && c[0] <= 0xF4 ? 4 : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((c[i] & 0xC0) != 0x80) return 0;
+    if ((c[0] == 0xE0 && c[1] < 0xA0) || (c[0] == 0xED && c[1] > 0x9F) || (c[0] == 0xF0 && c[1] < 0x90) ||
+        (c[0] == 0xF4 && c[1] > 0x8F))
+        return 0;
+    return n;
+}
+
 void serve_buf_json_str(serve_buf *b, const char *s) {
     serve_buf_put(b, "\"", 1);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    for (const unsigned char *c = (const unsigned char *)s; *c;) {
+        size_t n = utf8_len(c);
         if (*c == '"' || *c == '\\') {
             char esc[2] = {'\\', (char)*c};
             serve_buf_put(b, esc, 2);
         } else if (*c < 0x20) {
             serve_buf_printf(b, "\\u%04x", *c);
+        } else if (!n) {
+            serve_buf_put(b, "\\ufffd", 6);
+            n = 1;
+        } else {
+            serve_buf_put(b, c, n);
+        }
+        c += n ? n : 1;
+    }
+    serve_buf_put(b, "\"", 1);
+}
+
+void serve_buf_label(serve_buf *b, const char *s) {
+    serve_buf_put(b, "\"", 1);
+    for (const char *c = s; *c; c++) {
+        if (*c == '\\' || *c == '"') {
+            char esc[2] = {'\\', *c};
+            serve_buf_put(b, esc, 2);
+        } else if (*c == '\n') {
+            serve_buf_put(b, "\\n", 2);
         } else {
             serve_buf_put(b, c, 1);
         }
     }
     serve_buf_put(b, "\"", 1);
+}
+
+void serve_printable(char *dst, size_t cap, const char *s, size_t len, size_t max) {
+    size_t o = 0;
+    for (size_t i = 0; i < len && o + 8 < cap; i++) {
+        if (i == max) {
+            memcpy(dst + o, "...", 3);
+            o += 3;
+            break;
+        }
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7F && c != '\\') dst[o++] = (char)c;
+        else o += (size_t)snprintf(dst + o, cap - o, "\\x%02x", c);
+    }
+    if (cap) dst[o < cap ? o : cap - 1] = 0;
 }
 
 static void put_double(serve_buf *b, double v, int digits) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -28,11 +29,30 @@ static const char *usage =
     "  --max-body-mb N   largest request body accepted (default 64)\n"
     "  --quiet           print only errors\n"
     "\n"
+    "Server-wide settings, each also a [serve] key of the configs (those\n"
+    "that give it must agree; a flag wins):\n"
+    "  --max-inflight-mb N         request bytes (bodies, then parsed inputs)\n"
+    "                              held at once; past it 503 (default 256)\n"
+    "  --drain-s N                 SIGTERM: the longest wait for requests in\n"
+    "                              progress (default 30)\n"
+    "  --max-connections N         open connections in all (default 4096)\n"
+    "  --max-connections-per-ip N  open connections from one address\n"
+    "                              (default 512)\n"
+    "  --header-timeout-s N        a new connection's request headers\n"
+    "                              complete within (default 10)\n"
+    "  --idle-timeout-s N          a kept-alive connection's next headers,\n"
+    "                              and any silence (default 30)\n"
+    "  --min-body-kbps N           KiB/s a body must average once it has\n"
+    "                              had header_timeout_s (default 16)\n"
+    "  --http-threads N            threads polling connections (default 4)\n"
+    "\n"
     "Routes: GET /v2, /v2/health/live, /v2/health/ready, /v2/models/NAME,\n"
     "/v2/models/NAME/ready, /metrics; POST /v2/models/NAME/infer (JSON, or\n"
     "JSON and binary tensor data).\n"
     "\n"
-    "SIGTERM or SIGINT: stop accepting, answer what is in flight, exit 0.\n"
+    "SIGTERM or SIGINT: readiness turns false, new infer requests get 503,\n"
+    "requests already begun are read and answered, then exit 0 (within\n"
+    "drain_s; what is still running then is cut).\n"
     "Exit status: 0 after a signal, 1 error, 2 usage.\n";
 
 typedef struct model_ref {
@@ -52,8 +72,19 @@ static int add_ref(model_ref **refs, uint32_t *n, const char *path, const char *
     return 0;
 }
 
+/* What the command line and the configs name: the models, and the
+ * server-wide [serve] keys with the file each came from. */
+typedef struct collected {
+    model_ref *refs;
+    uint32_t n;
+    uint64_t key[BERTH_SERVE_N_SERVER];
+    char key_from[BERTH_SERVE_N_SERVER][512];
+} collected;
+
 /* The models of one config file: [model], or each [model.NAME]. */
-static int add_config(model_ref **refs, uint32_t *n, const char *path) {
+static int add_config(collected *col, const char *path) {
+    model_ref **refs = &col->refs;
+    uint32_t *n = &col->n;
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     char name[256];
@@ -72,6 +103,20 @@ static int add_config(model_ref **refs, uint32_t *n, const char *path) {
         return -1;
     }
     int rc = plain ? add_ref(refs, n, path, name, NULL) : 0;
+    for (int k = 0; k < BERTH_SERVE_N_SERVER && !rc; k++) {
+        uint64_t v = cfg->serve_server[k];
+        if (!v) continue;
+        if (col->key[k] && col->key[k] != v) {
+            fprintf(stderr,
+                    "berth serve: [serve] %s is %llu in %s and %llu in %s; a server-wide key must agree across "
+                    "configs (or be given once, or as --%s)\n",
+                    berth_serve_server_keys[k], (unsigned long long)col->key[k], col->key_from[k],
+                    (unsigned long long)v, path, berth_serve_server_keys[k]);
+            rc = -1;
+        }
+        col->key[k] = v;
+        snprintf(col->key_from[k], sizeof col->key_from[k], "%s", path);
+    }
     for (uint32_t i = 0; i < cfg->n_models && !rc; i++) {
         char full[512];
         snprintf(full, sizeof full, "%s.%s", name, cfg->models[i]);
@@ -83,7 +128,7 @@ static int add_config(model_ref **refs, uint32_t *n, const char *path) {
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static int add_dir(model_ref **refs, uint32_t *n, const char *dir) {
+static int add_dir(collected *col, const char *dir) {
     DIR *d = opendir(dir);
     if (!d) {
         fprintf(stderr, "berth serve: %s: %s\n", dir, strerror(errno));
@@ -110,7 +155,7 @@ static int add_dir(model_ref **refs, uint32_t *n, const char *dir) {
     for (size_t i = 0; i < count && !rc; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        rc = add_config(refs, n, path);
+        rc = add_config(col, path);
     }
     if (!rc && !count) {
         fprintf(stderr, "berth serve: %s: no *.ini configs in it\n", dir);
@@ -130,51 +175,126 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out) {
     return 0;
 }
 
+/* The flag of a server-wide key: max_inflight_mb is --max-inflight-mb. */
+static int server_flag(const char *arg) {
+    if (strncmp(arg, "--", 2)) return -1;
+    for (int k = 0; k < BERTH_SERVE_N_SERVER; k++) {
+        const char *key = berth_serve_server_keys[k], *a = arg + 2;
+        while (*key && (*a == *key || (*a == '-' && *key == '_'))) a++, key++;
+        if (!*key && !*a) return k;
+    }
+    return -1;
+}
+
+/* The settings: a flag, else a config's [serve] key, else the default;
+ * connections within the open-file limit, which is raised to its hard
+ * limit first. -1 with a message when they cannot work together. */
+static int settle_limits(serve_limits *lim, const uint64_t *flag, const uint64_t *cfg, size_t max_body, int quiet) {
+    static const uint64_t defaults[BERTH_SERVE_N_SERVER] = {256, 30, 4096, 512, 10, 30, 16, 4};
+    static const uint64_t most[BERTH_SERVE_N_SERVER] = {1u << 20, 86400, 1u << 20, 1u << 20, 3600, 86400, 1u << 20, 64};
+    uint64_t v[BERTH_SERVE_N_SERVER];
+    for (int k = 0; k < BERTH_SERVE_N_SERVER; k++) {
+        v[k] = flag[k] ? flag[k] : cfg[k] ? cfg[k] : defaults[k];
+        if (v[k] > most[k]) {
+            fprintf(stderr, "berth serve: %s: expected at most %llu, found %llu\n", berth_serve_server_keys[k],
+                    (unsigned long long)most[k], (unsigned long long)v[k]);
+            return -1;
+        }
+    }
+    lim->max_body = max_body;
+    lim->max_inflight = (size_t)v[BERTH_SERVE_MAX_INFLIGHT_MB] << 20;
+    if (lim->max_inflight < max_body) {
+        fprintf(stderr,
+                "berth serve: max_inflight_mb (%llu) is less than --max-body-mb (%zu): a request the size of the "
+                "cap could never be taken\n",
+                (unsigned long long)v[BERTH_SERVE_MAX_INFLIGHT_MB], max_body >> 20);
+        return -1;
+    }
+    lim->drain_s = (unsigned)v[BERTH_SERVE_DRAIN_S];
+    lim->max_connections = (unsigned)v[BERTH_SERVE_MAX_CONNECTIONS];
+    lim->max_per_ip = (unsigned)v[BERTH_SERVE_MAX_CONNECTIONS_PER_IP];
+    lim->header_timeout_s = (unsigned)v[BERTH_SERVE_HEADER_TIMEOUT_S];
+    lim->idle_timeout_s = (unsigned)v[BERTH_SERVE_IDLE_TIMEOUT_S];
+    lim->min_body_rate = (size_t)v[BERTH_SERVE_MIN_BODY_KBPS] << 10;
+    lim->http_threads = (unsigned)v[BERTH_SERVE_HTTP_THREADS];
+    /* A connection is a file descriptor; models, logs and the listening
+     * sockets take some 64 more. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        if (rl.rlim_cur < rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max;
+            setrlimit(RLIMIT_NOFILE, &rl);
+            getrlimit(RLIMIT_NOFILE, &rl);
+        }
+        if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)lim->max_connections + 64) {
+            unsigned fit = rl.rlim_cur > 128 ? (unsigned)(rl.rlim_cur - 64) : 64;
+            if (!quiet)
+                printf("berth serve: max_connections %u lowered to %u: the open-file limit is %llu\n",
+                       lim->max_connections, fit, (unsigned long long)rl.rlim_cur);
+            lim->max_connections = fit;
+        }
+    }
+    if (lim->max_per_ip > lim->max_connections) lim->max_per_ip = lim->max_connections;
+    return 0;
+}
+
 int berth_cli_serve(int argc, char **argv) {
     const char *host = "127.0.0.1";
     unsigned long port = 8080, body_mb = 64;
     int quiet = 0;
-    model_ref *refs = NULL;
-    uint32_t n_refs = 0;
+    collected col;
+    memset(&col, 0, sizeof col);
+    uint64_t flag[BERTH_SERVE_N_SERVER] = {0};
     int rc = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage, stdout);
-            free(refs);
+            free(col.refs);
             return 0;
         }
-        int has_value = i + 1 < argc;
+        int has_value = i + 1 < argc, key = server_flag(a);
+        unsigned long v;
         if (!strcmp(a, "--host") && has_value) {
             host = argv[++i];
         } else if (!strcmp(a, "--port") && has_value) {
             if (parse_uint(argv[++i], 65535, &port)) {
                 fprintf(stderr, "berth serve: --port: expected 0 to 65535, found '%s'\n", argv[i]);
-                free(refs);
+                free(col.refs);
                 return 2;
             }
         } else if (!strcmp(a, "--max-body-mb") && has_value) {
             if (parse_uint(argv[++i], 65536, &body_mb) || !body_mb) {
                 fprintf(stderr, "berth serve: --max-body-mb: expected 1 to 65536, found '%s'\n", argv[i]);
-                free(refs);
+                free(col.refs);
                 return 2;
             }
+        } else if (key >= 0 && has_value) {
+            if (parse_uint(argv[++i], 1ul << 30, &v) || !v) {
+                fprintf(stderr, "berth serve: %s: expected a positive whole number, found '%s'\n", a, argv[i]);
+                free(col.refs);
+                return 2;
+            }
+            flag[key] = v;
         } else if (!strcmp(a, "--quiet")) {
             quiet = 1;
         } else if (a[0] == '-') {
+            int valued = !strcmp(a, "--host") || !strcmp(a, "--port") || !strcmp(a, "--max-body-mb") || key >= 0;
             fprintf(stderr, "berth serve: unknown option '%s'%s (try berth serve --help)\n", a,
-                    !strcmp(a, "--host") || !strcmp(a, "--port") || !strcmp(a, "--max-body-mb") ? " without a value" : "");
-            free(refs);
+                    valued ? " without a value" : "");
+            free(col.refs);
             return 2;
         } else {
             struct stat st;
-            int r = stat(a, &st) == 0 && S_ISDIR(st.st_mode) ? add_dir(&refs, &n_refs, a) : add_config(&refs, &n_refs, a);
+            int r = stat(a, &st) == 0 && S_ISDIR(st.st_mode) ? add_dir(&col, a) : add_config(&col, a);
             if (r) {
-                free(refs);
+                free(col.refs);
                 return 1;
             }
         }
     }
+    model_ref *refs = col.refs;
+    uint32_t n_refs = col.n;
     if (!n_refs) {
         fputs(usage, stderr);
         return 2;
@@ -199,7 +319,10 @@ int berth_cli_serve(int argc, char **argv) {
 
     serve_server s;
     memset(&s, 0, sizeof s);
-    s.max_body = (size_t)body_mb << 20;
+    if (settle_limits(&s.lim, flag, col.key, (size_t)body_mb << 20, quiet)) {
+        free(refs);
+        return 2;
+    }
     s.models = calloc(n_refs, sizeof *s.models);
     if (!s.models) goto done;
     for (uint32_t i = 0; i < n_refs; i++) {
@@ -247,19 +370,31 @@ int berth_cli_serve(int argc, char **argv) {
 
     int sig = 0;
     sigwait(&stop, &sig);
-    if (!quiet) printf("berth serve: %s: no new requests; finishing those in flight\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    fflush(stdout);
+    /* Draining: readiness is false and new infer requests get 503 (the
+     * listener stays open to say so); requests already begun are read
+     * and answered, each answer closing its connection. */
     atomic_store(&s.draining, 1);
-    serve_http_quiesce(&s);
-    /* In-flight requests are answered by the workers, which still run. */
-    while (atomic_load(&s.in_flight) > 0) {
+    uint64_t t0 = berth_now_ns(), until = t0 + (uint64_t)s.lim.drain_s * 1000000000u;
+    if (!quiet)
+        printf("berth serve: %s: draining: %d requests in progress, up to %u s\n", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+               atomic_load(&s.open_requests), s.lim.drain_s);
+    fflush(stdout);
+    while (atomic_load(&s.open_requests) > 0 && berth_now_ns() < until) {
         struct timespec ts = {0, 10000000};
         nanosleep(&ts, NULL);
     }
+    int left = atomic_load(&s.open_requests);
+    if (left > 0)
+        printf("berth serve: drain_s (%u s) passed with %d requests in progress; they are cut\n", s.lim.drain_s, left);
+    else if (!quiet)
+        printf("berth serve: drained in %.0f ms\n", (double)(berth_now_ns() - t0) / 1e6);
     serve_http_stop(&s);
+    for (uint32_t i = 0; i < s.n_models; i++) serve_model_close(&s.models[i], left > 0);
+    s.n_models = 0;
     rc = 0;
 done:
-    for (uint32_t i = 0; s.models && i < s.n_models; i++) serve_model_close(&s.models[i]);
+    serve_http_stop(&s);
+    for (uint32_t i = 0; s.models && i < s.n_models; i++) serve_model_close(&s.models[i], 0);
     if (rc == 0 && !quiet) printf("berth serve: stopped\n");
     free(s.models);
     free(refs);

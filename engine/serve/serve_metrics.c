@@ -1,6 +1,7 @@
 /* What /metrics reports, per model, in Prometheus's text format: requests
  * and failures, a latency histogram, batch sizes, bucket use, queue
  * depth, and the memory the model holds. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,21 +62,54 @@ void serve_metrics_batch(serve_metrics *m, uint32_t requests, int64_t rows, uint
     pthread_mutex_unlock(&m->mu);
 }
 
+/* The start of a sample: metric{model="...",key="value"} with the label
+ * values escaped; key NULL: the model label only. */
+static void series(serve_buf *b, const char *metric, const char *suffix, const char *model, const char *key,
+                   const char *value) {
+    serve_buf_printf(b, "%s%s{model=", metric, suffix);
+    serve_buf_label(b, model);
+    if (key) {
+        serve_buf_printf(b, ",%s=", key);
+        serve_buf_label(b, value);
+    }
+    serve_buf_put(b, "} ", 2);
+}
+
 /* A histogram's lines: cumulative buckets, +Inf, sum, count. */
 static void histogram(serve_buf *b, const char *metric, const char *model, const uint64_t *counts,
                       unsigned n, const double *le_d, const int64_t *le_i, double sum) {
     uint64_t acc = 0;
-    for (unsigned i = 0; i < n; i++) {
+    char le[32];
+    for (unsigned i = 0; i <= n; i++) {
         acc += counts[i];
-        serve_buf_printf(b, "%s_bucket{model=\"%s\",le=\"", metric, model);
-        if (le_d) serve_buf_printf(b, "%g", le_d[i]);
-        else serve_buf_printf(b, "%lld", (long long)le_i[i]);
-        serve_buf_printf(b, "\"} %llu\n", (unsigned long long)acc);
+        if (i == n) snprintf(le, sizeof le, "+Inf");
+        else if (le_d) snprintf(le, sizeof le, "%g", le_d[i]);
+        else snprintf(le, sizeof le, "%lld", (long long)le_i[i]);
+        series(b, metric, "_bucket", model, "le", le);
+        serve_buf_printf(b, "%llu\n", (unsigned long long)acc);
     }
-    acc += counts[n];
-    serve_buf_printf(b, "%s_bucket{model=\"%s\",le=\"+Inf\"} %llu\n", metric, model, (unsigned long long)acc);
-    serve_buf_printf(b, "%s_sum{model=\"%s\"} %.9g\n", metric, model, sum);
-    serve_buf_printf(b, "%s_count{model=\"%s\"} %llu\n", metric, model, (unsigned long long)acc);
+    series(b, metric, "_sum", model, NULL, NULL);
+    serve_buf_printf(b, "%.9g\n", sum);
+    series(b, metric, "_count", model, NULL, NULL);
+    serve_buf_printf(b, "%llu\n", (unsigned long long)acc);
+}
+
+/* The server's own lines: connections and what guarded them. */
+static void server_text(serve_server *s, serve_buf *b) {
+    serve_buf_printf(b,
+                     "# HELP berth_inflight_bytes Request bytes held (bodies and inputs), of the max_inflight_mb "
+                     "budget.\n# TYPE berth_inflight_bytes gauge\nberth_inflight_bytes %zu\n",
+                     atomic_load(&s->inflight));
+    serve_buf_printf(b,
+                     "# HELP berth_refused_total Requests refused before their body was read.\n"
+                     "# TYPE berth_refused_total counter\nberth_refused_total{reason=\"inflight_budget\"} %llu\n",
+                     (unsigned long long)atomic_load(&s->refused_budget));
+    serve_buf_printf(b,
+                     "# HELP berth_connections_cut_total Connections closed for a client too slow.\n"
+                     "# TYPE berth_connections_cut_total counter\n"
+                     "berth_connections_cut_total{reason=\"header_timeout\"} %llu\n"
+                     "berth_connections_cut_total{reason=\"body_rate\"} %llu\n",
+                     (unsigned long long)atomic_load(&s->cut_header), (unsigned long long)atomic_load(&s->cut_body));
 }
 
 void serve_metrics_text(serve_server *s, serve_buf *b) {
@@ -100,45 +134,54 @@ void serve_metrics_text(serve_server *s, serve_buf *b) {
     }
     for (uint32_t i = 0; i < s->n_models; i++) berth_executor_memory(s->models[i].ex, &mem[i]);
     for (unsigned h = 0; h < sizeof help / sizeof help[0]; h++) {
-        serve_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", help[h][0], help[h][2], help[h][0], help[h][1]);
+        const char *metric = help[h][0];
+        serve_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", metric, help[h][2], metric, help[h][1]);
         for (uint32_t i = 0; i < s->n_models; i++) {
             serve_model *md = &s->models[i];
             serve_metrics *m = &md->metrics;
             const char *n = md->name;
             const berth_memory *mm = &mem[i];
+            unsigned long long one = 0; /* a single-sample metric's value */
             pthread_mutex_lock(&m->mu);
             switch (h) {
-            case 0: serve_buf_printf(b, "%s{model=\"%s\"} %llu\n", help[h][0], n, (unsigned long long)m->requests); break;
+            case 0: one = m->requests; break;
             case 1:
-                for (unsigned k = 0; k < 6; k++)
-                    serve_buf_printf(b, "%s{model=\"%s\",code=\"%d\"} %llu\n", help[h][0], n, failure_status[k],
-                                     (unsigned long long)m->failures[k]);
+                for (unsigned k = 0; k < 6; k++) {
+                    char code[16];
+                    snprintf(code, sizeof code, "%d", failure_status[k]);
+                    series(b, metric, "", n, "code", code);
+                    serve_buf_printf(b, "%llu\n", (unsigned long long)m->failures[k]);
+                }
                 break;
-            case 2: histogram(b, help[h][0], n, m->latency, SERVE_LATENCY_BUCKETS, latency_le, NULL, m->latency_sum); break;
+            case 2: histogram(b, metric, n, m->latency, SERVE_LATENCY_BUCKETS, latency_le, NULL, m->latency_sum); break;
             case 3:
-                histogram(b, help[h][0], n, m->batch_rows, SERVE_BATCH_BUCKETS, NULL, batch_le,
-                          (double)m->batch_row_sum);
+                histogram(b, metric, n, m->batch_rows, SERVE_BATCH_BUCKETS, NULL, batch_le, (double)m->batch_row_sum);
                 break;
             case 4:
-                histogram(b, help[h][0], n, m->batch_requests, SERVE_BATCH_BUCKETS, NULL, batch_le,
+                histogram(b, metric, n, m->batch_requests, SERVE_BATCH_BUCKETS, NULL, batch_le,
                           (double)m->batch_request_sum);
                 break;
             case 5:
                 for (uint32_t k = 0; k < m->n_buckets; k++) {
                     char desc[200];
                     berth_executor_bucket_describe(md->ex, 0, k, desc, sizeof desc);
-                    serve_buf_printf(b, "%s{model=\"%s\",bucket=\"%s\"} %llu\n", help[h][0], n, desc,
-                                     (unsigned long long)m->bucket_runs[k]);
+                    series(b, metric, "", n, "bucket", desc);
+                    serve_buf_printf(b, "%llu\n", (unsigned long long)m->bucket_runs[k]);
                 }
                 break;
             case 6: break; /* read below, outside the metrics lock */
-            case 7: serve_buf_printf(b, "%s{model=\"%s\"} %llu\n", help[h][0], n, (unsigned long long)mm->weights_bytes); break;
-            case 8: serve_buf_printf(b, "%s{model=\"%s\"} %llu\n", help[h][0], n, (unsigned long long)mm->plans_bytes); break;
-            default: serve_buf_printf(b, "%s{model=\"%s\"} %llu\n", help[h][0], n, (unsigned long long)mm->host_bytes); break;
+            case 7: one = mm->weights_bytes; break;
+            case 8: one = mm->plans_bytes; break;
+            default: one = mm->host_bytes; break;
             }
             pthread_mutex_unlock(&m->mu);
-            if (h == 6) serve_buf_printf(b, "%s{model=\"%s\"} %u\n", help[h][0], n, serve_model_depth(md));
+            if (h == 6) one = serve_model_depth(md);
+            if (h == 0 || h >= 6) {
+                series(b, metric, "", n, NULL, NULL);
+                serve_buf_printf(b, "%llu\n", one);
+            }
         }
     }
     free(mem);
+    server_text(s, b);
 }

@@ -148,7 +148,6 @@ static berth_status run_batch(worker_state *w, serve_req **batch, uint32_t n, in
 }
 
 static void serve_batch(worker_state *w, serve_req **batch, uint32_t n) {
-    serve_model *m = w->m;
     uint64_t now = berth_now_ns();
     /* Requests whose deadline passed while they waited are answered
      * 504 without running. */
@@ -176,14 +175,10 @@ static void serve_batch(worker_state *w, serve_req **batch, uint32_t n) {
     } else if (st != BERTH_OK) {
         set_error(batch[0], status_of(st), "%s", err.msg);
     }
-    /* Wake only these requests' threads: with a broadcast, every waiting
-     * connection would wake after every run to fight for the lock. */
-    pthread_mutex_lock(&m->mu);
-    for (uint32_t k = 0; k < n; k++) {
-        batch[k]->finished = 1;
-        pthread_cond_signal(&batch[k]->done);
-    }
-    pthread_mutex_unlock(&m->mu);
+    /* Each request's answer goes back through its own callback (the
+     * HTTP side resumes that connection); the request is not touched
+     * after it. */
+    for (uint32_t k = 0; k < n; k++) batch[k]->on_done(batch[k], batch[k]->done_arg);
 }
 
 static void *worker_main(void *arg) {
@@ -202,8 +197,16 @@ static void *worker_main(void *arg) {
         }
         if (!m->head) continue; /* another worker took them */
         uint32_t n = take_batch(m, w->batch);
+        int abandon = m->abandon;
         pthread_mutex_unlock(&m->mu);
-        serve_batch(w, w->batch, n);
+        if (abandon) {
+            for (uint32_t k = 0; k < n; k++) {
+                set_error(w->batch[k], 503, "model '%s' stopped before this request ran (drain_s passed)", m->name);
+                w->batch[k]->on_done(w->batch[k], w->batch[k]->done_arg);
+            }
+        } else {
+            serve_batch(w, w->batch, n);
+        }
         pthread_mutex_lock(&m->mu);
     }
     pthread_mutex_unlock(&m->mu);
@@ -217,12 +220,13 @@ uint32_t serve_model_depth(serve_model *m) {
     return d;
 }
 
-void serve_model_infer(serve_model *m, serve_req *r) {
+void serve_model_submit(serve_model *m, serve_req *r) {
     r->arrived_ns = berth_now_ns();
     int64_t timeout_us = m->timeout_ms * 1000;
     if (r->in.timeout_us && r->in.timeout_us < timeout_us) timeout_us = r->in.timeout_us;
     r->deadline_ns = r->arrived_ns + (uint64_t)timeout_us * 1000u;
     pthread_mutex_lock(&m->mu);
+    int queued = 0;
     if (m->stopping) {
         set_error(r, 503, "model '%s' is shutting down", m->name);
     } else if (m->depth >= (uint64_t)m->max_queue) {
@@ -233,12 +237,11 @@ void serve_model_infer(serve_model *m, serve_req *r) {
         else m->head = r;
         m->tail = r;
         m->depth++;
-        pthread_cond_init(&r->done, NULL);
+        queued = 1;
         pthread_cond_broadcast(&m->work);
-        while (!r->finished) pthread_cond_wait(&r->done, &m->mu);
-        pthread_cond_destroy(&r->done);
     }
     pthread_mutex_unlock(&m->mu);
+    if (!queued) r->on_done(r, r->done_arg);
 }
 
 void serve_model_free_result(serve_model *m, serve_req *r) {
@@ -377,9 +380,10 @@ fail:
     return -1;
 }
 
-void serve_model_close(serve_model *m) {
+void serve_model_close(serve_model *m, int abandon) {
     pthread_mutex_lock(&m->mu);
     m->stopping = 1;
+    m->abandon = abandon;
     pthread_cond_broadcast(&m->work);
     pthread_mutex_unlock(&m->mu);
     for (uint32_t k = 0; k < m->n_started; k++) pthread_join(m->threads[k], NULL);

@@ -67,10 +67,14 @@ static int put_number(const bj_value *v, berth_dtype t, void *buf, size_t i, con
         errno = 0;
         double d = strtod(v->str, NULL);
         float f = (float)d;
-        if (errno == ERANGE && fabs(d) > 1.0) /* overflow; underflow to 0 or a subnormal is fine */
+        uint16_t h = t == BERTH_DTYPE_F16 ? berth_f16_from_f32(f) : 0;
+        /* Overflow of the double, or a finite double past the dtype's
+         * largest value (3.5e38 in FP32, 70000 in FP16), would become an
+         * infinity; underflow to 0 or a subnormal is fine. */
+        if ((errno == ERANGE && fabs(d) > 1.0) || isinf(f) || (t == BERTH_DTYPE_F16 && (h & 0x7C00) == 0x7C00))
             return fail(e, "%s: %s is outside %s's range", where, v->str, serve_dtype_name(t));
         if (t == BERTH_DTYPE_F32) ((float *)buf)[i] = f;
-        else ((uint16_t *)buf)[i] = berth_f16_from_f32(f);
+        else ((uint16_t *)buf)[i] = h;
         return 0;
     }
     int64_t lo;
@@ -231,6 +235,10 @@ int serve_infer_parse(const serve_sig *sig, const char *body, size_t len, size_t
     const bj_value *inputs = member_of(root, "inputs", BJ_ARRAY, 1, "the request", e, &bad);
     const bj_value *outputs = member_of(root, "outputs", BJ_ARRAY, 0, "the request", e, &bad);
     if (bad) goto done;
+    if (id && id->len > SERVE_MAX_ID) {
+        fail(e, "id: expected at most %d bytes, found %zu", SERVE_MAX_ID, id->len);
+        goto done;
+    }
     if (id) snprintf(out->id, sizeof out->id, "%s", id->str);
     int all_binary = 0;
     if (params) {

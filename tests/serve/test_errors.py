@@ -5,6 +5,7 @@ what is in flight and exits 0."""
 
 import json
 import os
+import socket
 import subprocess
 import threading
 import time
@@ -68,8 +69,18 @@ def bad_requests(s):
     check(st == 405 and "expected POST" in json.loads(resp)["error"], "GET infer: %d" % st)
     st, _, resp = s.client.raw("GET", "/v3/whatever")
     check(st == 404 and "no such path" in json.loads(resp)["error"], "unknown path: %d" % st)
-    # A body over --max-body-mb: refused before it is read.
-    refused(s, 413, b"x" * (1 << 20 + 1), "larger than the server's limit of 1048576 bytes")
+    # A body declared over --max-body-mb: refused at its headers, before
+    # a byte of it is sent, and the connection closed.
+    with socket.create_connection(("127.0.0.1", s.port), timeout=10) as c:
+        c.sendall(b"POST /v2/models/first/infer HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n\r\n" % (2 << 20))
+        head = b""
+        while True:
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            head += chunk
+    check(head.startswith(b"HTTP/1.1 413") and b"larger than the server's limit of 1048576 bytes" in head,
+          "a body over the cap: %r" % head[:300])
     st, _ = s.client.live()
     check(st == 200, "not live after the refusals")
     r = s.client.infer("first", [X])
@@ -146,6 +157,19 @@ def startup_errors(d):
     first = fx.first_config(d)
     r = serve(first, first)
     check(r.returncode == 2 and "two models named 'first'" in r.stderr, "same name twice: %s" % r.stderr)
+    # Server-wide [serve] keys: configs that give one must agree; a flag
+    # wins; settings that cannot work together stop it.
+    a = fx.first_config(d, name="a", serve="drain_s = 5\n")
+    b = fx.first_config(d, name="b", serve="drain_s = 9\n")
+    r = serve(a, b)
+    check(r.returncode == 1 and "[serve] drain_s is 5 in" in r.stderr and "b.ini" in r.stderr,
+          "disagreeing drain_s: %d %s" % (r.returncode, r.stderr))
+    r = serve("--max-inflight-mb", "16", first)
+    check(r.returncode == 2 and "max_inflight_mb (16) is less than --max-body-mb (64)" in r.stderr,
+          "budget under the cap: %d %s" % (r.returncode, r.stderr))
+    r = serve("--http-threads", "0", first)
+    check(r.returncode == 2 and "--http-threads: expected a positive whole number, found '0'" in r.stderr,
+          "--http-threads 0: %d %s" % (r.returncode, r.stderr))
     r = serve("--port")
     check(r.returncode == 2, "--port without a value: %d" % r.returncode)
     r = serve(os.path.join(d, "absent.ini"))
