@@ -2,15 +2,25 @@
  *
  * inih splits "key = value" lines, strips inline comments and calls a
  * handler; everything else is ours. We feed inih through our own line
- * reader (ini_parse_stream) for three reasons, all about how Debian builds
+ * reader (ini_parse_stream) for four reasons, all about how Debian builds
  * inih 55 (INI_HANDLER_LINENO 0, INI_ALLOW_MULTILINE 1, INI_MAX_LINE 200,
  * MAX_SECTION 50, INI_STOP_ON_FIRST_ERROR 0):
  *  - the handler is not told the line number, so the reader counts lines
  *    and the handler reads the count (inih processes each line fully
  *    before it asks for the next);
- *  - a line longer than inih's buffer would be split into two lines and
- *    an indented line would silently continue the previous value, so the
- *    reader refuses long lines and strips indentation;
+ *  - an indented line would silently continue the previous value, so the
+ *    reader strips indentation;
+ *  - a line longer than inih's 200-byte buffer would be split into two
+ *    lines, and Debian's build cannot grow the buffer (INI_USE_STACK 1,
+ *    INI_ALLOW_REALLOC 0). So the reader splits such a line itself,
+ *    exactly as inih splits a short one (the first '=' or ':' ends the
+ *    key; a ';' after whitespace starts a comment; key and value are
+ *    trimmed), keeps key and value in the parser and hands inih a short
+ *    stand-in pair; the key handler swaps the stand-in for them before it
+ *    reads either. A long comment line reaches inih as a blank line, and
+ *    a long line with no '=' or ':' as a line without them, which inih
+ *    reports. inih still reads every line of usual length: lines of any
+ *    length work, and short ones take inih's path unchanged;
  *  - section names over 49 bytes would be truncated, so the reader parses
  *    section headers itself and hands inih a blank line in their place.
  * The handler and reader stop at the first error; the error with the
@@ -29,6 +39,14 @@
 
 /* A config is a few hundred bytes; anything this big is the wrong file. */
 #define BC_MAX_FILE ((size_t)16 << 20)
+
+/* The stand-in the reader hands inih for a line too long for its buffer:
+ * key and value are a control byte, which inih neither trims nor takes
+ * for a comment, so they come back to the handler unchanged. The handler
+ * knows the stand-in by ps->stand_in, not by these bytes, so a real
+ * control byte in a short line is read as it is. */
+#define BC_STAND_IN_KEY "\x01"
+#define BC_STAND_IN_VALUE "\x01"
 
 /* ---- small helpers ---- */
 
@@ -266,6 +284,12 @@ static int bc_on_key(void *user, const char *section, const char *key, const cha
     bc_parser *ps = user;
     (void)section; /* blank: the reader keeps section headers from inih */
     if (ps->failed) return 0;
+    if (ps->stand_in) { /* a long line: its key and value as the reader split them */
+        if (strcmp(key, BC_STAND_IN_KEY) != 0 || strcmp(value, BC_STAND_IN_VALUE) != 0)
+            return bc_fail(ps, ps->line, "internal: inih changed the stand-in of a long line");
+        key = ps->long_key;
+        value = ps->long_value;
+    }
     if (ps->kind == BC_SEC_NONE)
         return bc_fail(ps, ps->line, "key '%.*s' is outside any section; expected a [section] "
                        "header first",
@@ -473,11 +497,60 @@ static int bc_section_line(bc_parser *ps, const char *s, size_t len) {
     return bc_enter(ps, ps->label);
 }
 
+/* inih's scan (find_chars_or_comment in its ini.c, with inline comments
+ * on and ";" their prefix): the first byte of s[0, n) that is in `chars`
+ * or is a ';' after whitespace; n if none. */
+static size_t bc_scan(const char *s, size_t n, const char *chars) {
+    int was_space = 0;
+    size_t i = 0;
+    for (; i < n; i++) {
+        if (chars && strchr(chars, s[i])) break;
+        if (was_space && s[i] == ';') break;
+        was_space = bc_space(s[i]);
+    }
+    return i;
+}
+
+/* A line longer than inih's buffer, trimmed and not a section header:
+ * split it as inih splits a "key = value" or "key: value" line, keep key
+ * and value in ps and put in buf what inih is to see instead: a blank
+ * line for a comment, a stand-in "key=value" for a pair, and a line
+ * without '=' or ':' for a line without them, which inih reports as a
+ * syntax error. Returns 0 after bc_fail. */
+static int bc_long_line(bc_parser *ps, const char *s, size_t len, char *buf) {
+    if (s[0] == ';' || s[0] == '#') { /* inih's start-of-line comment */
+        buf[0] = '\0';
+        return 1;
+    }
+    size_t sep = bc_scan(s, len, "=:");
+    if (sep == len || (s[sep] != '=' && s[sep] != ':')) {
+        strcpy(buf, BC_STAND_IN_KEY);
+        return 1;
+    }
+    size_t klen = sep;
+    while (klen && bc_space(s[klen - 1])) klen--;
+    const char *v = s + sep + 1;
+    size_t vlen = bc_scan(v, len - sep - 1, NULL);
+    while (vlen && bc_space(*v)) v++, vlen--;
+    while (vlen && bc_space(v[vlen - 1])) vlen--;
+    ps->long_key = bc_strndup(s, klen);
+    ps->long_value = bc_strndup(v, vlen);
+    if (!ps->long_key || !ps->long_value) return bc_oom(ps);
+    ps->stand_in = 1;
+    strcpy(buf, BC_STAND_IN_KEY "=" BC_STAND_IN_VALUE);
+    return 1;
+}
+
 /* inih's reader: one physical line per call, so inih's line count and
  * ours agree. */
 static char *bc_read_line(char *buf, int cap, void *stream) {
     bc_parser *ps = stream;
-    if (ps->failed || !*ps->next || cap < 2) return NULL;
+    ps->stand_in = 0;
+    free(ps->long_key);
+    free(ps->long_value);
+    ps->long_key = ps->long_value = NULL;
+    if (ps->failed || !*ps->next || cap < (int)sizeof BC_STAND_IN_KEY "=" BC_STAND_IN_VALUE)
+        return NULL;
     const char *s = ps->next;
     const char *e = strchr(s, '\n');
     if (!e) e = s + strlen(s);
@@ -487,16 +560,11 @@ static char *bc_read_line(char *buf, int cap, void *stream) {
     while (s < e && bc_space(*s)) s++;
     while (e > s && bc_space(e[-1])) e--;
     size_t len = (size_t)(e - s);
-    if (len > (size_t)cap - 1) {
-        bc_fail(ps, ps->line,
-                "line is %zu characters long; inih reads at most %d characters per line",
-                len, cap - 1);
-        return NULL;
-    }
     if (len && s[0] == '[') {
         if (!bc_section_line(ps, s, len)) return NULL;
         len = 0;
     }
+    if (len > (size_t)cap - 1) return bc_long_line(ps, s, len, buf) ? buf : NULL;
     memcpy(buf, s, len);
     buf[len] = '\0';
     return buf;
@@ -612,6 +680,8 @@ berth_config *berth_config_parse_model(const char *path, const char *text, const
     }
     ps.n_stage_lines = 1;
     int bad = ini_parse_stream(bc_read_line, &ps, bc_on_key, &ps);
+    free(ps.long_key);
+    free(ps.long_value);
     /* A syntax error inih found before our first error comes first. */
     if (bad > 0 && (!ps.failed || (uint32_t)bad < ps.err_line)) {
         ps.failed = 0;

@@ -78,9 +78,10 @@
  *    "cfg/a.ini" becomes "cfg/m.webnn", and in "a.ini" "./m.webnn".
  *
  * What inih (Debian's libinih 55) means for the file:
- *  - A line holds at most 199 characters after its indentation (inih's
- *    line buffer is 200 bytes). A longer line is refused with its line
- *    number, never split.
+ *  - Lines may be of any length. inih's line buffer is 200 bytes; berth
+ *    splits a longer line into key and value itself, the way inih splits
+ *    a short one, so a long path or option value reads whole, never split
+ *    into two lines.
  *  - Comments are lines starting with ';' or '#', and ';' after
  *    whitespace inside a line ("use = cpu ; fast"), so a value cannot
  *    contain " ;". "key: value" means "key = value"; the first '=' or ':'

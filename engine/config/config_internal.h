@@ -45,6 +45,11 @@ typedef struct bc_parser {
     uint32_t err_line;
     const char *next; /* reader position in the text */
     uint32_t line;    /* the line inih is processing */
+    /* A line too long for inih's buffer: the reader splits it as inih
+     * would, keeps its key and value here and hands inih a short stand-in
+     * line; the key handler reads these instead (stand_in set) */
+    int stand_in;
+    char *long_key, *long_value;
     /* the open section */
     bc_kind kind;
     const char *label; /* its name as written, owned by `sections` */

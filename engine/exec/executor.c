@@ -14,20 +14,20 @@
 #include "specialize.h"
 #include "util.h"
 
-/* Split "vulkan, cpu" into trimmed items. */
-static uint32_t split_use(const char *use, char items[][256], uint32_t cap) {
+/* Split "vulkan, cpu" into trimmed items, in place: items point into
+ * use, whose separators become NULs. Items are paths of any length. */
+static uint32_t split_use(char *use, const char **items, uint32_t cap) {
     uint32_t n = 0;
     while (*use && n < cap) {
         while (*use == ' ' || *use == '\t' || *use == ',') use++;
         if (!*use) break;
         size_t len = strcspn(use, ",");
+        char *next = use + len + (use[len] == ',');
         size_t end = len;
         while (end && (use[end - 1] == ' ' || use[end - 1] == '\t')) end--;
-        if (end >= 256) end = 255;
-        memcpy(items[n], use, end);
-        items[n][end] = 0;
-        n++;
-        use += len;
+        use[end] = '\0';
+        items[n++] = use;
+        use = next;
     }
     return n;
 }
@@ -84,11 +84,20 @@ static berth_status open_one(berth_executor *ex, exec_backend *b, const char *it
                              berth_error *e) {
     const berth_config *c = ex->cfg;
     berth_host_init(&b->host, &ex->log);
-    snprintf(b->item, sizeof b->item, "%s", item);
+    *loaded = 0;
+    b->item = strdup(item);
+    if (!b->item) {
+        berth_errorf(e, "out of memory");
+        return BERTH_ERR_NOMEM;
+    }
     berth_status st = berth_module_load(item, (const char *const *)c->path_dirs, c->n_path,
                                         &b->host.services, &b->mod, e);
     *loaded = st == BERTH_OK;
-    if (st != BERTH_OK) return st;
+    if (st != BERTH_OK) {
+        free(b->item);
+        b->item = NULL;
+        return st;
+    }
     /* Options come from [backend.NAME], NAME being the name the config
      * used, or the module's own name when a path was used. */
     const char *name = strchr(item, '/') ? b->mod.be->name : item;
@@ -120,6 +129,7 @@ static berth_status open_one(berth_executor *ex, exec_backend *b, const char *it
     }
     b->dev = NULL;
     berth_module_unload(&b->mod);
+    free(b->item);
     memset(b, 0, sizeof *b);
     return st;
 }
@@ -129,16 +139,22 @@ static void close_one(exec_backend *b) {
     if (b->dev) b->mod.be->close(b->dev);
     if (b->mod.handle) berth_module_unload(&b->mod);
     free(b->weight_id);
+    free(b->item);
     memset(b, 0, sizeof *b);
 }
 
-/* The backends `use` (or the caller's override) lists. */
-static uint32_t use_items(const berth_executor *ex, const char *use_override, char items[][256]) {
+/* The backends `use` (or the caller's override, split in *copy, which
+ * the caller frees) lists: items point into the config or *copy. */
+static uint32_t use_items(const berth_executor *ex, const char *use_override, const char **items,
+                          char **copy) {
     const berth_config *c = ex->cfg;
-    if (use_override) return split_use(use_override, items, BERTH_MAX_USE);
+    *copy = NULL;
+    if (use_override) {
+        *copy = strdup(use_override);
+        return *copy ? split_use(*copy, items, BERTH_MAX_USE) : 0;
+    }
     uint32_t n = 0;
-    for (uint32_t i = 0; i < c->n_use && i < BERTH_MAX_USE; i++)
-        snprintf(items[n++], 256, "%s", c->use[i]);
+    for (uint32_t i = 0; i < c->n_use && i < BERTH_MAX_USE; i++) items[n++] = c->use[i];
     return n;
 }
 
@@ -158,7 +174,7 @@ static int skippable(berth_status st, int loaded) {
  * negotiated with, when open() says BERTH_ERR_DEVICE (no usable device)
  * or BERTH_ERR_UNSUPPORTED (this device cannot serve), or when it
  * refuses a node with BERTH_ERR_UNSUPPORTED. */
-static berth_status open_first(berth_executor *ex, char items[][256], uint32_t n,
+static berth_status open_first(berth_executor *ex, const char **items, uint32_t n,
                                const char *use_name, berth_error *err) {
     char reasons[BERTH_ERROR_CAP];
     size_t off = 0;
@@ -208,7 +224,7 @@ static berth_status open_first(berth_executor *ex, char items[][256], uint32_t n
 /* split = on: open every backend of `use` that can be (skipping, with a
  * warning, those skipped above for want of a device or module); the
  * graphs are partitioned among them per bucket. */
-static berth_status open_all(berth_executor *ex, char items[][256], uint32_t n,
+static berth_status open_all(berth_executor *ex, const char **items, uint32_t n,
                              const char *use_name, berth_error *err) {
     char reasons[BERTH_ERROR_CAP];
     size_t off = 0;
@@ -240,15 +256,24 @@ static berth_status open_all(berth_executor *ex, char items[][256], uint32_t n,
 }
 
 static berth_status open_backends(berth_executor *ex, const char *use_override, berth_error *err) {
-    char items[BERTH_MAX_USE][256];
-    uint32_t n = use_items(ex, use_override, items);
+    const char *items[BERTH_MAX_USE];
+    char *copy;
+    uint32_t n = use_items(ex, use_override, items, &copy);
+    if (use_override && !copy) {
+        berth_errorf(err, "out of memory");
+        return BERTH_ERR_NOMEM;
+    }
     if (n == 0) {
+        free(copy);
         berth_errorf(err, "%s: [backend] use lists no backend", ex->cfg->path);
         return BERTH_ERR_INVALID;
     }
     const char *use_name = use_override ? use_override : "use";
     ex->split = ex->cfg->split;
-    return ex->split ? open_all(ex, items, n, use_name, err) : open_first(ex, items, n, use_name, err);
+    berth_status st = ex->split ? open_all(ex, items, n, use_name, err)
+                                : open_first(ex, items, n, use_name, err);
+    free(copy);
+    return st;
 }
 
 /* split = on: which backend needs which weight. Every lane's first

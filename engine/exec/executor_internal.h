@@ -96,7 +96,7 @@ typedef struct exec_backend {
     berth_module mod;
     berth_device *dev;
     berth_weights *w;
-    char item[256];        /* as `use` names it */
+    char *item;            /* as `use` names it (owned): a path may be of any length */
     char device_name[256];
     /* Per executor weight: the id this backend holds it by, or
      * UINT32_MAX when none of its subgraphs reads it. */

@@ -33,6 +33,12 @@ static const char TEXT[] =
     "[buckets]\ns = b=1 w=2 | w=4 b=2 | b=3 w=8\nt = n=1 | n=2 | n=3 | n=4 | n=5\n"
     "[inputs.x]\npad = 1.5\n[inputs.y]\npad = -2\n[limits]\nmax_memory_mb = 512\n";
 
+/* A line too long for inih's buffer: the reader keeps its key and value. */
+#define LONG_VALUE "/a/folder/name/of/forty/characters/long"
+static const char LONG_TEXT[] =
+    "[model]\ngraph = g\nweights = w.safetensors\n[backend.cpu]\nmodule = " LONG_VALUE LONG_VALUE
+    LONG_VALUE LONG_VALUE LONG_VALUE LONG_VALUE " ; a comment\nk = v\n";
+
 /* Returns how many allocations the successful parse needed. */
 static long sweep(const char *what, berth_config *(*parse)(const char *arg), const char *arg) {
     for (long k = 0; k < 100000; k++) {
@@ -82,6 +88,15 @@ int main(int argc, char **argv) {
 
     long n = sweep("parse", parse_text, TEXT);
     CHECK(n == total);
+
+    alloc_calls = 0;
+    c = parse_text(LONG_TEXT);
+    CHECK(c != NULL);
+    total = alloc_calls;
+    CHECK(c && c->n_backends == 1 && c->backends[0].n == 2 &&
+          strlen(c->backends[0].kv[0].value) == 6 * strlen(LONG_VALUE));
+    berth_config_free(c);
+    CHECK(sweep("long line", parse_text, LONG_TEXT) == total);
 
     if (argc > 1) {
         char path[4096];

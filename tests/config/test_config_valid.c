@@ -1,6 +1,7 @@
 /* Valid configs: every field of a full file, defaults, path resolution,
  * the lookups, and the syntax inih allows (comments, BOM, CRLF,
  * indentation, "key: value"). */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -345,6 +346,156 @@ static void test_limits(void) {
     }
 }
 
+/* printf into a fresh buffer (NULL if out of memory). */
+static char *fmt(const char *f, ...) {
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(NULL, 0, f, ap);
+    va_end(ap);
+    char *s = n < 0 ? NULL : malloc((size_t)n + 1);
+    if (!s) return NULL;
+    va_start(ap, f);
+    vsnprintf(s, (size_t)n + 1, f, ap);
+    va_end(ap);
+    return s;
+}
+
+/* n copies of ch, then '\0'. */
+static char *run_of(char ch, size_t n) {
+    char *s = malloc(n + 1);
+    if (!s) return NULL;
+    memset(s, ch, n);
+    s[n] = '\0';
+    return s;
+}
+
+/* Lines longer than inih's 200-byte buffer read whole, split into key
+ * and value exactly as inih splits a short line: trimmed, with a ';'
+ * after whitespace starting a comment, '=' or ':' ending the key. */
+static void test_long_lines(void) {
+    char *path = run_of('p', 5000), *note = run_of('c', 5000), *key = run_of('k', 300),
+         *sec = run_of('n', 300);
+    CHECK(path && note && key && sec);
+    if (!path || !note || !key || !sec) return;
+    path[0] = '/';
+    memcpy(path + 4990, "/m.webnn\0", 9); /* 4998 characters */
+    char *text = fmt("# %s\n"
+                     "[model]\n"
+                     "   graph = %s   \r\n"
+                     "weights = w.safetensors\n"
+                     "; %s\n"
+                     "[backend.cpu]\n"
+                     "module = %s ; a comment\n"
+                     "plain: %s\n"
+                     "semi = a;%s\n"
+                     "short = v ; %s\n"
+                     "%s = key\n"
+                     "tail = %s ;\n"
+                     "[backend.%s] ; %s\n"
+                     "k = v\n",
+                     note, path, note, path, path, path, note, key, path, sec, note);
+    CHECK(text != NULL);
+    berth_config *c = text ? parse_ok("l.ini", text) : NULL;
+    if (c) {
+        CHECK(streq(c->lanes[0].graph, path));
+        CHECK(c->lanes[0].line == 2);
+        CHECK(streq(c->weights, "./w.safetensors"));
+        const bc_backend_opts *b = berth_config_backend(c, "cpu");
+        CHECK(b && b->n == 6);
+        if (b && b->n == 6) {
+            CHECK(streq(b->kv[0].key, "module") && streq(b->kv[0].value, path));
+            CHECK(b->kv[0].line == 7);
+            CHECK(streq(b->kv[1].key, "plain") && streq(b->kv[1].value, path));
+            CHECK(strncmp(b->kv[2].value, "a;/ppp", 6) == 0 && strlen(b->kv[2].value) == 5000);
+            CHECK(streq(b->kv[3].key, "short") && streq(b->kv[3].value, "v"));
+            CHECK(streq(b->kv[4].key, key) && streq(b->kv[4].value, "key"));
+            CHECK(streq(b->kv[5].value, path) && b->kv[5].line == 12);
+        }
+        const bc_backend_opts *n = berth_config_backend(c, sec);
+        CHECK(n && n->n == 1 && n->line == 13 && streq(n->kv[0].value, "v") && n->kv[0].line == 14);
+        berth_config_free(c);
+    }
+    free(text);
+    /* a real control byte, the stand-in's, is read as it is: a short line
+     * after a long one is not taken for the long one */
+    text = fmt("[model]\ngraph = %s\nweights = w.safetensors\n[backend.x]\n\x01 = \x01\n", path);
+    c = text ? parse_ok("l.ini", text) : NULL;
+    if (c) {
+        CHECK(streq(c->lanes[0].graph, path));
+        CHECK(c->n_backends == 1 && c->backends[0].n == 1 &&
+              streq(c->backends[0].kv[0].key, "\x01") && streq(c->backends[0].kv[0].value, "\x01"));
+        berth_config_free(c);
+    }
+    free(text);
+    free(path);
+    free(note);
+    free(key);
+    free(sec);
+}
+
+/* The long-line split against inih's: random lines over the characters
+ * that matter to it, each read short (inih splits it) and made long by
+ * spaces before its first '=' or ':' (berth splits it), which changes
+ * nothing inih would see. Both must succeed or fail alike, with the same
+ * key and value. */
+static void test_long_split_matches_inih(void) {
+    static const char alphabet[] = "ab =:;#\t";
+    uint32_t rng = 12345;
+    char pad[301];
+    memset(pad, ' ', 300);
+    pad[300] = '\0';
+    for (int round = 0; round < 20000; round++) {
+        char line[24];
+        size_t n = 1 + round % 20;
+        for (size_t i = 0; i < n; i++) {
+            rng = rng * 1103515245u + 12345u;
+            line[i] = alphabet[(rng >> 16) % (sizeof alphabet - 1)];
+        }
+        line[n] = '\0';
+        size_t at = strcspn(line, "=:");
+        char *short_text = fmt("[backend.x]\n%s\n", line);
+        char *long_text = fmt("[backend.x]\n%.*s%s%s\n", (int)at, line, pad, line + at);
+        CHECK(short_text && long_text);
+        if (!short_text || !long_text) break;
+        berth_error e1, e2;
+        berth_config *a = berth_config_parse("r.ini", short_text, &e1);
+        berth_config *b = berth_config_parse("r.ini", long_text, &e2);
+        /* no [model]: a good line fails only at the end, on line 2 */
+        const char *end = "missing section [model]";
+        int ok1 = !a && strstr(e1.msg, end) != NULL, ok2 = !b && strstr(e2.msg, end) != NULL;
+        CHECK(ok1 == ok2);
+        if (ok1 != ok2) fprintf(stderr, "line '%s': short: %s\nlong: %s\n", line, e1.msg, e2.msg);
+        berth_config_free(a);
+        berth_config_free(b);
+        if (ok1) { /* read the pair back under a [model] */
+            char *s2 = fmt("[model]\ngraph = g\nweights = w.safetensors\n%s", short_text);
+            char *l2 = fmt("[model]\ngraph = g\nweights = w.safetensors\n%s", long_text);
+            a = s2 ? berth_config_parse("r.ini", s2, &e1) : NULL;
+            b = l2 ? berth_config_parse("r.ini", l2, &e2) : NULL;
+            CHECK(a && b);
+            if (a && b) {
+                const bc_backend_opts *x = berth_config_backend(a, "x"), *y = berth_config_backend(b, "x");
+                CHECK(x && y && x->n == y->n);
+                if (x && y && x->n == y->n && x->n == 1) {
+                    CHECK(streq(x->kv[0].key, y->kv[0].key) && streq(x->kv[0].value, y->kv[0].value));
+                    if (!streq(x->kv[0].key, y->kv[0].key) || !streq(x->kv[0].value, y->kv[0].value))
+                        fprintf(stderr, "line '%s': short '%s'='%s', long '%s'='%s'\n", line,
+                                x->kv[0].key, x->kv[0].value, y->kv[0].key, y->kv[0].value);
+                }
+            }
+            berth_config_free(a);
+            berth_config_free(b);
+            free(s2);
+            free(l2);
+        } else {
+            /* the same error on the same line, the quoted line aside */
+            CHECK(strncmp(e1.msg, e2.msg, 12) == 0);
+        }
+        free(short_text);
+        free(long_text);
+    }
+}
+
 /* Lanes and [buckets] may come in any order; stage references resolve at
  * the end. */
 static void test_order(void) {
@@ -424,6 +575,8 @@ int main(void) {
     test_paths();
     test_syntax();
     test_limits();
+    test_long_lines();
+    test_long_split_matches_inih();
     test_order();
     return check_exit();
 }
