@@ -103,11 +103,15 @@ int iso_run(const char *part, iso_fn fn, void *ctx, iso_record_fn on_record, voi
     memset(res, 0, sizeof *res);
     int fds[2];
     fflush(NULL);
-    if (pipe2(fds, O_CLOEXEC) != 0) {
+    if (pipe(fds) != 0) {
         res->end = ISO_ERROR;
         snprintf(res->message, sizeof res->message, "%s could not run: no pipe: %s", part, strerror(errno));
         return -1;
     }
+    /* close-on-exec, so that nothing the module starts holds the pipe
+     * (set apart: macOS has no pipe2) */
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]), close(fds[1]);
@@ -125,7 +129,7 @@ int iso_run(const char *part, iso_fn fn, void *ctx, iso_record_fn on_record, voi
         fn(&c, ctx);
         fflush(NULL);
         put(&c, "D\n", 2);
-        _exit(0);
+        exit(0); /* not _exit: a sanitizer's leak check runs in the child too */
     }
     setpgid(pid, pid); /* either of the two calls wins; both mean the same */
     close(fds[1]);
@@ -198,6 +202,11 @@ int iso_run(const char *part, iso_fn fn, void *ctx, iso_record_fn on_record, voi
         res->code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
         snprintf(res->message, sizeof res->message, "the module called exit(%d) during %s%s", res->code, part,
                  in_case);
+    } else if (WIFEXITED(status) && WEXITSTATUS(status)) {
+        res->end = ISO_EXIT;
+        res->code = WEXITSTATUS(status);
+        snprintf(res->message, sizeof res->message, "%s finished, but its process ended with status %d", part,
+                 res->code);
     } else {
         res->end = ISO_DONE;
         res->code = WEXITSTATUS(status);

@@ -29,7 +29,8 @@ typedef enum iso_end {
     ISO_DONE,    /* the function returned                                     */
     ISO_SIGNAL,  /* the child was killed by a signal (sig)                    */
     ISO_TIMEOUT, /* the time limit passed; the child was killed               */
-    ISO_EXIT,    /* the child ended, status code, without the "done" record   */
+    ISO_EXIT,    /* the child ended, status code, without the "done" record   *
+                  * (or with it, but with a status other than 0)              */
     ISO_ERROR    /* no child: fork or pipe failed                             */
 } iso_end;
 
