@@ -50,10 +50,10 @@ static const char *check_usage =
     "Each part that calls MODULE (the contract, the op cases on MODULE, those\n"
     "  on the reference, the zoo) runs in a child process limited to\n"
     "  --timeout-s seconds (default 300, each model for the zoo; 0: no\n"
-    "  limit). A part whose module\n"
-    "  crashes, hangs past the limit (it is killed) or calls exit() fails,\n"
-    "  reported with the signal, the timeout or the exit status and the case\n"
-    "  it was running; the rest of the report still follows.\n"
+    "  limit). A part whose module crashes, hangs past the limit (it is\n"
+    "  killed) or calls exit() fails, reported with the signal, the timeout\n"
+    "  or the exit status and the case it was running; the rest of the\n"
+    "  report still follows.\n"
     "Exit status: 0 when nothing failed, 1 when something did, 2 on bad usage.\n";
 
 #define MAX_OPTIONS 8
