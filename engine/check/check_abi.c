@@ -280,9 +280,12 @@ static void check_abandoned_upload(ck *k, const mh_module *m, mh_host *host) {
                 taken ? "taken" : "(untaken) given");
 }
 
-size_t ck_contract(const char *path, mh_host *host, ck_item_fn fn, void *ctx) {
+size_t ck_contract(const char *path, mh_host *host, ck_begin_fn begin, ck_item_fn fn, void *ctx) {
     ck k = {fn, ctx, 0};
+#define BEGIN(check) (begin ? begin(ctx, check) : (void)0)
+    BEGIN("negotiation");
     check_negotiation(&k, path, host);
+    BEGIN("open");
     mh_module m = {0};
     berth_error err;
     poison(&err);
@@ -294,9 +297,14 @@ size_t ck_contract(const char *path, mh_host *host, ck_item_fn fn, void *ctx) {
         return k.failed;
     }
     report(&k, 1, "open", "a device opened with the given options");
+    BEGIN("caps and refusals");
     check_device(&k, &m);
+    BEGIN("upload: ownership");
     check_upload(&k, &m, host);
+    BEGIN("upload: abandoned half-way");
     check_abandoned_upload(&k, &m, host);
+    BEGIN("unload");
     mh_unload(&m);
+#undef BEGIN
     return k.failed;
 }

@@ -15,8 +15,13 @@
 /* One finding: ok or not, the contract item's name, and what was found. */
 typedef void (*ck_item_fn)(void *ctx, int ok, const char *item, const char *message);
 
+/* A check about to run (negotiation, open, caps and refusals, the two
+ * upload checks, unload), told before the module is called. */
+typedef void (*ck_begin_fn)(void *ctx, const char *check);
+
 /* Runs every contract check on the module at `path` with the options of
- * `host` (its own loads; nothing stays loaded). Returns how many failed. */
-size_t ck_contract(const char *path, mh_host *host, ck_item_fn fn, void *ctx);
+ * `host` (its own loads; nothing stays loaded); begin (may be NULL) is
+ * told each check before it runs. Returns how many failed. */
+size_t ck_contract(const char *path, mh_host *host, ck_begin_fn begin, ck_item_fn fn, void *ctx);
 
 #endif

@@ -144,7 +144,8 @@ done:
     }
 }
 
-int berth_cli_zoo(const char *module, const char *dir, int strict, FILE *md, size_t counts[ZOO_RESULTS]) {
+int berth_cli_zoo(const char *module, const char *dir, int strict, FILE *md, size_t counts[ZOO_RESULTS],
+                  void (*begin)(void *ctx, const char *model), void *ctx) {
     char path[1024], why[2048];
     snprintf(path, sizeof path, "%s/manifest.ini", dir);
     zoo_model *ms = NULL;
@@ -163,6 +164,7 @@ int berth_cli_zoo(const char *module, const char *dir, int strict, FILE *md, siz
     int failed = 0;
     for (int i = 0; i < n; i++) {
         zoo_row row = {0};
+        if (begin) begin(ctx, ms[i].name);
         if (ms[i].refused) {
             row.result = "refused";
             snprintf(row.detail, sizeof row.detail, "the converter: %s", ms[i].refused);
