@@ -450,6 +450,37 @@ static void c_gather_elements(oc_case *c, const char *op) {
     node(c, op, 2, IDX(a, i), 1, IDX(o), ATTRS(A_INT("axis", 1)));
 }
 
+/* Indices out of range, as a computed index may be (the engine refuses
+ * them only from a graph input): a negative one counts from the end
+ * once, then each clamps into [0, n), the same on every backend. */
+static void c_gather_clamp(oc_case *c, const char *op) {
+    /* rows of [3, 2] at 3, -4, 7, -1: 2, 0, 2, 2 */
+    static const int32_t idx[4] = {3, -4, 7, -1};
+    static const double want[8] = {4, 5, 0, 1, 4, 5, 4, 5};
+    uint32_t a = in(c, "x", F32, 2, DIMS(3, 2), S12), i = in(c, "i", I32, 1, DIMS(4), idx);
+    uint32_t o = out_f(c, "y", 2, DIMS(4, 2), want);
+    node(c, op, 2, IDX(a, i), 1, IDX(o), ATTRS(A_INT("axis", 0)));
+}
+
+static void c_gather_clamp_i64(oc_case *c, const char *op) {
+    /* columns of [2, 3] at 2^40, -2^40, -3, -5 (beyond 32 bits both ways;
+     * -5 + 3 still negative): 2, 0, 0, 0 */
+    static const int64_t idx[4] = {(int64_t)1 << 40, -((int64_t)1 << 40), -3, -5};
+    static const double want[8] = {2, 0, 0, 0, 5, 3, 3, 3};
+    uint32_t a = in(c, "x", F32, 2, DIMS(2, 3), S12), i = in(c, "i", I64, 1, DIMS(4), idx);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 4), want);
+    node(c, op, 2, IDX(a, i), 1, IDX(o), ATTRS(A_INT("axis", 1)));
+}
+
+static void c_gather_elements_clamp(oc_case *c, const char *op) {
+    /* y[r][k] = x[r][clamp(idx[r][k])] on [2, 3]: 3, -4 -> 2, 0; 9, -1 -> 2, 2 */
+    static const int32_t idx[4] = {3, -4, 9, -1};
+    static const double want[4] = {2, 0, 5, 5};
+    uint32_t a = in(c, "x", F32, 2, DIMS(2, 3), S12), i = in(c, "i", I32, 2, DIMS(2, 2), idx);
+    uint32_t o = out_f(c, "y", 2, DIMS(2, 2), want);
+    node(c, op, 2, IDX(a, i), 1, IDX(o), ATTRS(A_INT("axis", 1)));
+}
+
 static void c_scatter_elements(oc_case *c, const char *op) {
     /* y = x; y[r][idx[r][k]] = u[r][k] on [2, 3] */
     static const int32_t idx[4] = {2, 0, 1, 2};
@@ -663,7 +694,10 @@ const oc_entry oc_table[] = {
     {"split", c_split, "split"},
     {"slice strided", c_slice, "slice"},
     {"gather", c_gather, "gather"},
+    {"gather out of range clamps", c_gather_clamp, "gather"},
+    {"gather int64 out of range clamps", c_gather_clamp_i64, "gather"},
     {"gatherElements", c_gather_elements, "gatherElements"},
+    {"gatherElements out of range clamps", c_gather_elements_clamp, "gatherElements"},
     {"scatterElements", c_scatter_elements, "scatterElements"},
     {"expand", c_expand, "expand"},
     {"squeeze", c_squeeze, "squeeze"},
@@ -689,6 +723,8 @@ const oc_entry oc_table[] = {
     {"berth.gatherQuantized int8 int64 indices", c_gq_i8, "berth.gatherQuantized"},
     {"berth.gatherQuantized uint4 odd count int32 indices", c_gq_u4_odd, "berth.gatherQuantized"},
     {"berth.gatherQuantized int8 no zero point", c_gq_i8_no_zero, "berth.gatherQuantized"},
+    {"berth.gatherQuantized int8 int64 out of range clamps", c_gq_i8_clamp, "berth.gatherQuantized"},
+    {"berth.gatherQuantized uint4 int32 out of range clamps", c_gq_u4_clamp, "berth.gatherQuantized"},
     {"berth.elementwise hardswish per channel residual", c_elementwise, "berth.elementwise"},
     {"berth.conv2dEpilogue 3x3 hardswish scale residual", c_conv_epilogue_gemm, "berth.conv2dEpilogue"},
     {"berth.conv2dEpilogue depthwise relu", c_conv_epilogue_depthwise, "berth.conv2dEpilogue"},

@@ -75,6 +75,8 @@ void c_mmq_i4_no_zero(oc_case *c, const char *op);
 void c_gq_i8(oc_case *c, const char *op);
 void c_gq_u4_odd(oc_case *c, const char *op);
 void c_gq_i8_no_zero(oc_case *c, const char *op);
+void c_gq_i8_clamp(oc_case *c, const char *op);
+void c_gq_u4_clamp(oc_case *c, const char *op);
 void c_dequantize_i4(oc_case *c, const char *op);
 void c_dequantize_u4(oc_case *c, const char *op);
 

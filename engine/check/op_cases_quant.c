@@ -146,20 +146,27 @@ void c_mmq_i4_no_zero(oc_case *c, const char *op) {
 
 /* y[idx..., d] = dequantize(table[v, d])[indices], g blocks per row. */
 static void gq(oc_case *c, berth_dtype t, int64_t v, int64_t d, int64_t g, berth_dtype it, int zp_on,
-               uint32_t seed) {
+               uint32_t seed, int far) {
     size_t vd = (size_t)(v * d), vg = (size_t)(v * g);
     int *tq = q_alloc(vd * sizeof(int)), *zq = q_alloc(vg * sizeof(int));
     size_t tb, zb;
     const void *td = q_ints(t, vd, seed, tq, &tb), *zd = q_zero(t, vg, zp_on, seed + 1, zq, &zb);
     const float *sc = q_floats(vg, seed + 2, 0.01f, 0.1f);
-    static const int64_t idx64[6] = {3, 0, -1, 5, 5, 2};
-    static const int32_t idx32[4] = {6, -7, 1, 4};
+    static const int64_t in64[6] = {3, 0, -1, 5, 5, 2};
+    static const int32_t in32[4] = {6, -7, 1, 4};
+    /* far: out of range both ways, beyond 32 bits for int64, as a
+     * computed index may be; clamped (after one wrap if negative) */
+    static const int64_t far64[6] = {10, -11, (int64_t)1 << 33, -((int64_t)1 << 33), 4, -10};
+    static const int32_t far32[4] = {7, -8, 1000, -1000};
+    const int64_t *idx64 = far ? far64 : in64;
+    const int32_t *idx32 = far ? far32 : in32;
     int n_idx = it == I64 ? 6 : 4;
     double *want = q_alloc((size_t)n_idx * (size_t)d * sizeof(double));
     int64_t block = d / g;
     for (int i = 0; i < n_idx; i++) {
         int64_t r = it == I64 ? idx64[i] : idx32[i];
         if (r < 0) r += v;
+        r = r < 0 ? 0 : r >= v ? v - 1 : r;
         for (int64_t j = 0; j < d; j++) {
             size_t blk = (size_t)(r * g + j / block);
             want[(size_t)i * (size_t)d + (size_t)j] = (double)(tq[r * d + j] - zq[blk]) * sc[blk];
@@ -175,15 +182,23 @@ static void gq(oc_case *c, berth_dtype t, int64_t v, int64_t d, int64_t g, berth
 
 void c_gq_i8(oc_case *c, const char *op) {
     (void)op; /* [10, 12] in blocks of 4, int64 indices [2, 3], one negative */
-    gq(c, I8, 10, 12, 3, I64, 1, 53);
+    gq(c, I8, 10, 12, 3, I64, 1, 53, 0);
 }
 void c_gq_i8_no_zero(oc_case *c, const char *op) {
     (void)op; /* no zeroPoint: all zeros */
-    gq(c, I8, 10, 12, 3, I32, 0, 59);
+    gq(c, I8, 10, 12, 3, I32, 0, 59, 0);
 }
 void c_gq_u4_odd(oc_case *c, const char *op) {
     (void)op; /* [7, 9] = 63 values, the last byte half used; blocks of 3 */
-    gq(c, U4, 7, 9, 3, I32, 1, 67);
+    gq(c, U4, 7, 9, 3, I32, 1, 67, 0);
+}
+void c_gq_i8_clamp(oc_case *c, const char *op) {
+    (void)op; /* [10, 12]: 10, -11, 2^33, -2^33, 4, -10 read rows 9, 0, 9, 0, 4, 0 */
+    gq(c, I8, 10, 12, 3, I64, 1, 71, 1);
+}
+void c_gq_u4_clamp(oc_case *c, const char *op) {
+    (void)op; /* [7, 9]: 7, -8, 1000, -1000 read rows 6, 0, 6, 0 */
+    gq(c, U4, 7, 9, 3, I32, 1, 73, 1);
 }
 
 /* dequantizeLinear on 4-bit tensors, packed two per byte: x [3, 5] (15

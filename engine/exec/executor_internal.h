@@ -58,13 +58,15 @@ typedef struct plan_slot {
      * warning that this output's values may differ was given. */
     uint64_t *pad_warned;
     uint64_t host_bytes;
-    /* Inputs a gather reads as indices: each value must lie in
+    /* Inputs a gather (gatherElements, or the berth.gatherQuantized a
+     * gather became) reads as indices: each value must lie in
      * [-bound, bound), checked before the backend sees it. */
     uint32_t n_index_checks;
     struct index_check {
         uint32_t input;
         int64_t bound;
         const char *node;
+        const char *op; /* as the graph wrote it */
     } *index_checks;
 } plan_slot;
 

@@ -348,28 +348,45 @@ static const berth_attr *find_attr(const berth_node *n, const char *key) {
     return NULL;
 }
 
-/* Record every graph input that a gather reads as indices, with the size
- * of the axis it indexes, so run() refuses an out-of-range index instead
- * of letting any backend read out of bounds. */
+/* The ops that read an index per element from one operand: the operand
+ * indexed, the one holding indices, and the axis they index (-1: the
+ * node's axis option, default 0). shown is the op the graph wrote:
+ * berth.gatherQuantized is a gather fusion made, so a bad index is
+ * reported alike whether or not the backend took the fused node. */
+static const struct index_op {
+    const char *op, *shown;
+    uint32_t table, indices;
+    int64_t axis;
+} index_ops[] = {{"gather", "gather", 0, 1, -1},
+                 {"gatherElements", "gatherElements", 0, 1, -1},
+                 {"berth.gatherQuantized", "gather", 0, 1, 0}};
+
+/* Record every graph input that a node of index_ops reads as indices,
+ * with the size of the axis it indexes, so run() refuses an
+ * out-of-range index the same way on every backend instead of letting
+ * one clamp it and another read out of bounds. */
 static berth_status find_index_checks(const lane *ln, plan_slot *s, berth_error *err) {
     const berth_graph_desc *d = &s->spec->desc;
     for (uint32_t i = 0; i < d->n_nodes; i++) {
         const berth_node *n = &d->nodes[i];
-        if (strcmp(n->op, "gather") || n->n_inputs < 2) continue;
+        const struct index_op *io = NULL;
+        for (size_t k = 0; k < sizeof index_ops / sizeof index_ops[0]; k++)
+            if (!strcmp(n->op, index_ops[k].op)) io = &index_ops[k];
+        if (!io || n->n_inputs <= io->indices) continue;
         uint32_t input = UINT32_MAX;
         for (uint32_t k = 0; k < d->n_inputs; k++)
-            if (d->inputs[k] == n->inputs[1]) input = k;
+            if (d->inputs[k] == n->inputs[io->indices]) input = k;
         if (input == UINT32_MAX) continue;
-        const berth_operand *table = &d->operands[n->inputs[0]];
-        const berth_attr *a = find_attr(n, "axis");
-        int64_t axis = a ? a->i : 0;
+        const berth_operand *table = &d->operands[n->inputs[io->table]];
+        const berth_attr *a = io->axis < 0 ? find_attr(n, "axis") : NULL;
+        int64_t axis = io->axis >= 0 ? io->axis : a ? a->i : 0;
         if (axis < 0) axis += table->rank;
         if (axis < 0 || axis >= (int64_t)table->rank) continue; /* refused by inference */
         int64_t bound = table->dims[axis];
         if (ln->pad[input] < -(double)bound || ln->pad[input] >= (double)bound) {
-            berth_errorf(err, "input '%s' is padded with %g, outside [%lld, %lld) of the gather at node '%s'",
-                         d->operands[n->inputs[1]].name, ln->pad[input], (long long)-bound,
-                         (long long)bound, n->name);
+            berth_errorf(err, "input '%s' is padded with %g, outside [%lld, %lld) for the %s at node '%s'",
+                         d->operands[n->inputs[io->indices]].name, ln->pad[input], (long long)-bound,
+                         (long long)bound, io->shown, n->name);
             return BERTH_ERR_INVALID;
         }
         struct index_check *nc = realloc(s->index_checks, sizeof *nc * (s->n_index_checks + 1));
@@ -378,7 +395,7 @@ static berth_status find_index_checks(const lane *ln, plan_slot *s, berth_error 
             return BERTH_ERR_NOMEM;
         }
         s->index_checks = nc;
-        nc[s->n_index_checks++] = (struct index_check){input, bound, n->name};
+        nc[s->n_index_checks++] = (struct index_check){input, bound, n->name, io->shown};
     }
     return BERTH_OK;
 }

@@ -95,9 +95,9 @@ static berth_status check_indices(const berth_tensor *t, const struct index_chec
         default: return BERTH_OK; /* inference admits only these index types */
         }
         if (v < -c->bound || v >= c->bound) {
-            berth_errorf(err, "input '%s' element %zu is %lld, outside [%lld, %lld) for the gather at node '%s'",
+            berth_errorf(err, "input '%s' element %zu is %lld, outside [%lld, %lld) for the %s at node '%s'",
                          g->values[g->inputs[c->input]].name, i, (long long)v, (long long)-c->bound,
-                         (long long)c->bound, c->node);
+                         (long long)c->bound, c->op, c->node);
             return BERTH_ERR_INVALID;
         }
     }

@@ -127,7 +127,6 @@ typedef struct jpeg_failure {
     struct jpeg_error_mgr mgr;
     jmp_buf jump;
     char msg[JMSG_LENGTH_MAX];
-    int ended_early; /* libjpeg warned that the data ended early */
 } jpeg_failure;
 
 static void jpeg_on_error(j_common_ptr c) {
@@ -136,11 +135,18 @@ static void jpeg_on_error(j_common_ptr c) {
     longjmp(f->jump, 1);
 }
 
-/* libjpeg prints warnings to stderr; a library never prints. The one
- * that matters, data ending early (a truncated file, whose missing rows
- * libjpeg fills with grey), is checked after decoding. */
-static void jpeg_on_message(j_common_ptr c) {
-    if (c->err->msg_code == JWRN_JPEG_EOF) ((jpeg_failure *)c->err)->ended_early = 1;
+/* libjpeg prints warnings to stderr and decodes on; a library never
+ * prints, and a warning here means corrupt or truncated data (a file
+ * cut short, an end marker in the middle of a scan, a bad Huffman code,
+ * bytes lost before a marker) whose damaged rows libjpeg fills with grey
+ * or garbage: each is an error with libjpeg's message, as error_exit
+ * would be. Two warnings say only that a header field is of a newer or
+ * unknown kind and the image decodes as usual; trace messages (level 0
+ * and up) are not wanted at all. */
+static void jpeg_on_emit(j_common_ptr c, int msg_level) {
+    if (msg_level >= 0) return;
+    if (c->err->msg_code == JWRN_JFIF_MAJOR || c->err->msg_code == JWRN_ADOBE_XFORM) return;
+    jpeg_on_error(c);
 }
 
 static berth_status load_jpeg(const char *path, const unsigned char *data, size_t size,
@@ -152,8 +158,7 @@ static berth_status load_jpeg(const char *path, const unsigned char *data, size_
     volatile berth_status st = BERTH_OK;
     ci.err = jpeg_std_error(&jf.mgr);
     jf.mgr.error_exit = jpeg_on_error;
-    jf.mgr.output_message = jpeg_on_message;
-    jf.ended_early = 0;
+    jf.mgr.emit_message = jpeg_on_emit;
     if (setjmp(jf.jump)) {
         jpeg_destroy_decompress(&ci);
         free(rgb);
@@ -182,11 +187,6 @@ static berth_status load_jpeg(const char *path, const unsigned char *data, size_
     while (ci.output_scanline < ci.output_height) {
         JSAMPROW line = rgb + row * ci.output_scanline;
         jpeg_read_scanlines(&ci, &line, 1);
-    }
-    if (jf.ended_early) {
-        jpeg_destroy_decompress(&ci);
-        free(rgb);
-        return fail(err, BERTH_ERR_INVALID, path, "bad JPEG: the data ends early (a truncated file)");
     }
     jpeg_finish_decompress(&ci);
     img->width = (int)ci.output_width;

@@ -49,10 +49,28 @@ def main():
         head = f.read(60)
     with open(cut, "wb") as f:
         f.write(head)
+    # Damaged in transit: a JPEG cut at 60% with its end marker put back
+    # (libjpeg would decode the rest as grey), a PNG cut at 60% and one
+    # with a bit flipped inside its image data.
+    jpg_cut = os.path.join(work, "cut60.jpg")
+    with open(os.path.join(samples, "latin_long.jpg"), "rb") as f:
+        data = f.read()
+    with open(jpg_cut, "wb") as f:
+        f.write(data[:len(data) * 6 // 10] + b"\xff\xd9")
+    png_cut = os.path.join(work, "cut60.png")
+    with open(os.path.join(samples, "latin_sentence.png"), "rb") as f:
+        data = bytearray(f.read())
+    with open(png_cut, "wb") as f:
+        f.write(data[:len(data) * 6 // 10])
+    assert data[37:41] == b"IDAT"
+    data[41 + struct.unpack(">I", data[33:37])[0] // 2] ^= 0x10
+    png_flip = os.path.join(work, "flipped_idat.png")
+    with open(png_flip, "wb") as f:
+        f.write(data)
     good1 = os.path.join(samples, "latin_short.png")
     good2 = os.path.join(samples, "zh_mixed.png")
 
-    args = [missing, good1, text, wide, huge, folder, cut, good2]
+    args = [missing, good1, text, wide, huge, folder, cut, jpg_cut, png_cut, png_flip, good2]
     r = subprocess.run([exe, "--lines", config, keys] + args, capture_output=True, text=True, timeout=540)
     sys.stderr.write(r.stderr)
     print(r.stdout, end="")
@@ -69,12 +87,15 @@ def main():
         huge: "65535x1024 image is 3072 pixels wide at height 48; the widest bucket takes 1280",
         folder: "the image is a directory, expected a regular file",
         cut: "bad PNG",
+        jpg_cut: "bad JPEG: Corrupt JPEG data: premature end of data segment",
+        png_cut: "bad PNG: read beyond end of data",
+        png_flip: "bad PNG: IDAT: ",
     }
     for path, reason in want.items():
         mine = [l for l in err if l.startswith("berth-ocr: %s: " % path)]
         check(len(mine) == 1, "one error line for %s, found %s" % (path, mine))
         check(bool(mine) and reason in mine[0], "%s: error says %r, found %s" % (path, reason, mine))
-    check(len(err) == 6, "6 error lines, found %d" % len(err))
+    check(len(err) == len(want), "%d error lines, found %d" % (len(want), len(err)))
 
     r = subprocess.run([exe, config, keys], capture_output=True, text=True)
     check(r.returncode == 2 and "usage: berth-ocr" in r.stderr, "no image: usage, exit 2")

@@ -128,7 +128,7 @@ static void test_jpeg(void) {
     ocr_image_free(&img);
 
     /* The same file cut short: libjpeg would warn and fill the missing
-     * rows with grey, an error here; cut to the header alone it has no
+     * rows with grey, an error here with libjpeg's warning; cut to the header alone it has no
      * scan at all, an error too. */
     FILE *g = fopen(path_of("block.png"), "rb");
     unsigned char buf[4096];
@@ -137,7 +137,7 @@ static void test_jpeg(void) {
     CHECK(n > 200);
     write_bytes("short.jpg", buf, n - 4);
     CHECK(ocr_image_load(path_of("short.jpg"), NULL, &img, &err) == BERTH_ERR_INVALID);
-    CHECK_CONTAINS(err.msg, "short.jpg: bad JPEG: the data ends early (a truncated file)");
+    CHECK_CONTAINS(err.msg, "short.jpg: bad JPEG: Premature end of JPEG file");
     CHECK(img.rgb == NULL);
     write_bytes("cut.jpg", buf, 20);
     CHECK(ocr_image_load(path_of("cut.jpg"), NULL, &img, &err) == BERTH_ERR_INVALID);
@@ -187,6 +187,78 @@ static void test_refusals(void) {
     CHECK(ocr_image_load(path_of("trunc.png"), NULL, &img, &err) == BERTH_ERR_INVALID);
     CHECK_CONTAINS(err.msg, "trunc.png: bad PNG");
     CHECK(img.rgb == NULL);
+}
+
+static unsigned char *read_all(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    static unsigned char buf[1 << 20];
+    *n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    return buf;
+}
+
+/* Expect `name` (in the test's dir) refused with exactly "PATH: why". */
+static void expect_refused(const char *name, const char *why) {
+    ocr_image img;
+    berth_error err;
+    CHECK(ocr_image_load(path_of(name), NULL, &img, &err) == BERTH_ERR_INVALID);
+    char want[600];
+    snprintf(want, sizeof want, "%s: %s", path_of(name), why);
+    CHECK_MSG(err.msg, want);
+    CHECK(img.rgb == NULL && img.width == 0);
+}
+
+/* The committed samples damaged as files are in transit: each is an
+ * error naming the file and what libjpeg or libpng found, never an image
+ * with garbage or grey where the data was lost. */
+static void test_damaged_samples(const char *samples) {
+    char p[512];
+    size_t n = 0;
+    ocr_image img;
+    berth_error err;
+
+    /* A JPEG cut at 60% with an end marker (FF D9) put back: libjpeg
+     * meets the marker inside the scan, warns and decodes the rest as
+     * grey; before the warning was an error this was read as a page. */
+    snprintf(p, sizeof p, "%s/latin_long.jpg", samples);
+    unsigned char *jpg = read_all(p, &n);
+    CHECK(jpg && n > 1000);
+    if (!jpg) return;
+    CHECK(ocr_image_load(p, NULL, &img, &err) == BERTH_OK);
+    ocr_image_free(&img);
+    size_t cut = n * 6 / 10;
+    jpg[cut] = 0xff;
+    jpg[cut + 1] = 0xd9;
+    write_bytes("cut60.jpg", jpg, cut + 2);
+    expect_refused("cut60.jpg", "bad JPEG: Corrupt JPEG data: premature end of data segment");
+    /* and without the marker: the file simply ends */
+    write_bytes("cut60_open.jpg", jpg, cut);
+    expect_refused("cut60_open.jpg", "bad JPEG: Premature end of JPEG file");
+
+    snprintf(p, sizeof p, "%s/latin_sentence.png", samples);
+    unsigned char *png = read_all(p, &n);
+    CHECK(png && n > 1000 && !memcmp(png + 37, "IDAT", 4));
+    if (!png || n <= 1000 || memcmp(png + 37, "IDAT", 4)) return;
+    CHECK(ocr_image_load(p, NULL, &img, &err) == BERTH_OK);
+    ocr_image_free(&img);
+    /* cut at 60%, inside IDAT */
+    write_bytes("cut60.png", png, n * 6 / 10);
+    expect_refused("cut60.png", "bad PNG: read beyond end of data");
+    /* one bit flipped in the middle of IDAT's compressed data: zlib or
+     * the chunk's CRC finds it, whichever reads it first */
+    size_t idat = (size_t)png[33] << 24 | (size_t)png[34] << 16 | (size_t)png[35] << 8 | png[36];
+    png[41 + idat / 2] ^= 0x10;
+    write_bytes("flip_idat.png", png, n);
+    CHECK(ocr_image_load(path_of("flip_idat.png"), NULL, &img, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "flip_idat.png: bad PNG: IDAT: ");
+    CHECK(img.rgb == NULL);
+    png[41 + idat / 2] ^= 0x10;
+    /* one bit flipped in IDAT's CRC alone: the data decodes, the CRC
+     * does not match */
+    png[41 + idat] ^= 0x01;
+    write_bytes("flip_crc.png", png, n);
+    expect_refused("flip_crc.png", "bad PNG: IDAT: CRC error");
 }
 
 /* berth-ocr's fit at the PP-OCRv4 height and its widest bucket. */
@@ -316,5 +388,7 @@ int main(int argc, char **argv) {
     test_refusals();
     test_too_wide_from_header();
     test_file_kinds();
+    if (argc > 2) test_damaged_samples(argv[2]);
+    else fprintf(stderr, "no samples dir given: the damaged samples are not tried\n");
     return check_exit();
 }

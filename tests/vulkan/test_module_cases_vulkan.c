@@ -30,7 +30,9 @@ static const char *const minimum[] = {
     "berth.matmulQuantized int4 odd count bias relu", "berth.matmulQuantized uint4 deep residual",
     "berth.gatherQuantized int8 int64 indices", "berth.gatherQuantized uint4 odd count int32 indices",
     "berth.matmulQuantized int4 no zero point tanh", "berth.gatherQuantized int8 no zero point",
-    "dequantizeLinear int4 odd count", "dequantizeLinear uint4 odd count",
+    "dequantizeLinear int4 odd count", "dequantizeLinear uint4 odd count", "gather out of range clamps",
+    "gather int64 out of range clamps", "gatherElements out of range clamps",
+    "berth.gatherQuantized int8 int64 out of range clamps", "berth.gatherQuantized uint4 int32 out of range clamps",
 };
 
 int main(void) {
