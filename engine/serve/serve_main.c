@@ -2,6 +2,9 @@
  * SIGINT, then stop accepting, finish what is in flight and exit 0. */
 #include <dirent.h>
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,6 +320,17 @@ int berth_cli_serve(int argc, char **argv) {
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+#ifdef __GLIBC__
+    /* Every request allocates and frees its body, inputs and outputs,
+     * often a few hundred kilobytes each. With glibc's defaults those
+     * come from fresh mmaps or a heap trimmed after each free, so every
+     * request pays page faults on memory the last one just gave back:
+     * a third of the time of the thread reading requests in, under load.
+     * Up to 4 MiB is served from the heap, which keeps up to 64 MiB free
+     * for the next request (within the in-flight budget in any case). */
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
     serve_server s;
     memset(&s, 0, sizeof s);
     if (settle_limits(&s.lim, flag, col.key, (size_t)body_mb << 20, quiet)) {
