@@ -119,19 +119,18 @@ void serve_guard_stop(serve_guard *g) {
     free(g);
 }
 
-static void set_phase(serve_guard *g, serve_conn *c, int phase, unsigned timeout_s) {
+static void set_phase(serve_conn *c, int phase, unsigned timeout_s) {
     c->phase = phase;
     c->since_ns = berth_now_ns();
     c->deadline_ns = c->since_ns + (uint64_t)timeout_s * 1000000000u;
     c->body_bytes = 0;
-    (void)g;
 }
 
 serve_conn *serve_guard_open(serve_guard *g, int fd) {
     serve_conn *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->fd = fd;
-    set_phase(g, c, SERVE_CONN_HEADERS, g->s->lim.header_timeout_s);
+    set_phase(c, SERVE_CONN_HEADERS, g->s->lim.header_timeout_s);
     pthread_mutex_lock(&g->mu);
     c->next = g->head;
     if (g->head) g->head->prev = c;
@@ -155,8 +154,10 @@ void serve_guard_phase(serve_guard *g, serve_conn *c, int phase) {
     const serve_limits *lim = &g->s->lim;
     pthread_mutex_lock(&g->mu);
     /* A body gets header_timeout_s before its rate is judged; the next
-     * request on a kept-alive connection gets idle_timeout_s. */
-    set_phase(g, c, phase, phase == SERVE_CONN_HEADERS ? lim->idle_timeout_s : lim->header_timeout_s);
+     * request on a kept-alive connection gets idle_timeout_s, and a
+     * second more, so one that stays silent is closed by libmicrohttpd's
+     * inactivity timeout (the same length) rather than counted as cut. */
+    set_phase(c, phase, phase == SERVE_CONN_HEADERS ? lim->idle_timeout_s + 1 : lim->header_timeout_s);
     pthread_mutex_unlock(&g->mu);
 }
 
