@@ -9,7 +9,7 @@ CONFORMANCE_EVERY ?= 1
 INSN_ISA ?= generic,auto
 INSN_ARGS ?=
 
-.PHONY: all bootstrap build run test test-asan test-tsan test-32 test-32-core test-arm64 fuzz bench bench-insn zoo device-check clean
+.PHONY: all bootstrap build run test test-asan test-tsan test-32 test-32-core test-arm64 fuzz bench bench-insn bench-serve zoo device-check clean
 
 all: build
 
@@ -128,6 +128,17 @@ fuzz:
 # ratios.png. About 12 minutes on 2 shared cores.
 bench: build
 	/usr/bin/python3 bench/bench.py --build $(BUILD)
+
+# berth serve under Debian's wrk against loopback (bench/serve_wrk.py):
+# requests/s and p50/p99 at 1, 8 and 64 keep-alive clients on the first
+# graph and the OCR recognizer, then a 10-minute soak with the server's
+# RSS sampled (it fails when the RSS grows). Writes
+# $(BUILD)/bench/serve-wrk.md. About 12 minutes.
+bench-serve: build
+	@scripts/bootstrap --bench
+	scripts/ocr-models --cache $(BUILD)/cache
+	mkdir -p $(BUILD)/bench
+	/usr/bin/python3 bench/serve_wrk.py --build $(BUILD) --out $(BUILD)/bench/serve-wrk.md
 
 # Executed arm64 instructions per inference run for each cpu backend isa
 # of INSN_ISA (bench/insn_count.py, docs/bench.md), where there is no
