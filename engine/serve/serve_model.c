@@ -150,7 +150,8 @@ static berth_status run_batch(worker_state *w, serve_req **batch, uint32_t n, in
 static void serve_batch(worker_state *w, serve_req **batch, uint32_t n) {
     uint64_t now = berth_now_ns();
     /* Requests whose deadline passed while they waited are answered
-     * 504 without running. */
+     * 504 without running: the live ones are swapped to the front, so
+     * batch[0..n) still holds every request once. */
     uint32_t live = 0;
     int64_t live_rows = 0;
     for (uint32_t k = 0; k < n; k++) {
@@ -159,6 +160,7 @@ static void serve_batch(worker_state *w, serve_req **batch, uint32_t n) {
             set_error(r, 504, "the request's deadline passed after %llu ms in the queue",
                       (unsigned long long)((now - r->arrived_ns) / 1000000));
         } else {
+            batch[k] = batch[live];
             batch[live++] = r;
             live_rows += r->in.rows;
         }

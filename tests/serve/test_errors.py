@@ -113,9 +113,24 @@ def overload(d):
     check([a.status for a in answers] == [200, 200], "queued requests: %r" % [a.error for a in answers])
     r = s.client.infer("slow", [X], parameters={"timeout": 1000})
     check(r.status == 504 and "deadline passed" in r.error, "deadline: %d %s" % (r.status, r.error))
+    # One request whose deadline passes and one that can wait, merged
+    # into the same run: each gets its own answer, once.
+    pair = {}
+
+    def send_pair(key, params):
+        pair[key] = fx.OipClient("127.0.0.1", s.port).infer("slow", [X], parameters=params)
+    short = threading.Thread(target=send_pair, args=("short", {"timeout": 1000}))
+    short.start()
+    while fx.metric(s.client.metrics(), "berth_queue_depth", "slow") < 1 and time.time() < deadline + 10:
+        time.sleep(0.005)
+    send_pair("long", None)
+    short.join()
+    check(pair["short"].status == 504 and pair["long"].status == 200,
+          "a run holding an expired request: %d %s / %d %s" % (pair["short"].status, pair["short"].error,
+                                                               pair["long"].status, pair["long"].error))
     m = s.client.metrics()
     check('berth_request_failures_total{model="slow",code="503"} 1' in m, "503 not counted")
-    check('berth_request_failures_total{model="slow",code="504"} 1' in m, "504 not counted")
+    check('berth_request_failures_total{model="slow",code="504"} 2' in m, "504 not counted")
 
     # SIGTERM while a request waits in the queue: it is answered, then
     # the server exits 0 and no longer accepts connections.
