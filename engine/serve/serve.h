@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "berth/berth.h"
 
@@ -111,6 +112,16 @@ int serve_metrics_init(serve_metrics *m, uint32_t n_buckets);
 void serve_metrics_free(serve_metrics *m);
 void serve_metrics_request(serve_metrics *m, int status, double seconds);
 void serve_metrics_batch(serve_metrics *m, uint32_t requests, int64_t rows, uint32_t bucket);
+
+/* A condition variable whose timed waits take CLOCK_MONOTONIC deadlines
+ * (berth_now_ns), so a change of the wall clock moves none. */
+static inline void serve_cond_init(pthread_cond_t *c) {
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &ca);
+    pthread_condattr_destroy(&ca);
+}
 
 /* ---- a served model (serve_model.c) ---- */
 

@@ -88,11 +88,7 @@ serve_guard *serve_guard_start(serve_server *s) {
     if (!g) return NULL;
     g->s = s;
     pthread_mutex_init(&g->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&g->wake, &ca);
-    pthread_condattr_destroy(&ca);
+    serve_cond_init(&g->wake);
     if (pthread_create(&g->reaper, NULL, reaper_main, g)) {
         pthread_cond_destroy(&g->wake);
         pthread_mutex_destroy(&g->mu);

@@ -125,6 +125,20 @@ static serve_model *find_model(serve_server *s, const char *name, size_t len) {
     return NULL;
 }
 
+/* "/v2/models/NAME[/versions/1]REST": NAME, and REST ("" for the model
+ * itself; versions/1 is the only version of a model). 0 when url is not
+ * under /v2/models/. */
+static int model_path(const char *url, const char **name, size_t *name_len, const char **rest) {
+    const char *prefix = "/v2/models/";
+    if (strncmp(url, prefix, strlen(prefix))) return 0;
+    *name = url + strlen(prefix);
+    const char *slash = strchr(*name, '/');
+    *name_len = slash ? (size_t)(slash - *name) : strlen(*name);
+    *rest = slash ? slash : "";
+    if (!strncmp(*rest, "/versions/1", 11) && ((*rest)[11] == 0 || (*rest)[11] == '/')) *rest += 11;
+    return 1;
+}
+
 static void io_list(serve_buf *b, const berth_io_info *io, uint32_t n) {
     serve_buf_put(b, "[", 1);
     for (uint32_t i = 0; i < n; i++) {
@@ -298,18 +312,14 @@ static enum MHD_Result route(serve_server *s, struct MHD_Connection *c, const ch
         serve_buf_printf(&b, "{\"ready\":%s}", ready ? "true" : "false");
         return reply_json(s, c, ready ? 200 : 503, &b);
     }
-    const char *prefix = "/v2/models/";
     char shown[400], msg[600];
-    if (strncmp(url, prefix, strlen(prefix)) != 0) {
+    const char *name, *rest;
+    size_t name_len;
+    if (!model_path(url, &name, &name_len, &rest)) {
         serve_printable(shown, sizeof shown, url, strlen(url), 200);
         snprintf(msg, sizeof msg, "no such path: %s", shown);
         return reply_error(s, c, 404, msg);
     }
-    const char *name = url + strlen(prefix), *slash = strchr(name, '/');
-    size_t name_len = slash ? (size_t)(slash - name) : strlen(name);
-    const char *rest = slash ? slash : "";
-    /* versions/1 is the only version of a model */
-    if (!strncmp(rest, "/versions/1", 11) && (rest[11] == 0 || rest[11] == '/')) rest += 11;
     serve_model *m = find_model(s, name, name_len);
     if (!m) {
         serve_printable(shown, sizeof shown, name, name_len, 200);
@@ -338,14 +348,12 @@ static enum MHD_Result route(serve_server *s, struct MHD_Connection *c, const ch
     return reply_error(s, c, 404, msg);
 }
 
+/* The model an infer URL names, or NULL when url is no infer route of a
+ * served model. */
 static serve_model *infer_model(serve_server *s, const char *url) {
-    const char *prefix = "/v2/models/";
-    if (strncmp(url, prefix, strlen(prefix))) return NULL;
-    const char *name = url + strlen(prefix), *slash = strchr(name, '/');
-    if (!slash) return NULL;
-    const char *rest = slash;
-    if (!strncmp(rest, "/versions/1", 11) && (rest[11] == 0 || rest[11] == '/')) rest += 11;
-    return strcmp(rest, "/infer") ? NULL : find_model(s, name, (size_t)(slash - name));
+    const char *name, *rest;
+    size_t len;
+    return model_path(url, &name, &len, &rest) && !strcmp(rest, "/infer") ? find_model(s, name, len) : NULL;
 }
 
 /* The headers are whole: refuse what must not be read on (ambiguous

@@ -309,11 +309,7 @@ int serve_model_open(serve_model *m, const char *path, const char *model, const 
     snprintf(m->name, sizeof m->name, "%s", name);
     snprintf(m->path, sizeof m->path, "%s", path);
     pthread_mutex_init(&m->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&m->work, &ca);
-    pthread_condattr_destroy(&ca);
+    serve_cond_init(&m->work);
 
     berth_error err;
     berth_config *cfg = berth_config_load_model(path, model, &err);
