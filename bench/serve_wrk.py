@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import struct
 import subprocess
 import sys
@@ -62,35 +61,11 @@ def say(msg):
     print("serve_wrk [%4.0fs]: %s" % (time.monotonic() - T0, msg), file=sys.stderr, flush=True)
 
 
-class Failed(Exception):
-    pass
+# The server and the configs as bench/serve_load.py starts and writes them.
+from serve_load import BATCHING_ON, LoadError, Server, write_config  # noqa: E402
 
-
-class Server(object):
-    def __init__(self, berth, config, env):
-        self.proc = subprocess.Popen([berth, "serve", "--port", "0", "--quiet", config], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=env)
-        self.port = None
-        for line in self.proc.stdout:
-            if "listening on http://" in line:
-                self.port = int(line.strip().rsplit(":", 1)[1])
-                break
-        if self.port is None:
-            raise Failed("berth serve did not start: %s" % self.proc.stderr.read())
-        threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
-
-    def rss_kb(self):
-        with open("/proc/%d/status" % self.proc.pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        return 0
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        rc = self.proc.wait(timeout=60)
-        if rc != 0:
-            raise Failed("berth serve exited %d on SIGTERM: %s" % (rc, self.proc.stderr.read()))
+# berth's own default: one cpu thread per cpu the process may use.
+THREADS = len(os.sched_getaffinity(0))
 
 
 def wrk(port, model, body_path, header_len, clients, seconds, lua):
@@ -103,17 +78,9 @@ def wrk(port, model, body_path, header_len, clients, seconds, lua):
             out = json.loads(line[len("BERTH_WRK "):])
             bad = {k: out[k] for k in ("status", "connect", "read", "write", "timeout") if out[k]}
             if bad:
-                raise Failed("%s at %d clients: %r\n%s" % (model, clients, bad, r.stdout))
+                raise LoadError("%s at %d clients: %r\n%s" % (model, clients, bad, r.stdout))
             return out
-    raise Failed("wrk printed no counts (exit %d): %s%s" % (r.returncode, r.stdout, r.stderr))
-
-
-def write_config(d, name, graph, weights, stage, buckets):
-    path = os.path.join(d, name + ".ini")
-    with open(path, "w") as f:
-        f.write("[model]\ngraph = %s\nweights = %s\nstage = %s\n[backend]\nuse = cpu\n[buckets]\n%s = %s\n"
-                "[serve]\nmax_batch = 8\nmax_delay_us = 2000\n" % (graph, weights, stage, stage, buckets))
-    return path
+    raise LoadError("wrk printed no counts (exit %d): %s%s" % (r.returncode, r.stdout, r.stderr))
 
 
 def models(d, cache):
@@ -121,7 +88,7 @@ def models(d, cache):
     out = []
     ex = os.path.join(ROOT, "examples", "first")
     cfg = write_config(d, "first", os.path.join(ex, "first.webnn"), os.path.join(ex, "first.safetensors"), "rows",
-                       "batch=1 | batch=8")
+                       "batch=1 | batch=8", THREADS, BATCHING_ON)
     body = os.path.join(d, "first.json")
     with open(body, "w") as f:
         json.dump({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 4], "data": [1, 2, 3, 4]}]}, f)
@@ -129,7 +96,7 @@ def models(d, cache):
     rec = os.path.join(cache, "ocr")
     if os.path.exists(os.path.join(rec, "rec.webnn")):
         cfg = write_config(d, "rec", os.path.join(rec, "rec.webnn"), os.path.join(rec, "rec.safetensors"), "lines",
-                           "batch=1 width=320 | batch=8 width=320")
+                           "batch=1 width=320 | batch=8 width=320", THREADS, BATCHING_ON)
         n = 3 * 48 * 320
         head = json.dumps({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 3, 48, 320],
                                        "parameters": {"binary_data_size": n * 4}}],
@@ -184,11 +151,11 @@ def main():
             t.start()
             t_start = time.monotonic()
             while t.is_alive():
-                samples.append((time.monotonic() - t_start, s.rss_kb()))
+                samples.append((time.monotonic() - t_start, s.rss_kb()[0]))
                 t.join(timeout=5)
             s.stop()
             if not result:
-                raise Failed("the soak's wrk run failed")
+                raise LoadError("the soak's wrk run failed")
             settled = [kb for at, kb in samples if at >= 30] or [samples[-1][1]]
             base, top, last = settled[0], max(settled), settled[-1]
             grown = top - base
@@ -197,8 +164,8 @@ def main():
                         name, a.soak_s, result["requests"], result["requests"] / (result["duration_us"] / 1e6),
                         result["p99_us"] / 1e3, base / 1024, top / 1024, last / 1024, len(samples)))
             if grown > max(8 * 1024, base // 10):
-                raise Failed("RSS grew %.1f MiB during the soak: %s" % (grown / 1024, soak))
-    except Failed as e:
+                raise LoadError("RSS grew %.1f MiB during the soak: %s" % (grown / 1024, soak))
+    except LoadError as e:
         print("serve_wrk: %s" % e, file=sys.stderr)
         return 1
     finally:
