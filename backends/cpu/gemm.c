@@ -217,6 +217,69 @@ static void gemm_task(void *ctx, size_t t0, size_t t1) {
     }
 }
 
+/* Products of fewer rows than GEMV_ROWS read B once per row, panel by
+ * panel, with no tile: a full tile would compute mr rows (12 on avx512)
+ * for one. Four partial sums per column hide the FMA latency. */
+#define GEMV_ROWS 4
+
+static inline void gemv_panel(size_t m, size_t k, const float *a, size_t lda, const float *restrict panel,
+                              float *c, size_t ldc, size_t w, size_t nr) {
+    for (size_t i = 0; i < m; i++) {
+        const float *restrict ai = a + i * lda;
+        float s0[CPU_GEMM_NR_MAX] = {0}, s1[CPU_GEMM_NR_MAX] = {0}, s2[CPU_GEMM_NR_MAX] = {0},
+              s3[CPU_GEMM_NR_MAX] = {0};
+        size_t p = 0;
+        for (; p + 4 <= k; p += 4) {
+            const float *restrict b = panel + p * nr;
+            for (size_t j = 0; j < nr; j++) {
+                s0[j] += ai[p] * b[j];
+                s1[j] += ai[p + 1] * b[nr + j];
+                s2[j] += ai[p + 2] * b[2 * nr + j];
+                s3[j] += ai[p + 3] * b[3 * nr + j];
+            }
+        }
+        for (; p < k; p++)
+            for (size_t j = 0; j < nr; j++) s0[j] += ai[p] * panel[p * nr + j];
+        float *restrict ci = c + i * ldc;
+        for (size_t j = 0; j < w; j++) ci[j] = (s0[j] + s1[j]) + (s2[j] + s3[j]);
+    }
+}
+
+typedef struct gemv_job {
+    size_t m, n, k, lda, ldc, nr, group;
+    const float *a, *bp;
+    float *c;
+    const cpu_gemm_epi *epi;
+} gemv_job;
+
+CPU_CLONES static void gemv_task(void *ctx, size_t t0, size_t t1) {
+    const gemv_job *J = ctx;
+    for (size_t pn = t0 * J->group; pn < t1 * J->group && pn * J->nr < J->n; pn++) {
+        size_t j0 = pn * J->nr, w = J->n - j0 < J->nr ? J->n - j0 : J->nr;
+        const float *panel = J->bp + j0 * J->k;
+        if (J->nr == 32)
+            gemv_panel(J->m, J->k, J->a, J->lda, panel, J->c + j0, J->ldc, w, 32);
+        else if (J->nr == 16)
+            gemv_panel(J->m, J->k, J->a, J->lda, panel, J->c + j0, J->ldc, w, 16);
+        else if (J->nr == 8)
+            gemv_panel(J->m, J->k, J->a, J->lda, panel, J->c + j0, J->ldc, w, 8);
+        else
+            gemv_panel(J->m, J->k, J->a, J->lda, panel, J->c + j0, J->ldc, w, J->nr);
+        cpu_gemm_epilogue(J->epi, J->c, J->ldc, 0, J->m, j0, j0 + w);
+    }
+}
+
+static void gemv_run(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_t k, const float *a,
+                     size_t lda, const float *bp, float *c, size_t ldc, const cpu_gemm_epi *epi) {
+    size_t nr = (size_t)isa->nr, panels = (n + nr - 1) / nr;
+    size_t tasks = (double)m * (double)n * (double)k < 262144.0 ? 1 : (size_t)cpu_pool_threads(pool) * 2;
+    if (tasks > panels) tasks = panels;
+    gemv_job J = {.m = m, .n = n, .k = k, .lda = lda, .ldc = ldc, .nr = nr, .group = (panels + tasks - 1) / tasks,
+                  .a = a, .bp = bp, .c = c, .epi = epi};
+    tasks = (panels + J.group - 1) / J.group;
+    cpu_pool_for(tasks > 1 ? pool : NULL, tasks, 1, gemv_task, &J);
+}
+
 static void gemm_run(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_t k, const float *a,
                      size_t lda, const float *bp, const cpu_gemm_qb *qb, float *c, size_t ldc,
                      const cpu_gemm_epi *epi) {
@@ -224,6 +287,10 @@ static void gemm_run(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n
     if (k == 0) {
         for (size_t i = 0; i < m; i++) memset(c + i * ldc, 0, sizeof(float) * n);
         cpu_gemm_epilogue(epi, c, ldc, 0, m, 0, n);
+        return;
+    }
+    if (m < GEMV_ROWS && !qb) {
+        gemv_run(pool, isa, m, n, k, a, lda, bp, c, ldc, epi);
         return;
     }
     size_t mr = (size_t)isa->mr, nr = (size_t)isa->nr, panels = (n + nr - 1) / nr;

@@ -163,12 +163,10 @@ static void mm_run(mm_params *mp, const cpu_node *n, berth_plan *p, const cpu_ge
 static void mm_exec(const cpu_node *n, berth_plan *p) { mm_run(n->params, n, p, NULL); }
 
 /* Packs a 2-D weight B at plan time and folds the batch into the rows
- * where A's batches lie back to back. Products of one or two rows stay
- * with OpenBLAS, whose vector kernels do not pad to a tile. */
+ * where A's batches lie back to back. */
 static berth_status mm_pack(cpu_prep *c, mm_params *mp) {
     const berth_operand *bo = &c->g->operands[c->node->inputs[1]];
-    if (bo->kind != BERTH_OPERAND_WEIGHT || bo->rank != 2 || !c->plan->w || mp->batch * (size_t)mp->m < 3 ||
-        mp->n == 0 || mp->k == 0)
+    if (bo->kind != BERTH_OPERAND_WEIGHT || bo->rank != 2 || !c->plan->w || mp->n == 0 || mp->k == 0)
         return BERTH_OK;
     int contiguous = 1;
     for (size_t i = 0; i < mp->batch; i++) contiguous &= mp->a_off[i] == i * (size_t)(mp->m * mp->k);
@@ -285,12 +283,31 @@ typedef struct gemm_params {
     float alpha, beta;
     uint32_t c;
     int64_t cm, cn; /* c's extent along m and n: 1 broadcasts */
+    /* B is a 2-D weight packed once (with its transpose), and beta * c is
+     * the kernel's epilogue: a bias per column or per row, or a residual */
+    const float *bpack;
+    int epi; /* GEMM_EPI_* */
 } gemm_params;
+
+enum { GEMM_EPI_NONE, GEMM_EPI_COLS, GEMM_EPI_ROWS, GEMM_EPI_FULL };
 
 static void gemm_exec(const cpu_node *nd, berth_plan *p) {
     const gemm_params *g = nd->params;
-    const float *a = cpu_ptr(p, nd->in[0]), *b = cpu_ptr(p, nd->in[1]);
+    const float *a = cpu_ptr(p, nd->in[0]);
     float *y = cpu_ptr(p, nd->out[0]);
+    if (g->bpack) {
+        cpu_gemm_epi e = {.ldr = (size_t)g->n}, *epi = NULL;
+        if (g->epi != GEMM_EPI_NONE) {
+            const float *cv = cpu_ptr(p, g->c);
+            epi = &e;
+            if (g->epi == GEMM_EPI_FULL) e.res = cv;
+            else e.bias = cv, e.bias_rows = g->epi == GEMM_EPI_ROWS;
+        }
+        cpu_gemm(p->dev->pool, p->dev->gemm, (size_t)g->m, (size_t)g->n, (size_t)g->k, a, (size_t)g->k, g->bpack, y,
+                 (size_t)g->n, epi);
+        return;
+    }
+    const float *b = cpu_ptr(p, nd->in[1]);
     float beta = 0.0f;
     if (g->c != CPU_NONE && g->beta != 0.0f) {
         const float *cv = cpu_ptr(p, g->c);
@@ -301,6 +318,29 @@ static void gemm_exec(const cpu_node *nd, berth_plan *p) {
     }
     cpu_matmul_f32(p, g->ta, g->tb, g->m, g->n, g->k, g->alpha, a, g->ta ? g->m : g->k, b, g->tb ? g->k : g->n,
                    beta, y, g->n);
+}
+
+/* The packed path: B a 2-D weight, A not transposed, alpha 1, and c
+ * absent, scaled by 0, or added as it is in a shape the epilogue takes
+ * (a scalar c of a product wider than one column is not). */
+static berth_status gemm_pack(cpu_prep *c, gemm_params *g) {
+    const berth_operand *bo = &c->g->operands[c->node->inputs[1]];
+    if (bo->kind != BERTH_OPERAND_WEIGHT || bo->rank != 2 || !c->plan->w || g->ta || g->alpha != 1.0f ||
+        g->n == 0 || g->k == 0)
+        return BERTH_OK;
+    int epi = GEMM_EPI_NONE;
+    if (g->c != CPU_NONE && g->beta != 0.0f) {
+        if (g->beta != 1.0f) return BERTH_OK;
+        if (g->cm == g->m && g->cn == g->n) epi = GEMM_EPI_FULL;
+        else if (g->cm == 1 && g->cn == g->n) epi = GEMM_EPI_COLS;
+        else if (g->cm == g->m && g->cn == 1) epi = GEMM_EPI_ROWS;
+        else return BERTH_OK;
+    }
+    g->bpack = cpu_weight_packed(c->plan->w, bo->weight, g->tb, (size_t)g->k, (size_t)g->n, c->err);
+    if (!g->bpack) return BERTH_ERR_NOMEM;
+    g->epi = epi;
+    c->cn->packed_in |= 1u << 1; /* b is never read as uploaded */
+    return BERTH_OK;
 }
 
 berth_status cpu_prep_gemm(cpu_prep *c) {
@@ -332,6 +372,8 @@ berth_status cpu_prep_gemm(cpu_prep *c) {
         if ((g->cm != 1 && g->cm != g->m) || (g->cn != 1 && g->cn != g->n))
             return bk_fail(&c->bk, "c: shape does not broadcast to [%lld, %lld]", (long long)g->m, (long long)g->n);
     }
+    st = gemm_pack(c, g);
+    if (st) return st;
     c->cn->exec = gemm_exec;
     return BERTH_OK;
 }

@@ -103,9 +103,67 @@ static void test_sizes(void) {
     static const int64_t sizes[][4] = {
         {1, 3, 1, 1},   {1, 5, 7, 3},    {1, 13, 129, 33}, {1, 37, 300, 65}, {1, 200, 257, 97},
         {1, 12, 128, 32}, {1, 6, 256, 16}, {3, 7, 19, 45},  {2, 64, 64, 130}, {1, 4, 600, 17},
+        /* fewer rows than a tile: one pass over B per row, over the pool
+         * once the product is large enough */
+        {1, 1, 1, 1},   {1, 1, 1536, 200}, {1, 2, 301, 33}, {2, 1, 67, 97}, {1, 3, 5, 40},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         check_product(sizes[i][0], sizes[i][1], sizes[i][2], sizes[i][3], 0, 0, 0, 0);
+}
+
+/* gemm with B a weight (packed once, bTranspose or not) and c as a bias
+ * per column or per row or a whole matrix; and the shapes the packed
+ * path leaves to the plain one (alpha, beta other than 1, a scalar c). */
+enum { C_NONE, C_COLS, C_ROWS, C_FULL, C_SCALAR };
+static void check_gemm(int64_t m, int64_t k, int64_t n, int tb, int ck, float alpha, float beta) {
+    static const char *const cks[] = {"none", "cols", "rows", "full", "scalar"};
+    float *a = h_randf((size_t)(m * k)), *wt = h_randf((size_t)(k * n)), *cv = h_randf((size_t)(m * n));
+    float *y = calloc((size_t)(m * n), sizeof *y);
+    double *ref = h_zeros((size_t)(m * n));
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0;
+            for (int64_t p = 0; p < k; p++) s += (double)a[i * k + p] * (tb ? wt[j * k + p] : wt[p * n + j]);
+            s *= alpha;
+            if (ck == C_COLS) s += beta * cv[j];
+            if (ck == C_ROWS) s += beta * cv[i];
+            if (ck == C_FULL) s += beta * cv[i * n + j];
+            if (ck == C_SCALAR) s += beta * cv[0];
+            ref[i * n + j] = s;
+        }
+    berth_weights *w = upload(wt, (size_t)(k * n), (uint32_t)(tb ? n : k), (uint32_t)(tb ? k : n));
+    tgraph g = {0};
+    uint32_t ai = tg_input(&g, "a", BERTH_DTYPE_F32, 2, DIMS(m, k));
+    uint32_t wi = tg_operand(&g, "w", BERTH_OPERAND_WEIGHT, BERTH_DTYPE_F32, 2, tb ? DIMS(n, k) : DIMS(k, n));
+    g.ops[wi].weight = 0;
+    uint32_t ci = ck == C_COLS ? tg_input(&g, "c", BERTH_DTYPE_F32, 1, DIMS(n))
+                  : ck == C_ROWS ? tg_input(&g, "c", BERTH_DTYPE_F32, 2, DIMS(m, 1))
+                  : ck == C_FULL ? tg_input(&g, "c", BERTH_DTYPE_F32, 2, DIMS(m, n))
+                                 : tg_input(&g, "c", BERTH_DTYPE_F32, 1, DIMS(1));
+    uint32_t yi = tg_value(&g, "y", BERTH_DTYPE_F32, 2, DIMS(m, n));
+    berth_attr at[4] = {A_BOOL("bTranspose", tb), A_FLOAT("alpha", alpha), A_FLOAT("beta", beta), A_OPND("c", ci)};
+    tg_node(&g, "gemm", 2, IDX(ai, wi), 1, IDX(yi), ck == C_NONE ? 3 : 4, at);
+    tg_output(&g, yi);
+    berth_error err = {{0}};
+    berth_status st = h_run_w(&g, w, (void *[]){a, cv}, (void *[]){y}, &err);
+    CHECK(st == BERTH_OK);
+    char what[160];
+    snprintf(what, sizeof what, "%s gemm m %lld k %lld n %lld bTranspose %d c %s alpha %g beta %g", isa_name,
+             (long long)m, (long long)k, (long long)n, tb, cks[ck], alpha, beta);
+    if (st) fprintf(stderr, "  %s: %s\n", what, err.msg);
+    else h_close_tol(what, y, ref, (size_t)(m * n), 1e-4, 1e-4 * sqrt((double)k));
+    cpu.be->free_weights(w);
+    free(a), free(wt), free(cv), free(y), free(ref);
+}
+
+static void test_gemm_weights(void) {
+    static const int64_t sizes[][3] = {{1, 1536, 128}, {1, 96, 1}, {2, 64, 33}, {5, 70, 37}, {40, 130, 65}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int ck = C_NONE; ck <= C_SCALAR; ck++) check_gemm(sizes[i][0], sizes[i][1], sizes[i][2], tb, ck, 1, 1);
+    check_gemm(3, 50, 20, 1, C_COLS, 0.5f, 1);
+    check_gemm(3, 50, 20, 1, C_FULL, 1, 2.0f);
+    check_gemm(3, 50, 20, 0, C_COLS, 1, 0);
 }
 
 static void test_epilogues(void) {
@@ -535,6 +593,7 @@ int main(void) {
 #endif
             test_sizes();
             test_epilogues();
+            test_gemm_weights();
             test_quantized();
             test_attention();
             test_layer_norm_rows();
