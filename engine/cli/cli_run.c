@@ -26,7 +26,8 @@ static const char *run_usage =
     "  --model NAME            open [model.NAME] of a config describing several\n"
     "                          models (default: [model])\n"
     "  --use LIST              override [backend] use, e.g. --use cpu\n"
-    "  --repeat N              warm runs after the first (default 3)\n"
+    "  --repeat N              warm runs after the first (default 3); prints\n"
+    "                          their min, median and p90\n"
     "  --verify NAME           run every run on backend NAME too (e.g. cpu) and\n"
     "                          compare the outputs; a difference beyond\n"
     "                          [backend] verify_atol + verify_rtol |x| (1e-3\n"
@@ -37,8 +38,9 @@ static const char *run_usage =
     "                          intermediates, scratch, io (inputs and outputs,\n"
     "                          or staging), constants, records (command\n"
     "                          buffers, descriptors; marked when estimated)\n"
-    "  --profile               print time per node (and per subgraph) of the\n"
-    "                          last run\n"
+    "  --profile               print each node's mean time over the warm runs,\n"
+    "                          largest first, with its share, and each\n"
+    "                          subgraph's time in the last run\n"
     "  --explain               print, for every bucket of each lane run, the\n"
     "                          subgraphs and backends that run it and the\n"
     "                          tensors crossing between them\n"
@@ -299,9 +301,69 @@ static void print_output(const berth_executor *ex, uint32_t lane, uint32_t o, co
     printf("%s sum: %.6g fnv1a: %016llx\n", n > 6 ? " ..." : "", sum, (unsigned long long)h);
 }
 
-static void print_profile(void *ctx, const char *node, const char *op, uint64_t ns) {
-    (void)ctx;
-    printf("    %-32s %-24s %10.3f ms\n", node, op, (double)ns / 1e6);
+/* Time per node summed over the runs profiled, in graph order; printed
+ * by share, largest first. */
+typedef struct node_time {
+    char *node, *op;
+    uint64_t ns;
+} node_time;
+
+typedef struct profile_acc {
+    node_time *t;
+    uint32_t n, cap, at; /* at: the node the next callback reports */
+    int failed;
+} profile_acc;
+
+static void add_profile(void *ctx, const char *node, const char *op, uint64_t ns) {
+    profile_acc *p = ctx;
+    if (p->failed) return;
+    if (p->at == p->n) { /* the first run profiled names the nodes */
+        if (p->n == p->cap) {
+            uint32_t cap = p->cap ? 2 * p->cap : 64;
+            node_time *t = realloc(p->t, cap * sizeof *t);
+            if (!t) {
+                p->failed = 1;
+                return;
+            }
+            p->t = t, p->cap = cap;
+        }
+        node_time *e = &p->t[p->n++];
+        e->node = strdup(node), e->op = strdup(op), e->ns = 0;
+        if (!e->node || !e->op) p->failed = 1;
+    }
+    p->t[p->at++].ns += ns;
+}
+
+static int by_time(const void *x, const void *y) {
+    const node_time *a = x, *b = y;
+    return a->ns < b->ns ? 1 : a->ns > b->ns ? -1 : 0;
+}
+
+static void print_profile(profile_acc *p, int runs) {
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < p->n; i++) total += p->t[i].ns;
+    qsort(p->t, p->n, sizeof *p->t, by_time);
+    printf("  profile, mean of %d run%s, nodes by time (%.3f ms in nodes per run):\n", runs, runs == 1 ? "" : "s",
+           (double)total / 1e6 / runs);
+    for (uint32_t i = 0; i < p->n; i++)
+        printf("    %-32s %-24s %10.3f ms %5.1f%%\n", p->t[i].node, p->t[i].op, (double)p->t[i].ns / 1e6 / runs,
+               total ? 100.0 * (double)p->t[i].ns / (double)total : 0.0);
+}
+
+static void profile_free(profile_acc *p) {
+    for (uint32_t i = 0; i < p->n; i++) free(p->t[i].node), free(p->t[i].op);
+    free(p->t);
+}
+
+static int cmp_double(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The value below which a fraction q of the sorted v lies (nearest rank). */
+static double rank_of(const double *v, int n, double q) {
+    int i = (int)(q * n + 0.999999) - 1;
+    return v[i < 0 ? 0 : i >= n ? n - 1 : i];
 }
 
 /* The names of a subgraph's tensors, crossing ones with their bytes,
@@ -432,30 +494,53 @@ static int run_lane(berth_executor *ex, uint32_t lane, const run_args *a) {
         goto done;
     }
     double first = (double)(berth_now_ns() - t0) / 1e6;
-    double best = 0, total = 0;
+    double *ms = calloc(a->repeat ? (size_t)a->repeat : 1, sizeof *ms);
+    profile_acc prof = {0};
+    if (!ms) {
+        fprintf(stderr, "berth run: out of memory\n");
+        goto done;
+    }
+    /* --profile: the nodes' times of every later run (of the first when
+     * there is none), read after each run, outside its timing */
+    if (a->profile && !a->repeat) berth_executor_profile(ex, lane, bucket, add_profile, &prof, &err);
     for (int r = 0; r < a->repeat; r++) {
         uint64_t t = berth_now_ns();
         st = berth_executor_run(ex, lane, in, ni, out, no, &bucket, &err);
         if (st != BERTH_OK) {
             fprintf(stderr, "berth run: lane '%s': %s\n", berth_executor_lane_name(ex, lane), err.msg);
             rc = exit_for(st);
+            free(ms);
+            profile_free(&prof);
             goto done;
         }
-        double ms = (double)(berth_now_ns() - t) / 1e6;
-        total += ms;
-        if (r == 0 || ms < best) best = ms;
+        ms[r] = (double)(berth_now_ns() - t) / 1e6;
+        prof.at = 0;
+        if (a->profile) berth_executor_profile(ex, lane, bucket, add_profile, &prof, &err);
     }
     char desc[256];
     berth_executor_bucket_describe(ex, lane, bucket, desc, sizeof desc);
     printf("lane %s: bucket %s\n", berth_executor_lane_name(ex, lane), desc);
     printf("  first run %.3f ms (plans the bucket)", first);
-    if (a->repeat) printf(", later runs %.3f ms mean, %.3f ms best of %d", total / a->repeat, best, a->repeat);
-    printf("\n");
+    if (a->repeat) {
+        double total = 0;
+        for (int r = 0; r < a->repeat; r++) total += ms[r];
+        qsort(ms, (size_t)a->repeat, sizeof *ms, cmp_double);
+        printf(", later runs %.3f ms mean, %.3f ms best of %d\n", total / a->repeat, ms[0], a->repeat);
+        printf("  later runs: min %.3f ms, median %.3f ms, p90 %.3f ms\n", ms[0], rank_of(ms, a->repeat, 0.5),
+               rank_of(ms, a->repeat, 0.9));
+    } else {
+        printf("\n");
+    }
+    free(ms);
     for (uint32_t o = 0; o < no; o++) print_output(ex, lane, o, &out[o]);
     if (a->profile) {
-        printf("  profile of the last run:\n");
-        if (berth_executor_profile(ex, lane, bucket, print_profile, NULL, &err) != BERTH_OK)
-            printf("    (not available: %s)\n", err.msg);
+        if (prof.failed)
+            printf("  profile: out of memory\n");
+        else if (!prof.n)
+            printf("  profile: not available: %s\n", err.msg);
+        else
+            print_profile(&prof, a->repeat ? a->repeat : 1);
+        profile_free(&prof);
         explain_ctx c = {ex, 0, 1};
         printf("  subgraphs of the last run:\n");
         berth_executor_subgraphs(ex, lane, bucket, print_subgraph, &c, &err);
