@@ -11,7 +11,9 @@ classifier are converted here), then for each model,
 bucket and thread count times berth and onnxruntime in alternating pairs
 (bench/berth-bench pairs with bench/ort_peer.js), measures loading, plan
 cost, hot-path allocations, the OpenBLAS sgemm ceiling and where berth's
-time goes per op, adds `berth serve` under load (bench/serve_load.py) and
+time goes per op, times the small models (bench/small.py: the real-model
+zoo's audio front-end, VAD, classifier heads, embedding CNN and a chained
+wake-word pipeline, in rounds of `berth run --repeat N`), adds `berth serve` under load (bench/serve_load.py) and
 the plan memory of cpu against vulkan (bench/plan_memory.py), and
 writes DIR/bench/report.md and DIR/bench/ratios.png.
 Threads: 1 and 2, and every core where there are more (--threads).
@@ -30,6 +32,8 @@ import sys
 import time
 
 import numpy as np
+
+import small
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "bench")
@@ -626,6 +630,8 @@ def main(argv):
     p.add_argument("--only", help="comma-separated model names")
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--no-pages", action="store_true", help="leave out the whole-page OCR rows")
+    p.add_argument("--no-small", action="store_true", help="leave out the small-model rows")
+    p.add_argument("--small-rounds", type=int, default=7, help="rounds per small-model row (default 7)")
     p.add_argument("--no-serve", action="store_true", help="leave out the serving load section")
     p.add_argument("--no-memory", action="store_true", help="leave out the plan memory section")
     a = p.parse_args(argv)
@@ -697,11 +703,18 @@ def main(argv):
         memory_md = os.path.join(out, "work", "memory.md")
         run(["/usr/bin/python3", os.path.join(BENCH, "plan_memory.py"), "--build", build, "--models",
              os.path.join(out, "models"), "--out", memory_md], env=env, capture=False)
+    small_rows = None
+    if not a.smoke and not a.no_small and (not a.only or "small" in a.only.split(",")):
+        say("small models (bench/small.py)")
+        small_models = small.prepare(build, os.path.join(out, "models"), say)
+        small_rows = small.time_rows(build, out, small_models, threads, a.small_rounds, env, say)
     report = os.path.join(out, "report.md")
     chart_ok = chart_ok and bool(results)  # (--only pages: no model rows to chart)
     chart = write_report(report, info, results, loads, peer_name, runs, warmup, a.smoke)
     if page_rows:
         write_pages(report, page_rows, max(3, runs // 4), 5, page_threads)
+    if small_rows:
+        small.write(report, small_rows)
     if serve_md:
         with open(serve_md) as f, open(report, "a") as r:
             r.write("\n" + f.read() + "\n")

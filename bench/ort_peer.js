@@ -6,7 +6,8 @@
 //   node ort_peer.js MODEL.onnx THREADS SPEC.json --load BUCKET
 //
 // SPEC.json: {"inputs": [{"name", "dtype": "int64"|"int32"|"float32",
-// "dims": [3, "batch", ...]}]}, symbolic dims named as in the buckets.
+// "dims": [3, "batch", ...], "value": V (optional: every element V)}]},
+// symbolic dims named as in the buckets.
 // Requests: "bucket batch=8 seq=128" (make inputs, run once cold: "ok NS"),
 // "run" ("t NS"), "dump PATH" (first output as raw float32: "ok COUNT"),
 // "quit". Any failure answers "error ..." and the process goes on.
@@ -36,6 +37,11 @@ function dimsFor(input, bucket) {
 // The fill rule of bench/bench.h, value for value.
 function makeTensor(input, dims) {
   const count = dims.reduce((a, d) => a * d, 1);
+  if ('value' in input) { // an input the conversion froze: its one value
+    if (input.dtype === 'int64') return new ort.Tensor('int64', new BigInt64Array(count).fill(BigInt(input.value)), dims);
+    if (input.dtype === 'int32') return new ort.Tensor('int32', new Int32Array(count).fill(input.value), dims);
+    return new ort.Tensor('float32', new Float32Array(count).fill(input.value), dims);
+  }
   const last = dims.length ? dims[dims.length - 1] : 1;
   const mask = input.name.includes('mask');
   const intAt = (i) => {

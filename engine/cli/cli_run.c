@@ -526,7 +526,7 @@ static int run_lane(berth_executor *ex, uint32_t lane, const run_args *a) {
         for (int r = 0; r < a->repeat; r++) total += ms[r];
         qsort(ms, (size_t)a->repeat, sizeof *ms, cmp_double);
         printf(", later runs %.3f ms mean, %.3f ms best of %d\n", total / a->repeat, ms[0], a->repeat);
-        printf("  later runs: min %.3f ms, median %.3f ms, p90 %.3f ms\n", ms[0], rank_of(ms, a->repeat, 0.5),
+        printf("  later runs: min %.4f ms, median %.4f ms, p90 %.4f ms\n", ms[0], rank_of(ms, a->repeat, 0.5),
                rank_of(ms, a->repeat, 0.9));
     } else {
         printf("\n");
