@@ -46,6 +46,47 @@ static void pool_task(void *ctx, size_t t0, size_t t1) {
     }
 }
 
+/* maxPool2d without dilation, by rows: each output row is the running
+ * max of its window's input rows, each tap a strided pass over the row
+ * that vectorizes; only the columns whose window crosses the padding go
+ * through the checked loop. Same answers as pool_task, NaN included. */
+CPU_CLONES static void max_task(void *ctx, size_t t0, size_t t1) {
+    const pool_params *P = ctx;
+    int64_t sw = P->stride[1], pl = P->pad[2];
+    /* output columns [ox0, ox1) read only columns inside the input */
+    int64_t ox0 = (pl + sw - 1) / sw, ox1 = P->w - P->kw + pl < 0 ? 0 : (P->w - P->kw + pl) / sw + 1;
+    if (ox1 > P->ow) ox1 = P->ow;
+    if (ox0 > ox1) ox0 = ox1;
+    for (size_t t = t0; t < t1; t++) {
+        const float *xp = P->x + t * (size_t)(P->h * P->w);
+        float *yp = P->y + t * (size_t)(P->oh * P->ow);
+        for (int64_t oy = 0; oy < P->oh; oy++) {
+            float *restrict yr = yp + oy * P->ow;
+            for (int64_t ox = 0; ox < P->ow; ox++) yr[ox] = -INFINITY;
+            for (int64_t ki = 0; ki < P->kh; ki++) {
+                int64_t iy = oy * P->stride[0] - P->pad[0] + ki;
+                if (iy < 0 || iy >= P->h) continue;
+                const float *restrict xr = xp + iy * P->w;
+                for (int64_t kj = 0; kj < P->kw; kj++) {
+                    const float *restrict xs = xr + kj - pl;
+                    for (int64_t ox = ox0; ox < ox1; ox++) {
+                        float v = xs[ox * sw], m = yr[ox];
+                        yr[ox] = v > m || v != v ? v : m; /* a NaN in the window is the max */
+                    }
+                    for (int64_t ox = 0; ox < P->ow; ox++) {
+                        if (ox == ox0) ox = ox1;
+                        if (ox >= P->ow) break;
+                        int64_t ix = ox * sw - pl + kj;
+                        if (ix < 0 || ix >= P->w) continue;
+                        float v = xr[ix], m = yr[ox];
+                        yr[ox] = v > m || v != v ? v : m;
+                    }
+                }
+            }
+        }
+    }
+}
+
 static void pool_exec(const cpu_node *n, berth_plan *p) {
     pool_params *P = n->params;
     P->x = cpu_ptr(p, n->in[0]);
@@ -58,7 +99,8 @@ static void pool_exec(const cpu_node *n, berth_plan *p) {
         P->x = xs;
         P->y = (float *)(cpu_scratch(p, n) + P->off_y);
     }
-    cpu_pool_for(p->dev->pool, (size_t)P->planes, 1, pool_task, P);
+    cpu_pool_for(p->dev->pool, (size_t)P->planes, 1,
+                 P->is_max && P->dil[0] == 1 && P->dil[1] == 1 ? max_task : pool_task, P);
     if (P->nhwc) {
         static const int to_nhwc[4] = {0, 2, 3, 1};
         int64_t d[4] = {P->n, P->c, P->oh, P->ow};

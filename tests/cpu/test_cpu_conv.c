@@ -164,6 +164,11 @@ static void test_pool(void) {
         {1, 1, 2, 3, {0, 1, 1, 0}, {2, 2}, {1, 1}}, /* ceil rounding */
         {1, 0, 2, 2, {0, 0, 0, 0}, {1, 1}, {2, 2}}, /* dilations */
         {0, 1, 3, 2, {1, 0, 1, 0}, {3, 2}, {1, 1}},
+        /* max without dilation goes by rows: padding on each side, strides 1 and 2 */
+        {1, 0, 3, 3, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+        {1, 1, 2, 2, {0, 1, 0, 1}, {2, 2}, {1, 1}},
+        {1, 0, 1, 3, {0, 0, 2, 2}, {1, 2}, {1, 1}},
+        {1, 0, 2, 1, {0, 0, 0, 0}, {2, 1}, {1, 1}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         int64_t eh = cases[k].d[0] * (cases[k].kh - 1) + 1, ew = cases[k].d[1] * (cases[k].kw - 1) + 1;
