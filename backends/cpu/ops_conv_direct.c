@@ -8,7 +8,9 @@
  * is built or packed. Tiles of the grid are handed out in small chunks,
  * so every thread takes part in one image and a stalled worker holds up
  * one chunk; the bias and berth.conv2dEpilogue's program run on each
- * tile as it is stored, while it is in cache. */
+ * chunk of tiles once all its channels are stored, while it is in cache,
+ * as one run per channel rather than one per tile row (the programs'
+ * cost is per call as much as per value). */
 #include <string.h>
 
 #include "ops_conv.h"
@@ -58,9 +60,9 @@ static void pad_task(void *ctx, size_t c0, size_t c1) {
 }
 
 /* Rows [r0, r1) of a tile computed into cbuf (grid columns [j0, j0 + nr))
- * go to rows out_row.. of the group's result yg, its valid pixels only, then the epilogue runs on them. */
-static void store_tile(const conv_params *cp, float *yg, const cpu_gemm_epi *epi, const float *cbuf, size_t r0,
-                       size_t r1, size_t out_row, size_t j0) {
+ * go to rows out_row.. of the group's result yg, its valid pixels only. */
+static void store_tile(const conv_params *cp, float *yg, const float *cbuf, size_t r0, size_t r1, size_t out_row,
+                       size_t j0) {
     size_t nr = (size_t)cp->isa->nr, pw = (size_t)pad_w(cp), ow = (size_t)cp->ow;
     size_t plane = (size_t)(cp->oh * cp->ow), end = (size_t)cp->oh * pw;
     size_t j1 = j0 + nr < end ? j0 + nr : end;
@@ -70,10 +72,17 @@ static void store_tile(const conv_params *cp, float *yg, const cpu_gemm_epi *epi
             size_t n = (next - j) < ow - ox ? next - j : ow - ox, at = oy * ow + ox;
             for (size_t r = r0; r < r1; r++)
                 memcpy(yg + (out_row + r - r0) * plane + at, cbuf + r * nr + (j - j0), sizeof(float) * n);
-            cpu_gemm_epilogue(epi, yg, plane, out_row, out_row + (r1 - r0), at, at + n);
         }
         j = next;
     }
+}
+
+/* The output pixels before grid column j: a chunk of tiles covers the
+ * pixels between its two ends, one run per channel. */
+static size_t pixels_before(const conv_params *cp, size_t j) {
+    size_t pw = (size_t)pad_w(cp), ow = (size_t)cp->ow, end = (size_t)cp->oh * pw;
+    if (j > end) j = end;
+    return j / pw * ow + (j % pw < ow ? j % pw : ow);
 }
 
 /* Tasks are (group, chunk of tiles) of the current batch item. */
@@ -95,7 +104,7 @@ static void direct_task(void *ctx, size_t t0, size_t t1) {
             size_t j0 = tile * nr;
             if (og < mr) {
                 cp->isa->kernel_ind(kk, cp->abuf + g * mr * kk, kk, P + j0, cp->tab, cbuf, nr);
-                store_tile(cp, yg, &epi, cbuf, 0, og, 0, j0);
+                store_tile(cp, yg, cbuf, 0, og, 0, j0);
                 continue;
             }
             /* the last tile of rows ends at og: rows the one above also
@@ -103,9 +112,11 @@ static void direct_task(void *ctx, size_t t0, size_t t1) {
             for (size_t i = 0; i < og; i += mr) {
                 size_t at = i + mr <= og ? i : og - mr;
                 cp->isa->kernel_ind(kk, cp->f_g + (g * og + at) * kk, kk, P + j0, cp->tab, cbuf, nr);
-                store_tile(cp, yg, &epi, cbuf, i - at, mr, i, j0);
+                store_tile(cp, yg, cbuf, i - at, mr, i, j0);
             }
         }
+        size_t at0 = pixels_before(cp, c0 * nr), at1 = pixels_before(cp, c1 * nr);
+        cpu_gemm_epilogue(&epi, yg, (size_t)(cp->oh * cp->ow), 0, og, at0, at1);
     }
 }
 
