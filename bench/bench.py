@@ -704,7 +704,11 @@ def main(argv):
         run(["/usr/bin/python3", os.path.join(BENCH, "plan_memory.py"), "--build", build, "--models",
              os.path.join(out, "models"), "--out", memory_md], env=env, capture=False)
     small_rows = None
-    if not a.smoke and not a.no_small and (not a.only or "small" in a.only.split(",")):
+    if a.smoke:  # the small rows' path on the one model made here, against the stand-in peer
+        small_models = small.prepare(build, os.path.join(out, "models"), say, only=["dispatch"])
+        small_rows = small.time_rows(build, out, small_models, threads, 2, env, say, lambda onnx: [
+            "/usr/bin/python3", os.path.join(BENCH, "peer_stub.py"), onnx])
+    elif not a.no_small and (not a.only or "small" in a.only.split(",")):
         say("small models (bench/small.py)")
         small_models = small.prepare(build, os.path.join(out, "models"), say)
         small_rows = small.time_rows(build, out, small_models, threads, a.small_rounds, env, say)
@@ -733,6 +737,8 @@ def main(argv):
     say("wrote %s%s" % (report, " and " + png if chart_ok else " (no chart)"))
     if results:
         verify_report(report, png if chart_ok else None, sum(len(r["json"]["buckets"]) for r in results))
+    if small_rows:
+        small.verify(report, len(small_rows))
     return 0
 
 

