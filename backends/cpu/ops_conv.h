@@ -36,6 +36,7 @@ typedef struct conv_params {
     /* K_DIRECT: where its offsets, padded filters and padded input lie in
      * scratch, the tiles a task claims, and this run's pointers into them */
     size_t off_tab, off_abuf, off_pad, chunk_tiles;
+    size_t fold; /* batch items padded and run in one pass */
     const float *pad, *abuf;
     const size_t *tab;
 } conv_params;

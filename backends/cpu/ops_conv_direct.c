@@ -15,6 +15,9 @@
 
 #include "ops_conv.h"
 
+/* The most bytes of padded input that one pass over several images takes. */
+#define FOLD_BYTES (1u << 20)
+
 static int64_t pad_h(const conv_params *cp) { return cp->at.h + cp->at.pad[0] + cp->at.pad[1]; }
 static int64_t pad_w(const conv_params *cp) { return cp->at.w + cp->at.pad[2] + cp->at.pad[3]; }
 
@@ -31,14 +34,20 @@ size_t cpu_conv_direct_prep(conv_params *cp, int threads) {
     /* fewer filter rows than a tile has: each group's filter zero-padded to mr rows */
     if ((size_t)cp->at.og < mr) at += align64(sizeof(float) * mr * kk * (size_t)cp->at.groups);
     cp->off_pad = at;
-    at += align64(sizeof(float) * ((size_t)(cp->at.c * pad_h(cp) * pad_w(cp)) + slack(cp)));
+    /* Small images are padded and run all in one pass: one image of a
+     * late layer is a tile or two, too little to split among threads,
+     * and two pool calls per image cost more than its work. */
+    size_t image = (size_t)(cp->at.c * pad_h(cp) * pad_w(cp));
+    cp->fold = cp->at.n > 1 && (size_t)cp->at.n * image * sizeof(float) <= FOLD_BYTES ? (size_t)cp->at.n : 1;
+    at += align64(sizeof(float) * (cp->fold * image + slack(cp)));
     /* about eight claims per thread for each group, of 1 to 8 tiles */
-    size_t tiles = ((size_t)(cp->oh * pad_w(cp)) + nr - 1) / nr, per = tiles / ((size_t)threads * 8);
+    size_t tiles = ((size_t)(cp->oh * pad_w(cp)) + nr - 1) / nr, per = tiles * cp->fold / ((size_t)threads * 8);
     cp->chunk_tiles = per < 1 ? 1 : per > 8 ? 8 : per;
     return at;
 }
 
-/* Channels [c0, c1) of the current batch item into the padded buffer. */
+/* Channels [c0, c1) of the current pass's images (back to back, as in
+ * the input) into the padded buffer. */
 static void pad_task(void *ctx, size_t c0, size_t c1) {
     const conv_params *cp = ctx;
     size_t ph = (size_t)pad_h(cp), pw = (size_t)pad_w(cp), w = (size_t)cp->at.w;
@@ -85,19 +94,20 @@ static size_t pixels_before(const conv_params *cp, size_t j) {
     return j / pw * ow + (j % pw < ow ? j % pw : ow);
 }
 
-/* Tasks are (group, chunk of tiles) of the current batch item. */
+/* Tasks are (image, group, chunk of tiles) of the current pass. */
 static void direct_task(void *ctx, size_t t0, size_t t1) {
     const conv_params *cp = ctx;
     size_t mr = (size_t)cp->isa->mr, nr = (size_t)cp->isa->nr, og = (size_t)cp->at.og;
     size_t kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw), plane_p = (size_t)(pad_h(cp) * pad_w(cp));
     size_t tiles = ((size_t)cp->oh * (size_t)pad_w(cp) + nr - 1) / nr;
-    size_t chunks = (tiles + cp->chunk_tiles - 1) / cp->chunk_tiles;
+    size_t chunks = (tiles + cp->chunk_tiles - 1) / cp->chunk_tiles, per_image = (size_t)cp->at.groups * chunks;
+    size_t plane_out = (size_t)(cp->oh * cp->ow);
     float cbuf[12 * 32] __attribute__((aligned(64))); /* mr * nr of the largest kernel */
     for (size_t t = t0; t < t1; t++) {
-        size_t g = t / chunks, c0 = (t % chunks) * cp->chunk_tiles;
+        size_t img = t / per_image, g = t % per_image / chunks, c0 = (t % chunks) * cp->chunk_tiles;
         size_t c1 = c0 + cp->chunk_tiles < tiles ? c0 + cp->chunk_tiles : tiles;
-        const float *P = cp->pad + g * (size_t)cp->at.cg * plane_p;
-        float *yg = cp->y_g + g * og * (size_t)(cp->oh * cp->ow);
+        const float *P = cp->pad + (img * (size_t)cp->at.c + g * (size_t)cp->at.cg) * plane_p;
+        float *yg = cp->y_g + (img * (size_t)cp->at.o + g * og) * plane_out;
         cpu_gemm_epi epi = *cp->epi;
         if (epi.bias) epi.bias += g * og;
         for (size_t tile = c0; tile < c1; tile++) {
@@ -116,7 +126,7 @@ static void direct_task(void *ctx, size_t t0, size_t t1) {
             }
         }
         size_t at0 = pixels_before(cp, c0 * nr), at1 = pixels_before(cp, c1 * nr);
-        cpu_gemm_epilogue(&epi, yg, (size_t)(cp->oh * cp->ow), 0, og, at0, at1);
+        cpu_gemm_epilogue(&epi, yg, plane_out, 0, og, at0, at1);
     }
 }
 
@@ -137,7 +147,7 @@ void cpu_conv_direct_run(conv_params *cp, berth_plan *p, const cpu_node *nd, con
         cp->abuf = ab;
     }
     float *P = (float *)(s + cp->off_pad);
-    memset(P + c * ph * pw, 0, sizeof(float) * slack(cp));
+    memset(P + cp->fold * c * ph * pw, 0, sizeof(float) * slack(cp));
     cp->pad = P;
     cp->tab = tab;
     cp->f_g = f;
@@ -146,10 +156,10 @@ void cpu_conv_direct_run(conv_params *cp, berth_plan *p, const cpu_node *nd, con
     cp->epi = &epi;
     size_t nr = (size_t)cp->isa->nr, tiles = ((size_t)cp->oh * pw + nr - 1) / nr;
     size_t chunks = (tiles + cp->chunk_tiles - 1) / cp->chunk_tiles;
-    for (int64_t n = 0; n < cp->at.n; n++) {
-        cp->x = x + (size_t)n * c * (size_t)(cp->at.h * cp->at.w);
-        cpu_pool_for(p->dev->pool, c, 4, pad_task, cp);
-        cp->y_g = y + (size_t)n * (size_t)(cp->at.o * cp->oh * cp->ow);
-        cpu_pool_for(p->dev->pool, (size_t)cp->at.groups * chunks, 1, direct_task, cp);
+    for (size_t n = 0; n < (size_t)cp->at.n; n += cp->fold) {
+        cp->x = x + n * c * (size_t)(cp->at.h * cp->at.w);
+        cpu_pool_for(p->dev->pool, cp->fold * c, 4, pad_task, cp);
+        cp->y_g = y + n * (size_t)(cp->at.o * cp->oh * cp->ow);
+        cpu_pool_for(p->dev->pool, cp->fold * (size_t)cp->at.groups * chunks, 1, direct_task, cp);
     }
 }
