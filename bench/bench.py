@@ -83,9 +83,15 @@ def bert(name, layers, hidden, heads, ffn, vocab=30522, seq=128, max_pos=512):
 def quantized(m, q, block=32):
     """Model m with its weights quantized by onnx2webnn --quantize q; the
     peer still runs the float ONNX model, so the pairs compare the
-    quantized model's output with float32's."""
+    quantized model's output with float32's. int8 weights are computed
+    as int8 x int8 products (the cpu backend's quantized_activations =
+    int8, activations quantized per row block as they come); int4 ones
+    are widened to floats."""
+    act = q == "int8"
     return dict(m, name="%s-%s" % (m["name"], q), base=m["name"], quantize=q, block=block,
-                about="%s; weights %s in blocks of %d (onnx2webnn --quantize)" % (m["about"], q, block))
+                cpu_extra="quantized_activations = int8\n" if act else "",
+                about="%s; weights %s in blocks of %d (onnx2webnn --quantize)%s"
+                % (m["about"], q, block, ", int8 x int8 products" if act else ""))
 
 
 def ocr_asset(name, asset, about, dims, dyn, buckets):
@@ -199,8 +205,8 @@ def write_config(m, threads, configs):
     path = os.path.join(configs, "%s-t%d.ini" % (m["name"], threads))
     with open(path, "w") as f:
         f.write("# written by bench/bench.py\n[model]\ngraph = %s\nweights = %s\nstage = bench\n\n"
-                "[backend]\nuse = cpu\n\n[backend.cpu]\nthreads = %d\n\n[buckets]\nbench = %s\n"
-                % (m["webnn"], m["weights"], threads, "|".join(m["buckets"])))
+                "[backend]\nuse = cpu\n\n[backend.cpu]\nthreads = %d\n%s\n[buckets]\nbench = %s\n"
+                % (m["webnn"], m["weights"], threads, m.get("cpu_extra", ""), "|".join(m["buckets"])))
     return path
 
 
@@ -546,7 +552,9 @@ def quantized_section(L, results, loads):
     L.append("\nWeights are quantized by `tools/onnx2webnn --quantize` (blocks of 32, 24 for the recognizer, "
              "along each matmul's reduction axis and along embedding rows, symmetric, float32 scales; the "
              "recognizer's convolutions stay float32) and computed from their "
-             "packed form (`berth.matmulQuantized`, `berth.gatherQuantized`). The differences compare berth's "
+             "packed form (`berth.matmulQuantized`, `berth.gatherQuantized`): int8 weights as int8 x int8 "
+             "products with the activations quantized per row block (`quantized_activations = int8`), "
+             "int4 weights widened to floats. The differences compare berth's "
              "first output with onnxruntime's on the float32 ONNX model, same input. Latency ratios come "
              "from separate runs (each row's own pairs), so they carry the machine's noise.\n")
     L.append("| model | berth peak RSS MiB | RSS growth while loading MiB | weights after open MiB | largest tensor MiB | "
