@@ -260,9 +260,30 @@ static int shape(sp_ctx *c) {
     return 1;
 }
 
+/* pow(x, 0) is 1 for every x, NaN and inf included (ops.def), so it is
+ * known without x's data: ones, where the exponent is a host constant of
+ * zeros and the result small enough to hold. */
+static int pow_zero(sp_ctx *c) {
+    const sp_val *e = sp_in(c, 1), *o = out_val(c, 0);
+    if (!e->data || !foldable_dtype(e->dtype) || !foldable_dtype(o->dtype) ||
+        sp_numel(o->rank, o->dims) > SP_HOST_CAP)
+        return 0;
+    size_t ne = (size_t)sp_numel(e->rank, e->dims), n = (size_t)sp_numel(o->rank, o->dims);
+    for (size_t i = 0; i < ne; i++)
+        if (sp_load_f(e->data, e->dtype, i) != 0) return 0;
+    void *out = alloc_out(c, 0);
+    if (!out) return sp_fail(c, "out of memory folding");
+    sp_fill(out, o->dtype, n, 1.0);
+    return 1;
+}
+
 int sp_fold(sp_ctx *c) {
     const char *op = c->n->op;
     if (!strcmp(op, "shape")) return shape(c);
+    if (!strcmp(op, "pow") && c->n->n_inputs == 2) {
+        int r = pow_zero(c);
+        if (r) return r;
+    }
     for (uint32_t i = 0; i < c->n->n_inputs; i++)
         if (!sp_in(c, i)->data || !foldable_dtype(sp_in(c, i)->dtype)) return 0;
     for (uint32_t i = 0; i < c->n->src->n_outputs; i++) {

@@ -550,9 +550,10 @@ int berth_fuse(berth_spec *s, berth_supports_fn supports, void *ctx) {
     f.ctx = ctx;
     f.n_nodes = s->desc.n_nodes;
     f.n_ops = s->desc.n_operands;
-    f.nodes = berth_arena_array(f.a, f.n_nodes, sizeof(berth_node));
-    f.removed = berth_arena_alloc(f.a, f.n_nodes);
-    size_t cap = (size_t)f.n_ops + f.n_nodes + 1;
+    uint32_t room = fz_pow_room(&s->desc);
+    f.nodes = berth_arena_array(f.a, (size_t)f.n_nodes + room, sizeof(berth_node));
+    f.removed = berth_arena_alloc(f.a, (size_t)f.n_nodes + room);
+    size_t cap = (size_t)f.n_ops + f.n_nodes + 2 * (size_t)room + 1;
     f.ops = berth_arena_array(f.a, cap, sizeof(berth_operand));
     f.users = berth_arena_array(f.a, cap, sizeof(int32_t));
     f.reader = berth_arena_array(f.a, cap, sizeof(int32_t));
@@ -560,6 +561,10 @@ int berth_fuse(berth_spec *s, berth_supports_fn supports, void *ctx) {
     if (!f.nodes || !f.removed || !f.ops || !f.users || !f.reader || !f.producer) return 0;
     memcpy(f.nodes, s->desc.nodes, sizeof(berth_node) * f.n_nodes);
     memcpy(f.ops, s->desc.operands, sizeof(berth_operand) * f.n_ops);
+    /* first, so the passes below see pow(x, 2) as mul(x, x): layer
+     * normalization takes either, an elementwise program takes the mul */
+    int total = fz_rewrite_pow(&f);
+    if (total < 0) return 0;
     count_uses(&f);
     int want_attn = supports(ctx, "berth.attention", BERTH_DTYPE_F32);
     f.can_transpose = supports(ctx, "transpose", BERTH_DTYPE_F32);
@@ -568,7 +573,6 @@ int berth_fuse(berth_spec *s, berth_supports_fn supports, void *ctx) {
     int want_ln = supports(ctx, "layerNormalization", BERTH_DTYPE_F32);
     int want_ew = supports(ctx, "berth.elementwise", BERTH_DTYPE_F32);
     f.want_conv_epi = want_ew && supports(ctx, "berth.conv2dEpilogue", BERTH_DTYPE_F32);
-    int total = 0;
     /* attention first: its matmuls must not be taken by the epilogue pass */
     for (uint32_t i = 0; i < f.n_nodes; i++) {
         if (f.removed[i]) continue;

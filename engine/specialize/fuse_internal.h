@@ -1,5 +1,6 @@
 /* Internals of the fusion passes shared by fuse.c (the matmul epilogue,
- * attention, layer normalization, compaction and berth_fuse) and
+ * attention, layer normalization, compaction and berth_fuse),
+ * fuse_pow.c (pow with a constant exponent as multiplications) and
  * fuse_program.c (elementwise programs and the fused ops built on them). */
 #ifndef BERTH_FUSE_INTERNAL_H
 #define BERTH_FUSE_INTERNAL_H
@@ -44,6 +45,14 @@ int fz_replace(fuser *f, const int32_t *chain, int n, berth_node fused);
  * name of `last`; op NULL when out of memory. */
 berth_node fz_make_node(fuser *f, const char *op, const berth_node *last, uint32_t n_in, const uint32_t *in,
                         uint32_t n_attrs, const berth_attr *attrs);
+
+/* fuse_pow.c. How many nodes the pow rewrite may add to desc d (the
+ * fuser's node and operand arrays need that much room); then pow with a
+ * small integer constant exponent rewritten as mul / reciprocal /
+ * identity in place, before the fusion passes: the count rewritten, or
+ * -1 when out of memory. */
+uint32_t fz_pow_room(const berth_graph_desc *d);
+int fz_rewrite_pow(fuser *f);
 
 /* fuse_program.c. Each returns 1 when it fused, 0 when not, -1 when out
  * of memory. */

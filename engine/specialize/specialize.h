@@ -64,6 +64,9 @@ const berth_operand *berth_spec_value(const berth_spec *s, int32_t value);
  *   "berth.matmulEpilogue" matmul + bias add + activation
  *   "berth.attention"      matmul / scale / mask add / softmax / matmul
  *   "layerNormalization"   layer normalization spelled as primitives (a WebNN op)
+ * First, an f32 pow whose exponent is a constant 1..4 or -1..-4 becomes
+ * identity, mul and reciprocal nodes (fuse_pow.c says why those), where
+ * `supports` takes them.
  * Returns the number of rewrites. */
 typedef int (*berth_supports_fn)(void *ctx, const char *op, berth_dtype dtype);
 int berth_fuse(berth_spec *s, berth_supports_fn supports, void *ctx);

@@ -368,12 +368,22 @@ def case_recurrent(tmp, args):
     yh = helper.make_tensor_value_info("yh", TensorProto.FLOAT, [2, batch, H])
     node = helper.make_node("GRU", ["x", "W", "R", "B", "", "h0"], ["y", "yh"], hidden_size=H,
                             direction="bidirectional", linear_before_reset=1)
-    convert(tmp, model([node], [x], [y, yh], inits=inits))
+    _, text = convert(tmp, model([node], [x], [y, yh], inits=inits))
+    # initializer weights are cut and transposed when converting, not per run
+    check("transpose(" not in text and "slice(W" not in text and "slice(R" not in text,
+          "GRU weights that are initializers are prepared when converting:\n" + text)
     out = run_berth(tmp, args, {"x": xv})
+    want = np.stack([_gru_ref(xv, w[d], r[d], b[d], h0[d], 1, d == 1) for d in range(2)], axis=1)
     if out:
-        want = np.stack([_gru_ref(xv, w[d], r[d], b[d], h0[d], 1, d == 1) for d in range(2)], axis=1)
         near(out["y"], want, "bidirectional GRU, linear_before_reset=1: Y")
         near(out["yh"], np.stack([want[-1, 0], want[0, 1]]), "bidirectional GRU: Y_h (last step of each direction)")
+    # the same weights as graph inputs: cut and transposed by ops, once per direction
+    wi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(a.shape)) for a, n in ((w, "W"), (r, "R"), (b, "B"))]
+    _, text = convert(tmp, model([node], [x] + wi, [y, yh], inits=inits[3:]))
+    check(text.count("transpose(") == 6, "GRU weights that are inputs: 6 transposes (W and the two gate groups of R, per direction):\n" + text)
+    out = run_berth(tmp, args, {"x": xv, "W": w, "R": r, "B": b})
+    if out:
+        near(out["y"], want, "bidirectional GRU, weights as inputs: Y")
 
     w4 = (rs.randn(1, 4 * H, inp) * 0.5).astype(np.float32)
     r4 = (rs.randn(1, 4 * H, H) * 0.5).astype(np.float32)

@@ -391,6 +391,8 @@ float **ref_run(const berth_graph_desc *d, const float *const *inputs, const flo
                    !strcmp(op, "tanh") || !strcmp(op, "sqrt") || !strcmp(op, "abs") || !strcmp(op, "neg") ||
                    !strcmp(op, "exp") || !strcmp(op, "log") || !strcmp(op, "erf")) {
             for (size_t i = 0; i < ny; i++) y.data[i] = (float)act(op, buf[n->inputs[0]][i]);
+        } else if (!strcmp(op, "reciprocal")) {
+            for (size_t i = 0; i < ny; i++) y.data[i] = (float)(1.0 / buf[n->inputs[0]][i]);
         } else if (!strcmp(op, "clamp") || !strcmp(op, "leakyRelu") || !strcmp(op, "elu")) {
             for (size_t i = 0; i < ny; i++) y.data[i] = (float)unary_opts(n, buf[n->inputs[0]][i]);
         } else if (!strcmp(op, "reshape") || !strcmp(op, "identity") || !strcmp(op, "squeeze") ||

@@ -230,7 +230,44 @@ static void scalar_expansion(void) {
     spec_close(&c);
 }
 
+/* pow(x, 0) is 1 for any x (NaN and inf too): folded to ones without
+ * x's data, and x's producer dropped with it; a nonzero exponent, or x
+ * whose result is too large to hold, stays a node. */
+static void pow_zero_folds(void) {
+    const char *text =
+        "webnn_graph \"p\" v2 {\n"
+        "  inputs { x: f32[2, 3]; }\n"
+        "  consts { zero: f32[] @scalar(0.0); nz: f32[1] @scalar(-0.0); three: f32[] @scalar(3.0); }\n"
+        "  nodes {\n"
+        "    r = relu(x);\n"
+        "    y = pow(r, zero);\n"
+        "    z = pow(x, nz);\n"
+        "    w = pow(x, three);\n"
+        "  }\n"
+        "  outputs { y; z; w; }\n"
+        "}\n";
+    spec_case c;
+    CHECK(spec_open(&c, text, NULL) == 0);
+    if (!c.s) {
+        fprintf(stderr, "%s\n", c.err.msg);
+        return;
+    }
+    CHECK(spec_count_op(c.s, "relu") == 0 && spec_count_op(c.s, "pow") == 1);
+    static const char *const ones[] = {"y", "z"};
+    for (int k = 0; k < 2; k++) {
+        const berth_operand *o = spec_operand(&c, ones[k]);
+        CHECK(o && o->kind == BERTH_OPERAND_CONSTANT && o->bytes == 24);
+        if (o && o->data && o->bytes == 24) {
+            float v[6];
+            memcpy(v, o->data, 24);
+            for (int i = 0; i < 6; i++) CHECK(v[i] == 1.0f);
+        }
+    }
+    spec_close(&c);
+}
+
 int main(void) {
+    pow_zero_folds();
     scalar_expansion();
     folds_onnx_reshape_chain();
     folds_arithmetic();

@@ -424,12 +424,13 @@ static void layer_norm(void) {
     }
     spec_close(&fused);
 
-    /* d is also a graph output */
+    /* d is also a graph output: only the pow is rewritten (as mul) */
     t = layer_norm_text("pow(d, two)", "    sc = mul(n, g);\n    y = add(sc, b);\n", "y; d;");
     CHECK(spec_open(&fused, t, NULL) == 0);
     if (fused.s) {
-        CHECK(berth_fuse(fused.s, supports_but_elementwise, NULL) == 0);
+        CHECK(berth_fuse(fused.s, supports_but_elementwise, NULL) == 1);
         CHECK(spec_count_op(fused.s, "layerNormalization") == 0 && fused.s->desc.n_nodes == 9);
+        CHECK(spec_count_op(fused.s, "pow") == 0);
     }
     spec_close(&fused);
 }
@@ -655,7 +656,8 @@ static void transformer_block(void) {
         fprintf(stderr, "%s\n", plain.err.msg);
         return;
     }
-    CHECK(berth_fuse(fused.s, supports_all, NULL) == 4);
+    /* pow(d, 2) as mul(d, d), then the four fusions */
+    CHECK(berth_fuse(fused.s, supports_all, NULL) == 5);
     check_well_formed(fused.s);
     CHECK(spec_count_op(fused.s, "layerNormalization") == 1);
     CHECK(spec_count_op(fused.s, "berth.attention") == 1);
@@ -771,7 +773,91 @@ static void quantized(void) {
     spec_close(&q);
 }
 
+/* ---- pow with a constant exponent ---- */
+
+static const char *pow_text(const char *exponent, const char *x_dims, const char *e_dims) {
+    static char buf[512];
+    snprintf(buf, sizeof buf,
+             "webnn_graph \"p\" v2 {\n"
+             "  inputs { x: f32[%s]; }\n"
+             "  consts { e: f32[%s] @scalar(%s); two: f32[] @scalar(2.0); }\n"
+             "  nodes { b = add(x, two); y = pow(b, e); }\n"
+             "  outputs { y; }\n}\n",
+             x_dims, e_dims, exponent);
+    return buf;
+}
+
+static void pow_rewrite(void) {
+    /* exponent, then the ops it becomes: mul, reciprocal, identity */
+    static const struct { const char *e; int mul, recip, ident; } cases[] = {
+        {"1.0", 0, 0, 1}, {"2.0", 1, 0, 0}, {"3.0", 2, 0, 0}, {"4.0", 2, 0, 0},
+        {"-1.0", 0, 1, 0}, {"-2.0", 1, 1, 0}, {"-3.0", 2, 1, 0}, {"-4.0", 2, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        spec_case plain, fused;
+        const char *t = pow_text(cases[i].e, "2, 3", "");
+        CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+        if (plain.s && fused.s) {
+            CHECK(berth_fuse(fused.s, supports_but_elementwise, NULL) == 1);
+            check_well_formed(fused.s);
+            CHECK(spec_count_op(fused.s, "pow") == 0);
+            CHECK(spec_count_op(fused.s, "mul") == cases[i].mul);
+            CHECK(spec_count_op(fused.s, "reciprocal") == cases[i].recip);
+            CHECK(spec_count_op(fused.s, "identity") == cases[i].ident);
+            /* bases in [1, 3]: powers up to 81, a few float ulps apart */
+            CHECK(fused_vs_unfused(&plain, &fused) < 1e-4);
+        }
+        spec_close(&plain);
+        spec_close(&fused);
+    }
+    /* left to pow: no exact or close-enough product (0.5: sqrt differs
+     * at -0 and -inf; 5: more roundings than allowed; 2.5) */
+    static const char *const kept[] = {"0.5", "-0.5", "5.0", "2.5"};
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        spec_case c;
+        CHECK(spec_open(&c, pow_text(kept[i], "2, 3", ""), NULL) == 0);
+        if (c.s) {
+            CHECK(berth_fuse(c.s, supports_but_elementwise, NULL) == 0);
+            CHECK(spec_count_op(c.s, "pow") == 1);
+        }
+        spec_close(&c);
+    }
+    /* an exponent that broadcasts x to a larger shape, and a backend
+     * without mul: pow stays */
+    spec_case c;
+    CHECK(spec_open(&c, pow_text("2.0", "3", "2, 3"), NULL) == 0);
+    if (c.s) {
+        CHECK(berth_fuse(c.s, supports_but_elementwise, NULL) == 0);
+        CHECK(spec_count_op(c.s, "pow") == 1);
+    }
+    spec_close(&c);
+    CHECK(spec_open(&c, pow_text("2.0", "2, 3", ""), NULL) == 0);
+    if (c.s) {
+        CHECK(berth_fuse(c.s, supports_one, (void *)"pow") == 0);
+        CHECK(spec_count_op(c.s, "pow") == 1);
+    }
+    spec_close(&c);
+
+    /* the sum of squares the melspectrogram front end computes: one
+     * elementwise program of mul, mul, add, no pow step */
+    spec_case plain, fused;
+    const char *t = spec_graph("a: f32[2, 8]; b: f32[2, 8];", "two: f32[] @scalar(2.0);",
+                               "pa = pow(a, two);\n    pb = pow(b, two);\n    y = add(pa, pb);", "y;");
+    CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+    if (plain.s && fused.s) {
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 3);
+        CHECK(fused.s->desc.n_nodes == 1);
+        const berth_node *e = find_node(fused.s, "berth.elementwise");
+        const berth_attr *ops = e ? find_attr(e, "ops") : NULL;
+        CHECK_MSG(ops ? ops->s : "", "mul mul add");
+        CHECK(fused_vs_unfused(&plain, &fused) < 1e-6);
+    }
+    spec_close(&plain);
+    spec_close(&fused);
+}
+
 int main(void) {
+    pow_rewrite();
     elementwise_groups();
     named_activations();
     epilogue_gelu();

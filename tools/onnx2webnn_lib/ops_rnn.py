@@ -35,6 +35,38 @@ def _dir_slice(c, ident, d, dims, tag):
     return c.cv.reshape(s, dims[1:], hint=c.name(tag + "_d"))
 
 
+class _Param:
+    """A weight input of the node (W, R, B or P), cut into its pieces per
+    direction. A weight known at conversion (an initializer, the usual
+    case) is cut and transposed here, once, into consts of their own, so
+    no backend slices or transposes it on every run; one known only at
+    run time gets the same pieces as ops, emitted once per direction
+    (never per step)."""
+
+    def __init__(self, c, node, i):
+        self.c = c
+        self.arr = c.cv.known(node.input[i])
+        self.ident = c.cv.inp(node, i) if self.arr is None else None
+
+    def rows_t(self, d, start, size, cols, tag):
+        """Rows start..start+size of direction d of [num_dir, rows, cols],
+        transposed to [cols, size]: what a step's matmul takes."""
+        c = self.c
+        if self.arr is not None:
+            return c.cv.const(np.ascontiguousarray(self.arr[d, start:start + size].T), c.name(tag))
+        s = c.emit("slice", [self.ident], {"starts": [d, start, 0], "sizes": [1, size, cols]}, tag)
+        return c.emit("transpose", [c.cv.reshape(s, [size, cols], hint=c.name(tag + "_d"))], {"permutation": [1, 0]},
+                      tag + "t")
+
+    def part(self, d, start, size, tag):
+        """Elements start..start+size of direction d of [num_dir, n]."""
+        c = self.c
+        if self.arr is not None:
+            return c.cv.const(np.ascontiguousarray(self.arr[d, start:start + size]), c.name(tag))
+        s = c.emit("slice", [self.ident], {"starts": [d, start], "sizes": [1, size]}, tag)
+        return c.cv.reshape(s, [size], hint=c.name(tag + "_d"))
+
+
 @op("RNN", "GRU", "LSTM")
 def recurrent(cv, node):
     kind, a = node.op_type, attrs_of(node)
@@ -64,25 +96,30 @@ def recurrent(cv, node):
     x = cv.inp(node, 0)
     if layout:
         x = c.emit("transpose", [x], {"permutation": [1, 0, 2]}, "x_seq_first")
-    W, R = cv.inp(node, 1), cv.inp(node, 2)
-    B = cv.inp(node, 3) if cv.has(node, 3) else None
+    W, R = _Param(c, node, 1), _Param(c, node, 2)
+    B = _Param(c, node, 3) if cv.has(node, 3) else None
     h0 = cv.inp(node, 5) if cv.has(node, 5) else None
     c0 = cv.inp(node, 6) if kind == "LSTM" and cv.has(node, 6) else None
-    P = cv.inp(node, 7) if kind == "LSTM" and cv.has(node, 7) else None
+    P = _Param(c, node, 7) if kind == "LSTM" and cv.has(node, 7) else None
     zeros = cv.const(np.zeros([batch, H], dtype), o + "_zero_state")
     ys, hs, cs = [], [], []
     for d in range(ndir):
         reverse = direction == "reverse" or d == 1
-        wt = c.emit("transpose", [_dir_slice(c, W, d, [ndir, G * H, inp], "w")], {"permutation": [1, 0]}, "wt")
-        rt = c.emit("transpose", [_dir_slice(c, R, d, [ndir, G * H, H], "r")], {"permutation": [1, 0]}, "rt")
+        wt = W.rows_t(d, 0, G * H, inp, "wt")
+        if kind == "GRU":  # the z, r gates' recurrence is one matmul, the h gate's another
+            rt = (R.rows_t(d, 0, 2 * H, H, "r_zr"), R.rows_t(d, 2 * H, H, H, "r_h"))
+        else:
+            rt = R.rows_t(d, 0, G * H, H, "rt")
         wb = rb = None
         if B is not None:
-            bd = _dir_slice(c, B, d, [ndir, 2 * G * H], "b")
-            wb = c.emit("slice", [bd], {"starts": [0], "sizes": [G * H]}, "wb")
-            rb = c.emit("slice", [bd], {"starts": [G * H], "sizes": [G * H]}, "rb")
+            wb = B.part(d, 0, G * H, "wb")
+            if kind == "GRU":
+                rb = (B.part(d, G * H, 2 * H, "rb_zr"), B.part(d, G * H + 2 * H, H, "rb_h"))
+            else:
+                rb = B.part(d, G * H, G * H, "rb")
         h = _dir_slice(c, h0, d, [ndir, batch, H], "h0") if h0 is not None else zeros
         cell = _dir_slice(c, c0, d, [ndir, batch, H], "c0") if c0 is not None else zeros
-        peep = _dir_slice(c, P, d, [ndir, 3 * H], "p") if P is not None else None
+        peep = [P.part(d, k * H, H, "peep") for k in range(3)] if P is not None else None
         steps = [None] * seq
         for t in (range(seq - 1, -1, -1) if reverse else range(seq)):
             xt = cv.reshape(c.emit("slice", [x], {"starts": [t, 0, 0], "sizes": [1, batch, inp]}, "xt"),
@@ -122,13 +159,10 @@ def _gate(c, m, k, H):
 def _gru_step(c, gx, h, rt, rb, H, a):
     lbr = int(a.get("linear_before_reset", 0))
     cv = c.cv
-    r_zr = c.emit("slice", [rt], {"starts": [0, 0], "sizes": [H, 2 * H]}, "r_zr")
-    r_h = c.emit("slice", [rt], {"starts": [0, 2 * H], "sizes": [H, H]}, "r_h")
+    r_zr, r_h = rt
     ghz = c.emit("matmul", [h, r_zr], None, "gh_zr")
-    rb_zr = rb_h = None
-    if rb is not None:
-        rb_zr = c.emit("slice", [rb], {"starts": [0], "sizes": [2 * H]}, "rb_zr")
-        rb_h = c.emit("slice", [rb], {"starts": [2 * H], "sizes": [H]}, "rb_h")
+    rb_zr, rb_h = rb if rb is not None else (None, None)
+    if rb_zr is not None:
         ghz = c.emit("add", [ghz, rb_zr], None, "gh_zrb")
     z = c.emit("sigmoid", [c.emit("add", [_gate(c, gx, 0, H), _gate(c, ghz, 0, H)], None, "zpre")], None, "z")
     r = c.emit("sigmoid", [c.emit("add", [_gate(c, gx, 1, H), _gate(c, ghz, 1, H)], None, "rpre")], None, "r")
@@ -154,7 +188,7 @@ def _lstm_step(c, gx, h, cell, rt, rb, peep, H):
         g = c.emit("add", [g, rb], None, "gb")
     pre_i, pre_o, pre_f, pre_c = (_gate(c, g, k, H) for k in range(4))  # ONNX's order: i, o, f, c
     if peep is not None:
-        p_i, p_o, p_f = (c.emit("slice", [peep], {"starts": [k * H], "sizes": [H]}, "peep") for k in range(3))
+        p_i, p_o, p_f = peep
         pre_i = c.emit("add", [pre_i, c.emit("mul", [p_i, cell], None, "pi")], None, "ip")
         pre_f = c.emit("add", [pre_f, c.emit("mul", [p_f, cell], None, "pf")], None, "fp")
     i = c.emit("sigmoid", [pre_i], None, "i")
