@@ -162,11 +162,18 @@ static void mm_run(mm_params *mp, const cpu_node *n, berth_plan *p, const cpu_ge
 
 static void mm_exec(const cpu_node *n, berth_plan *p) { mm_run(n->params, n, p, NULL); }
 
+/* Whether a weight B of n columns is worth packing into panels: one
+ * narrower than half a panel would be mostly padding, in memory and in
+ * the products, and stays as uploaded. */
+static int worth_packing(const cpu_prep *c, int64_t n, int64_t k) {
+    return n > 0 && k > 0 && 2 * n >= c->plan->dev->gemm->nr;
+}
+
 /* Packs a 2-D weight B at plan time and folds the batch into the rows
  * where A's batches lie back to back. */
 static berth_status mm_pack(cpu_prep *c, mm_params *mp) {
     const berth_operand *bo = &c->g->operands[c->node->inputs[1]];
-    if (bo->kind != BERTH_OPERAND_WEIGHT || bo->rank != 2 || !c->plan->w || mp->n == 0 || mp->k == 0)
+    if (bo->kind != BERTH_OPERAND_WEIGHT || bo->rank != 2 || !c->plan->w || !worth_packing(c, mp->n, mp->k))
         return BERTH_OK;
     int contiguous = 1;
     for (size_t i = 0; i < mp->batch; i++) contiguous &= mp->a_off[i] == i * (size_t)(mp->m * mp->k);
@@ -326,7 +333,7 @@ static void gemm_exec(const cpu_node *nd, berth_plan *p) {
 static berth_status gemm_pack(cpu_prep *c, gemm_params *g) {
     const berth_operand *bo = &c->g->operands[c->node->inputs[1]];
     if (bo->kind != BERTH_OPERAND_WEIGHT || bo->rank != 2 || !c->plan->w || g->ta || g->alpha != 1.0f ||
-        g->n == 0 || g->k == 0)
+        !worth_packing(c, g->n, g->k))
         return BERTH_OK;
     int epi = GEMM_EPI_NONE;
     if (g->c != CPU_NONE && g->beta != 0.0f) {
