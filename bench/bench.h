@@ -66,6 +66,8 @@ typedef struct bench_pairs_opts {
 int bench_pairs(const bench_pairs_opts *o);
 int bench_load(const char *config);
 int bench_sgemm(const char *shapes_path, int threads);
+/* The float32 FMA rate of `threads` threads, as JSON on stdout. */
+int bench_peak(int threads);
 /* Writes DIR/shapes-B.txt for each bucket B; prints "B DESCRIBE" lines. */
 int bench_shapes(const char *config, const char *dir);
 

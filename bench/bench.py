@@ -417,7 +417,7 @@ def batch_of(bucket):
     return 1
 
 
-def write_report(path, info, results, loads, peer_name, runs, warmup, smoke):
+def write_report(path, info, results, loads, peer_name, runs, warmup, smoke, peaks=None):
     L = []
     L.append("# berth against onnxruntime-node\n")
     L.append("Written by `make bench` (bench/bench.py) on %s." % info["date"])
@@ -466,6 +466,26 @@ def write_report(path, info, results, loads, peer_name, runs, warmup, smoke):
              "per model, apart from the pairs, so on a busy machine it can come out above a model's own "
              "time. Max abs diff "
              "compares the two runtimes' first output on the same input.\n")
+    if peaks:
+        L.append("## Against the machine's multiply-add peak\n")
+        L.append("| model | bucket | threads | matrix GFLOP | berth GFLOP/s | ORT GFLOP/s | peak GFLOP/s | "
+                 "berth / peak | ORT / peak |")
+        L.append("|" + "---|" * 9)
+        for r in results:
+            for bi, b in enumerate(r["json"]["buckets"]):
+                gf = r["sgemm"].get(bi, {}).get(r["threads"], {}).get("gflop")
+                pk = peaks.get(r["threads"])
+                if not gf or not pk:
+                    continue
+                s = stats(b)
+                bg, og = gf / (s["b_med"] / 1e9), gf / (s["o_med"] / 1e9)
+                L.append("| %s | %s | %d | %.2f | %.1f | %.1f | %.1f | %.2f | %.2f |" % (
+                    r["model"]["name"], b["bucket"], r["threads"], gf, bg, og, pk, bg / pk, og / pk))
+        L.append("\nThe matrix work is that of the sgemm floor (every matmul, gemm and convolution as a GEMM) "
+                 "over each runtime's median time, so the rest of the model's time counts against it. The "
+                 "peak is `berth-bench peak --threads N`: independent float32 fused multiply-add chains on "
+                 "the widest vectors the cpu has, on every thread at once, best of 5; no product runs faster. "
+                 "A row whose onnxruntime side is near the peak leaves no runtime much room below it.\n")
     L.append("## Where berth's time goes\n")
     L.append("| model | bucket | threads | berth ms (profiled run) | op classes, by share of that run's node time |")
     L.append("|" + "---|" * 5)
@@ -722,7 +742,10 @@ def main(argv):
         small_rows = small.time_rows(build, out, small_models, threads, a.small_rounds, env, say)
     report = os.path.join(out, "report.md")
     chart_ok = chart_ok and bool(results)  # (--only pages: no model rows to chart)
-    chart = write_report(report, info, results, loads, peer_name, runs, warmup, a.smoke)
+    peaks = {}
+    for t in sorted({r["threads"] for r in results}):
+        peaks[t] = json.loads(run([harness, "peak", "--threads", str(t)]))["gflops"]
+    chart = write_report(report, info, results, loads, peer_name, runs, warmup, a.smoke, peaks)
     if page_rows:
         write_pages(report, page_rows, max(3, runs // 4), 5, page_threads)
     if small_rows:

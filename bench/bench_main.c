@@ -5,6 +5,7 @@
  *   berth-bench load CONFIG
  *   berth-bench sgemm SHAPES --threads N
  *   berth-bench shapes CONFIG DIR
+ *   berth-bench peak --threads N
  *
  * bench/bench.py drives it; see docs/bench.md for what each measures. */
 #include <signal.h>
@@ -19,7 +20,8 @@ static int usage(const char *why) {
             "usage: berth-bench pairs CONFIG --out FILE.json [--runs N] [--warmup N] [--dump DIR] -- PEER...\n"
             "       berth-bench load CONFIG\n"
             "       berth-bench sgemm SHAPES --threads N\n"
-            "       berth-bench shapes CONFIG DIR\n");
+            "       berth-bench shapes CONFIG DIR\n"
+            "       berth-bench peak --threads N\n");
     return 2;
 }
 
@@ -83,6 +85,12 @@ int main(int argc, char **argv) {
         if (argc != 5 || strcmp(argv[3], "--threads") != 0) return usage("sgemm takes SHAPES --threads N");
         if (count_arg("--threads", argv[4], 1, &threads)) return 2;
         return bench_sgemm(argv[2], threads);
+    }
+    if (strcmp(cmd, "peak") == 0) {
+        int threads = 0;
+        if (argc != 4 || strcmp(argv[2], "--threads") != 0) return usage("peak takes --threads N");
+        if (count_arg("--threads", argv[3], 1, &threads)) return 2;
+        return bench_peak(threads);
     }
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
         usage(NULL);
