@@ -18,7 +18,12 @@ packed weights), and checks:
      and is smaller than the float weights it replaced;
   4. a weight whose reduction length is not a multiple of the block, one
      a Gemm with alpha != 1 reads, and one another op reads too, stay
-     float, each with a line."""
+     float, each with a line;
+  5. with --scale mse and --int8 W3*: outputs equal a NumPy forward pass
+     over the archive's own values dequantized, no block's squared error
+     exceeds the absmax rule's, and W3 is symmetric int8 among 4-bit
+     weights;
+  6. bad --scale and --int8 values exit 2 with a line saying why."""
 import argparse
 import json
 import os
@@ -256,6 +261,67 @@ def case(args, work, w, fl, x, ids, bits, block, asym):
                       % (k, np.abs(got[k] - fl[k]).max(), far))
 
 
+def case_mse(args, work, w, fl, x, ids, asym):
+    """--scale mse with --int8 'W3*': the archive's own values, dequantized
+    here, give berth's outputs; each block's squared error is at most the
+    absmax scale's; W3 is symmetric int8, the rest 4-bit."""
+    tag = "int4%s_mse" % ("_asym" if asym else "")
+    flags = ["--quantize", "int4", "--block", "16", "--scale", "mse", "--int8", "W3*"] + (["--asymmetric"] if asym else [])
+    log, text = convert(work, tag, flags)
+    if not text:
+        return
+    print("%s: %s" % (tag, log.strip().splitlines()[-1]))
+    check("(1 of them int8 by --int8)" in log and "scales of least squared error" in log, "%s: summary:\n%s" % (tag, log))
+    ents, meta = read_archive(os.path.join(work, tag + ".safetensors"))
+    check(meta.get("rustnn.webnn.packed4") == "1", "%s: packed marker: %s" % (tag, meta))
+    deq, shrunk = dict(w), 0
+    for k, (axis, mat) in stored(w).items():
+        hint = k + "_t" if k == "W2" else k
+        qn, sn, zn = hint + "_q", hint + "_scale", hint + "_zero"
+        bits, a = (8, False) if k == "W3" else (4, asym)
+        dt = ("u" if a else "i") + str(bits)
+        check("    %s: %s%s @weights(\"%s\");" % (qn, dt, list(mat.shape), qn) in text, "%s: const %s %s" % (tag, qn, dt))
+        if not check(qn in ents and sn in ents and (zn in ents) == a, "%s: %s's entries" % (tag, k)):
+            continue
+        s = np.frombuffer(ents[sn][2], "<f4").reshape(ents[sn][1])
+        if bits == 4:
+            q = unpack4(ents[qn][2], mat.size, not a).reshape(mat.shape)
+            z = unpack4(ents[zn][2], s.size, False).reshape(s.shape) if a else np.zeros(s.shape)
+        else:
+            check(ents[qn][0] == "I8" and "    %s: i8%s @scalar(0);" % (zn, list(s.shape)) in text,
+                  "%s: %s is symmetric int8" % (tag, k))
+            q, z = np.frombuffer(ents[qn][2], np.int8).reshape(mat.shape), np.zeros(s.shape)
+        lo, hi = (0, 15) if a else (-8, 7)
+        if bits == 8:
+            lo, hi = -127, 127
+        check(q.min() >= lo and q.max() <= hi, "%s: %s values in %d..%d" % (tag, k, lo, hi))
+        d = dequant(q, s, z, axis, 16)
+        # no block worse than the absmax rule's
+        q0, s0, z0 = quant_ref(mat, axis, 16, bits, a)
+        d0 = dequant(q0, s0, z0, axis, 16)
+        blocks = lambda e: (e if axis == 0 else e.T).reshape(-1, 16, (e if axis == 0 else e.T).shape[1]).sum(1)  # noqa: E731
+        e, e0 = blocks((d - mat) ** 2), blocks((d0 - mat) ** 2)
+        check(np.all(e <= e0 * (1 + 1e-5) + 1e-12), "%s: %s: a block's error %.3g exceeds absmax's %.3g"
+              % (tag, k, (e - e0).max(), e0.max()))
+        check(e.sum() <= e0.sum(), "%s: %s total error %.4g > absmax's %.4g" % (tag, k, e.sum(), e0.sum()))
+        shrunk += int(np.sum(s != s0))
+        deq[k] = d.T if k == "W2" else d
+    check(shrunk > 0, "%s: no scale differs from absmax's" % tag)
+    want = forward(deq, x, ids)
+    got = run(args, work, tag, x, ids)
+    for k, v in want.items() if got else ():
+        if check(k in got and got[k].shape == v.shape, "%s: output %s" % (tag, k)):
+            rel = np.abs(got[k] - v).max() / np.abs(v).max()
+            check(rel <= 1e-4, "%s: %s differs from the archive's dequantized values by %.2g (relative)" % (tag, k, rel))
+
+
+def usage(work, flags, status, words):
+    p = subprocess.run(["/usr/bin/python3", TOOL, os.path.join(work, "m.onnx"), os.path.join(work, "u.webnn")] + flags,
+                       capture_output=True, text=True)
+    check(p.returncode == status and words in p.stderr, "%s: exit %d (want %d), stderr: %s"
+          % (" ".join(flags), p.returncode, status, p.stderr))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--berth", required=True)
@@ -281,10 +347,14 @@ def main():
         for bits, block, asym in ((8, 32, False), (4, 32, False), (8, 32, True), (4, 32, True), (4, 16, False),
                                   (8, 16, True)):
             case(args, work, w, fl, x, ids, bits, block, asym)
+        for asym in (False, True):
+            case_mse(args, work, w, fl, x, ids, asym)
     # usage errors
-    p = subprocess.run(["/usr/bin/python3", TOOL, os.path.join(work, "m.onnx"), os.path.join(work, "u.webnn"),
-                        "--block", "16"], capture_output=True, text=True)
-    check(p.returncode == 2 and "need --quantize" in p.stderr, "--block without --quantize: %s" % p.stderr)
+    usage(work, ["--block", "16"], 2, "need --quantize")
+    usage(work, ["--scale", "mse"], 2, "need --quantize")
+    usage(work, ["--quantize", "int4", "--scale", "least"], 2, "--scale: expected absmax or mse, found 'least'")
+    usage(work, ["--quantize", "int8", "--int8", "W3"], 2, "--int8 needs --quantize int4")
+    usage(work, ["--quantize", "int4", "--int8", "W9*"], 2, "--int8 'W9*' matches no weight that is quantized")
     if not args.keep and not FAILS:
         for f in os.listdir(work):
             os.remove(os.path.join(work, f))

@@ -14,6 +14,8 @@ layout and emits a dequantizeLinear per reader: the engine fuses
 dequantizeLinear into berth.matmulQuantized and berth.gatherQuantized only
 where the dequantized value has one reader (include/berth/ops.def).
 """
+import fnmatch
+
 import numpy as np
 
 from .core import attrs_of, tensor_value
@@ -28,16 +30,39 @@ FORMATS = {
 PACKED_KEY = "rustnn.webnn.packed4"  # the archive's marker for 4-bit entries
 
 
+SCALES = ("absmax", "mse")
+# --scale mse: each block's scale is the absmax one times the factor of
+# this list that gives the least squared error (the first on a tie).
+# 7/8 lets int4 reach -8 with the block's largest magnitude.
+SHRINK = [np.float32(1 - 0.02 * i) for i in range(21)] + [np.float32(7 / 8)]
+
+
 class Options:
-    def __init__(self, kind, block=32, asymmetric=False):
+    def __init__(self, kind, block=32, asymmetric=False, scale="absmax", int8=()):
         if kind not in ("int8", "int4"):
             raise ValueError("--quantize: expected int8 or int4, found '%s'" % kind)
         if block < 1:
             raise ValueError("--block: expected >= 1, found %d" % block)
-        self.kind, self.block, self.asymmetric = kind, block, asymmetric
+        if scale not in SCALES:
+            raise ValueError("--scale: expected absmax or mse, found '%s'" % scale)
+        if int8 and kind != "int4":
+            raise ValueError("--int8 needs --quantize int4 (it keeps some weights 8-bit among 4-bit ones)")
+        self.kind, self.block, self.asymmetric, self.scale = kind, block, asymmetric, scale
+        self.int8 = list(int8)  # fnmatch patterns of ONNX weight names kept 8-bit
+        self._int8 = None
         self.name = ("u" if asymmetric else "") + kind  # int8, uint4, ...
         self.dtype, self.np, self.lo, self.hi = FORMATS[(kind, asymmetric)]
         self.bits = 8 if kind == "int8" else 4
+
+    def of(self, name):
+        """The options for weight `name`: these, or where an --int8
+        pattern matches it, symmetric int8 of the same block and scale
+        rule (8 bits need no zero point: it would cost a byte a block)."""
+        if any(fnmatch.fnmatchcase(name, p) for p in self.int8):
+            if self._int8 is None:
+                self._int8 = Options("int8", self.block, False, self.scale)
+            return self._int8
+        return self
 
 
 def quantize(w, axis, opts):
@@ -62,9 +87,33 @@ def quantize(w, axis, opts):
         scale = np.where(amax == 0, np.float32(1), amax / np.float32(opts.hi)).astype(np.float32)
         zero = np.zeros_like(scale)
     ex = np.expand_dims
+    if opts.scale == "mse":
+        scale = _least_error(wb, red, scale, zero, opts)
     q = np.round(wb / ex(scale, red)) + ex(zero, red)
     q = np.clip(q, opts.lo, opts.hi).reshape(w.shape).astype(opts.np)
     return q, scale, zero.astype(opts.np)
+
+
+def _least_error(wb, red, scale, zero, opts):
+    """Per block, the scale of absmax_scale * f, f in SHRINK, whose
+    quantize-dequantize round trip has the least squared error: a
+    smaller scale clips the few largest values and rounds the many others
+    finer. The zero point stays: it keeps 0 exact."""
+    ex = np.expand_dims
+    z = ex(zero, red)
+    flat = np.abs(wb).max(axis=red) == 0  # an all-zero block keeps scale 1
+    best, best_err = scale, None
+    for f in SHRINK:
+        s = np.where(flat, scale, scale * f).astype(np.float32)
+        q = np.clip(np.round(wb / ex(s, red)) + z, opts.lo, opts.hi)
+        err = np.square((q - z) * ex(s, red) - wb).sum(axis=red, dtype=np.float32)
+        if best_err is None:
+            best_err = err
+        else:
+            better = err < best_err
+            best = np.where(better, s, best).astype(np.float32)
+            best_err = np.where(better, err, best_err)
+    return best
 
 
 def pack4(q):
@@ -151,6 +200,10 @@ def plan(graph, consts, opts):
             notes.append("'%s' %s stays float32: %s" % (name, list(w.shape), why))
         else:
             chosen.add(name)
+    for p in opts.int8:
+        if not any(fnmatch.fnmatchcase(name, p) for name in chosen):
+            raise ValueError("--int8 '%s' matches no weight that is quantized (%d are: %s)"
+                             % (p, len(chosen), ", ".join(sorted(chosen)[:8]) + (", ..." if len(chosen) > 8 else "")))
     return chosen, notes
 
 
@@ -164,6 +217,7 @@ class State:
         self.opts, self.chosen = opts, chosen
         self.declared = {}  # (initializer, layout) -> (q, scale, zero) identifiers
         self.count = 0
+        self.count8 = 0  # of them 8-bit by --int8
         self.float_bytes = 0  # the quantized weights as float32
         self.quant_bytes = 0  # their q, scale and zero in the archive
 
@@ -183,7 +237,7 @@ def _consts(cv, name, layout):
     key = (name, layout)
     if key in st.declared:
         return st.declared[key]
-    o = st.opts
+    o = st.opts.of(name)
     w = cv.consts[name]
     if layout == "t":
         w = np.ascontiguousarray(w.T)
@@ -200,6 +254,7 @@ def _consts(cv, name, layout):
     else:  # all zeros: @scalar(0) costs no archive bytes
         _declare(cv, zi, o.dtype, zero.shape, 0, archived=False)
     st.count += 1
+    st.count8 += o is not st.opts
     st.float_bytes += w.nbytes
     st.quant_bytes += nbytes
     st.declared[key] = (qi, si, zi)
