@@ -80,7 +80,16 @@ def bert(name, layers, hidden, heads, ffn, vocab=30522, seq=128, max_pos=512):
             "buckets": ["batch=1 seq=%d" % seq, "batch=8 seq=%d" % seq]}
 
 
-def quantized(m, q, block=32):
+# The encoders' int4 conversion: asymmetric blocks with least-error
+# scales, and the weights the 12-layer encoder's cosine is most sensitive
+# to per byte (attention values and outputs, position embeddings) kept
+# int8 (README, "Quantized weights": cosine 0.991 at 17.7% of float32's
+# bytes, where plain blocks of 32 give 0.978)
+BERT_INT4 = ["--asymmetric", "--scale", "mse", "--int8", "*_v_w_*", "--int8", "*_o_w_*",
+             "--int8", "position_embeddings*"]
+
+
+def quantized(m, q, block=32, extra=()):
     """Model m with its weights quantized by onnx2webnn --quantize q; the
     peer still runs the float ONNX model, so the pairs compare the
     quantized model's output with float32's. int8 weights are computed
@@ -88,10 +97,11 @@ def quantized(m, q, block=32):
     int8, activations quantized per row block as they come); int4 ones
     are widened to floats."""
     act = q == "int8"
-    return dict(m, name="%s-%s" % (m["name"], q), base=m["name"], quantize=q, block=block,
+    return dict(m, name="%s-%s" % (m["name"], q), base=m["name"], quantize=q, block=block, quant_extra=list(extra),
                 cpu_extra="quantized_activations = int8\n" if act else "",
                 about="%s; weights %s in blocks of %d (onnx2webnn --quantize)%s"
-                % (m["about"], q, block, ", int8 x int8 products" if act else ""))
+                % (m["about"], q, block, ", int8 x int8 products" if act else "") +
+                (" (%s)" % " ".join(extra) if extra else ""))
 
 
 def ocr_asset(name, asset, about, dims, dyn, buckets):
@@ -113,8 +123,8 @@ FULL = [BERT_6, BERT_12,
         ocr_asset("ppocr-cls", "ch_ppocr_mobile_v2.0_cls_infer.onnx", "PaddleOCR text angle classifier",
                   ["batch", None, "height", "width"], {"batch": 8, "height": 48, "width": 192},
                   ["batch=1 height=48 width=192", "batch=8 height=48 width=192"]),
-        quantized(BERT_6, "int8"), quantized(BERT_6, "int4"), quantized(BERT_12, "int8"),
-        quantized(BERT_12, "int4"), quantized(REC, "int8", 24), quantized(REC, "int4", 24)]  # its matmuls reduce over 120 or 240
+        quantized(BERT_6, "int8"), quantized(BERT_6, "int4", extra=BERT_INT4), quantized(BERT_12, "int8"),
+        quantized(BERT_12, "int4", extra=BERT_INT4), quantized(REC, "int8", 24), quantized(REC, "int4", 24)]  # its matmuls reduce over 120 or 240
 TINY = bert("tiny", 2, 32, 2, 64, vocab=1000, seq=32, max_pos=64)
 SMOKE = [TINY, quantized(TINY, "int8")]
 
@@ -133,23 +143,28 @@ def prepare_bert(m, models_dir):
 
 def convert(m, onnx_path, models_dir):
     """MODELS/NAME.webnn and .safetensors from onnx_path with the model's
-    dyn maxima, unless they are newer than it and the converter."""
+    dyn maxima, unless they are newer than it and the converter and were
+    made with the same arguments (NAME.args)."""
     webnn = os.path.join(models_dir, m["name"] + ".webnn")
     weights = os.path.join(models_dir, m["name"] + ".safetensors")
     conv = os.path.join(ROOT, "tools", "onnx2webnn")
     lib_dir = os.path.join(ROOT, "tools", "onnx2webnn_lib")
     lib = [os.path.join(lib_dir, f) for f in os.listdir(lib_dir) if f.endswith(".py")]
-    if fresh(webnn, onnx_path, conv, *lib) and fresh(weights, onnx_path):
+    dyn = []
+    for k, v in m["dyn"].items():
+        dyn += ["--dyn", "%s=%d" % (k, v)]
+    quant = ["--quantize", m["quantize"], "--block", str(m["block"])] + m["quant_extra"] if m.get("quantize") else []
+    args_path = os.path.join(models_dir, m["name"] + ".args")
+    same_args = os.path.exists(args_path) and open(args_path).read() == " ".join(dyn + quant)
+    if same_args and fresh(webnn, onnx_path, conv, *lib) and fresh(weights, onnx_path):
         say("%s: converted model up to date" % m["name"])
     else:
         say("%s: converting with tools/onnx2webnn" % m["name"])
-        dyn = []
-        for k, v in m["dyn"].items():
-            dyn += ["--dyn", "%s=%d" % (k, v)]
-        quant = ["--quantize", m["quantize"], "--block", str(m["block"])] if m.get("quantize") else []
         run([conv, onnx_path, webnn + ".tmp", "--weights", weights,
              "--names", os.path.splitext(webnn)[0] + ".names.json"] + dyn + quant)
         os.replace(webnn + ".tmp", webnn)
+        with open(args_path, "w") as f:
+            f.write(" ".join(dyn + quant))
     m.update(onnx=onnx_path, webnn=webnn, weights=weights)
 
 
