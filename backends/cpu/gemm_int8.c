@@ -1,8 +1,9 @@
 /* berth's quantized product with int8 activations, the cpu backend's
  * `quantized_activations = int8`: each row of A is quantized per block of
  * the weights' rows (symmetric, scale max|a| / 127), the products are
- * integer dot products of four int8 pairs (SDOT on arm64 cpus with the
- * dotprod extension, plain C elsewhere: the same integers either way),
+ * integer dot products of four int8 pairs (gemm_dot.c: VNNI or AVX2 on
+ * x86-64, SDOT on arm64 cpus with the dotprod extension, plain C
+ * elsewhere: the same integers either way),
  * and each block's sum is scaled back:
  *   y[i,j] = sum over blocks g of sa[i,g] s[g,j] (sum_k aq[i,k] b'[k,j] - z'[g,j] sum_k aq[i,k])
  * with b' = b - o and z' = z - o, o = 128 for uint8 and 8 for uint4 (0
@@ -19,42 +20,12 @@
 #include "cpu_gemm.h"
 #include "cpu_internal.h"
 
-#if defined(__aarch64__)
-#include <asm/hwcap.h>
-#include <sys/auxv.h>
-#endif
-
 enum { MR = CPU_DOT_MR, NR = CPU_DOT_NR };
 /* k values of one B slice (a block is cut into slices of this many) and
  * rows of A per task: the slice (8 KiB) and the task's int32 sums (4 KiB)
  * live on the stack. */
 #define KCH 512
 #define ROWS 64
-
-/* The portable tile: the same integers as the SDOT one, in plain C. */
-static void dot_generic(size_t k4, const int8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc, int acc) {
-    int32_t t[MR][NR] = {{0}};
-    for (size_t p = 0; p < k4; p++) {
-        const int8_t *bp = b + p * NR * 4;
-        for (int r = 0; r < MR; r++) {
-            const int8_t *ap = a + (size_t)r * lda + 4 * p;
-            for (int j = 0; j < NR; j++)
-                t[r][j] += ap[0] * bp[4 * j] + ap[1] * bp[4 * j + 1] + ap[2] * bp[4 * j + 2] + ap[3] * bp[4 * j + 3];
-        }
-    }
-    for (int r = 0; r < MR; r++)
-        for (int j = 0; j < NR; j++) c[(size_t)r * ldc + j] = (acc ? c[(size_t)r * ldc + j] : 0) + t[r][j];
-}
-
-cpu_dot_fn cpu_dot_select(int generic) {
-#if defined(__aarch64__)
-    if (!generic && (getauxval(AT_HWCAP) & HWCAP_ASIMDDP)) return cpu_dot_sdot;
-#endif
-    (void)generic;
-    return dot_generic;
-}
-
-const char *cpu_dot_name(cpu_dot_fn f) { return f == dot_generic ? "generic" : "sdot"; }
 
 /* The layout of the quantized A in node scratch: rows padded to MR (the
  * padding rows zero), each row nb blocks of lp = L rounded up to 4 bytes
