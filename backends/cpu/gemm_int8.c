@@ -61,8 +61,45 @@ typedef struct q8_job {
     size_t n_rb, panel_group;
 } q8_job;
 
-/* Rows [r0, r1) of A quantized. A block whose largest magnitude is inf
- * or NaN gets scale NaN and zeros, so its outputs are NaN. */
+/* One block of L values of a row of A quantized into q, its scale and
+ * sum returned (scale 0 for an all-zero block, NaN for one holding an inf
+ * or NaN, whose q then stays zero). Cloned per instruction set: on the
+ * baseline build rintf is a library call per value (no roundps before
+ * SSE4.1), and the block's two passes took as long as the AVX512-VNNI
+ * tile's products. */
+CPU_CLONES static int32_t quantize_block(const float *restrict x, size_t L, int8_t *restrict q, float *sa) {
+    /* The largest magnitude as the largest bit pattern less the sign:
+     * among non-negative floats the orders agree, and inf and NaN come
+     * above every finite value. An unsigned max vectorizes; the float
+     * compare that let a NaN through did not, and was most of the time. */
+    uint32_t top = 0;
+    for (size_t p = 0; p < L; p++) {
+        uint32_t u;
+        memcpy(&u, x + p, 4);
+        u &= 0x7fffffffu;
+        top = u > top ? u : top;
+    }
+    float amax;
+    memcpy(&amax, &top, 4);
+    *sa = 0.0f;
+    if (amax == 0.0f) return 0;
+    if (!isfinite(amax)) {
+        *sa = NAN;
+        return 0;
+    }
+    float inv = 127.0f / amax;
+    int32_t s = 0;
+    for (size_t p = 0; p < L; p++) {
+        float v = rintf(x[p] * inv);
+        v = v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v;
+        q[p] = (int8_t)v;
+        s += q[p];
+    }
+    *sa = amax / 127.0f;
+    return s;
+}
+
+/* Rows [r0, r1) of A quantized. */
 static void quantize_rows(void *ctx, size_t r0, size_t r1) {
     const q8_job *J = ctx;
     const q8_layout *l = &J->l;
@@ -73,29 +110,28 @@ static void quantize_rows(void *ctx, size_t r0, size_t r1) {
             float *sa = J->sa + i * l->nb + g;
             int32_t *sum = J->suma + i * l->nb + g;
             *sa = 0.0f, *sum = 0;
-            if (i >= J->m) continue;
-            const float *x = J->a + i * J->lda + g * l->L;
-            float amax = 0.0f;
-            for (size_t p = 0; p < l->L; p++) {
-                float v = fabsf(x[p]);
-                amax = v > amax || v != v ? v : amax;
-            }
-            if (amax == 0.0f) continue;
-            if (!isfinite(amax)) {
-                *sa = NAN;
-                continue;
-            }
-            float inv = 127.0f / amax;
-            int8_t *q = qrow + g * l->lp;
-            int32_t s = 0;
-            for (size_t p = 0; p < l->L; p++) {
-                float v = rintf(x[p] * inv);
-                v = v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v;
-                q[p] = (int8_t)v;
-                s += q[p];
-            }
-            *sa = amax / 127.0f, *sum = s;
+            if (i < J->m) *sum = quantize_block(J->a + i * J->lda + g * l->L, l->L, qrow + g * l->lp, sa);
         }
+    }
+}
+
+/* Block g's integer sums of rows [i0, i1) (acc, NR per row) scaled into
+ * their w columns of C: y = sa s (sum - z' suma), added to y past the
+ * first block. Cloned per instruction set, for the same reason as
+ * quantize_block: a block of 32 weight rows is 8 steps of the tile, and
+ * this, at baseline SSE2 (no pmulld), took longer than they did. */
+CPU_CLONES static void scale_block(const q8_job *J, size_t g, size_t i0, size_t i1, size_t j0, size_t w,
+                                   const int32_t *restrict acc, const int32_t *restrict zp) {
+    const q8_layout *l = &J->l;
+    const float *restrict s = J->qb->scale + g * J->n + j0;
+    for (size_t i = i0; i < i1; i++) {
+        float sa = J->sa[i * l->nb + g], *restrict y = J->c + i * J->ldc + j0;
+        int32_t sum = J->suma[i * l->nb + g];
+        const int32_t *restrict ai = acc + (i - i0) * NR;
+        if (g)
+            for (size_t j = 0; j < w; j++) y[j] += sa * s[j] * (float)(ai[j] - zp[j] * sum);
+        else
+            for (size_t j = 0; j < w; j++) y[j] = sa * s[j] * (float)(ai[j] - zp[j] * sum);
     }
 }
 
@@ -118,16 +154,7 @@ static void q8_task(void *ctx, size_t t0, size_t t1) {
                         J->kernel(k4, J->aq + i * l->kq + g * l->lp + kk, l->kq, bq, acc + (i - i0) * NR, NR, kk > 0);
                 }
                 cpu_gemm_qzero_i32(J->qb, J->n, g, j0, w, zp);
-                const float *s = J->qb->scale + g * J->n + j0;
-                for (size_t i = i0; i < i1; i++) {
-                    float sa = J->sa[i * l->nb + g], *y = J->c + i * J->ldc + j0;
-                    int32_t sum = J->suma[i * l->nb + g];
-                    const int32_t *ai = acc + (i - i0) * NR;
-                    for (size_t j = 0; j < w; j++) {
-                        float v = sa * s[j] * (float)(ai[j] - zp[j] * sum);
-                        y[j] = g ? y[j] + v : v;
-                    }
-                }
+                scale_block(J, g, i0, i1, j0, w, acc, zp);
             }
         }
         size_t j1 = p1 * NR < J->n ? p1 * NR : J->n;
