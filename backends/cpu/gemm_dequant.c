@@ -150,9 +150,9 @@ static inline int q_offset(int kind) { return kind == CPU_Q_U8 ? 128 : kind == C
  * int8): the tile's layout for one full step, by byte shuffles rather
  * than 64 single-byte stores (on x86-64 SSE2's punpck, always there). */
 static inline void transpose_4x16(const uint8_t *r0, size_t n, uint8_t x, uint8_t *restrict d) {
-    u8x16 a, b, c, e, f = {0};
+    u8x16 a, b, c, e, f;
     memcpy(&a, r0, 16), memcpy(&b, r0 + n, 16), memcpy(&c, r0 + 2 * n, 16), memcpy(&e, r0 + 3 * n, 16);
-    f += x;
+    memset(&f, x, sizeof f);
     a ^= f, b ^= f, c ^= f, e ^= f;
     u8x16 ab0 = __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     u8x16 ce0 = __builtin_shufflevector(c, e, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);

@@ -9,6 +9,9 @@
 
 #include "cpu_gemm.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #if defined(__aarch64__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
@@ -58,8 +61,14 @@ static int has_tile(const char *name) {
     if (strcmp(name, "avx512vnni") == 0)
         return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512f");
-    /* the VEX form on ymm (Alder Lake, Sapphire Rapids, Zen 5) */
-    if (strcmp(name, "avxvnni") == 0) return __builtin_cpu_supports("avxvnni") && __builtin_cpu_supports("avx2");
+    /* the VEX form on ymm (Alder Lake, Sapphire Rapids, Zen 5): CPUID
+     * leaf 7 subleaf 1, EAX bit 4, read directly since clang 14's
+     * __builtin_cpu_supports does not know it; AVX2's check covers the
+     * OS saving ymm state */
+    if (strcmp(name, "avxvnni") == 0) {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        return __builtin_cpu_supports("avx2") && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));
+    }
     if (strcmp(name, "avx2") == 0) return __builtin_cpu_supports("avx2");
 #endif
 #if defined(__aarch64__)
