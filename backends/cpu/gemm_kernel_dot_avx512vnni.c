@@ -26,11 +26,34 @@ static inline __m512i bcast_u(const int8_t *a, size_t lda, int r, size_t p) {
     return _mm512_set1_epi32((int)(w ^ 0x80808080u));
 }
 
+/* Row r's 16 bytes at step p (4 steps) as unsigned bytes, in all four
+ * 128-bit lanes: vpshufd then broadcasts each step's 4 bytes with one
+ * shuffle, where a broadcast per step went through a general register. */
+static inline __m512i lanes_u(const int8_t *a, size_t lda, int r, size_t p, __m512i flip) {
+    return _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(a + (size_t)r * lda + 4 * p))),
+                            flip);
+}
+
 void cpu_dot_avx512vnni(size_t k4, const int8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc, int acc) {
-    const __m512i ones = _mm512_set1_epi8(1);
+    const __m512i ones = _mm512_set1_epi8(1), flip = _mm512_set1_epi8((char)0x80);
     __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, s = c0;
     __m512i d0 = c0, d1 = c0, d2 = c0, d3 = c0, t = c0;
     size_t p = 0;
+    for (; p + 4 <= k4; p += 4) {
+        __m512i x0 = lanes_u(a, lda, 0, p, flip), x1 = lanes_u(a, lda, 1, p, flip);
+        __m512i x2 = lanes_u(a, lda, 2, p, flip), x3 = lanes_u(a, lda, 3, p, flip);
+#define STEP(q, C0, C1, C2, C3, S)                                                          \
+    {                                                                                   \
+        __m512i bq = _mm512_loadu_si512(b + 64 * (p + (q)));                            \
+        S = _mm512_dpbusd_epi32(S, ones, bq);                                           \
+        C0 = _mm512_dpbusd_epi32(C0, _mm512_shuffle_epi32(x0, (_MM_PERM_ENUM)((q) * 0x55)), bq); \
+        C1 = _mm512_dpbusd_epi32(C1, _mm512_shuffle_epi32(x1, (_MM_PERM_ENUM)((q) * 0x55)), bq); \
+        C2 = _mm512_dpbusd_epi32(C2, _mm512_shuffle_epi32(x2, (_MM_PERM_ENUM)((q) * 0x55)), bq); \
+        C3 = _mm512_dpbusd_epi32(C3, _mm512_shuffle_epi32(x3, (_MM_PERM_ENUM)((q) * 0x55)), bq); \
+    }
+        STEP(0, c0, c1, c2, c3, s) STEP(1, d0, d1, d2, d3, t) STEP(2, c0, c1, c2, c3, s) STEP(3, d0, d1, d2, d3, t)
+#undef STEP
+    }
     for (; p + 2 <= k4; p += 2) {
         __m512i b0 = _mm512_loadu_si512(b + 64 * p), b1 = _mm512_loadu_si512(b + 64 * p + 64);
         s = _mm512_dpbusd_epi32(s, ones, b0), t = _mm512_dpbusd_epi32(t, ones, b1);

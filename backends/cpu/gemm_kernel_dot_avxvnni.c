@@ -24,7 +24,34 @@ void cpu_dot_avxvnni(size_t k4, const int8_t *a, size_t lda, const int8_t *b, in
     const __m256i ones = _mm256_set1_epi8(1);
     __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
             c31 = c00, s0 = c00, s1 = c00;
-    for (size_t p = 0; p < k4; p++) {
+    const __m256i flip = _mm256_set1_epi8((char)0x80);
+    size_t p = 0;
+    /* Four steps at a time: each row's 16 bytes in both 128-bit lanes,
+     * made unsigned once, then one vpshufd a step broadcasts its 4 bytes
+     * (a broadcast per step went through a general register). */
+    for (; p + 4 <= k4; p += 4) {
+        __m256i x0 = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(a + 4 * p))), flip);
+        __m256i x1 = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(a + lda + 4 * p))), flip);
+        __m256i x2 = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(a + 2 * lda + 4 * p))), flip);
+        __m256i x3 = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(a + 3 * lda + 4 * p))), flip);
+#define STEP(q)                                                                                  \
+    {                                                                                            \
+        __m256i b0 = _mm256_loadu_si256((const __m256i *)(b + 64 * (p + (q))));                  \
+        __m256i b1 = _mm256_loadu_si256((const __m256i *)(b + 64 * (p + (q)) + 32)), x;           \
+        s0 = _mm256_dpbusd_avx_epi32(s0, ones, b0), s1 = _mm256_dpbusd_avx_epi32(s1, ones, b1);   \
+        x = _mm256_shuffle_epi32(x0, (q) * 0x55);                                                \
+        c00 = _mm256_dpbusd_avx_epi32(c00, x, b0), c01 = _mm256_dpbusd_avx_epi32(c01, x, b1);    \
+        x = _mm256_shuffle_epi32(x1, (q) * 0x55);                                                \
+        c10 = _mm256_dpbusd_avx_epi32(c10, x, b0), c11 = _mm256_dpbusd_avx_epi32(c11, x, b1);    \
+        x = _mm256_shuffle_epi32(x2, (q) * 0x55);                                                \
+        c20 = _mm256_dpbusd_avx_epi32(c20, x, b0), c21 = _mm256_dpbusd_avx_epi32(c21, x, b1);    \
+        x = _mm256_shuffle_epi32(x3, (q) * 0x55);                                                \
+        c30 = _mm256_dpbusd_avx_epi32(c30, x, b0), c31 = _mm256_dpbusd_avx_epi32(c31, x, b1);    \
+    }
+        STEP(0) STEP(1) STEP(2) STEP(3)
+#undef STEP
+    }
+    for (; p < k4; p++) {
         __m256i b0 = _mm256_loadu_si256((const __m256i *)(b + 64 * p));
         __m256i b1 = _mm256_loadu_si256((const __m256i *)(b + 64 * p + 32)), x;
         s0 = _mm256_dpbusd_avx_epi32(s0, ones, b0), s1 = _mm256_dpbusd_avx_epi32(s1, ones, b1);
