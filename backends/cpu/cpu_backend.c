@@ -106,8 +106,9 @@ static berth_status cpu_open(const berth_host_services *host, berth_device **out
     dev->host = host;
     dev->threads = threads;
     dev->gemm = gemm;
-    /* isa = generic: the portable integer tile too */
-    if (strcmp(qact, "int8") == 0) dev->qdot = cpu_dot_select(strcmp(gemm->name, "generic") == 0);
+    /* the integer tile within the same isa: isa = avx2 runs no AVX-512
+     * there either, isa = generic plain C */
+    if (strcmp(qact, "int8") == 0) dev->qdot = cpu_dot_select(gemm->name);
     /* The pool does the threading: OpenBLAS's threaded level-3 driver
      * allocates on every call, which run() must not do. Set before the
      * pool starts, since each worker makes its first OpenBLAS call then. */

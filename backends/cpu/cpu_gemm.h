@@ -113,9 +113,20 @@ typedef void (*cpu_dot_fn)(size_t k4, const int8_t *a, size_t lda, const int8_t 
 #if defined(__aarch64__)
 void cpu_dot_sdot(size_t k4, const int8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc, int acc);
 #endif
-/* SDOT where the cpu has it and !generic, else the portable tile. */
-cpu_dot_fn cpu_dot_select(int generic);
-const char *cpu_dot_name(cpu_dot_fn f); /* "sdot" or "generic" */
+#if defined(__x86_64__)
+void cpu_dot_avx512vnni(size_t k4, const int8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc, int acc);
+void cpu_dot_avxvnni(size_t k4, const int8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc, int acc);
+void cpu_dot_avx2(size_t k4, const int8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc, int acc);
+#endif
+/* The best tile this cpu has within the float kernels' isa (gemm_dot.c):
+ * avx512 (or auto) takes AVX512-VNNI, else AVX-VNNI, else AVX2; avx2
+ * takes AVX-VNNI, else AVX2; neon takes SDOT; generic, and anything the
+ * cpu lacks, the portable tile. */
+cpu_dot_fn cpu_dot_select(const char *isa);
+/* One tile by its name ("avx512vnni", "avxvnni", "avx2", "sdot",
+ * "generic"); NULL where the name is unknown or this cpu lacks it. */
+cpu_dot_fn cpu_dot_by_name(const char *name);
+const char *cpu_dot_name(cpu_dot_fn f);
 /* Node scratch the product needs for m rows of A, k columns, blocks of
  * `rows` weight rows. */
 size_t cpu_gemm_q8_scratch(size_t m, size_t k, size_t rows);

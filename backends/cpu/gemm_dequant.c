@@ -145,11 +145,40 @@ void cpu_dequant_row(const cpu_gemm_qb *q, size_t d, size_t r, float *dst) {
 /* The offset that brings a kind's values into int8: uint8 - 128, uint4 - 8. */
 static inline int q_offset(int kind) { return kind == CPU_Q_U8 ? 128 : kind == CPU_Q_U4 ? 8 : 0; }
 
+/* Rows r0 .. r0 + 3 (row stride n) of 16 bytes each into 16 columns of
+ * 4 bytes, flipping each byte's top bit when x is 0x80 (uint8 - 128 as
+ * int8): the tile's layout for one full step, by byte shuffles rather
+ * than 64 single-byte stores (on x86-64 SSE2's punpck, always there). */
+static inline void transpose_4x16(const uint8_t *r0, size_t n, uint8_t x, uint8_t *restrict d) {
+    u8x16 a, b, c, e, f;
+    memcpy(&a, r0, 16), memcpy(&b, r0 + n, 16), memcpy(&c, r0 + 2 * n, 16), memcpy(&e, r0 + 3 * n, 16);
+    memset(&f, x, sizeof f);
+    a ^= f, b ^= f, c ^= f, e ^= f;
+    u8x16 ab0 = __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    u8x16 ce0 = __builtin_shufflevector(c, e, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    u8x16 ab1 = __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    u8x16 ce1 = __builtin_shufflevector(c, e, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    u8x16 o0 = __builtin_shufflevector(ab0, ce0, 0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
+    u8x16 o1 = __builtin_shufflevector(ab0, ce0, 8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31);
+    u8x16 o2 = __builtin_shufflevector(ab1, ce1, 0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
+    u8x16 o3 = __builtin_shufflevector(ab1, ce1, 8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31);
+    memcpy(d, &o0, 16), memcpy(d + 16, &o1, 16), memcpy(d + 32, &o2, 16), memcpy(d + 48, &o3, 16);
+}
+
 void cpu_gemm_qpanel_i8(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc, size_t j0, size_t w, int8_t *dst) {
-    size_t k4 = (kc + 3) / 4;
+    _Static_assert(CPU_DOT_NR == 16, "a step of the tile's B is 16 columns of 4 bytes");
+    size_t k4 = (kc + 3) / 4, p = 0;
     int o = q_offset(q->kind);
-    memset(dst, 0, k4 * CPU_DOT_NR * 4);
-    for (size_t p = 0; p < kc; p++) {
+    /* The common case, 8-bit weights and a full panel: whole steps at once.
+     * Packed once per task and block and read by every row tile of the
+     * task, this ran as long as the AVX512-VNNI tile itself when it was
+     * a store per byte. */
+    if ((q->kind == CPU_Q_I8 || q->kind == CPU_Q_U8) && w == CPU_DOT_NR) {
+        uint8_t x = q->kind == CPU_Q_U8 ? 0x80 : 0;
+        for (; p + 4 <= kc; p += 4) transpose_4x16(q->b + (k0 + p) * n + j0, n, x, (uint8_t *)dst + p * CPU_DOT_NR);
+    }
+    memset(dst + p * CPU_DOT_NR, 0, (k4 * 4 - p) * CPU_DOT_NR);
+    for (; p < kc; p++) {
         int8_t *d = dst + (p / 4) * CPU_DOT_NR * 4 + p % 4;
         size_t e = (k0 + p) * n + j0;
         if (q->kind == CPU_Q_I8) {

@@ -1,8 +1,9 @@
 /* berth's quantized product with int8 activations, the cpu backend's
  * `quantized_activations = int8`: each row of A is quantized per block of
  * the weights' rows (symmetric, scale max|a| / 127), the products are
- * integer dot products of four int8 pairs (SDOT on arm64 cpus with the
- * dotprod extension, plain C elsewhere: the same integers either way),
+ * integer dot products of four int8 pairs (gemm_dot.c: VNNI or AVX2 on
+ * x86-64, SDOT on arm64 cpus with the dotprod extension, plain C
+ * elsewhere: the same integers either way),
  * and each block's sum is scaled back:
  *   y[i,j] = sum over blocks g of sa[i,g] s[g,j] (sum_k aq[i,k] b'[k,j] - z'[g,j] sum_k aq[i,k])
  * with b' = b - o and z' = z - o, o = 128 for uint8 and 8 for uint4 (0
@@ -19,42 +20,12 @@
 #include "cpu_gemm.h"
 #include "cpu_internal.h"
 
-#if defined(__aarch64__)
-#include <asm/hwcap.h>
-#include <sys/auxv.h>
-#endif
-
 enum { MR = CPU_DOT_MR, NR = CPU_DOT_NR };
 /* k values of one B slice (a block is cut into slices of this many) and
  * rows of A per task: the slice (8 KiB) and the task's int32 sums (4 KiB)
  * live on the stack. */
 #define KCH 512
 #define ROWS 64
-
-/* The portable tile: the same integers as the SDOT one, in plain C. */
-static void dot_generic(size_t k4, const int8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc, int acc) {
-    int32_t t[MR][NR] = {{0}};
-    for (size_t p = 0; p < k4; p++) {
-        const int8_t *bp = b + p * NR * 4;
-        for (int r = 0; r < MR; r++) {
-            const int8_t *ap = a + (size_t)r * lda + 4 * p;
-            for (int j = 0; j < NR; j++)
-                t[r][j] += ap[0] * bp[4 * j] + ap[1] * bp[4 * j + 1] + ap[2] * bp[4 * j + 2] + ap[3] * bp[4 * j + 3];
-        }
-    }
-    for (int r = 0; r < MR; r++)
-        for (int j = 0; j < NR; j++) c[(size_t)r * ldc + j] = (acc ? c[(size_t)r * ldc + j] : 0) + t[r][j];
-}
-
-cpu_dot_fn cpu_dot_select(int generic) {
-#if defined(__aarch64__)
-    if (!generic && (getauxval(AT_HWCAP) & HWCAP_ASIMDDP)) return cpu_dot_sdot;
-#endif
-    (void)generic;
-    return dot_generic;
-}
-
-const char *cpu_dot_name(cpu_dot_fn f) { return f == dot_generic ? "generic" : "sdot"; }
 
 /* The layout of the quantized A in node scratch: rows padded to MR (the
  * padding rows zero), each row nb blocks of lp = L rounded up to 4 bytes
@@ -90,8 +61,45 @@ typedef struct q8_job {
     size_t n_rb, panel_group;
 } q8_job;
 
-/* Rows [r0, r1) of A quantized. A block whose largest magnitude is inf
- * or NaN gets scale NaN and zeros, so its outputs are NaN. */
+/* One block of L values of a row of A quantized into q, its scale and
+ * sum returned (scale 0 for an all-zero block, NaN for one holding an inf
+ * or NaN, whose q then stays zero). Cloned per instruction set: on the
+ * baseline build rintf is a library call per value (no roundps before
+ * SSE4.1), and the block's two passes took as long as the AVX512-VNNI
+ * tile's products. */
+CPU_CLONES static int32_t quantize_block(const float *restrict x, size_t L, int8_t *restrict q, float *sa) {
+    /* The largest magnitude as the largest bit pattern less the sign:
+     * among non-negative floats the orders agree, and inf and NaN come
+     * above every finite value. An unsigned max vectorizes; the float
+     * compare that let a NaN through did not, and was most of the time. */
+    uint32_t top = 0;
+    for (size_t p = 0; p < L; p++) {
+        uint32_t u;
+        memcpy(&u, x + p, 4);
+        u &= 0x7fffffffu;
+        top = u > top ? u : top;
+    }
+    float amax;
+    memcpy(&amax, &top, 4);
+    *sa = 0.0f;
+    if (amax == 0.0f) return 0;
+    if (!isfinite(amax)) {
+        *sa = NAN;
+        return 0;
+    }
+    float inv = 127.0f / amax;
+    int32_t s = 0;
+    for (size_t p = 0; p < L; p++) {
+        float v = rintf(x[p] * inv);
+        v = v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v;
+        q[p] = (int8_t)v;
+        s += q[p];
+    }
+    *sa = amax / 127.0f;
+    return s;
+}
+
+/* Rows [r0, r1) of A quantized. */
 static void quantize_rows(void *ctx, size_t r0, size_t r1) {
     const q8_job *J = ctx;
     const q8_layout *l = &J->l;
@@ -102,30 +110,77 @@ static void quantize_rows(void *ctx, size_t r0, size_t r1) {
             float *sa = J->sa + i * l->nb + g;
             int32_t *sum = J->suma + i * l->nb + g;
             *sa = 0.0f, *sum = 0;
-            if (i >= J->m) continue;
-            const float *x = J->a + i * J->lda + g * l->L;
-            float amax = 0.0f;
-            for (size_t p = 0; p < l->L; p++) {
-                float v = fabsf(x[p]);
-                amax = v > amax || v != v ? v : amax;
-            }
-            if (amax == 0.0f) continue;
-            if (!isfinite(amax)) {
-                *sa = NAN;
-                continue;
-            }
-            float inv = 127.0f / amax;
-            int8_t *q = qrow + g * l->lp;
-            int32_t s = 0;
-            for (size_t p = 0; p < l->L; p++) {
-                float v = rintf(x[p] * inv);
-                v = v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v;
-                q[p] = (int8_t)v;
-                s += q[p];
-            }
-            *sa = amax / 127.0f, *sum = s;
+            if (i < J->m) *sum = quantize_block(J->a + i * J->lda + g * l->L, l->L, qrow + g * l->lp, sa);
         }
     }
+}
+
+/* Block g's integer sums of rows [i0, i1) (acc, NR per row) scaled into
+ * their w columns of yb (NR per row): y = sa s (sum - z' suma), added to
+ * y past the first block. Cloned per instruction set, for the same reason as
+ * quantize_block: a block of 32 weight rows is 8 steps of the tile, and
+ * this, at baseline SSE2 (no pmulld), took longer than they did. */
+static inline __attribute__((always_inline)) void scale_rows(const q8_job *J, size_t g, size_t i0, size_t i1,
+                                                             size_t j0, size_t w, const int32_t *restrict acc,
+                                                             const int32_t *restrict zp, float *restrict yb) {
+    const q8_layout *l = &J->l;
+    const float *restrict s = J->qb->scale + g * J->n + j0;
+    for (size_t i = i0; i < i1; i++) {
+        float sa = J->sa[i * l->nb + g], *restrict y = yb + (i - i0) * NR;
+        int32_t sum = J->suma[i * l->nb + g];
+        const int32_t *restrict ai = acc + (i - i0) * NR;
+        /* symmetric weights (no zero points, int8 or int4) have no
+         * correction: a third of the loop's work */
+        if (!zp && g)
+            for (size_t j = 0; j < w; j++) y[j] += sa * s[j] * (float)ai[j];
+        else if (!zp)
+            for (size_t j = 0; j < w; j++) y[j] = sa * s[j] * (float)ai[j];
+        else if (g)
+            for (size_t j = 0; j < w; j++) y[j] += sa * s[j] * (float)(ai[j] - zp[j] * sum);
+        else
+            for (size_t j = 0; j < w; j++) y[j] = sa * s[j] * (float)(ai[j] - zp[j] * sum);
+    }
+}
+
+/* A full panel (w = NR) in vectors of 16 (GCC and clang vector
+ * extensions; the clones make them one zmm, two ymm or four xmm): the
+ * loops above, given 16 values a row, spent more choosing their vector
+ * path than on the values, and with the count known GCC unrolled them
+ * into scalar code. The same operations in the same order, so the same
+ * bits. */
+typedef float f32x16 __attribute__((vector_size(64)));
+typedef int32_t i32x16 __attribute__((vector_size(64)));
+
+static inline __attribute__((always_inline)) void scale_full(const q8_job *J, size_t g, size_t i0, size_t i1,
+                                                             size_t j0, const int32_t *acc, const int32_t *zp,
+                                                             float *yb) {
+    const q8_layout *l = &J->l;
+    f32x16 sv;
+    i32x16 zv = {0};
+    memcpy(&sv, J->qb->scale + g * J->n + j0, sizeof sv);
+    if (zp) memcpy(&zv, zp, sizeof zv);
+    for (size_t i = i0; i < i1; i++) {
+        float sa = J->sa[i * l->nb + g], *y = yb + (i - i0) * NR;
+        i32x16 ai;
+        memcpy(&ai, acc + (i - i0) * NR, sizeof ai);
+        if (zp) ai -= zv * J->suma[i * l->nb + g];
+        f32x16 v = sa * sv * __builtin_convertvector(ai, f32x16);
+        if (g) {
+            f32x16 t;
+            memcpy(&t, y, sizeof t);
+            v = t + v;
+        }
+        memcpy(y, &v, sizeof v);
+    }
+}
+
+CPU_CLONES static void scale_block(const q8_job *J, size_t g, size_t i0, size_t i1, size_t j0, size_t w,
+                                   const int32_t *restrict acc, const int32_t *restrict zp, float *restrict yb) {
+    _Static_assert(NR == 16, "a row of the tile is one f32x16");
+    if (w == NR)
+        scale_full(J, g, i0, i1, j0, acc, zp, yb);
+    else
+        scale_rows(J, g, i0, i1, j0, w, acc, zp, yb);
 }
 
 static void q8_task(void *ctx, size_t t0, size_t t1) {
@@ -134,6 +189,10 @@ static void q8_task(void *ctx, size_t t0, size_t t1) {
     size_t panels = (J->n + NR - 1) / NR;
     int8_t bq[KCH * NR] __attribute__((aligned(64)));
     int32_t acc[ROWS * NR], zp[NR];
+    /* the panel's outputs while its blocks add up: C's rows are n floats
+     * apart, and at n = 1536 (6 KiB) its 64 rows of a task fall into two
+     * sets of a 48 KiB L1, so adding each block there missed every time */
+    float yb[ROWS * NR];
     for (size_t t = t0; t < t1; t++) {
         size_t i0 = (t % J->n_rb) * ROWS, i1 = i0 + ROWS < J->m ? i0 + ROWS : J->m;
         size_t p0 = (t / J->n_rb) * J->panel_group, p1 = p0 + J->panel_group < panels ? p0 + J->panel_group : panels;
@@ -146,18 +205,14 @@ static void q8_task(void *ctx, size_t t0, size_t t1) {
                     for (size_t i = i0; i < i1; i += MR)
                         J->kernel(k4, J->aq + i * l->kq + g * l->lp + kk, l->kq, bq, acc + (i - i0) * NR, NR, kk > 0);
                 }
-                cpu_gemm_qzero_i32(J->qb, J->n, g, j0, w, zp);
-                const float *s = J->qb->scale + g * J->n + j0;
-                for (size_t i = i0; i < i1; i++) {
-                    float sa = J->sa[i * l->nb + g], *y = J->c + i * J->ldc + j0;
-                    int32_t sum = J->suma[i * l->nb + g];
-                    const int32_t *ai = acc + (i - i0) * NR;
-                    for (size_t j = 0; j < w; j++) {
-                        float v = sa * s[j] * (float)(ai[j] - zp[j] * sum);
-                        y[j] = g ? y[j] + v : v;
-                    }
+                int32_t any = 0;
+                if (J->qb->zero || J->qb->kind == CPU_Q_U8 || J->qb->kind == CPU_Q_U4) {
+                    cpu_gemm_qzero_i32(J->qb, J->n, g, j0, w, zp);
+                    for (size_t j = 0; j < w; j++) any |= zp[j];
                 }
+                scale_block(J, g, i0, i1, j0, w, acc, any ? zp : NULL, yb);
             }
+            for (size_t i = i0; i < i1; i++) memcpy(J->c + i * J->ldc + j0, yb + (i - i0) * NR, sizeof(float) * w);
         }
         size_t j1 = p1 * NR < J->n ? p1 * NR : J->n;
         cpu_gemm_epilogue(J->epi, J->c, J->ldc, i0, i1, p0 * NR, j1);

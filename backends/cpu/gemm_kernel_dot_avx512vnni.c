@@ -1,0 +1,83 @@
+/* The int8 tile with AVX512-VNNI: 4 rows x 16 columns of int32 sums, one
+ * zmm per row. vpdpbusd multiplies unsigned bytes by signed ones, so A
+ * (signed, [-127, 127]) goes in as a + 128 (a xor 0x80: in [1, 255]) and
+ * the tile takes 128 times B's column sums back off at the end:
+ *   sum (a + 128) b = sum a b + 128 sum b.
+ * The column sums come from one more vpdpbusd per step (ones times B), so
+ * the four rows share it. Exact: |sum (a + 128) b| <= 255 * 128 * 4 k4 and
+ * 128 |sum b| <= 128 * 128 * 4 k4 stay below 2^31 for k4 up to 16,000
+ * (callers pass at most a 512-deep slice, k4 128), and the subtraction
+ * gives the true sum, which fits as well. Two sets of accumulators, even
+ * and odd steps, so the 5-cycle latency of vpdpbusd does not bound it.
+ * Built with -mavx512f -mavx512bw -mavx512vnni; called only after CPUID
+ * reports them (gemm_dot.c). */
+#if defined(__x86_64__)
+#include <immintrin.h>
+#include <string.h>
+
+#include "cpu_gemm.h"
+
+_Static_assert(CPU_DOT_MR == 4 && CPU_DOT_NR == 16, "the tile is 4 rows of one zmm");
+
+/* A's 4 bytes at row r, step p, as unsigned bytes broadcast to all lanes */
+static inline __m512i bcast_u(const int8_t *a, size_t lda, int r, size_t p) {
+    uint32_t w;
+    memcpy(&w, a + (size_t)r * lda + 4 * p, 4);
+    return _mm512_set1_epi32((int)(w ^ 0x80808080u));
+}
+
+/* Row r's 16 bytes at step p (4 steps) as unsigned bytes, in all four
+ * 128-bit lanes: vpshufd then broadcasts each step's 4 bytes with one
+ * shuffle, where a broadcast per step went through a general register. */
+static inline __m512i lanes_u(const int8_t *a, size_t lda, int r, size_t p, __m512i flip) {
+    return _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(a + (size_t)r * lda + 4 * p))),
+                            flip);
+}
+
+void cpu_dot_avx512vnni(size_t k4, const int8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc, int acc) {
+    const __m512i ones = _mm512_set1_epi8(1), flip = _mm512_set1_epi8((char)0x80);
+    __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, s = c0;
+    __m512i d0 = c0, d1 = c0, d2 = c0, d3 = c0, t = c0;
+    size_t p = 0;
+    for (; p + 4 <= k4; p += 4) {
+        __m512i x0 = lanes_u(a, lda, 0, p, flip), x1 = lanes_u(a, lda, 1, p, flip);
+        __m512i x2 = lanes_u(a, lda, 2, p, flip), x3 = lanes_u(a, lda, 3, p, flip);
+#define STEP(q, C0, C1, C2, C3, S)                                                          \
+    {                                                                                   \
+        __m512i bq = _mm512_loadu_si512(b + 64 * (p + (q)));                            \
+        S = _mm512_dpbusd_epi32(S, ones, bq);                                           \
+        C0 = _mm512_dpbusd_epi32(C0, _mm512_shuffle_epi32(x0, (_MM_PERM_ENUM)((q) * 0x55)), bq); \
+        C1 = _mm512_dpbusd_epi32(C1, _mm512_shuffle_epi32(x1, (_MM_PERM_ENUM)((q) * 0x55)), bq); \
+        C2 = _mm512_dpbusd_epi32(C2, _mm512_shuffle_epi32(x2, (_MM_PERM_ENUM)((q) * 0x55)), bq); \
+        C3 = _mm512_dpbusd_epi32(C3, _mm512_shuffle_epi32(x3, (_MM_PERM_ENUM)((q) * 0x55)), bq); \
+    }
+        STEP(0, c0, c1, c2, c3, s) STEP(1, d0, d1, d2, d3, t) STEP(2, c0, c1, c2, c3, s) STEP(3, d0, d1, d2, d3, t)
+#undef STEP
+    }
+    for (; p + 2 <= k4; p += 2) {
+        __m512i b0 = _mm512_loadu_si512(b + 64 * p), b1 = _mm512_loadu_si512(b + 64 * p + 64);
+        s = _mm512_dpbusd_epi32(s, ones, b0), t = _mm512_dpbusd_epi32(t, ones, b1);
+        c0 = _mm512_dpbusd_epi32(c0, bcast_u(a, lda, 0, p), b0), d0 = _mm512_dpbusd_epi32(d0, bcast_u(a, lda, 0, p + 1), b1);
+        c1 = _mm512_dpbusd_epi32(c1, bcast_u(a, lda, 1, p), b0), d1 = _mm512_dpbusd_epi32(d1, bcast_u(a, lda, 1, p + 1), b1);
+        c2 = _mm512_dpbusd_epi32(c2, bcast_u(a, lda, 2, p), b0), d2 = _mm512_dpbusd_epi32(d2, bcast_u(a, lda, 2, p + 1), b1);
+        c3 = _mm512_dpbusd_epi32(c3, bcast_u(a, lda, 3, p), b0), d3 = _mm512_dpbusd_epi32(d3, bcast_u(a, lda, 3, p + 1), b1);
+    }
+    if (p < k4) {
+        __m512i b0 = _mm512_loadu_si512(b + 64 * p);
+        s = _mm512_dpbusd_epi32(s, ones, b0);
+        c0 = _mm512_dpbusd_epi32(c0, bcast_u(a, lda, 0, p), b0);
+        c1 = _mm512_dpbusd_epi32(c1, bcast_u(a, lda, 1, p), b0);
+        c2 = _mm512_dpbusd_epi32(c2, bcast_u(a, lda, 2, p), b0);
+        c3 = _mm512_dpbusd_epi32(c3, bcast_u(a, lda, 3, p), b0);
+    }
+    __m512i off = _mm512_slli_epi32(_mm512_add_epi32(s, t), 7);
+    __m512i r[4] = {_mm512_add_epi32(c0, d0), _mm512_add_epi32(c1, d1), _mm512_add_epi32(c2, d2),
+                    _mm512_add_epi32(c3, d3)};
+    for (int i = 0; i < 4; i++) {
+        int32_t *cr = c + (size_t)i * ldc;
+        __m512i v = _mm512_sub_epi32(r[i], off);
+        if (acc) v = _mm512_add_epi32(v, _mm512_loadu_si512(cr));
+        _mm512_storeu_si512(cr, v);
+    }
+}
+#endif
