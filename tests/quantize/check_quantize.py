@@ -327,8 +327,9 @@ def usage(work, flags, status, words):
     check(p.returncode == status and words in p.stderr, "%s: exit %d (want %d), stderr: %s"
           % (" ".join(flags), p.returncode, status, p.stderr))
 
+
 def encoder(args, work):
-    """Check 5: two layers, hidden 64, sequence 16 with three padded
+    """Check 7: two layers, hidden 64, sequence 16 with three padded
     positions; cosine similarity of the flattened outputs."""
     onnx_path = os.path.join(work, "enc.onnx")
     p = subprocess.run(["/usr/bin/python3", GEN_BERT, onnx_path, "--layers", "2", "--hidden", "64", "--heads", "4",
