@@ -200,19 +200,8 @@ def input_spec(m, out_dir):
     path = os.path.join(out_dir, m["name"] + ".spec.json")
     if fresh(path, m["onnx"]):
         return path
-    import onnx
-    types = {1: "float32", 6: "int32", 7: "int64"}
-    model = onnx.load(m["onnx"])
-    inits = {i.name for i in model.graph.initializer}
-    inputs = []
-    for i in model.graph.input:
-        if i.name in inits:
-            continue
-        t = i.type.tensor_type
-        dims = [d.dim_param if d.dim_param else d.dim_value for d in t.shape.dim]
-        inputs.append({"name": i.name, "dtype": types.get(t.elem_type, str(t.elem_type)), "dims": dims})
     with open(path, "w") as f:
-        json.dump({"inputs": inputs}, f)
+        json.dump({"inputs": small.onnx_inputs(m["onnx"])}, f)
     return path
 
 

@@ -108,25 +108,33 @@ def prepare(build, models_dir, say, only=None):
     return out
 
 
-def _spec(m, models_dir):
-    """The peer's input list: the ONNX inputs, symbolic dims by name, and
-    the model's constant inputs (the ones the conversion froze)."""
+def onnx_inputs(onnx_path):
+    """The peer's input list of an ONNX file: its inputs that are not
+    initializers, each with name, dtype and dims (symbolic ones by name)."""
     import onnx
     types = {1: "float32", 6: "int32", 7: "int64"}
-    model = onnx.load(m["onnx"])
+    model = onnx.load(onnx_path)
     inits = {i.name for i in model.graph.initializer}
     inputs = []
     for i in model.graph.input:
         if i.name in inits:
             continue
         t = i.type.tensor_type
-        e = {"name": i.name, "dtype": types.get(t.elem_type, str(t.elem_type)),
-             "dims": [d.dim_param if d.dim_param else d.dim_value for d in t.shape.dim]}
-        if i.name in m.get("shapes", {}) and any(isinstance(d, str) for d in e["dims"]) and not m["bucket"]:
-            e["dims"] = m["shapes"][i.name]
-        if i.name in m["consts"]:
-            e["value"] = m["consts"][i.name]
-        inputs.append(e)
+        inputs.append({"name": i.name, "dtype": types.get(t.elem_type, str(t.elem_type)),
+                       "dims": [d.dim_param if d.dim_param else d.dim_value for d in t.shape.dim]})
+    return inputs
+
+
+def _spec(m, models_dir):
+    """The peer's input list: the ONNX inputs, and the model's constant
+    inputs (the ones the conversion froze); a static model's inputs the
+    ONNX file leaves symbolic take the zoo's shapes."""
+    inputs = onnx_inputs(m["onnx"])
+    for e in inputs:
+        if e["name"] in m.get("shapes", {}) and any(isinstance(d, str) for d in e["dims"]) and not m["bucket"]:
+            e["dims"] = m["shapes"][e["name"]]
+        if e["name"] in m["consts"]:
+            e["value"] = m["consts"][e["name"]]
     path = os.path.join(models_dir, m["name"] + ".spec.json")
     with open(path, "w") as f:
         json.dump({"inputs": inputs}, f)
