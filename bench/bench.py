@@ -575,7 +575,8 @@ def quantized_section(L, results, loads):
                 "%.6f" % b["cosine"] if "cosine" in b else "n/a"))
     L.append("\nWeights are quantized by `tools/onnx2webnn --quantize` (blocks of 32, 24 for the recognizer, "
              "along each matmul's reduction axis and along embedding rows, symmetric, float32 scales; the "
-             "recognizer's convolutions stay float32) and computed from their "
+             "encoders' int4 asymmetric with least-error scales and their attention values, outputs and "
+             "position embeddings int8; the recognizer's convolutions stay float32) and computed from their "
              "packed form (`berth.matmulQuantized`, `berth.gatherQuantized`): int8 weights as int8 x int8 "
              "products with the activations quantized per row block (`quantized_activations = int8`), "
              "int4 weights widened to floats. The differences compare berth's "
