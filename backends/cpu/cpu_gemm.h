@@ -43,6 +43,10 @@ typedef struct cpu_gemm_epi {
     void *post_ctx;
 } cpu_gemm_epi;
 
+/* Below this many multiply-adds (m * n * k) one thread does a whole
+ * product: waking the pool costs more than splitting saves. */
+#define CPU_GEMM_SERIAL 262144.0
+
 /* The kernels (each defined in its own file; the x86 ones only exist on
  * x86-64 builds, the NEON one only on arm64 builds). */
 void cpu_ukernel_generic(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc);

@@ -272,7 +272,7 @@ CPU_CLONES static void gemv_task(void *ctx, size_t t0, size_t t1) {
 static void gemv_run(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n, size_t k, const float *a,
                      size_t lda, const float *bp, float *c, size_t ldc, const cpu_gemm_epi *epi) {
     size_t nr = (size_t)isa->nr, panels = (n + nr - 1) / nr;
-    size_t tasks = (double)m * (double)n * (double)k < 262144.0 ? 1 : (size_t)cpu_pool_threads(pool) * 2;
+    size_t tasks = (double)m * (double)n * (double)k < CPU_GEMM_SERIAL ? 1 : (size_t)cpu_pool_threads(pool) * 2;
     if (tasks > panels) tasks = panels;
     gemv_job J = {.m = m, .n = n, .k = k, .lda = lda, .ldc = ldc, .nr = nr, .group = (panels + tasks - 1) / tasks,
                   .a = a, .bp = bp, .c = c, .epi = epi};
@@ -298,7 +298,7 @@ static void gemm_run(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n
     int threads = cpu_pool_threads(pool);
     /* Rows in blocks of at most 16 tiles so a block's kc-slice of A stays
      * in L2; then enough panel groups for about four tasks per thread. */
-    size_t want = (double)m * (double)n * (double)k < 262144.0 ? 1 : (size_t)threads * 4;
+    size_t want = (double)m * (double)n * (double)k < CPU_GEMM_SERIAL ? 1 : (size_t)threads * 4;
     size_t row_tiles = tiles_m < 16 ? tiles_m : 16;
     size_t n_rb = (tiles_m + row_tiles - 1) / row_tiles;
     /* Rows that fit one block are split by panel groups when there are

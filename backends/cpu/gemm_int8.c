@@ -239,5 +239,5 @@ void cpu_gemm_q8(cpu_pool *pool, cpu_dot_fn kernel, size_t m, size_t n, size_t k
     if (groups > panels) groups = panels;
     J.panel_group = (panels + groups - 1) / groups;
     size_t tasks = J.n_rb * ((panels + J.panel_group - 1) / J.panel_group);
-    cpu_pool_for(tasks > 1 && (double)m * (double)n * (double)k >= 262144.0 ? pool : NULL, tasks, 1, q8_task, &J);
+    cpu_pool_for(tasks > 1 && (double)m * (double)n * (double)k >= CPU_GEMM_SERIAL ? pool : NULL, tasks, 1, q8_task, &J);
 }

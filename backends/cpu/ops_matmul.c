@@ -13,8 +13,6 @@
 
 #include "cpu_internal.h"
 
-/* Below this m*n*k one thread does the whole product. */
-#define SMALL_GEMM 262144
 /* Up to this m*n*k berth multiplies itself: OpenBLAS (0.3.21) sends such
  * products to its small-matrix kernels, which allocate on every call on
  * some cpus (a [1, 200] x [200, 2] product: two mallocs per run), and a
@@ -99,7 +97,7 @@ void cpu_matmul_f32(berth_plan *p, int ta, int tb, int64_t m, int64_t n, int64_t
                     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                     int64_t ldc) {
     int threads = cpu_pool_threads(p->dev->pool);
-    if (threads <= 1 || (m < 32 && n < 128) || (double)m * (double)n * (double)k < SMALL_GEMM) {
+    if (threads <= 1 || (m < 32 && n < 128) || (double)m * (double)n * (double)k < CPU_GEMM_SERIAL) {
         sgemm1(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
@@ -162,19 +160,22 @@ static void mm_run(mm_params *mp, const cpu_node *n, berth_plan *p, const cpu_ge
 
 static void mm_exec(const cpu_node *n, berth_plan *p) { mm_run(n->params, n, p, NULL); }
 
-/* Whether a weight B of n columns is worth packing into panels: one
+/* B (input 1) as a 2-D weight worth packing into panels, or NULL: one
  * narrower than half a panel would be mostly padding, in memory and in
  * the products, and stays as uploaded. */
-static int worth_packing(const cpu_prep *c, int64_t n, int64_t k) {
-    return n > 0 && k > 0 && 2 * n >= c->plan->dev->gemm->nr;
+static const berth_operand *packable_b(const cpu_prep *c, int64_t n, int64_t k) {
+    const berth_operand *bo = &c->g->operands[c->node->inputs[1]];
+    if (bo->kind != BERTH_OPERAND_WEIGHT || bo->rank != 2 || !c->plan->w || n <= 0 || k <= 0 ||
+        2 * n < c->plan->dev->gemm->nr)
+        return NULL;
+    return bo;
 }
 
 /* Packs a 2-D weight B at plan time and folds the batch into the rows
  * where A's batches lie back to back. */
 static berth_status mm_pack(cpu_prep *c, mm_params *mp) {
-    const berth_operand *bo = &c->g->operands[c->node->inputs[1]];
-    if (bo->kind != BERTH_OPERAND_WEIGHT || bo->rank != 2 || !c->plan->w || !worth_packing(c, mp->n, mp->k))
-        return BERTH_OK;
+    const berth_operand *bo = packable_b(c, mp->n, mp->k);
+    if (!bo) return BERTH_OK;
     int contiguous = 1;
     for (size_t i = 0; i < mp->batch; i++) contiguous &= mp->a_off[i] == i * (size_t)(mp->m * mp->k);
     mp->bpack = cpu_weight_packed(c->plan->w, bo->weight, 0, (size_t)mp->k, (size_t)mp->n, c->err);
@@ -331,10 +332,8 @@ static void gemm_exec(const cpu_node *nd, berth_plan *p) {
  * absent, scaled by 0, or added as it is in a shape the epilogue takes
  * (a scalar c of a product wider than one column is not). */
 static berth_status gemm_pack(cpu_prep *c, gemm_params *g) {
-    const berth_operand *bo = &c->g->operands[c->node->inputs[1]];
-    if (bo->kind != BERTH_OPERAND_WEIGHT || bo->rank != 2 || !c->plan->w || g->ta || g->alpha != 1.0f ||
-        !worth_packing(c, g->n, g->k))
-        return BERTH_OK;
+    const berth_operand *bo = packable_b(c, g->n, g->k);
+    if (!bo || g->ta || g->alpha != 1.0f) return BERTH_OK;
     int epi = GEMM_EPI_NONE;
     if (g->c != CPU_NONE && g->beta != 0.0f) {
         if (g->beta != 1.0f) return BERTH_OK;
