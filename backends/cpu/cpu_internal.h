@@ -229,6 +229,11 @@ typedef struct cpu_program {
     uint32_t n_regs, n_bcast;
     uint32_t bcast_slot[BK_EW_MAX_INPUTS]; /* per input: its buffer, or UINT32_MAX when read in place */
     int in_place;
+    /* set: the steps are one chain from input chain_in, each step reading
+     * the one before and at most a scalar besides, over ops with an
+     * element function: run in registers, one pass (ops_program.c) */
+    int chain;
+    uint32_t chain_in;
     const float *in[BK_EW_MAX_INPUTS];
     float *out;
 } cpu_program;
@@ -286,6 +291,23 @@ static inline float cpu_fmin_nan(float x, float z) { return x != x || z != z ? x
 int cpu_vsoftmax(float *x, size_t n);
 /* dst = src (4-D, dims sdims) with dst dim d taken from src dim perm[d]. */
 void cpu_permute4(const float *src, const int64_t *sdims, const int *perm, float *dst);
+
+/* The unary ops' codes (ops_unary.c) and the element functions of those
+ * that elementwise programs also run in place (ops_program.c): one
+ * expression each, so both give the same bits. Comparisons, not
+ * fmaxf/fminf, which the compiler turns into a call per element; a NaN
+ * passes through each. */
+enum {
+    U_RELU, U_SIGMOID, U_TANH, U_EXP, U_LOG, U_SQRT, U_ABS, U_NEG, U_ERF, U_GELU, U_HARDSIGMOID,
+    U_HARDSWISH, U_CLAMP, U_LEAKYRELU, U_ELU, U_SOFTPLUS, U_RECIPROCAL, U_FLOOR, U_CEIL, U_SIN, U_COS,
+    U_SIGN, U_SOFTSIGN, U_NOT
+};
+static inline float cpu_relu1(float v) { return v < 0.0f ? 0.0f : v; }
+static inline float cpu_leaky1(float v, float al) { return v >= 0.0f ? v : al * v; }
+static inline float cpu_clamp1(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
+static inline float cpu_hardsigmoid1(float v, float al, float be) { return cpu_clamp1(al * v + be, 0.0f, 1.0f); }
+/* piecewise, so -inf gives 0 (the limit), not -inf * 0 */
+static inline float cpu_hardswish1(float v) { return v <= -3.0f ? 0.0f : v >= 3.0f ? v : v * (v + 3.0f) / 6.0f; }
 
 /* ---- verbs implemented outside cpu_backend.c ---- */
 /* plan() on a native graph (the verb wraps it with BK_PLAN_VERB). */

@@ -126,17 +126,121 @@ static void run_block(const cpu_program *pp, size_t at, size_t n) {
     if (pp->in_place) memcpy(pp->out + at, regs[pp->steps[g->n_steps - 1].dst], sizeof(float) * n);
 }
 
+/* A chain (see cpu_program.chain) over elements [at, at + n): each step
+ * one pass over the range, the first from the input, the rest in place,
+ * with no registers, copies or per-block calls, which cost more than the
+ * work on the short runs a convolution's epilogue hands over (a
+ * channel's pixels of a few tiles). The element functions are the unary
+ * kernels' and binary's. y[l] = f(src[l]) vectorizes with src == y. */
+#define LANES(EXPR)                                                         \
+    do {                                                                    \
+        for (size_t l = 0; l < n; l++) { float v = src[l]; y[l] = (EXPR); } \
+    } while (0)
+/* A binary step's operands, in order: the chain's value v and the
+ * scalar k on the sides the step has them. */
+#define BIN2(F)                                    \
+    do {                                           \
+        if (side == CHAIN_BOTH) LANES(F(v, v));    \
+        else if (side == CHAIN_LEFT) LANES(F(v, k)); \
+        else LANES(F(k, v));                       \
+    } while (0)
+#define ADD(a, b) ((a) + (b))
+#define SUB(a, b) ((a) - (b))
+#define MUL(a, b) ((a) * (b))
+#define DIV(a, b) ((a) / (b))
+enum { CHAIN_LEFT, CHAIN_RIGHT, CHAIN_BOTH };
+
+CPU_CLONES static void chain_run(const cpu_program *pp, size_t at, size_t n) {
+    const bk_ew_program *g = &pp->prog;
+    float *y = pp->out + at;
+    const float *src = pp->in[pp->chain_in] + at;
+    for (uint32_t i = 0; i < g->n_steps; i++, src = y) {
+        const cpu_program_step *s = &pp->steps[i];
+        const bk_ew_step *e = &g->steps[i];
+        const float al = s->p0, be = s->p1;
+        if (bk_ew_arity(e->op) == 2) {
+            int32_t chain = i ? (int32_t)(g->n_in + i - 1) : (int32_t)pp->chain_in;
+            int side = e->a == chain && e->b == chain ? CHAIN_BOTH : e->a == chain ? CHAIN_LEFT : CHAIN_RIGHT;
+            /* the scalar: operand b when the chain is a, else a */
+            const float k = side == CHAIN_BOTH ? 0.0f : operand(pp, s, side == CHAIN_LEFT, NULL, NULL, 0).p[0];
+            switch (e->op) {
+            case BERTH_OP_ADD: BIN2(ADD); break;
+            case BERTH_OP_SUB: BIN2(SUB); break;
+            case BERTH_OP_MUL: BIN2(MUL); break;
+            case BERTH_OP_DIV: BIN2(DIV); break;
+            case BERTH_OP_MAX: BIN2(cpu_fmax_nan); break;
+            case BERTH_OP_MIN: BIN2(cpu_fmin_nan); break;
+            default: break;
+            }
+            continue;
+        }
+        switch (e->op == BERTH_OP_IDENTITY ? -1 : s->unary) {
+        case -1: LANES(v); break;
+        case U_RELU: LANES(cpu_relu1(v)); break;
+        case U_LEAKYRELU: LANES(cpu_leaky1(v, al)); break;
+        case U_CLAMP: LANES(cpu_clamp1(v, al, be)); break;
+        case U_HARDSIGMOID: LANES(cpu_hardsigmoid1(v, al, be)); break;
+        case U_HARDSWISH: LANES(cpu_hardswish1(v)); break;
+        case U_NEG: LANES(-v); break;
+        case U_ABS: LANES(fabsf(v)); break;
+        default: break;
+        }
+    }
+}
+
+/* Whether step i can be a link of a chain: an op chain_run has, the
+ * chain's value as an operand, and a scalar or that value again as the
+ * other. */
+static int chain_link(const cpu_program *pp, uint32_t i) {
+    const bk_ew_program *g = &pp->prog;
+    const bk_ew_step *e = &g->steps[i];
+    int32_t chain = i ? (int32_t)(g->n_in + i - 1) : (int32_t)pp->chain_in;
+    int arity = bk_ew_arity(e->op);
+    if (arity == 1) {
+        int u = pp->steps[i].unary;
+        return e->a == chain && (e->op == BERTH_OP_IDENTITY || u == U_RELU || u == U_LEAKYRELU || u == U_CLAMP ||
+                                 u == U_HARDSIGMOID || u == U_HARDSWISH || u == U_NEG || u == U_ABS);
+    }
+    if (e->op != BERTH_OP_ADD && e->op != BERTH_OP_SUB && e->op != BERTH_OP_MUL && e->op != BERTH_OP_DIV &&
+        e->op != BERTH_OP_MAX && e->op != BERTH_OP_MIN)
+        return 0;
+    for (int r = 0; r < 2; r++) {
+        int32_t ref = r ? e->b : e->a, other = r ? e->a : e->b;
+        int scalar = other < 0 || (other < (int32_t)g->n_in && g->count[other] == 1);
+        if (ref == chain && (scalar || other == chain)) return 1;
+    }
+    return 0;
+}
+
+static void chain_find(cpu_program *pp) {
+    const bk_ew_program *g = &pp->prog;
+    int32_t a = g->steps[0].a;
+    pp->chain = 0;
+    if (!g->n_steps || pp->n_bcast || a < 0 || a >= (int32_t)g->n_in || g->count[a] != g->numel) return;
+    pp->chain_in = (uint32_t)a;
+    if (bk_ew_arity(g->steps[0].op) == 2 && !chain_link(pp, 0)) { /* the input may be operand b */
+        int32_t b = g->steps[0].b;
+        if (b < 0 || b >= (int32_t)g->n_in || g->count[b] != g->numel) return;
+        pp->chain_in = (uint32_t)b;
+    }
+    for (uint32_t i = 0; i < g->n_steps; i++)
+        if (!chain_link(pp, i)) return;
+    pp->chain = 1;
+}
+
 void cpu_program_range(const cpu_program *pp, size_t at, size_t n) {
+    if (pp->chain) {
+        chain_run(pp, at, n);
+        return;
+    }
     for (size_t end = at + n; at < end; at += BLOCK) run_block(pp, at, end - at < BLOCK ? end - at : BLOCK);
 }
 
 /* cpu_pool_for hands out whole blocks, so only the last one is short. */
 static void block_task(void *ctx, size_t b, size_t e) {
     const cpu_program *pp = ctx;
-    for (size_t k = b; k < e; k++) {
-        size_t at = k * BLOCK;
-        run_block(pp, at, pp->prog.numel - at < BLOCK ? pp->prog.numel - at : BLOCK);
-    }
+    size_t at = b * BLOCK, end = e * BLOCK < pp->prog.numel ? e * BLOCK : pp->prog.numel;
+    cpu_program_range(pp, at, end - at);
 }
 
 void cpu_program_run(cpu_pool *pool, const cpu_program *pp) {
@@ -201,5 +305,6 @@ berth_status cpu_program_prep(cpu_prep *c, cpu_program *pp) {
         s->dst = reg;
         if (reg + 1 > pp->n_regs) pp->n_regs = reg + 1;
     }
+    chain_find(pp);
     return BERTH_OK;
 }

@@ -8,12 +8,6 @@
 
 #include "cpu_internal.h"
 
-enum {
-    U_RELU, U_SIGMOID, U_TANH, U_EXP, U_LOG, U_SQRT, U_ABS, U_NEG, U_ERF, U_GELU, U_HARDSIGMOID,
-    U_HARDSWISH, U_CLAMP, U_LEAKYRELU, U_ELU, U_SOFTPLUS, U_RECIPROCAL, U_FLOOR, U_CEIL, U_SIN, U_COS,
-    U_SIGN, U_SOFTSIGN, U_NOT
-};
-
 static const struct { const char *name; int op; } un_names[] = {
     {"relu", U_RELU}, {"sigmoid", U_SIGMOID}, {"tanh", U_TANH}, {"exp", U_EXP}, {"log", U_LOG},
     {"sqrt", U_SQRT}, {"abs", U_ABS}, {"neg", U_NEG}, {"erf", U_ERF}, {"gelu", U_GELU},
@@ -32,14 +26,12 @@ typedef struct un_params {
     int half; /* float16 in and out, computed in float32 */
 } un_params;
 
-static inline float clamp01(float t) { return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t; }
-
 #define LOOP(EXPR) for (size_t i = 0; i < n; i++) { float v = x[i]; y[i] = (EXPR); }
 
 CPU_CLONES static void un_f32(const un_params *u, const float *restrict x, float *restrict y, size_t n) {
     const float al = u->alpha, be = u->beta;
     switch (u->op) {
-    case U_RELU: LOOP(v < 0.0f ? 0.0f : v); break; /* NaN stays NaN */
+    case U_RELU: LOOP(cpu_relu1(v)); break;
     /* NEON polynomials on arm64, libm's expf and tanhf elsewhere (cpu_vmath*.c) */
     case U_SIGMOID: cpu_vsigmoid(x, y, n); break;
     case U_TANH: cpu_vtanh(x, y, n); break;
@@ -50,13 +42,10 @@ CPU_CLONES static void un_f32(const un_params *u, const float *restrict x, float
     case U_NEG: LOOP(-v); break;
     case U_ERF: cpu_verf(x, y, n); break;
     case U_GELU: cpu_vgelu(x, y, n); break;
-    /* comparisons, not fmaxf/fminf, which the compiler turns into a call
-     * per element; a NaN passes through either way */
-    case U_HARDSIGMOID: LOOP(clamp01(al * v + be)); break;
-    /* piecewise, so -inf gives 0 (the limit), not -inf * 0 */
-    case U_HARDSWISH: LOOP(v <= -3.0f ? 0.0f : v >= 3.0f ? v : v * (v + 3.0f) / 6.0f); break;
-    case U_CLAMP: LOOP(v < al ? al : (v > be ? be : v)); break;
-    case U_LEAKYRELU: LOOP(v >= 0.0f ? v : al * v); break;
+    case U_HARDSIGMOID: LOOP(cpu_hardsigmoid1(v, al, be)); break;
+    case U_HARDSWISH: LOOP(cpu_hardswish1(v)); break;
+    case U_CLAMP: LOOP(cpu_clamp1(v, al, be)); break;
+    case U_LEAKYRELU: LOOP(cpu_leaky1(v, al)); break;
     case U_ELU: LOOP(v >= 0.0f ? v : al * (expf(v) - 1.0f)); break;
     case U_SOFTPLUS: LOOP(v > 20.0f ? v : log1pf(expf(v))); break;
     case U_RECIPROCAL: LOOP(1.0f / v); break;

@@ -214,6 +214,74 @@ static void test_compare_where_not(void) {
     if (h_ok(&h, (void *[]){na, nb}, (void *[]){nq})) CHECK(nq[0] == 0 && nq[1] == INT32_MIN && nq[2] == -4);
 }
 
+/* A berth.elementwise program of one chain (each step reads the one
+ * before and at most a scalar) runs in place, one pass per step; the
+ * same steps followed by a multiply by per-row ones, which makes the
+ * program a general one, run block by block through registers. Both
+ * must give the same bits, and the reference's values, on edge inputs
+ * (a NaN stays NaN through every step). */
+static double nan_or(double v, double r) { return isnan(v) ? v : r; }
+static double ref_max(double a, double b) { return isnan(a) || isnan(b) ? NAN : a > b ? a : b; }
+static double ref_min(double a, double b) { return isnan(a) || isnan(b) ? NAN : a < b ? a : b; }
+
+/* the steps' references, S the first step's (the input count) */
+#define CHAIN_STEPS(S)                                                                                        \
+    0, -1,              /* add x 0.25 */                                                                      \
+        S + 0, -2,      /* leakyRelu, alpha 0.2 */                                                            \
+        S + 1, -3,      /* max(v, -0.4) */                                                                    \
+        -4, S + 2,      /* sub 1.5 - v */                                                                     \
+        S + 3, S + 3,   /* mul v * v */                                                                       \
+        S + 4, 0,       /* hardSwish */                                                                       \
+        S + 5, -5,      /* clamp -1, 5 */                                                                     \
+        -7, S + 6,      /* min(2, v) */                                                                       \
+        S + 7, -8,      /* div v / 3 */                                                                       \
+        S + 8, 0, S + 9, 0, S + 10, 0, /* neg, abs, relu */                                                   \
+        S + 11, -9,     /* hardSigmoid 0.3, 0.4 */                                                            \
+        S + 12, 0       /* identity */
+#define CHAIN_OPS "add leakyRelu max sub mul hardSwish clamp min div neg abs relu hardSigmoid identity"
+#define CHAIN_CONSTANTS A_FLOATS("constants", 10, 0.25, 0.2, -0.4, 1.5, -1.0, 5.0, 2.0, 3.0, 0.3, 0.4)
+
+static void test_program_chain(void) {
+    enum { C = 3, W = 157 }; /* W: a tail after whole vectors */
+    float *x = h_randf(C * W), ya[C * W], yb[C * W], ones[C] = {1, 1, 1};
+    double ref[C * W];
+    for (int i = 0; i < C * W; i++) x[i] *= 8;
+    const float edges[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, -3.0f, 3.0f, -1e30f, 1e30f, 1e-40f, -0.25f};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) x[i * 13] = edges[i];
+    for (int i = 0; i < C * W; i++) {
+        float v = x[i] + 0.25f;
+        v = v >= 0 ? v : 0.2f * v;
+        v = (float)ref_max(v, -0.4f);
+        v = 1.5f - v;
+        v = v * v;
+        v = (float)nan_or(v, v <= -3 ? 0 : v >= 3 ? v : v * (v + 3) / 6);
+        v = (float)nan_or(v, v < -1 ? -1 : v > 5 ? 5 : v);
+        v = (float)ref_min(2, v);
+        v = fabsf(-(v / 3));
+        v = (float)nan_or(v, v > 0 ? v : 0);
+        ref[i] = nan_or(v, fmin(1, fmax(0, 0.3 * v + 0.4)));
+    }
+    tgraph g = {0};
+    uint32_t xi = tg_input(&g, "x", BERTH_DTYPE_F32, 2, DIMS(C, W));
+    uint32_t yi = tg_value(&g, "y", BERTH_DTYPE_F32, 2, DIMS(C, W));
+    tg_node(&g, "berth.elementwise", 1, IDX(xi), 1, IDX(yi), 3,
+            (berth_attr[]){A_STR("ops", CHAIN_OPS), A_INTS("steps", 28, CHAIN_STEPS(1)), CHAIN_CONSTANTS});
+    tg_output(&g, yi);
+    if (h_ok(&g, (void *[]){x}, (void *[]){ya})) h_close("program (chain)", ya, ref, C * W);
+
+    tgraph u = {0};
+    xi = tg_input(&u, "x", BERTH_DTYPE_F32, 2, DIMS(C, W));
+    uint32_t oi = tg_input(&u, "ones", BERTH_DTYPE_F32, 2, DIMS(C, 1));
+    yi = tg_value(&u, "y", BERTH_DTYPE_F32, 2, DIMS(C, W));
+    tg_node(&u, "berth.elementwise", 2, IDX(xi, oi), 1, IDX(yi), 3,
+            (berth_attr[]){A_STR("ops", CHAIN_OPS " mul"), A_INTS("steps", 30, CHAIN_STEPS(2), 2 + 13, 1),
+                           CHAIN_CONSTANTS});
+    tg_output(&u, yi);
+    if (h_ok(&u, (void *[]){x, ones}, (void *[]){yb})) h_close("program (general)", yb, ref, C * W);
+    CHECK(memcmp(ya, yb, sizeof ya) == 0);
+    free(x);
+}
+
 int main(void) {
     if (!h_open(2)) {
         CHECK(0);
@@ -223,6 +291,7 @@ int main(void) {
     test_cast();
     test_cast_f16();
     test_compare_where_not();
+    test_program_chain();
     h_shutdown();
     return check_exit();
 }
