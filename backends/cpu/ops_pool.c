@@ -19,6 +19,8 @@ typedef struct pool_params {
     float *y;
 } pool_params;
 
+static inline float max_nan(float v, float m) { return (v > m) | (v != v) ? v : m; } /* a NaN in the window is the max */
+
 static void pool_task(void *ctx, size_t t0, size_t t1) {
     const pool_params *P = ctx;
     for (size_t t = t0; t < t1; t++) {
@@ -36,7 +38,7 @@ static void pool_task(void *ctx, size_t t0, size_t t1) {
                         int64_t ix = ox * P->stride[1] - P->pad[2] + kj * P->dil[1];
                         if (ix < 0 || ix >= P->w) continue;
                         float v = xp[iy * P->w + ix];
-                        mx = v > mx || v != v ? v : mx; /* a NaN in the window is the max */
+                        mx = max_nan(v, mx);
                         sum += P->is_l2 ? (double)v * v : v;
                         cnt++;
                     }
@@ -50,6 +52,38 @@ static void pool_task(void *ctx, size_t t0, size_t t1) {
  * max of its window's input rows, each tap a strided pass over the row
  * that vectorizes; only the columns whose window crosses the padding go
  * through the checked loop. Same answers as pool_task, NaN included. */
+/* Windows two wide at stride 2 (the common pools) over n outputs whose
+ * one or two input rows (w apart) lie inside the input: the taps in
+ * pool_task's order, all n in one pass that the compiler vectorizes.
+ * max_nan(v, -inf) is v, so the first tap needs no comparison. */
+CPU_CLONES __attribute__((noinline)) static void pairs1(const float *restrict x, float *restrict y, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = max_nan(x[2 * i + 1], x[2 * i]);
+}
+CPU_CLONES __attribute__((noinline)) static void pairs2(const float *restrict x, size_t w, float *restrict y, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        const float *r = x + 2 * i;
+        y[i] = max_nan(r[w + 1], max_nan(r[w], max_nan(r[1], r[0])));
+    }
+}
+
+/* The columns outside [ox0, ox1) of an output row, checked one by one. */
+static void max_edges(const pool_params *P, const float *xp, int64_t oy, float *yr, int64_t ox0, int64_t ox1) {
+    for (int64_t ox = 0; ox < P->ow; ox++) {
+        if (ox == ox0) ox = ox1;
+        if (ox >= P->ow) break;
+        float m = -INFINITY;
+        for (int64_t ki = 0; ki < P->kh; ki++) {
+            int64_t iy = oy * P->stride[0] - P->pad[0] + ki;
+            if (iy < 0 || iy >= P->h) continue;
+            for (int64_t kj = 0; kj < P->kw; kj++) {
+                int64_t ix = ox * P->stride[1] - P->pad[2] + kj;
+                if (ix >= 0 && ix < P->w) m = max_nan(xp[iy * P->w + ix], m);
+            }
+        }
+        yr[ox] = m;
+    }
+}
+
 CPU_CLONES static void max_task(void *ctx, size_t t0, size_t t1) {
     const pool_params *P = ctx;
     int64_t sw = P->stride[1], pl = P->pad[2];
@@ -57,11 +91,25 @@ CPU_CLONES static void max_task(void *ctx, size_t t0, size_t t1) {
     int64_t ox0 = (pl + sw - 1) / sw, ox1 = P->w - P->kw + pl < 0 ? 0 : (P->w - P->kw + pl) / sw + 1;
     if (ox1 > P->ow) ox1 = P->ow;
     if (ox0 > ox1) ox0 = ox1;
+    int pairs = P->kw == 2 && sw == 2 && (P->kh == 1 || P->kh == 2);
+    if (pairs && P->kh == 1 && P->stride[0] == 1 && P->w == 2 * P->ow && P->h == P->oh && !P->pad[0] && !P->pad[1] &&
+        !pl && !P->pad[3]) { /* the planes' rows back to back are one row of pairs */
+        pairs1(P->x + t0 * (size_t)(P->h * P->w), P->y + t0 * (size_t)(P->oh * P->ow), (t1 - t0) * (size_t)(P->oh * P->ow));
+        return;
+    }
     for (size_t t = t0; t < t1; t++) {
         const float *xp = P->x + t * (size_t)(P->h * P->w);
         float *yp = P->y + t * (size_t)(P->oh * P->ow);
         for (int64_t oy = 0; oy < P->oh; oy++) {
             float *restrict yr = yp + oy * P->ow;
+            int64_t iy0 = oy * P->stride[0] - P->pad[0];
+            if (pairs && ox1 - ox0 >= 16 && iy0 >= 0 && iy0 + P->kh <= P->h) {
+                const float *x0 = xp + iy0 * P->w - pl + 2 * ox0;
+                if (P->kh == 1) pairs1(x0, yr + ox0, (size_t)(ox1 - ox0));
+                else pairs2(x0, (size_t)P->w, yr + ox0, (size_t)(ox1 - ox0));
+                max_edges(P, xp, oy, yr, ox0, ox1);
+                continue;
+            }
             for (int64_t ox = 0; ox < P->ow; ox++) yr[ox] = -INFINITY;
             for (int64_t ki = 0; ki < P->kh; ki++) {
                 int64_t iy = oy * P->stride[0] - P->pad[0] + ki;
@@ -69,17 +117,12 @@ CPU_CLONES static void max_task(void *ctx, size_t t0, size_t t1) {
                 const float *restrict xr = xp + iy * P->w;
                 for (int64_t kj = 0; kj < P->kw; kj++) {
                     const float *restrict xs = xr + kj - pl;
-                    for (int64_t ox = ox0; ox < ox1; ox++) {
-                        float v = xs[ox * sw], m = yr[ox];
-                        yr[ox] = v > m || v != v ? v : m; /* a NaN in the window is the max */
-                    }
+                    for (int64_t ox = ox0; ox < ox1; ox++) yr[ox] = max_nan(xs[ox * sw], yr[ox]);
                     for (int64_t ox = 0; ox < P->ow; ox++) {
                         if (ox == ox0) ox = ox1;
                         if (ox >= P->ow) break;
                         int64_t ix = ox * sw - pl + kj;
-                        if (ix < 0 || ix >= P->w) continue;
-                        float v = xr[ix], m = yr[ox];
-                        yr[ox] = v > m || v != v ? v : m;
+                        if (ix >= 0 && ix < P->w) yr[ox] = max_nan(xr[ix], yr[ox]);
                     }
                 }
             }

@@ -255,6 +255,53 @@ static void test_pool(void) {
     free(x);
 }
 
+/* maxPool2d's windows two wide at stride 2 take a vectorized pass per
+ * row (or per task, when the rows of a plane are back to back): wide
+ * rows with and without padding, narrow ones, one and two window rows,
+ * against a reference where a NaN in the window is the max. */
+static void test_pool_pairs(void) {
+    enum { N = 2, C = 3, H = 6 };
+    struct { int64_t w, kh, sh, pad[4]; } cases[] = {
+        {40, 2, 2, {0, 0, 0, 0}}, /* two rows, interior only */
+        {40, 2, 2, {0, 1, 1, 1}}, /* padding: edge columns checked */
+        {40, 1, 1, {0, 0, 0, 0}}, /* one row: the planes as one run */
+        {8, 1, 1, {0, 0, 0, 0}},  /* the same, rows narrower than a vector */
+        {41, 1, 1, {0, 0, 0, 0}}, /* an odd width: row by row */
+        {40, 1, 1, {1, 0, 1, 1}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int64_t w = cases[k].w, kh = cases[k].kh, sh = cases[k].sh, *pad = cases[k].pad;
+        int64_t oh = (H + pad[0] + pad[1] - kh) / sh + 1, ow = (w + pad[2] + pad[3] - 2) / 2 + 1;
+        size_t nx = (size_t)(N * C * H * w), ny = (size_t)(N * C * oh * ow);
+        float *x = h_randf(nx), *y = calloc(ny, sizeof(float));
+        double *ref = h_zeros(ny);
+        const float edges[] = {NAN, INFINITY, -INFINITY, -0.0f, NAN};
+        for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) x[(i * 37) % nx] = edges[i];
+        for (int64_t pl = 0; pl < N * C; pl++)
+            for (int64_t i = 0; i < oh; i++)
+                for (int64_t j = 0; j < ow; j++) {
+                    double m = -INFINITY;
+                    for (int64_t a = 0; a < kh; a++)
+                        for (int64_t b = 0; b < 2; b++) {
+                            int64_t iy = i * sh - pad[0] + a, ix = j * 2 - pad[2] + b;
+                            if (iy < 0 || iy >= H || ix < 0 || ix >= w) continue;
+                            double v = x[(pl * H + iy) * w + ix];
+                            m = isnan(m) || isnan(v) ? NAN : fmax(m, v);
+                        }
+                    ref[(pl * oh + i) * ow + j] = m;
+                }
+        tgraph t = {0};
+        uint32_t xi = tg_input(&t, "x", BERTH_DTYPE_F32, 4, DIMS(N, C, H, w));
+        uint32_t yi = tg_value(&t, "y", BERTH_DTYPE_F32, 4, DIMS(N, C, oh, ow));
+        tg_node(&t, "maxPool2d", 1, IDX(xi), 1, IDX(yi), 3,
+                (berth_attr[]){A_INTS("windowDimensions", 2, kh, 2), A_INTS("padding", 4, pad[0], pad[1], pad[2], pad[3]),
+                               A_INTS("strides", 2, sh, 2)});
+        tg_output(&t, yi);
+        if (h_ok(&t, (void *[]){x}, (void *[]){y})) h_close("maxPool2d pairs", y, ref, ny);
+        free(x), free(y), free(ref);
+    }
+}
+
 static double clampd(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 static void test_resample(void) {
@@ -313,6 +360,7 @@ int main(void) {
     test_conv();
     test_conv_transpose();
     test_pool();
+    test_pool_pairs();
     test_resample();
     h_shutdown();
     return check_exit();
