@@ -16,7 +16,7 @@
 #include "ops_conv.h"
 
 /* The most bytes of padded input that one pass over several images takes. */
-#define FOLD_BYTES (1u << 20)
+#define FOLD_BYTES (4u << 20)
 
 static int64_t pad_h(const conv_params *cp) { return cp->at.h + cp->at.pad[0] + cp->at.pad[1]; }
 static int64_t pad_w(const conv_params *cp) { return cp->at.w + cp->at.pad[2] + cp->at.pad[3]; }
@@ -34,11 +34,14 @@ size_t cpu_conv_direct_prep(conv_params *cp, int threads) {
     /* fewer filter rows than a tile has: each group's filter zero-padded to mr rows */
     if ((size_t)cp->at.og < mr) at += align64(sizeof(float) * mr * kk * (size_t)cp->at.groups);
     cp->off_pad = at;
-    /* Small images are padded and run all in one pass: one image of a
-     * late layer is a tile or two, too little to split among threads,
-     * and two pool calls per image cost more than its work. */
+    /* As many images as fit FOLD_BYTES are padded and run in one pass:
+     * one image of a late layer is a tile or two, too little to split
+     * among threads, and each pass's two pool hand-offs cost more than
+     * a small image's work (16 one-image passes per convolution made a
+     * batch of 16 slower on 2 threads than on 1). */
     size_t image = (size_t)(cp->at.c * pad_h(cp) * pad_w(cp));
-    cp->fold = cp->at.n > 1 && (size_t)cp->at.n * image * sizeof(float) <= FOLD_BYTES ? (size_t)cp->at.n : 1;
+    size_t fit = FOLD_BYTES / (image * sizeof(float));
+    cp->fold = fit < 1 ? 1 : fit > (size_t)cp->at.n ? (size_t)cp->at.n : fit;
     at += align64(sizeof(float) * (cp->fold * image + slack(cp)));
     /* about eight claims per thread for each group, of 1 to 8 tiles */
     size_t tiles = ((size_t)(cp->oh * pad_w(cp)) + nr - 1) / nr, per = tiles * cp->fold / ((size_t)threads * 8);
@@ -48,39 +51,50 @@ size_t cpu_conv_direct_prep(conv_params *cp, int threads) {
 
 /* Channels [c0, c1) of the current pass's images (back to back, as in
  * the input) into the padded buffer. */
-static void pad_task(void *ctx, size_t c0, size_t c1) {
+/* Rows are a few dozen floats and their margins one or two: plain
+ * loops, which the compiler vectorizes, cost less there than three
+ * library calls a row. */
+CPU_CLONES static void pad_task(void *ctx, size_t c0, size_t c1) {
     const conv_params *cp = ctx;
-    size_t ph = (size_t)pad_h(cp), pw = (size_t)pad_w(cp), w = (size_t)cp->at.w;
+    size_t ph = (size_t)pad_h(cp), pw = (size_t)pad_w(cp), w = (size_t)cp->at.w, h = (size_t)cp->at.h;
     size_t top = (size_t)cp->at.pad[0], left = (size_t)cp->at.pad[2];
+    if (ph == h && pw == w) { /* no padding: the channels are already laid out so */
+        memcpy((float *)cp->pad + c0 * h * w, cp->x + c0 * h * w, sizeof(float) * (c1 - c0) * h * w);
+        return;
+    }
     for (size_t ch = c0; ch < c1; ch++) {
         float *P = (float *)cp->pad + ch * ph * pw;
-        const float *xp = cp->x + ch * (size_t)(cp->at.h * cp->at.w);
+        const float *xp = cp->x + ch * h * w;
         for (size_t py = 0; py < ph; py++) {
-            float *row = P + py * pw;
-            if (py < top || py >= top + (size_t)cp->at.h) {
-                memset(row, 0, sizeof(float) * pw);
+            float *restrict row = P + py * pw;
+            if (py < top || py >= top + h) {
+                for (size_t k = 0; k < pw; k++) row[k] = 0.0f;
                 continue;
             }
-            memset(row, 0, sizeof(float) * left);
-            memcpy(row + left, xp + (py - top) * w, sizeof(float) * w);
-            memset(row + left + w, 0, sizeof(float) * (pw - left - w));
+            const float *restrict src = xp + (py - top) * w;
+            for (size_t k = 0; k < left; k++) row[k] = 0.0f;
+            for (size_t k = 0; k < w; k++) row[left + k] = src[k];
+            for (size_t k = left + w; k < pw; k++) row[k] = 0.0f;
         }
     }
 }
 
 /* Rows [r0, r1) of a tile computed into cbuf (grid columns [j0, j0 + nr))
  * go to rows out_row.. of the group's result yg, its valid pixels only. */
-static void store_tile(const conv_params *cp, float *yg, const float *cbuf, size_t r0, size_t r1, size_t out_row,
+CPU_CLONES static void store_tile(const conv_params *cp, float *yg, const float *cbuf, size_t r0, size_t r1, size_t out_row,
                        size_t j0) {
     size_t nr = (size_t)cp->isa->nr, pw = (size_t)pad_w(cp), ow = (size_t)cp->ow;
     size_t plane = (size_t)(cp->oh * cp->ow), end = (size_t)cp->oh * pw;
     size_t j1 = j0 + nr < end ? j0 + nr : end;
     for (size_t j = j0; j < j1;) {
         size_t oy = j / pw, ox = j % pw, next = (oy + 1) * pw < j1 ? (oy + 1) * pw : j1;
-        if (ox < ow) {
+        if (ox < ow) { /* pieces of up to nr floats: loops, not library calls */
             size_t n = (next - j) < ow - ox ? next - j : ow - ox, at = oy * ow + ox;
-            for (size_t r = r0; r < r1; r++)
-                memcpy(yg + (out_row + r - r0) * plane + at, cbuf + r * nr + (j - j0), sizeof(float) * n);
+            for (size_t r = r0; r < r1; r++) {
+                float *restrict dst = yg + (out_row + r - r0) * plane + at;
+                const float *restrict src = cbuf + r * nr + (j - j0);
+                for (size_t k = 0; k < n; k++) dst[k] = src[k];
+            }
         }
         j = next;
     }
@@ -95,7 +109,7 @@ static size_t pixels_before(const conv_params *cp, size_t j) {
 }
 
 /* Tasks are (image, group, chunk of tiles) of the current pass. */
-static void direct_task(void *ctx, size_t t0, size_t t1) {
+CPU_CLONES static void direct_task(void *ctx, size_t t0, size_t t1) {
     const conv_params *cp = ctx;
     size_t mr = (size_t)cp->isa->mr, nr = (size_t)cp->isa->nr, og = (size_t)cp->at.og;
     size_t kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw), plane_p = (size_t)(pad_h(cp) * pad_w(cp));
@@ -157,9 +171,12 @@ void cpu_conv_direct_run(conv_params *cp, berth_plan *p, const cpu_node *nd, con
     size_t nr = (size_t)cp->isa->nr, tiles = ((size_t)cp->oh * pw + nr - 1) / nr;
     size_t chunks = (tiles + cp->chunk_tiles - 1) / cp->chunk_tiles;
     for (size_t n = 0; n < (size_t)cp->at.n; n += cp->fold) {
+        /* the last pass may hold fewer; past them the buffer keeps the
+         * pass before's images, read only for grid columns dropped */
+        size_t k = (size_t)cp->at.n - n < cp->fold ? (size_t)cp->at.n - n : cp->fold;
         cp->x = x + n * c * (size_t)(cp->at.h * cp->at.w);
-        cpu_pool_for(p->dev->pool, cp->fold * c, 4, pad_task, cp);
+        cpu_pool_for(p->dev->pool, k * c, 4, pad_task, cp);
         cp->y_g = y + n * (size_t)(cp->at.o * cp->oh * cp->ow);
-        cpu_pool_for(p->dev->pool, cp->fold * (size_t)cp->at.groups * chunks, 1, direct_task, cp);
+        cpu_pool_for(p->dev->pool, k * (size_t)cp->at.groups * chunks, 1, direct_task, cp);
     }
 }
