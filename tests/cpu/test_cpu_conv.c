@@ -98,6 +98,13 @@ static void test_conv(void) {
     }
     /* large enough to split the product over the pool */
     test_conv_case((geo){1, 16, 20, 20, 32, 3, 3, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}}, 1);
+    /* the direct kernel: a batch in one pass, unpadded (the input copied
+     * whole) and padded on the width only, as the speech models' 3x1 and
+     * 1x3 filters are */
+    test_conv_case((geo){3, 8, 10, 12, 12, 3, 1, 1, {0, 0, 0, 0}, {1, 1}, {1, 1}}, 1);
+    test_conv_case((geo){4, 24, 9, 32, 24, 1, 3, 1, {0, 0, 1, 1}, {1, 1}, {1, 1}}, 1);
+    /* padded images of 1.2 MB: three a pass, then a last pass of one */
+    test_conv_case((geo){4, 256, 32, 32, 4, 3, 3, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}}, 1);
 }
 
 static void test_conv_transpose_layout(int nhwc, const char *flayout) {
