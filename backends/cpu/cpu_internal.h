@@ -241,6 +241,10 @@ typedef struct cpu_program {
 berth_status cpu_program_prep(cpu_prep *c, cpu_program *pp);
 /* Output elements [at, at + n), on the calling thread. */
 void cpu_program_range(const cpu_program *pp, size_t at, size_t n);
+/* A chain's steps (pp->chain set) over n floats of src into y, which may
+ * be src: for a kernel's tile, before it is stored. Scalar inputs are
+ * read through pp->in. */
+void cpu_chain_apply(const cpu_program *pp, const float *src, float *y, size_t n);
 /* The whole output, spread over the pool. */
 void cpu_program_run(cpu_pool *pool, const cpu_program *pp);
 

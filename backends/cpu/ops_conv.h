@@ -37,6 +37,7 @@ typedef struct conv_params {
      * scratch, the tiles a task claims, and this run's pointers into them */
     size_t off_tab, off_abuf, off_pad, chunk_tiles;
     size_t fold; /* batch items padded and run in one pass */
+    int in_tile; /* the bias and program (none, or a chain on the result) applied to each tile before its store */
     const float *pad, *abuf;
     const size_t *tab;
 } conv_params;

@@ -7,10 +7,12 @@
  * padded input through one table of those offsets, and no column matrix
  * is built or packed. Tiles of the grid are handed out in small chunks,
  * so every thread takes part in one image and a stalled worker holds up
- * one chunk; the bias and berth.conv2dEpilogue's program run on each
- * chunk of tiles once all its channels are stored, while it is in cache,
- * as one run per channel rather than one per tile row (the programs'
- * cost is per call as much as per value). */
+ * one chunk. The bias and a berth.conv2dEpilogue program that is one
+ * chain on the result run on each tile in L1 before it is stored; a
+ * program with other inputs runs on each chunk of tiles once all its
+ * channels are stored, while it is in cache, as one run per channel
+ * rather than one per tile row (its cost is per call as much as per
+ * value). */
 #include <string.h>
 
 #include "ops_conv.h"
@@ -100,6 +102,22 @@ CPU_CLONES static void store_tile(const conv_params *cp, float *yg, const float 
     }
 }
 
+/* With cp->in_tile, the bias and the program's chain on a tile's rows
+ * (channels ch0.. of the group) while it is in L1, before the store:
+ * the same steps in the same order as the epilogue over the stored
+ * result, without its second sweep over memory. Dropped columns are
+ * computed too; they are never stored. */
+static void tile_epilogue(const conv_params *cp, const cpu_gemm_epi *epi, float *cbuf, size_t ch0, size_t rows) {
+    if (!cp->in_tile) return;
+    size_t nr = (size_t)cp->isa->nr;
+    if (epi->bias)
+        for (size_t r = 0; r < rows; r++) {
+            float bv = epi->bias[ch0 + r], *row = cbuf + r * nr;
+            for (size_t j = 0; j < nr; j++) row[j] += bv;
+        }
+    if (cp->prog) cpu_chain_apply(cp->prog, cbuf, cbuf, rows * nr);
+}
+
 /* The output pixels before grid column j: a chunk of tiles covers the
  * pixels between its two ends, one run per channel. */
 static size_t pixels_before(const conv_params *cp, size_t j) {
@@ -128,6 +146,7 @@ CPU_CLONES static void direct_task(void *ctx, size_t t0, size_t t1) {
             size_t j0 = tile * nr;
             if (og < mr) {
                 cp->isa->kernel_ind(kk, cp->abuf + g * mr * kk, kk, P + j0, cp->tab, cbuf, nr);
+                tile_epilogue(cp, &epi, cbuf, 0, og);
                 store_tile(cp, yg, cbuf, 0, og, 0, j0);
                 continue;
             }
@@ -136,11 +155,14 @@ CPU_CLONES static void direct_task(void *ctx, size_t t0, size_t t1) {
             for (size_t i = 0; i < og; i += mr) {
                 size_t at = i + mr <= og ? i : og - mr;
                 cp->isa->kernel_ind(kk, cp->f_g + (g * og + at) * kk, kk, P + j0, cp->tab, cbuf, nr);
+                tile_epilogue(cp, &epi, cbuf, at, mr);
                 store_tile(cp, yg, cbuf, i - at, mr, i, j0);
             }
         }
-        size_t at0 = pixels_before(cp, c0 * nr), at1 = pixels_before(cp, c1 * nr);
-        cpu_gemm_epilogue(&epi, yg, plane_out, 0, og, at0, at1);
+        if (!cp->in_tile) {
+            size_t at0 = pixels_before(cp, c0 * nr), at1 = pixels_before(cp, c1 * nr);
+            cpu_gemm_epilogue(&epi, yg, plane_out, 0, og, at0, at1);
+        }
     }
 }
 
@@ -168,6 +190,7 @@ void cpu_conv_direct_run(conv_params *cp, berth_plan *p, const cpu_node *nd, con
     cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) : NULL,
                         .bias_rows = 1, .post = cp->prog ? cpu_conv_post : NULL, .post_ctx = cp};
     cp->epi = &epi;
+    cp->in_tile = !cp->prog || (cp->prog->chain && cp->prog->chain_in == 0);
     size_t nr = (size_t)cp->isa->nr, tiles = ((size_t)cp->oh * pw + nr - 1) / nr;
     size_t chunks = (tiles + cp->chunk_tiles - 1) / cp->chunk_tiles;
     for (size_t n = 0; n < (size_t)cp->at.n; n += cp->fold) {

@@ -126,8 +126,8 @@ static void run_block(const cpu_program *pp, size_t at, size_t n) {
     if (pp->in_place) memcpy(pp->out + at, regs[pp->steps[g->n_steps - 1].dst], sizeof(float) * n);
 }
 
-/* A chain (see cpu_program.chain) over elements [at, at + n): each step
- * one pass over the range, the first from the input, the rest in place,
+/* A chain (see cpu_program.chain) over n elements of src into y (which
+ * may be src): each step one pass, the first from src, the rest in place,
  * with no registers, copies or per-block calls, which cost more than the
  * work on the short runs a convolution's epilogue hands over (a
  * channel's pixels of a few tiles). The element functions are the unary
@@ -150,10 +150,8 @@ static void run_block(const cpu_program *pp, size_t at, size_t n) {
 #define DIV(a, b) ((a) / (b))
 enum { CHAIN_LEFT, CHAIN_RIGHT, CHAIN_BOTH };
 
-CPU_CLONES static void chain_run(const cpu_program *pp, size_t at, size_t n) {
+CPU_CLONES void cpu_chain_apply(const cpu_program *pp, const float *src, float *y, size_t n) {
     const bk_ew_program *g = &pp->prog;
-    float *y = pp->out + at;
-    const float *src = pp->in[pp->chain_in] + at;
     for (uint32_t i = 0; i < g->n_steps; i++, src = y) {
         const cpu_program_step *s = &pp->steps[i];
         const bk_ew_step *e = &g->steps[i];
@@ -188,7 +186,7 @@ CPU_CLONES static void chain_run(const cpu_program *pp, size_t at, size_t n) {
     }
 }
 
-/* Whether step i can be a link of a chain: an op chain_run has, the
+/* Whether step i can be a link of a chain: an op cpu_chain_apply has, the
  * chain's value as an operand, and a scalar or that value again as the
  * other. */
 static int chain_link(const cpu_program *pp, uint32_t i) {
@@ -230,7 +228,7 @@ static void chain_find(cpu_program *pp) {
 
 void cpu_program_range(const cpu_program *pp, size_t at, size_t n) {
     if (pp->chain) {
-        chain_run(pp, at, n);
+        cpu_chain_apply(pp, pp->in[pp->chain_in] + at, pp->out + at, n);
         return;
     }
     for (size_t end = at + n; at < end; at += BLOCK) run_block(pp, at, end - at < BLOCK ? end - at : BLOCK);

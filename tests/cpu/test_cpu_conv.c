@@ -262,6 +262,54 @@ static void test_pool(void) {
     free(x);
 }
 
+/* berth.conv2dEpilogue on the direct kernel: a program that is one chain
+ * on the result (leakyRelu, then max with a scalar) runs on each tile
+ * before it is stored, one with a second input (a residual) on the
+ * stored result; both against a reference, 20 channels so a tile of
+ * rows is computed twice where 12 do not divide them. */
+static void test_conv_epilogue(void) {
+    enum { N = 2, C = 6, H = 9, W = 37, O = 20 };
+    enum { NX = N * C * H * W, NF = O * C * 3, NY = N * O * H * W };
+    float *x = h_randf(NX), *f = h_randf(NF), *b = h_randf(O), *res = h_randf(NY), *y = calloc(NY, sizeof(float));
+    double *conv = h_zeros(NY), *ref = h_zeros(NY);
+    x[5] = NAN, x[77] = INFINITY;
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < O; o++)
+            for (int i = 0; i < H; i++)
+                for (int j = 0; j < W; j++) {
+                    double acc = b[o];
+                    for (int ci = 0; ci < C; ci++)
+                        for (int kj = 0; kj < 3; kj++) {
+                            int ix = j - 1 + kj;
+                            if (ix >= 0 && ix < W) acc += (double)x[((n * C + ci) * H + i) * W + ix] * f[(o * C + ci) * 3 + kj];
+                        }
+                    conv[((n * O + o) * H + i) * W + j] = acc;
+                }
+    for (int general = 0; general < 2; general++) {
+        for (int i = 0; i < NY; i++) {
+            double v = conv[i] >= 0 ? conv[i] : 0.2 * conv[i];
+            v = isnan(v) ? v : v > -0.4 ? v : -0.4;
+            ref[i] = general ? v + res[i] : v;
+        }
+        tgraph t = {0};
+        uint32_t xi = tg_input(&t, "x", BERTH_DTYPE_F32, 4, DIMS(N, C, H, W));
+        uint32_t ri = tg_input(&t, "res", BERTH_DTYPE_F32, 4, DIMS(N, O, H, W));
+        uint32_t fi = tg_const(&t, "f", BERTH_DTYPE_F32, 4, DIMS(O, C, 1, 3), f, NF * 4);
+        uint32_t bi = tg_const(&t, "b", BERTH_DTYPE_F32, 1, DIMS(O), b, O * 4);
+        uint32_t yi = tg_value(&t, "y", BERTH_DTYPE_F32, 4, DIMS(N, O, H, W));
+        berth_attr attrs[] = {A_INTS("padding", 4, 0, 0, 1, 1), A_OPND("bias", bi),
+                              A_STR("ops", general ? "leakyRelu max add" : "leakyRelu max"),
+                              general ? A_INTS("steps", 6, 0, -1, 2, -2, 3, 1) : A_INTS("steps", 4, 0, -1, 1, -2),
+                              A_FLOATS("constants", 2, 0.2, -0.4),
+                              {.key = "epilogueInputs", .type = BERTH_ATTR_OPERANDS, .count = 1, .ints = (const int64_t[]){ri}}};
+        tg_node(&t, "berth.conv2dEpilogue", 2, IDX(xi, fi), 1, IDX(yi), general ? 6 : 5, attrs);
+        tg_output(&t, yi);
+        if (h_ok(&t, (void *[]){x, res}, (void *[]){y}))
+            h_close(general ? "conv2dEpilogue (general)" : "conv2dEpilogue (chain)", y, ref, NY);
+    }
+    free(x), free(f), free(b), free(res), free(y), free(conv), free(ref);
+}
+
 /* maxPool2d's windows two wide at stride 2 take a vectorized pass per
  * row (or per task, when the rows of a plane are back to back): wide
  * rows with and without padding, narrow ones, one and two window rows,
@@ -366,6 +414,7 @@ int main(void) {
     }
     test_conv();
     test_conv_transpose();
+    test_conv_epilogue();
     test_pool();
     test_pool_pairs();
     test_resample();
