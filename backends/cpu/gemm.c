@@ -149,6 +149,32 @@ typedef struct gemm_job {
     size_t row_block, panel_group, n_row_blocks;
 } gemm_job;
 
+/* A last panel this narrow (a product 97 or 257 wide, as an STFT's
+ * frames and bins are) would cost a full tile of nr columns for w: each
+ * of its outputs is instead the dot product of an A row with the column
+ * copied out of the panel, sixteen lanes and two sums at a time. */
+#define EDGE_DOT_W 4
+#define EDGE_KC 256
+
+CPU_CLONES static void edge_dots(const float *a, size_t lda, const float *bp, size_t nr, size_t kc, float *c,
+                                 size_t ldc, size_t rows, size_t w, int acc) {
+    float col[EDGE_KC] __attribute__((aligned(64)));
+    for (size_t j = 0; j < w; j++) {
+        for (size_t p = 0; p < kc; p++) col[p] = bp[p * nr + j];
+        for (size_t r = 0; r < rows; r++) {
+            const float *ar = a + r * lda;
+            float s0[16] = {0}, s1[16] = {0};
+            size_t p = 0;
+            for (; p + 32 <= kc; p += 32)
+                for (size_t l = 0; l < 16; l++) s0[l] += ar[p + l] * col[p + l], s1[l] += ar[p + 16 + l] * col[p + 16 + l];
+            float s = 0.0f;
+            for (; p < kc; p++) s += ar[p] * col[p];
+            for (size_t l = 0; l < 16; l++) s += s0[l] + s1[l];
+            c[r * ldc + j] = acc ? c[r * ldc + j] + s : s;
+        }
+    }
+}
+
 /* A tile of `rows` <= mr rows and `w` <= nr columns at row i. The kernel
  * always computes a full tile into cbuf: when A has mr rows at or above
  * i it reads the last mr rows ending at the tile's end (rows the tile
@@ -161,6 +187,10 @@ static void edge_tile(const gemm_job *J, size_t kc, size_t i, size_t k0, const f
     float cbuf[EDGE_C] __attribute__((aligned(64)));
     const float *src;
     size_t lda = J->lda;
+    if (w <= EDGE_DOT_W && kc <= EDGE_KC) {
+        edge_dots(J->a + i * J->lda + k0, J->lda, bp, nr, kc, c, J->ldc, rows, w, acc);
+        return;
+    }
     if (rows == mr) {
         src = J->a + i * J->lda + k0;
     } else if (J->m >= mr) {
