@@ -5,7 +5,10 @@
  * input rows a tap reads for 32 consecutive outputs are 32 consecutive
  * floats at a fixed offset: the product kernel reads B straight from the
  * padded input through one table of those offsets, and no column matrix
- * is built or packed. Tiles of the grid are handed out in small chunks,
+ * is built or packed. The images of a pass lie back to back within each
+ * channel ([channel][image][row][column]), so the grid runs on from one
+ * image into the next and the tiles of small late-layer maps fill up
+ * (four 12x6 images: 9 tiles, not 12). Tiles of the grid are handed out in small chunks,
  * so every thread takes part in one image and a stalled worker holds up
  * one chunk. The bias and a berth.conv2dEpilogue program that is one
  * chain on the result run on each tile in L1 before it is stored; a
@@ -27,8 +30,17 @@ static int64_t pad_w(const conv_params *cp) { return cp->at.w + cp->at.pad[2] + 
  * columns run up to nr past the grid, and a tap up to a row further. */
 static size_t slack(const conv_params *cp) { return (size_t)pad_w(cp) + 2 * (size_t)cp->isa->nr; }
 
+/* The grid of a pass of k images: k - 1 whole padded planes, then the
+ * last image's output rows; and the tiles that cover it. */
+static size_t grid_end(const conv_params *cp, size_t k) {
+    return (k - 1) * (size_t)(pad_h(cp) * pad_w(cp)) + (size_t)cp->oh * (size_t)pad_w(cp);
+}
+static size_t grid_tiles(const conv_params *cp, size_t k) {
+    return (grid_end(cp, k) + (size_t)cp->isa->nr - 1) / (size_t)cp->isa->nr;
+}
+
 size_t cpu_conv_direct_prep(conv_params *cp, int threads) {
-    size_t kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw), mr = (size_t)cp->isa->mr, nr = (size_t)cp->isa->nr;
+    size_t kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw), mr = (size_t)cp->isa->mr;
     size_t at = 0;
     cp->off_tab = at;
     at += align64(sizeof(size_t) * kk);
@@ -46,27 +58,30 @@ size_t cpu_conv_direct_prep(conv_params *cp, int threads) {
     cp->fold = fit < 1 ? 1 : fit > (size_t)cp->at.n ? (size_t)cp->at.n : fit;
     at += align64(sizeof(float) * (cp->fold * image + slack(cp)));
     /* about eight claims per thread for each group, of 1 to 8 tiles */
-    size_t tiles = ((size_t)(cp->oh * pad_w(cp)) + nr - 1) / nr, per = tiles * cp->fold / ((size_t)threads * 8);
+    size_t per = grid_tiles(cp, cp->fold) / ((size_t)threads * 8);
     cp->chunk_tiles = per < 1 ? 1 : per > 8 ? 8 : per;
     return at;
 }
 
-/* Channels [c0, c1) of the current pass's images (back to back, as in
- * the input) into the padded buffer. */
-/* Rows are a few dozen floats and their margins one or two: plain
- * loops, which the compiler vectorizes, cost less there than three
- * library calls a row. */
-CPU_CLONES static void pad_task(void *ctx, size_t c0, size_t c1) {
+/* Planes [t0, t1) of the current pass's input ([image][channel], as in
+ * the input) into the padded buffer ([channel][image]). Rows are a few
+ * dozen floats and their margins one or two: plain loops, which the
+ * compiler vectorizes, cost less there than three library calls a row. */
+CPU_CLONES static void pad_task(void *ctx, size_t t0, size_t t1) {
     const conv_params *cp = ctx;
     size_t ph = (size_t)pad_h(cp), pw = (size_t)pad_w(cp), w = (size_t)cp->at.w, h = (size_t)cp->at.h;
-    size_t top = (size_t)cp->at.pad[0], left = (size_t)cp->at.pad[2];
-    if (ph == h && pw == w) { /* no padding: the channels are already laid out so */
-        memcpy((float *)cp->pad + c0 * h * w, cp->x + c0 * h * w, sizeof(float) * (c1 - c0) * h * w);
+    size_t top = (size_t)cp->at.pad[0], left = (size_t)cp->at.pad[2], c = (size_t)cp->at.c;
+    if (ph == h && pw == w && cp->fold == 1) { /* no padding, one image: laid out so already */
+        memcpy((float *)cp->pad + t0 * h * w, cp->x + t0 * h * w, sizeof(float) * (t1 - t0) * h * w);
         return;
     }
-    for (size_t ch = c0; ch < c1; ch++) {
-        float *P = (float *)cp->pad + ch * ph * pw;
-        const float *xp = cp->x + ch * h * w;
+    for (size_t t = t0; t < t1; t++) {
+        float *P = (float *)cp->pad + (t % c * cp->fold + t / c) * ph * pw;
+        const float *xp = cp->x + t * h * w;
+        if (ph == h && pw == w) {
+            memcpy(P, xp, sizeof(float) * h * w);
+            continue;
+        }
         for (size_t py = 0; py < ph; py++) {
             float *restrict row = P + py * pw;
             if (py < top || py >= top + h) {
@@ -82,16 +97,18 @@ CPU_CLONES static void pad_task(void *ctx, size_t c0, size_t c1) {
 }
 
 /* Rows [r0, r1) of a tile computed into cbuf (grid columns [j0, j0 + nr))
- * go to rows out_row.. of the group's result yg, its valid pixels only. */
+ * go to rows out_row.. of the group's result yg (in the pass's first
+ * image), its valid pixels only: a grid row R is row R % ph of image
+ * R / ph, valid below oh. */
 CPU_CLONES static void store_tile(const conv_params *cp, float *yg, const float *cbuf, size_t r0, size_t r1, size_t out_row,
                        size_t j0) {
-    size_t nr = (size_t)cp->isa->nr, pw = (size_t)pad_w(cp), ow = (size_t)cp->ow;
-    size_t plane = (size_t)(cp->oh * cp->ow), end = (size_t)cp->oh * pw;
+    size_t nr = (size_t)cp->isa->nr, pw = (size_t)pad_w(cp), ph = (size_t)pad_h(cp), ow = (size_t)cp->ow;
+    size_t plane = (size_t)(cp->oh * cp->ow), end = cp->pass_grid, image = (size_t)cp->at.o * plane;
     size_t j1 = j0 + nr < end ? j0 + nr : end;
     for (size_t j = j0; j < j1;) {
-        size_t oy = j / pw, ox = j % pw, next = (oy + 1) * pw < j1 ? (oy + 1) * pw : j1;
-        if (ox < ow) { /* pieces of up to nr floats: loops, not library calls */
-            size_t n = (next - j) < ow - ox ? next - j : ow - ox, at = oy * ow + ox;
+        size_t R = j / pw, oy = R % ph, ox = j % pw, next = (R + 1) * pw < j1 ? (R + 1) * pw : j1;
+        if (ox < ow && oy < (size_t)cp->oh) { /* pieces of up to nr floats: loops, not library calls */
+            size_t n = (next - j) < ow - ox ? next - j : ow - ox, at = R / ph * image + oy * ow + ox;
             for (size_t r = r0; r < r1; r++) {
                 float *restrict dst = yg + (out_row + r - r0) * plane + at;
                 const float *restrict src = cbuf + r * nr + (j - j0);
@@ -118,28 +135,38 @@ static void tile_epilogue(const conv_params *cp, const cpu_gemm_epi *epi, float 
     if (cp->prog) cpu_chain_apply(cp->prog, cbuf, cbuf, rows * nr);
 }
 
-/* The output pixels before grid column j: a chunk of tiles covers the
- * pixels between its two ends, one run per channel. */
+/* The output pixels of one image before its grid column j. */
 static size_t pixels_before(const conv_params *cp, size_t j) {
     size_t pw = (size_t)pad_w(cp), ow = (size_t)cp->ow, end = (size_t)cp->oh * pw;
     if (j > end) j = end;
     return j / pw * ow + (j % pw < ow ? j % pw : ow);
 }
 
-/* Tasks are (image, group, chunk of tiles) of the current pass. */
+/* The non-chain epilogue on the pixels of grid columns [j0, j1), image
+ * by image: a chunk of tiles covers, in each image it reaches, the
+ * pixels between its two ends, one run per channel. */
+static void chunk_epilogue(const conv_params *cp, const cpu_gemm_epi *epi, float *yg, size_t j0, size_t j1) {
+    size_t plane_p = (size_t)(pad_h(cp) * pad_w(cp)), plane_out = (size_t)(cp->oh * cp->ow);
+    for (size_t img = j0 / plane_p; img * plane_p < j1; img++) {
+        size_t lo = j0 > img * plane_p ? j0 - img * plane_p : 0, hi = j1 - img * plane_p;
+        size_t at0 = pixels_before(cp, lo), at1 = pixels_before(cp, hi);
+        if (at1 > at0) cpu_gemm_epilogue(epi, yg + img * (size_t)cp->at.o * plane_out, plane_out, 0, (size_t)cp->at.og, at0, at1);
+    }
+}
+
+/* Tasks are (group, chunk of tiles) of the current pass. */
 CPU_CLONES static void direct_task(void *ctx, size_t t0, size_t t1) {
     const conv_params *cp = ctx;
     size_t mr = (size_t)cp->isa->mr, nr = (size_t)cp->isa->nr, og = (size_t)cp->at.og;
     size_t kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw), plane_p = (size_t)(pad_h(cp) * pad_w(cp));
-    size_t tiles = ((size_t)cp->oh * (size_t)pad_w(cp) + nr - 1) / nr;
-    size_t chunks = (tiles + cp->chunk_tiles - 1) / cp->chunk_tiles, per_image = (size_t)cp->at.groups * chunks;
+    size_t tiles = (cp->pass_grid + nr - 1) / nr, chunks = (tiles + cp->chunk_tiles - 1) / cp->chunk_tiles;
     size_t plane_out = (size_t)(cp->oh * cp->ow);
     float cbuf[12 * 32] __attribute__((aligned(64))); /* mr * nr of the largest kernel */
     for (size_t t = t0; t < t1; t++) {
-        size_t img = t / per_image, g = t % per_image / chunks, c0 = (t % chunks) * cp->chunk_tiles;
+        size_t g = t / chunks, c0 = (t % chunks) * cp->chunk_tiles;
         size_t c1 = c0 + cp->chunk_tiles < tiles ? c0 + cp->chunk_tiles : tiles;
-        const float *P = cp->pad + (img * (size_t)cp->at.c + g * (size_t)cp->at.cg) * plane_p;
-        float *yg = cp->y_g + (img * (size_t)cp->at.o + g * og) * plane_out;
+        const float *P = cp->pad + g * (size_t)cp->at.cg * cp->fold * plane_p;
+        float *yg = cp->y_g + g * og * plane_out;
         cpu_gemm_epi epi = *cp->epi;
         if (epi.bias) epi.bias += g * og;
         for (size_t tile = c0; tile < c1; tile++) {
@@ -159,10 +186,7 @@ CPU_CLONES static void direct_task(void *ctx, size_t t0, size_t t1) {
                 store_tile(cp, yg, cbuf, i - at, mr, i, j0);
             }
         }
-        if (!cp->in_tile) {
-            size_t at0 = pixels_before(cp, c0 * nr), at1 = pixels_before(cp, c1 * nr);
-            cpu_gemm_epilogue(&epi, yg, plane_out, 0, og, at0, at1);
-        }
+        if (!cp->in_tile) chunk_epilogue(cp, &epi, yg, c0 * nr, c1 * nr < cp->pass_grid ? c1 * nr : cp->pass_grid);
     }
 }
 
@@ -174,7 +198,7 @@ void cpu_conv_direct_run(conv_params *cp, berth_plan *p, const cpu_node *nd, con
     for (size_t k = 0; k < kk; k++) {
         size_t ch = k / (size_t)(cp->at.kh * cp->at.kw), ki = (k / (size_t)cp->at.kw) % (size_t)cp->at.kh;
         size_t kj = k % (size_t)cp->at.kw;
-        tab[k] = ch * ph * pw + ki * (size_t)cp->at.dil[0] * pw + kj * (size_t)cp->at.dil[1];
+        tab[k] = ch * cp->fold * ph * pw + ki * (size_t)cp->at.dil[0] * pw + kj * (size_t)cp->at.dil[1];
     }
     if (og < mr) {
         float *ab = (float *)(s + cp->off_abuf);
@@ -191,15 +215,15 @@ void cpu_conv_direct_run(conv_params *cp, berth_plan *p, const cpu_node *nd, con
                         .bias_rows = 1, .post = cp->prog ? cpu_conv_post : NULL, .post_ctx = cp};
     cp->epi = &epi;
     cp->in_tile = !cp->prog || (cp->prog->chain && cp->prog->chain_in == 0);
-    size_t nr = (size_t)cp->isa->nr, tiles = ((size_t)cp->oh * pw + nr - 1) / nr;
-    size_t chunks = (tiles + cp->chunk_tiles - 1) / cp->chunk_tiles;
     for (size_t n = 0; n < (size_t)cp->at.n; n += cp->fold) {
         /* the last pass may hold fewer; past them the buffer keeps the
          * pass before's images, read only for grid columns dropped */
         size_t k = (size_t)cp->at.n - n < cp->fold ? (size_t)cp->at.n - n : cp->fold;
+        size_t chunks = (grid_tiles(cp, k) + cp->chunk_tiles - 1) / cp->chunk_tiles;
         cp->x = x + n * c * (size_t)(cp->at.h * cp->at.w);
         cpu_pool_for(p->dev->pool, k * c, 4, pad_task, cp);
         cp->y_g = y + n * (size_t)(cp->at.o * cp->oh * cp->ow);
-        cpu_pool_for(p->dev->pool, k * (size_t)cp->at.groups * chunks, 1, direct_task, cp);
+        cp->pass_grid = grid_end(cp, k);
+        cpu_pool_for(p->dev->pool, (size_t)cp->at.groups * chunks, 1, direct_task, cp);
     }
 }
