@@ -289,12 +289,12 @@ static void prog_bind(conv_params *cp, const cpu_node *nd, berth_plan *p) {
     for (uint32_t k = 1; k < cp->prog->prog.n_in; k++) cp->prog->in[k] = cpu_ptr(p, cp->prog_in[k]);
 }
 
-/* Panels [p0, p1) of the right-hand side src (kk x plane). */
+/* Panels [p0, p1) of the column matrix of src, one (batch, group)'s input. */
 static void pack_task(void *ctx, size_t p0, size_t p1) {
     const conv_params *cp = ctx;
     size_t nr = (size_t)cp->isa->nr, plane = (size_t)(cp->oh * cp->ow), kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw);
     size_t j0 = p0 * nr, j1 = p1 * nr < plane ? p1 * nr : plane;
-    cpu_gemm_pack_b(cp->isa, cp->src + j0, plane, 0, kk, j1 - j0, 1.0f, cp->pack + j0 * kk);
+    pack_cols(cp, cp->src, j0, j1, cp->pack + j0 * kk);
 }
 
 static void conv_exec(const cpu_node *nd, berth_plan *p) {
@@ -347,19 +347,19 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
             const float *b = xg;
             cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) + g * cp->at.og : NULL,
                                 .bias_rows = 1, .post = cp->prog ? cpu_conv_post : NULL, .post_ctx = cp};
-            if (cp->kernel == K_GEMM) {
-                cp->x = xg;
-                cpu_pool_for(p->dev->pool, (size_t)kk, 1, im2col_task, cp);
-                b = cp->col;
-            }
-            if (cp->isa) {
+            if (cp->isa) { /* panels packed straight from the input */
                 size_t panels = ((size_t)plane_out + (size_t)cp->isa->nr - 1) / (size_t)cp->isa->nr;
-                cp->src = b;
+                cp->src = xg;
                 cp->pack = (float *)(cpu_scratch(p, nd) + cp->off_pack);
                 cpu_pool_for(p->dev->pool, panels, 4, pack_task, cp);
                 cpu_gemm(p->dev->pool, cp->isa, (size_t)cp->at.og, (size_t)plane_out, (size_t)kk, f + g * cp->at.og * kk,
                          (size_t)kk, cp->pack, y + (n * cp->at.o + g * cp->at.og) * plane_out, (size_t)plane_out, &epi);
                 continue;
+            }
+            if (cp->kernel == K_GEMM) {
+                cp->x = xg;
+                cpu_pool_for(p->dev->pool, (size_t)kk, 1, im2col_task, cp);
+                b = cp->col;
             }
             cpu_matmul_f32(p, 0, 0, cp->at.og, plane_out, kk, 1.0f, f + g * cp->at.og * kk, kk, b, plane_out, 0.0f,
                            y + (n * cp->at.o + g * cp->at.og) * plane_out, plane_out);
@@ -431,9 +431,9 @@ static berth_status conv_prep(cpu_prep *c, size_t bytes) {
             kernel_bytes = 0; /* no im2col matrix */
             cp->off_pack = 0;
             kernel_bytes += sizeof(float) * cp->block_floats * threads;
-        } else {
-            cp->off_pack = kernel_bytes;
-            kernel_bytes += sizeof(float) * cpu_gemm_packed_floats(cp->isa, kk, plane);
+        } else { /* the panels, packed from the input: no im2col matrix */
+            cp->off_pack = 0;
+            kernel_bytes = sizeof(float) * cpu_gemm_packed_floats(cp->isa, kk, plane);
         }
     }
     conv_scratch(c, cp, kernel_bytes);
