@@ -19,7 +19,7 @@ typedef struct pool_params {
     float *y;
 } pool_params;
 
-static inline float max_nan(float v, float m) { return (v > m) | (v != v) ? v : m; } /* a NaN in the window is the max */
+static inline float max_nan(float v, float m) { return ((v > m) | (v != v)) ? v : m; } /* a NaN in the window is the max */
 
 static void pool_task(void *ctx, size_t t0, size_t t1) {
     const pool_params *P = ctx;
