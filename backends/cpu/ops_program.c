@@ -63,12 +63,18 @@ static view operand(const cpu_program *pp, const cpu_program_step *s, int r, flo
         }                                                                          \
     } while (0)
 
+/* The binary steps' element functions, for the block path and chains. */
+#define ADD(a, b) ((a) + (b))
+#define SUB(a, b) ((a) - (b))
+#define MUL(a, b) ((a) * (b))
+#define DIV(a, b) ((a) / (b))
+
 CPU_CLONES static void binary(berth_op_id op, view a, view b, float *restrict y, size_t n) {
     switch (op) {
-    case BERTH_OP_ADD: BIN(x + w); break;
-    case BERTH_OP_SUB: BIN(x - w); break;
-    case BERTH_OP_MUL: BIN(x * w); break;
-    case BERTH_OP_DIV: BIN(x / w); break;
+    case BERTH_OP_ADD: BIN(ADD(x, w)); break;
+    case BERTH_OP_SUB: BIN(SUB(x, w)); break;
+    case BERTH_OP_MUL: BIN(MUL(x, w)); break;
+    case BERTH_OP_DIV: BIN(DIV(x, w)); break;
     case BERTH_OP_MAX: BIN(cpu_fmax_nan(x, w)); break;
     case BERTH_OP_MIN: BIN(cpu_fmin_nan(x, w)); break;
     case BERTH_OP_POW: BIN(powf(x, w)); break;
@@ -144,10 +150,6 @@ static void run_block(const cpu_program *pp, size_t at, size_t n) {
         else if (side == CHAIN_LEFT) LANES(F(v, k)); \
         else LANES(F(k, v));                       \
     } while (0)
-#define ADD(a, b) ((a) + (b))
-#define SUB(a, b) ((a) - (b))
-#define MUL(a, b) ((a) * (b))
-#define DIV(a, b) ((a) / (b))
 enum { CHAIN_LEFT, CHAIN_RIGHT, CHAIN_BOTH };
 
 CPU_CLONES void cpu_chain_apply(const cpu_program *pp, const float *src, float *y, size_t n) {
