@@ -231,7 +231,7 @@ typedef struct cpu_program {
     int in_place;
     /* set: the steps are one chain from input chain_in, each step reading
      * the one before and at most a scalar besides, over ops with an
-     * element function: run in registers, one pass (ops_program.c) */
+     * element function: run in place, one pass per step (ops_program.c) */
     int chain;
     uint32_t chain_in;
     const float *in[BK_EW_MAX_INPUTS];

@@ -127,11 +127,10 @@ CPU_CLONES static void store_tile(const conv_params *cp, float *yg, const float 
 static void tile_epilogue(const conv_params *cp, const cpu_gemm_epi *epi, float *cbuf, size_t ch0, size_t rows) {
     if (!cp->in_tile) return;
     size_t nr = (size_t)cp->isa->nr;
-    if (epi->bias)
-        for (size_t r = 0; r < rows; r++) {
-            float bv = epi->bias[ch0 + r], *row = cbuf + r * nr;
-            for (size_t j = 0; j < nr; j++) row[j] += bv;
-        }
+    if (epi->bias) {
+        cpu_gemm_epi bias = {.bias = epi->bias + ch0, .bias_rows = 1};
+        cpu_gemm_epilogue(&bias, cbuf, nr, 0, rows, 0, nr);
+    }
     if (cp->prog) cpu_chain_apply(cp->prog, cbuf, cbuf, rows * nr);
 }
 

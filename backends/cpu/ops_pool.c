@@ -48,10 +48,6 @@ static void pool_task(void *ctx, size_t t0, size_t t1) {
     }
 }
 
-/* maxPool2d without dilation, by rows: each output row is the running
- * max of its window's input rows, each tap a strided pass over the row
- * that vectorizes; only the columns whose window crosses the padding go
- * through the checked loop. Same answers as pool_task, NaN included. */
 /* Windows two wide at stride 2 (the common pools) over n outputs whose
  * one or two input rows (w apart) lie inside the input: the taps in
  * pool_task's order, all n in one pass that the compiler vectorizes.
@@ -84,6 +80,10 @@ static void max_edges(const pool_params *P, const float *xp, int64_t oy, float *
     }
 }
 
+/* maxPool2d without dilation, by rows: each output row is the running
+ * max of its window's input rows, each tap a strided pass over the row
+ * that vectorizes; only the columns whose window crosses the padding go
+ * through the checked loop. Same answers as pool_task, NaN included. */
 CPU_CLONES static void max_task(void *ctx, size_t t0, size_t t1) {
     const pool_params *P = ctx;
     int64_t sw = P->stride[1], pl = P->pad[2];
@@ -107,25 +107,17 @@ CPU_CLONES static void max_task(void *ctx, size_t t0, size_t t1) {
                 const float *x0 = xp + iy0 * P->w - pl + 2 * ox0;
                 if (P->kh == 1) pairs1(x0, yr + ox0, (size_t)(ox1 - ox0));
                 else pairs2(x0, (size_t)P->w, yr + ox0, (size_t)(ox1 - ox0));
-                max_edges(P, xp, oy, yr, ox0, ox1);
-                continue;
-            }
-            for (int64_t ox = 0; ox < P->ow; ox++) yr[ox] = -INFINITY;
-            for (int64_t ki = 0; ki < P->kh; ki++) {
-                int64_t iy = oy * P->stride[0] - P->pad[0] + ki;
-                if (iy < 0 || iy >= P->h) continue;
-                const float *restrict xr = xp + iy * P->w;
-                for (int64_t kj = 0; kj < P->kw; kj++) {
-                    const float *restrict xs = xr + kj - pl;
-                    for (int64_t ox = ox0; ox < ox1; ox++) yr[ox] = max_nan(xs[ox * sw], yr[ox]);
-                    for (int64_t ox = 0; ox < P->ow; ox++) {
-                        if (ox == ox0) ox = ox1;
-                        if (ox >= P->ow) break;
-                        int64_t ix = ox * sw - pl + kj;
-                        if (ix >= 0 && ix < P->w) yr[ox] = max_nan(xr[ix], yr[ox]);
-                    }
+            } else {
+                for (int64_t ox = ox0; ox < ox1; ox++) yr[ox] = -INFINITY;
+                for (int64_t ki = 0; ki < P->kh; ki++) {
+                    int64_t iy = iy0 + ki;
+                    if (iy < 0 || iy >= P->h) continue;
+                    const float *restrict xs = xp + iy * P->w - pl;
+                    for (int64_t kj = 0; kj < P->kw; kj++)
+                        for (int64_t ox = ox0; ox < ox1; ox++) yr[ox] = max_nan(xs[ox * sw + kj], yr[ox]);
                 }
             }
+            max_edges(P, xp, oy, yr, ox0, ox1);
         }
     }
 }

@@ -152,6 +152,12 @@ static void run_block(const cpu_program *pp, size_t at, size_t n) {
     } while (0)
 enum { CHAIN_LEFT, CHAIN_RIGHT, CHAIN_BOTH };
 
+/* The reference step i reads the chain's value through: the input for
+ * the first step, the step before for the others. */
+static int32_t chain_ref(const cpu_program *pp, uint32_t i) {
+    return i ? (int32_t)(pp->prog.n_in + i - 1) : (int32_t)pp->chain_in;
+}
+
 CPU_CLONES void cpu_chain_apply(const cpu_program *pp, const float *src, float *y, size_t n) {
     const bk_ew_program *g = &pp->prog;
     for (uint32_t i = 0; i < g->n_steps; i++, src = y) {
@@ -159,7 +165,7 @@ CPU_CLONES void cpu_chain_apply(const cpu_program *pp, const float *src, float *
         const bk_ew_step *e = &g->steps[i];
         const float al = s->p0, be = s->p1;
         if (bk_ew_arity(e->op) == 2) {
-            int32_t chain = i ? (int32_t)(g->n_in + i - 1) : (int32_t)pp->chain_in;
+            int32_t chain = chain_ref(pp, i);
             int side = e->a == chain && e->b == chain ? CHAIN_BOTH : e->a == chain ? CHAIN_LEFT : CHAIN_RIGHT;
             /* the scalar: operand b when the chain is a, else a */
             const float k = side == CHAIN_BOTH ? 0.0f : operand(pp, s, side == CHAIN_LEFT, NULL, NULL, 0).p[0];
@@ -194,7 +200,7 @@ CPU_CLONES void cpu_chain_apply(const cpu_program *pp, const float *src, float *
 static int chain_link(const cpu_program *pp, uint32_t i) {
     const bk_ew_program *g = &pp->prog;
     const bk_ew_step *e = &g->steps[i];
-    int32_t chain = i ? (int32_t)(g->n_in + i - 1) : (int32_t)pp->chain_in;
+    int32_t chain = chain_ref(pp, i);
     int arity = bk_ew_arity(e->op);
     if (arity == 1) {
         int u = pp->steps[i].unary;
