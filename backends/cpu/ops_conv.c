@@ -128,68 +128,99 @@ static void im2col_task(void *ctx, size_t r0, size_t r1) {
     }
 }
 
-/* One output row of a K x K depthwise filter at stride 1 and dilation 1
- * over a padded plane: K is a constant at each call, so the taps unroll
- * and the loop over columns vectorizes, each output summed in a register. */
-static inline void dw_row(float *restrict y, const float *restrict r0, size_t pw, const float *restrict w, int64_t ow,
-                          float b, const int K) {
-    for (int64_t ox = 0; ox < ow; ox++) {
+/* Depthwise convolution works one (batch, channel) plane at a time on a
+ * zero-padded copy in the task's scratch slot, so no tap needs a bounds
+ * check. Every path sums the bias, then the taps in row-major order, so
+ * they give the same bits. */
+#define DW_FLAT 1024 /* floats of one flattened block of output rows, a multiple of 16 */
+
+/* The slot's floats: the padded plane, then room for the flattened sum,
+ * which runs in whole vectors and so reads up to 16 + kw - 1 floats past
+ * the plane for the columns it drops. */
+static size_t dw_slot_floats(const conv_params *cp) {
+    size_t ph = (size_t)(cp->at.h + cp->at.pad[0] + cp->at.pad[1]), pw = (size_t)(cp->at.w + cp->at.pad[2] + cp->at.pad[3]);
+    return (ph * pw + (size_t)cp->at.kw + 31) & ~(size_t)15;
+}
+
+/* n outputs of a KH x KW filter at stride 1 and dilation 1, where output
+ * i reads the padded plane from P + i: KH and KW are constants at each
+ * call, so the taps unroll and each output is summed in a register. */
+static inline void dw_sum(float *restrict y, const float *restrict P, size_t pw, size_t n, const float *restrict w,
+                          float b, const int KH, const int KW) {
+    const float *r[5]; /* a base per filter row, the columns as displacements */
+    for (int ki = 0; ki < KH; ki++) r[ki] = P + (size_t)ki * pw;
+    for (size_t i = 0; i < n; i++) {
         float acc = b;
-        for (int ki = 0; ki < K; ki++)
-            for (int kj = 0; kj < K; kj++) acc += w[ki * K + kj] * r0[(size_t)ki * pw + (size_t)ox + (size_t)kj];
-        y[ox] = acc;
+        for (int ki = 0; ki < KH; ki++)
+            for (int kj = 0; kj < KW; kj++) acc += w[ki * KW + kj] * r[ki][i + (size_t)kj];
+        y[i] = acc;
     }
 }
 
-/* One (batch, channel) plane of a depthwise convolution. The plane is
- * first copied into node scratch with its zero padding, so no tap needs
- * a bounds check; the bias starts each sum. */
+/* Any other filter: the outputs start at the bias and gain one tap per pass. */
+static inline void dw_taps(float *restrict y, const float *restrict P, size_t pw, size_t n, const float *restrict w,
+                           float b, int64_t kh, int64_t kw, int64_t dh, int64_t dw, int64_t sx) {
+    for (size_t i = 0; i < n; i++) y[i] = b;
+    for (int64_t ki = 0; ki < kh; ki++)
+        for (int64_t kj = 0; kj < kw; kj++) {
+            float wv = w[ki * kw + kj];
+            const float *r = P + (size_t)(ki * dh) * pw + (size_t)(kj * dw);
+            if (sx == 1)
+                for (size_t i = 0; i < n; i++) y[i] += wv * r[i];
+            else
+                for (size_t i = 0; i < n; i++) y[i] += wv * r[i * (size_t)sx];
+        }
+}
+
+static inline void dw_span(float *restrict y, const float *restrict P, size_t pw, size_t n, const float *restrict w,
+                           float b, const conv_params *cp) {
+    int unit = cp->at.stride[1] == 1 && cp->at.dil[0] == 1 && cp->at.dil[1] == 1;
+    if (unit && cp->at.kh == 3 && cp->at.kw == 3) dw_sum(y, P, pw, n, w, b, 3, 3);
+    else if (unit && cp->at.kh == 5 && cp->at.kw == 5) dw_sum(y, P, pw, n, w, b, 5, 5);
+    else dw_taps(y, P, pw, n, w, b, cp->at.kh, cp->at.kw, cp->at.dil[0], cp->at.dil[1], cp->at.stride[1]);
+}
+
+/* Planes [t0, t1). A plane whose padded rows are narrow is summed as one
+ * flat run over its rows back to back, the columns between rows computed
+ * and dropped (a 3 x 24 map is 84 sums in 6 vectors, not 3 rows of a
+ * vector and a tail); wide rows, and vertical strides, go row by row.
+ * The program runs over the finished planes every DW_FLAT floats or so,
+ * while they are still in cache. */
 CPU_CLONES static void depthwise_task(void *ctx, size_t t0, size_t t1) {
     const conv_params *cp = ctx;
-    int64_t sy = cp->at.stride[0], sx = cp->at.stride[1], dh = cp->at.dil[0], dw = cp->at.dil[1];
-    size_t ph = (size_t)(cp->at.h + cp->at.pad[0] + cp->at.pad[1]), pw = (size_t)(cp->at.w + cp->at.pad[2] + cp->at.pad[3]);
+    size_t pw = (size_t)(cp->at.w + cp->at.pad[2] + cp->at.pad[3]);
+    size_t h = (size_t)cp->at.h, w = (size_t)cp->at.w, top = (size_t)cp->at.pad[0], left = (size_t)cp->at.pad[2];
+    size_t oh = (size_t)cp->oh, ow = (size_t)cp->ow, plane = oh * ow, sy = (size_t)cp->at.stride[0];
+    int flat = sy == 1 && cp->at.stride[1] == 1 && cp->at.dil[0] == 1 && cp->at.dil[1] == 1 && ow < pw && pw <= 64;
+    size_t rows = flat ? DW_FLAT / pw : 0;
+    int slot = cpu_pool_slot_claim(cp->pool);
+    float *P = cp->col + (size_t)slot * cp->block_floats;
+    /* the padding is the same for every plane: zeroed once */
+    for (size_t i = 0; i < cp->block_floats; i++) P[i] = 0.0f;
+    float tmp[DW_FLAT];
+    size_t pending = t0; /* the first plane the program has not run on */
     for (size_t t = t0; t < t1; t++) {
         int64_t ch = (int64_t)t % cp->at.c;
-        const float *xp = cp->x + t * (size_t)(cp->at.h * cp->at.w);
-        const float *fp = cp->f + ch * cp->at.kh * cp->at.kw;
-        float *yp = cp->y + t * (size_t)(cp->oh * cp->ow);
-        float *P = cp->col + t * ph * pw, b = cp->bv ? cp->bv[ch] : 0.0f;
-        for (size_t py = 0; py < ph; py++) {
-            float *row = P + py * pw;
-            int64_t iy = (int64_t)py - cp->at.pad[0];
-            if (iy < 0 || iy >= cp->at.h) {
-                memset(row, 0, sizeof(float) * pw);
-                continue;
+        const float *xp = cp->x + t * h * w, *fp = cp->f + ch * cp->at.kh * cp->at.kw;
+        float *yp = cp->y + t * plane, b = cp->bv ? cp->bv[ch] : 0.0f;
+        for (size_t iy = 0; iy < h; iy++)
+            for (size_t j = 0; j < w; j++) P[(top + iy) * pw + left + j] = xp[iy * w + j];
+        if (flat) {
+            for (size_t oy = 0; oy < oh; oy += rows) {
+                size_t r = oh - oy < rows ? oh - oy : rows;
+                dw_span(tmp, P + oy * pw, pw, (r * pw + 15) & ~(size_t)15, fp, b, cp);
+                for (size_t k = 0; k < r; k++)
+                    for (size_t j = 0; j < ow; j++) yp[(oy + k) * ow + j] = tmp[k * pw + j];
             }
-            memset(row, 0, sizeof(float) * (size_t)cp->at.pad[2]);
-            memcpy(row + cp->at.pad[2], xp + iy * cp->at.w, sizeof(float) * (size_t)cp->at.w);
-            memset(row + cp->at.pad[2] + cp->at.w, 0, sizeof(float) * (size_t)cp->at.pad[3]);
+        } else {
+            for (size_t oy = 0; oy < oh; oy++) dw_span(yp + oy * ow, P + oy * sy * pw, pw, ow, fp, b, cp);
         }
-        int unit = sx == 1 && dh == 1 && dw == 1 && cp->at.kh == cp->at.kw;
-        for (int64_t oy = 0; oy < cp->oh; oy++) {
-            float *restrict yr = yp + oy * cp->ow;
-            const float *r0 = P + (size_t)(oy * sy) * pw;
-            if (unit && cp->at.kw == 3) {
-                dw_row(yr, r0, pw, fp, cp->ow, b, 3);
-            } else if (unit && cp->at.kw == 5) {
-                dw_row(yr, r0, pw, fp, cp->ow, b, 5);
-            } else {
-                for (int64_t ox = 0; ox < cp->ow; ox++) yr[ox] = b;
-                for (int64_t ki = 0; ki < cp->at.kh; ki++) {
-                    const float *r = r0 + (size_t)(ki * dh) * pw;
-                    for (int64_t kj = 0; kj < cp->at.kw; kj++) {
-                        float wv = fp[ki * cp->at.kw + kj];
-                        const float *rk = r + kj * dw;
-                        if (sx == 1)
-                            for (int64_t ox = 0; ox < cp->ow; ox++) yr[ox] += wv * rk[ox];
-                        else
-                            for (int64_t ox = 0; ox < cp->ow; ox++) yr[ox] += wv * rk[ox * sx];
-                    }
-                }
-            }
+        if (cp->prog && ((t + 1 - pending) * plane >= DW_FLAT || t + 1 == t1)) {
+            cpu_program_range(cp->prog, pending * plane, (t + 1 - pending) * plane);
+            pending = t + 1;
         }
-        if (cp->prog) cpu_program_range(cp->prog, t * (size_t)(cp->oh * cp->ow), (size_t)(cp->oh * cp->ow));
     }
+    cpu_pool_slot_release(cp->pool, slot);
 }
 
 /* The program on a block of one (batch, group)'s result the product just
@@ -312,6 +343,7 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
         cp->x = x;
         cp->col = (float *)cpu_scratch(p, nd);
         cp->bv = cp->at.bias != CPU_NONE ? cpu_ptr(p, cp->at.bias) : NULL;
+        cp->pool = p->dev->pool;
         cpu_pool_for(p->dev->pool, (size_t)(cp->at.n * cp->at.c), 1, depthwise_task, cp);
         relayout_out(cp, p, nd, y);
         cp->prog = prog;
@@ -396,8 +428,8 @@ static berth_status conv_prep(cpu_prep *c, size_t bytes) {
     size_t kernel_bytes = 0;
     if (cp->at.cg == 1 && cp->at.og == 1) {
         cp->kernel = K_DEPTHWISE;
-        kernel_bytes = align64(sizeof(float) * (size_t)(cp->at.n * cp->at.c) * (size_t)(cp->at.h + cp->at.pad[0] + cp->at.pad[1]) *
-                               (size_t)(cp->at.w + cp->at.pad[2] + cp->at.pad[3]));
+        cp->block_floats = dw_slot_floats(cp);
+        kernel_bytes = sizeof(float) * cp->block_floats * (size_t)cpu_pool_threads(c->plan->dev->pool);
     }
     else if (cp->at.kh == 1 && cp->at.kw == 1 && cp->at.stride[0] == 1 && cp->at.stride[1] == 1 && !cp->at.pad[0] && !cp->at.pad[1] &&
              !cp->at.pad[2] && !cp->at.pad[3])

@@ -87,8 +87,18 @@ static void test_conv(void) {
     /* pointwise */
     test_conv_case((geo){2, 6, 5, 4, 8, 1, 1, 1, {0, 0, 0, 0}, {1, 1}, {1, 1}}, 1);
     test_conv_case((geo){1, 6, 5, 4, 4, 1, 1, 2, {0, 0, 0, 0}, {1, 1}, {1, 1}}, 0);
-    /* depthwise */
+    /* depthwise: strided and dilated (a pass per tap) */
     test_conv_case((geo){2, 5, 8, 7, 5, 3, 3, 5, {1, 1, 2, 0}, {2, 2}, {1, 1}}, 1);
+    test_conv_case((geo){1, 4, 9, 12, 4, 3, 3, 4, {2, 2, 2, 2}, {1, 1}, {2, 2}}, 1);
+    /* depthwise on narrow maps, summed flat over the padded rows: 5x5 on
+     * the classifier's 3 x 24 maps; 3x3 on 40 rows of 62, in three blocks
+     * of rows; 3x5 with uneven padding */
+    test_conv_case((geo){2, 12, 3, 24, 12, 5, 5, 12, {2, 2, 2, 2}, {1, 1}, {1, 1}}, 1);
+    test_conv_case((geo){1, 3, 40, 60, 3, 3, 3, 3, {1, 1, 1, 1}, {1, 1}, {1, 1}}, 0);
+    test_conv_case((geo){1, 4, 6, 10, 4, 3, 5, 4, {0, 2, 1, 3}, {1, 1}, {1, 1}}, 1);
+    /* depthwise row by row: wide rows, and a vertical stride on narrow ones */
+    test_conv_case((geo){1, 4, 9, 70, 4, 5, 5, 4, {2, 2, 2, 2}, {1, 1}, {1, 1}}, 1);
+    test_conv_case((geo){2, 6, 9, 24, 6, 5, 5, 6, {2, 2, 2, 2}, {2, 1}, {1, 1}}, 1);
     /* NHWC input and every filter layout, on each kernel */
     static const char *const fls[] = {"oihw", "hwio", "ohwi", "ihwo"};
     for (int k = 0; k < 4; k++) {
@@ -262,52 +272,66 @@ static void test_pool(void) {
     free(x);
 }
 
-/* berth.conv2dEpilogue on the direct kernel: a program that is one chain
- * on the result (leakyRelu, then max with a scalar) runs on each tile
- * before it is stored, one with a second input (a residual) on the
- * stored result; both against a reference, 20 channels so a tile of
- * rows is computed twice where 12 do not divide them. */
-static void test_conv_epilogue(void) {
-    enum { N = 2, C = 6, H = 9, W = 37, O = 20 };
-    enum { NX = N * C * H * W, NF = O * C * 3, NY = N * O * H * W };
-    float *x = h_randf(NX), *f = h_randf(NF), *b = h_randf(O), *res = h_randf(NY), *y = calloc(NY, sizeof(float));
-    double *conv = h_zeros(NY), *ref = h_zeros(NY);
+/* berth.conv2dEpilogue: a program that is one chain on the result
+ * (leakyRelu, then max with a scalar) and one with a second input (a
+ * residual), against a reference. g is the geometry, padded to keep the
+ * map's size. */
+static void test_epilogue_case(geo g, const char *what) {
+    int64_t cg = g.c / g.groups, og = g.o / g.groups;
+    size_t nx = (size_t)(g.n * g.c * g.h * g.w), nf = (size_t)(g.o * cg * g.kh * g.kw), ny = (size_t)(g.n * g.o * g.h * g.w);
+    float *x = h_randf(nx), *f = h_randf(nf), *b = h_randf((size_t)g.o), *res = h_randf(ny), *y = calloc(ny, sizeof(float));
+    double *conv = h_zeros(ny), *ref = h_zeros(ny);
     x[5] = NAN, x[77] = INFINITY;
-    for (int n = 0; n < N; n++)
-        for (int o = 0; o < O; o++)
-            for (int i = 0; i < H; i++)
-                for (int j = 0; j < W; j++) {
+    for (int64_t n = 0; n < g.n; n++)
+        for (int64_t o = 0; o < g.o; o++)
+            for (int64_t i = 0; i < g.h; i++)
+                for (int64_t j = 0; j < g.w; j++) {
                     double acc = b[o];
-                    for (int ci = 0; ci < C; ci++)
-                        for (int kj = 0; kj < 3; kj++) {
-                            int ix = j - 1 + kj;
-                            if (ix >= 0 && ix < W) acc += (double)x[((n * C + ci) * H + i) * W + ix] * f[(o * C + ci) * 3 + kj];
-                        }
-                    conv[((n * O + o) * H + i) * W + j] = acc;
+                    for (int64_t ci = 0; ci < cg; ci++)
+                        for (int64_t ki = 0; ki < g.kh; ki++)
+                            for (int64_t kj = 0; kj < g.kw; kj++) {
+                                int64_t iy = i - g.pad[0] + ki, ix = j - g.pad[2] + kj;
+                                if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w)
+                                    acc += (double)x[((n * g.c + o / og * cg + ci) * g.h + iy) * g.w + ix] *
+                                           f[((o * cg + ci) * g.kh + ki) * g.kw + kj];
+                            }
+                    conv[((n * g.o + o) * g.h + i) * g.w + j] = acc;
                 }
     for (int general = 0; general < 2; general++) {
-        for (int i = 0; i < NY; i++) {
+        for (size_t i = 0; i < ny; i++) {
             double v = conv[i] >= 0 ? conv[i] : 0.2 * conv[i];
             v = isnan(v) ? v : v > -0.4 ? v : -0.4;
             ref[i] = general ? v + res[i] : v;
         }
         tgraph t = {0};
-        uint32_t xi = tg_input(&t, "x", BERTH_DTYPE_F32, 4, DIMS(N, C, H, W));
-        uint32_t ri = tg_input(&t, "res", BERTH_DTYPE_F32, 4, DIMS(N, O, H, W));
-        uint32_t fi = tg_const(&t, "f", BERTH_DTYPE_F32, 4, DIMS(O, C, 1, 3), f, NF * 4);
-        uint32_t bi = tg_const(&t, "b", BERTH_DTYPE_F32, 1, DIMS(O), b, O * 4);
-        uint32_t yi = tg_value(&t, "y", BERTH_DTYPE_F32, 4, DIMS(N, O, H, W));
-        berth_attr attrs[] = {A_INTS("padding", 4, 0, 0, 1, 1), A_OPND("bias", bi),
-                              A_STR("ops", general ? "leakyRelu max add" : "leakyRelu max"),
+        uint32_t xi = tg_input(&t, "x", BERTH_DTYPE_F32, 4, DIMS(g.n, g.c, g.h, g.w));
+        uint32_t ri = tg_input(&t, "res", BERTH_DTYPE_F32, 4, DIMS(g.n, g.o, g.h, g.w));
+        uint32_t fi = tg_const(&t, "f", BERTH_DTYPE_F32, 4, DIMS(g.o, cg, g.kh, g.kw), f, nf * 4);
+        uint32_t bi = tg_const(&t, "b", BERTH_DTYPE_F32, 1, DIMS(g.o), b, (size_t)g.o * 4);
+        uint32_t yi = tg_value(&t, "y", BERTH_DTYPE_F32, 4, DIMS(g.n, g.o, g.h, g.w));
+        berth_attr attrs[] = {A_INTS("padding", 4, g.pad[0], g.pad[1], g.pad[2], g.pad[3]), A_INT("groups", g.groups),
+                              A_OPND("bias", bi), A_STR("ops", general ? "leakyRelu max add" : "leakyRelu max"),
                               general ? A_INTS("steps", 6, 0, -1, 2, -2, 3, 1) : A_INTS("steps", 4, 0, -1, 1, -2),
                               A_FLOATS("constants", 2, 0.2, -0.4),
                               {.key = "epilogueInputs", .type = BERTH_ATTR_OPERANDS, .count = 1, .ints = (const int64_t[]){ri}}};
-        tg_node(&t, "berth.conv2dEpilogue", 2, IDX(xi, fi), 1, IDX(yi), general ? 6 : 5, attrs);
+        tg_node(&t, "berth.conv2dEpilogue", 2, IDX(xi, fi), 1, IDX(yi), general ? 7 : 6, attrs);
         tg_output(&t, yi);
-        if (h_ok(&t, (void *[]){x, res}, (void *[]){y}))
-            h_close(general ? "conv2dEpilogue (general)" : "conv2dEpilogue (chain)", y, ref, NY);
+        if (h_ok(&t, (void *[]){x, res}, (void *[]){y})) {
+            char name[96];
+            snprintf(name, sizeof name, "conv2dEpilogue %s (%s)", what, general ? "general" : "chain");
+            h_close(name, y, ref, ny);
+        }
     }
     free(x), free(f), free(b), free(res), free(y), free(conv), free(ref);
+}
+
+static void test_conv_epilogue(void) {
+    /* the direct kernel, the chain on each tile before it is stored; 20
+     * channels, so a tile of rows is computed twice where 12 do not divide them */
+    test_epilogue_case((geo){2, 6, 9, 37, 20, 1, 3, 1, {0, 0, 1, 1}, {1, 1}, {1, 1}}, "direct");
+    /* depthwise, the program run over a task's finished planes every
+     * thousand floats or so: 200 planes of 3 x 24, 25 to a task on two threads */
+    test_epilogue_case((geo){1, 200, 3, 24, 200, 3, 3, 200, {1, 1, 1, 1}, {1, 1}, {1, 1}}, "depthwise");
 }
 
 /* maxPool2d's windows two wide at stride 2 take a vectorized pass per
