@@ -22,11 +22,16 @@ typedef void (*cpu_ukernel_fn)(size_t kc, const float *a, size_t lda, const floa
 typedef void (*cpu_ukernel_ind_fn)(size_t kc, const float *a, size_t lda, const float *b, const size_t *off,
                                    float *c, size_t ldc);
 
+/* n outputs of one depthwise plane, kh x kw at stride 1 and dilation 1:
+ * y[i] = b + sum of w[ki kw + kj] P[ki pw + i + kj]. */
+typedef void (*cpu_dw_fn)(float *y, const float *P, size_t pw, size_t n, const float *w, float b, int kh, int kw);
+
 typedef struct cpu_gemm_isa {
     const char *name; /* "avx512", "avx2", "neon", "generic" */
     int mr, nr, kc;   /* tile rows, tile columns (the panel width), k block */
     cpu_ukernel_fn kernel;
     cpu_ukernel_ind_fn kernel_ind;
+    cpu_dw_fn dw; /* NULL: the depthwise convolution's vectorized C */
 } cpu_gemm_isa;
 
 enum { CPU_ACT_NONE, CPU_ACT_RELU, CPU_ACT_GELU, CPU_ACT_SIGMOID, CPU_ACT_TANH };
@@ -59,6 +64,7 @@ void cpu_ukernel_avx2_ind(size_t kc, const float *a, size_t lda, const float *b,
 void cpu_ukernel_avx512(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc);
 void cpu_ukernel_avx512_ind(size_t kc, const float *a, size_t lda, const float *b, const size_t *off, float *c,
                             size_t ldc);
+void cpu_dw_avx512(float *y, const float *P, size_t pw, size_t n, const float *w, float b, int kh, int kw);
 #endif
 #if defined(__aarch64__)
 void cpu_ukernel_neon(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc);

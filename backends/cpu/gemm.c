@@ -14,14 +14,15 @@
 #include "cpu_gemm.h"
 #include "cpu_internal.h"
 
-static const cpu_gemm_isa isa_generic = {"generic", 4, 16, 256, cpu_ukernel_generic, cpu_ukernel_generic_ind};
+static const cpu_gemm_isa isa_generic = {"generic", 4, 16, 256, cpu_ukernel_generic, cpu_ukernel_generic_ind, NULL};
 #if defined(__x86_64__)
-static const cpu_gemm_isa isa_avx2 = {"avx2", 6, 16, 256, cpu_ukernel_avx2, cpu_ukernel_avx2_ind};
-static const cpu_gemm_isa isa_avx512 = {"avx512", 12, 32, 128, cpu_ukernel_avx512, cpu_ukernel_avx512_ind};
+static const cpu_gemm_isa isa_avx2 = {"avx2", 6, 16, 256, cpu_ukernel_avx2, cpu_ukernel_avx2_ind, NULL};
+static const cpu_gemm_isa isa_avx512 = {"avx512", 12, 32, 128, cpu_ukernel_avx512, cpu_ukernel_avx512_ind,
+                                       cpu_dw_avx512};
 #endif
 #if defined(__aarch64__)
 /* kc 256: an 8 KiB slice of B and the tile's 8 KiB of A rows share L1. */
-static const cpu_gemm_isa isa_neon = {"neon", 8, 8, 256, cpu_ukernel_neon, cpu_ukernel_neon_ind};
+static const cpu_gemm_isa isa_neon = {"neon", 8, 8, 256, cpu_ukernel_neon, cpu_ukernel_neon_ind, NULL};
 #endif
 
 /* The largest mr * kc and mr * nr of any kernel above: the stack buffers. */
@@ -112,7 +113,7 @@ void cpu_gemm_unpack_b(const cpu_gemm_isa *isa, const float *packed, size_t ldb,
     }
 }
 
-void cpu_gemm_epilogue(const cpu_gemm_epi *epi, float *c, size_t ldc, size_t r0, size_t r1, size_t j0, size_t j1) {
+CPU_CLONES void cpu_gemm_epilogue(const cpu_gemm_epi *epi, float *c, size_t ldc, size_t r0, size_t r1, size_t j0, size_t j1) {
     if (!epi) return;
     for (size_t i = r0; i < r1; i++) {
         float *restrict row = c + i * ldc;

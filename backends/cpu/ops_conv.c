@@ -175,7 +175,8 @@ static inline void dw_taps(float *restrict y, const float *restrict P, size_t pw
 static inline void dw_span(float *restrict y, const float *restrict P, size_t pw, size_t n, const float *restrict w,
                            float b, const conv_params *cp) {
     int unit = cp->at.stride[1] == 1 && cp->at.dil[0] == 1 && cp->at.dil[1] == 1;
-    if (unit && cp->at.kh == 3 && cp->at.kw == 3) dw_sum(y, P, pw, n, w, b, 3, 3);
+    if (unit && cp->dw) cp->dw(y, P, pw, n, w, b, (int)cp->at.kh, (int)cp->at.kw);
+    else if (unit && cp->at.kh == 3 && cp->at.kw == 3) dw_sum(y, P, pw, n, w, b, 3, 3);
     else if (unit && cp->at.kh == 5 && cp->at.kw == 5) dw_sum(y, P, pw, n, w, b, 5, 5);
     else dw_taps(y, P, pw, n, w, b, cp->at.kh, cp->at.kw, cp->at.dil[0], cp->at.dil[1], cp->at.stride[1]);
 }
@@ -238,7 +239,7 @@ void cpu_conv_post(void *ctx, float *c, size_t ldc, size_t r0, size_t r1, size_t
 /* Packed panels of the columns [j0, j1) of one (batch, group)'s column
  * matrix (kk rows: channel, ki, kj), built straight from the input: the
  * im2col matrix itself is never written. Past j1 the last panel is 0. */
-static void pack_cols(const conv_params *cp, const float *x, size_t j0, size_t j1, float *dst) {
+CPU_CLONES static void pack_cols(const conv_params *cp, const float *x, size_t j0, size_t j1, float *dst) {
     size_t nr = (size_t)cp->isa->nr, kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw);
     size_t plane = (size_t)(cp->oh * cp->ow);
     int pointwise = cp->kernel == K_POINTWISE;
@@ -248,7 +249,8 @@ static void pack_cols(const conv_params *cp, const float *x, size_t j0, size_t j
         for (size_t k = 0; k < kk; k++) {
             float *row = panel + k * nr;
             if (pointwise) {
-                memcpy(row, x + k * plane + jp, sizeof(float) * w);
+                const float *src = x + k * plane + jp;
+                for (size_t j = 0; j < w; j++) row[j] = src[j];
             } else {
                 int64_t ch = (int64_t)k / (cp->at.kh * cp->at.kw), ki = ((int64_t)k / cp->at.kw) % cp->at.kh;
                 int64_t kj = (int64_t)k % cp->at.kw, sx = cp->at.stride[1];
@@ -262,7 +264,7 @@ static void pack_cols(const conv_params *cp, const float *x, size_t j0, size_t j
                     int64_t iy = oy * cp->at.stride[0] - cp->at.pad[0] + ki * cp->at.dil[0];
                     float *d = row + j;
                     if (iy < 0 || iy >= cp->at.h) {
-                        memset(d, 0, sizeof(float) * seg);
+                        for (size_t t = 0; t < seg; t++) d[t] = 0.0f;
                     } else {
                         const float *xr = xp + iy * cp->at.w;
                         int64_t ix0 = ox0 * sx - cp->at.pad[2] + kj * cp->at.dil[1];
@@ -273,7 +275,7 @@ static void pack_cols(const conv_params *cp, const float *x, size_t j0, size_t j
                         if (lo > (int64_t)seg) lo = (int64_t)seg;
                         if (hi < lo) hi = lo;
                         for (int64_t t = 0; t < lo; t++) d[t] = 0.0f;
-                        if (sx == 1) memcpy(d + lo, xr + ix0 + lo, sizeof(float) * (size_t)(hi - lo));
+                        if (sx == 1) for (int64_t t = lo; t < hi; t++) d[t] = xr[ix0 + t];
                         else for (int64_t t = lo; t < hi; t++) d[t] = xr[ix0 + t * sx];
                         for (int64_t t = hi; t < (int64_t)seg; t++) d[t] = 0.0f;
                     }
@@ -429,6 +431,7 @@ static berth_status conv_prep(cpu_prep *c, size_t bytes) {
     if (cp->at.cg == 1 && cp->at.og == 1) {
         cp->kernel = K_DEPTHWISE;
         cp->block_floats = dw_slot_floats(cp);
+        cp->dw = c->plan->dev->gemm->dw;
         kernel_bytes = sizeof(float) * cp->block_floats * (size_t)cpu_pool_threads(c->plan->dev->pool);
     }
     else if (cp->at.kh == 1 && cp->at.kw == 1 && cp->at.stride[0] == 1 && cp->at.stride[1] == 1 && !cp->at.pad[0] && !cp->at.pad[1] &&

@@ -19,6 +19,7 @@ typedef struct conv_params {
      * itself) packed into panels at this scratch offset; NULL isa: OpenBLAS */
     const cpu_gemm_isa *isa;
     size_t off_pack;
+    cpu_dw_fn dw; /* K_DEPTHWISE at stride 1 and dilation 1: the ISA's kernel, or NULL */
     /* run-time context for pool tasks */
     const float *x, *f, *src, *bv;
     float *y, *col, *pack;

@@ -46,6 +46,19 @@ static int h_open(int threads) {
     return 1;
 }
 
+/* Closes the device and opens it again with one more option (key =
+ * value), e.g. isa = generic to run the same cases on other kernels. */
+static int h_reopen(const char *key, const char *value) {
+    mh_close(&cpu);
+    mh_host_option(&host, key, value);
+    berth_error err;
+    if (mh_open(&cpu, &err) != BERTH_OK) {
+        fprintf(stderr, "open with %s = %s: %s\n", key, value, err.msg);
+        return 0;
+    }
+    return 1;
+}
+
 static void h_shutdown(void) { mh_unload(&cpu); }
 
 static berth_status h_run_w(tgraph *g, berth_weights *w, void *const *in, void *const *out, berth_error *err) {

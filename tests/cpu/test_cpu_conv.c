@@ -80,6 +80,26 @@ static void test_conv_case_layout(geo g, int with_bias, int nhwc, const char *fl
     free(x), free(f), free(b), free(y), free(ref), free(xs), free(fs), free(ys);
 }
 
+/* Depthwise convolutions, on the ISA's span kernel where it has one and
+ * on the vectorized C (run again with isa = generic). */
+static void test_depthwise(void) {
+    /* strided and dilated (a pass per tap) */
+    test_conv_case((geo){2, 5, 8, 7, 5, 3, 3, 5, {1, 1, 2, 0}, {2, 2}, {1, 1}}, 1);
+    test_conv_case((geo){1, 4, 9, 12, 4, 3, 3, 4, {2, 2, 2, 2}, {1, 1}, {2, 2}}, 1);
+    /* narrow maps, summed flat over the padded rows: 5x5 on 3 x 24 maps;
+     * 3x3 on 40 rows of 62, in three blocks of rows; 3x5 with uneven padding */
+    test_conv_case((geo){2, 12, 3, 24, 12, 5, 5, 12, {2, 2, 2, 2}, {1, 1}, {1, 1}}, 1);
+    test_conv_case((geo){1, 3, 40, 60, 3, 3, 3, 3, {1, 1, 1, 1}, {1, 1}, {1, 1}}, 0);
+    test_conv_case((geo){1, 4, 6, 10, 4, 3, 5, 4, {0, 2, 1, 3}, {1, 1}, {1, 1}}, 1);
+    /* row by row: wide rows (the classifier's 2 x 96 and 3 x 96 maps; 70
+     * and 130 wide, a block of six vectors and a masked tail), and a
+     * vertical stride */
+    test_conv_case((geo){2, 8, 2, 96, 8, 5, 5, 8, {2, 2, 2, 2}, {1, 1}, {1, 1}}, 1);
+    test_conv_case((geo){1, 4, 9, 70, 4, 5, 5, 4, {2, 2, 2, 2}, {1, 1}, {1, 1}}, 1);
+    test_conv_case((geo){1, 3, 4, 130, 3, 3, 3, 3, {1, 1, 1, 1}, {1, 1}, {1, 1}}, 0);
+    test_conv_case((geo){2, 6, 9, 24, 6, 5, 5, 6, {2, 2, 2, 2}, {2, 1}, {1, 1}}, 1);
+}
+
 static void test_conv(void) {
     /* im2col: padding, strides, dilations, groups, bias */
     test_conv_case((geo){2, 4, 9, 8, 6, 3, 2, 2, {1, 2, 0, 1}, {2, 1}, {1, 2}}, 1);
@@ -87,18 +107,7 @@ static void test_conv(void) {
     /* pointwise */
     test_conv_case((geo){2, 6, 5, 4, 8, 1, 1, 1, {0, 0, 0, 0}, {1, 1}, {1, 1}}, 1);
     test_conv_case((geo){1, 6, 5, 4, 4, 1, 1, 2, {0, 0, 0, 0}, {1, 1}, {1, 1}}, 0);
-    /* depthwise: strided and dilated (a pass per tap) */
-    test_conv_case((geo){2, 5, 8, 7, 5, 3, 3, 5, {1, 1, 2, 0}, {2, 2}, {1, 1}}, 1);
-    test_conv_case((geo){1, 4, 9, 12, 4, 3, 3, 4, {2, 2, 2, 2}, {1, 1}, {2, 2}}, 1);
-    /* depthwise on narrow maps, summed flat over the padded rows: 5x5 on
-     * the classifier's 3 x 24 maps; 3x3 on 40 rows of 62, in three blocks
-     * of rows; 3x5 with uneven padding */
-    test_conv_case((geo){2, 12, 3, 24, 12, 5, 5, 12, {2, 2, 2, 2}, {1, 1}, {1, 1}}, 1);
-    test_conv_case((geo){1, 3, 40, 60, 3, 3, 3, 3, {1, 1, 1, 1}, {1, 1}, {1, 1}}, 0);
-    test_conv_case((geo){1, 4, 6, 10, 4, 3, 5, 4, {0, 2, 1, 3}, {1, 1}, {1, 1}}, 1);
-    /* depthwise row by row: wide rows, and a vertical stride on narrow ones */
-    test_conv_case((geo){1, 4, 9, 70, 4, 5, 5, 4, {2, 2, 2, 2}, {1, 1}, {1, 1}}, 1);
-    test_conv_case((geo){2, 6, 9, 24, 6, 5, 5, 6, {2, 2, 2, 2}, {2, 1}, {1, 1}}, 1);
+    test_depthwise();
     /* NHWC input and every filter layout, on each kernel */
     static const char *const fls[] = {"oihw", "hwio", "ohwi", "ihwo"};
     for (int k = 0; k < 4; k++) {
@@ -442,6 +451,12 @@ int main(void) {
     test_pool();
     test_pool_pairs();
     test_resample();
+    if (h_reopen("isa", "generic")) {
+        test_depthwise();
+        test_epilogue_case((geo){1, 200, 3, 24, 200, 3, 3, 200, {1, 1, 1, 1}, {1, 1}, {1, 1}}, "depthwise generic");
+    } else {
+        CHECK(0);
+    }
     h_shutdown();
     return check_exit();
 }
