@@ -130,8 +130,9 @@ static void im2col_task(void *ctx, size_t r0, size_t r1) {
 
 /* Depthwise convolution works one (batch, channel) plane at a time on a
  * zero-padded copy in the task's scratch slot, so no tap needs a bounds
- * check. Every path sums the bias, then the taps in row-major order, so
- * they give the same bits. */
+ * check. At stride 1 and dilation 1 across, the ISA's span kernel sums
+ * where there is one (cpu_dw_avx512); the C below sums the bias, then
+ * the taps in row-major order, the same on the flat and the row paths. */
 #define DW_FLAT 1024 /* floats of one flattened block of output rows, a multiple of 16 */
 
 /* The slot's floats: the padded plane, then room for the flattened sum,
