@@ -242,48 +242,61 @@ void cpu_conv_post(void *ctx, float *c, size_t ldc, size_t r0, size_t r1, size_t
  * im2col matrix itself is never written. Past j1 the last panel is 0. */
 CPU_CLONES static void pack_cols(const conv_params *cp, const float *x, size_t j0, size_t j1, float *dst) {
     size_t nr = (size_t)cp->isa->nr, kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw);
-    size_t plane = (size_t)(cp->oh * cp->ow);
-    int pointwise = cp->kernel == K_POINTWISE;
+    size_t plane = (size_t)(cp->oh * cp->ow), ow = (size_t)cp->ow;
+    int64_t h = cp->at.h, wd = cp->at.w, sx = cp->at.stride[1];
     for (size_t jp = j0; jp < j1; jp += nr) {
         size_t w = j1 - jp < nr ? j1 - jp : nr;
         float *panel = dst + (jp - j0) * kk;
-        for (size_t k = 0; k < kk; k++) {
-            float *row = panel + k * nr;
-            if (pointwise) {
+        if (cp->kernel == K_POINTWISE) {
+            for (size_t k = 0; k < kk; k++) {
+                float *row = panel + k * nr;
                 const float *src = x + k * plane + jp;
                 for (size_t j = 0; j < w; j++) row[j] = src[j];
-            } else {
-                int64_t ch = (int64_t)k / (cp->at.kh * cp->at.kw), ki = ((int64_t)k / cp->at.kw) % cp->at.kh;
-                int64_t kj = (int64_t)k % cp->at.kw, sx = cp->at.stride[1];
-                const float *xp = x + ch * cp->at.h * cp->at.w;
-                /* the panel's columns, one output row's segment at a time */
-                size_t j = 0;
-                while (j < w) {
-                    size_t col = jp + j;
-                    int64_t oy = (int64_t)(col / (size_t)cp->ow), ox0 = (int64_t)(col % (size_t)cp->ow);
-                    size_t seg = (size_t)(cp->ow - ox0) < w - j ? (size_t)(cp->ow - ox0) : w - j;
-                    int64_t iy = oy * cp->at.stride[0] - cp->at.pad[0] + ki * cp->at.dil[0];
-                    float *d = row + j;
-                    if (iy < 0 || iy >= cp->at.h) {
-                        for (size_t t = 0; t < seg; t++) d[t] = 0.0f;
-                    } else {
-                        const float *xr = xp + iy * cp->at.w;
-                        int64_t ix0 = ox0 * sx - cp->at.pad[2] + kj * cp->at.dil[1];
-                        /* the columns whose ix lies in [0, w): [lo, hi) of the segment */
-                        int64_t lo = ix0 >= 0 ? 0 : (-ix0 + sx - 1) / sx;
-                        int64_t hi = ix0 + ((int64_t)seg - 1) * sx < cp->at.w ? (int64_t)seg
-                                   : (cp->at.w - 1 - ix0 < 0 ? 0 : (cp->at.w - 1 - ix0) / sx + 1);
-                        if (lo > (int64_t)seg) lo = (int64_t)seg;
-                        if (hi < lo) hi = lo;
-                        for (int64_t t = 0; t < lo; t++) d[t] = 0.0f;
-                        if (sx == 1) for (int64_t t = lo; t < hi; t++) d[t] = xr[ix0 + t];
-                        else for (int64_t t = lo; t < hi; t++) d[t] = xr[ix0 + t * sx];
-                        for (int64_t t = hi; t < (int64_t)seg; t++) d[t] = 0.0f;
-                    }
-                    j += seg;
+                for (size_t j = w; j < nr; j++) row[j] = 0.0f;
+            }
+            continue;
+        }
+        /* the panel's columns as segments of output rows, found once for
+         * all kk rows: where each starts in the panel, its length, and its
+         * first output pixel */
+        size_t seg_j[CPU_GEMM_NR_MAX], seg_n[CPU_GEMM_NR_MAX], ns = 0;
+        int64_t seg_oy[CPU_GEMM_NR_MAX], seg_ox[CPU_GEMM_NR_MAX];
+        for (size_t j = 0; j < w; ns++) {
+            size_t col = jp + j, ox0 = col % ow;
+            seg_j[ns] = j, seg_oy[ns] = (int64_t)(col / ow), seg_ox[ns] = (int64_t)ox0;
+            seg_n[ns] = ow - ox0 < w - j ? ow - ox0 : w - j;
+            j += seg_n[ns];
+        }
+        int64_t ch = 0, ki = 0, kj = 0; /* row k of the column matrix */
+        for (size_t k = 0; k < kk; k++) {
+            float *row = panel + k * nr;
+            const float *xp = x + ch * h * wd;
+            for (size_t g = 0; g < ns; g++) {
+                int64_t seg = (int64_t)seg_n[g];
+                int64_t iy = seg_oy[g] * cp->at.stride[0] - cp->at.pad[0] + ki * cp->at.dil[0];
+                float *d = row + seg_j[g];
+                if (iy < 0 || iy >= h) {
+                    for (int64_t t = 0; t < seg; t++) d[t] = 0.0f;
+                    continue;
                 }
+                const float *xr = xp + iy * wd;
+                int64_t ix0 = seg_ox[g] * sx - cp->at.pad[2] + kj * cp->at.dil[1];
+                /* the columns whose ix lies in [0, w): [lo, hi) of the segment */
+                int64_t lo = ix0 >= 0 ? 0 : (-ix0 + sx - 1) / sx;
+                int64_t hi = ix0 + (seg - 1) * sx < wd ? seg : (wd - 1 - ix0 < 0 ? 0 : (wd - 1 - ix0) / sx + 1);
+                if (lo > seg) lo = seg;
+                if (hi < lo) hi = lo;
+                for (int64_t t = 0; t < lo; t++) d[t] = 0.0f;
+                if (sx == 1) for (int64_t t = lo; t < hi; t++) d[t] = xr[ix0 + t];
+                else if (sx == 2) for (int64_t t = lo; t < hi; t++) d[t] = xr[ix0 + 2 * t];
+                else for (int64_t t = lo; t < hi; t++) d[t] = xr[ix0 + t * sx];
+                for (int64_t t = hi; t < seg; t++) d[t] = 0.0f;
             }
             for (size_t j = w; j < nr; j++) row[j] = 0.0f;
+            if (++kj == cp->at.kw) {
+                kj = 0;
+                if (++ki == cp->at.kh) ki = 0, ch++;
+            }
         }
     }
 }

@@ -115,6 +115,13 @@ static void test_conv(void) {
         test_conv_case_layout((geo){2, 6, 5, 4, 8, 1, 1, 1, {0, 0, 0, 0}, {1, 1}, {1, 1}}, 1, 1, fls[k]);
         test_conv_case_layout((geo){2, 5, 8, 7, 5, 3, 3, 5, {1, 1, 2, 0}, {2, 2}, {1, 1}}, 0, 1, fls[k]);
     }
+    /* im2col on berth's kernel, the panels packed from the input: stride
+     * 2 over 7-wide rows (a panel spans several rows), stride 3 with
+     * dilation and uneven padding, and the classifier's first layer at
+     * batch 2 (in column blocks) */
+    test_conv_case((geo){2, 3, 11, 13, 8, 3, 3, 1, {1, 1, 1, 1}, {2, 2}, {1, 1}}, 1);
+    test_conv_case((geo){1, 4, 14, 15, 6, 3, 2, 1, {1, 0, 2, 1}, {3, 3}, {2, 1}}, 0);
+    test_conv_case((geo){2, 3, 48, 192, 16, 3, 3, 1, {1, 1, 1, 1}, {2, 2}, {1, 1}}, 1);
     /* large enough to split the product over the pool */
     test_conv_case((geo){1, 16, 20, 20, 32, 3, 3, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}}, 1);
     /* the direct kernel: a batch in one pass, unpadded (the input copied
