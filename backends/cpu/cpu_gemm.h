@@ -95,7 +95,7 @@ void cpu_gemm_unpack_b(const cpu_gemm_isa *isa, const float *packed, size_t ldb,
 enum { CPU_Q_I8, CPU_Q_U8, CPU_Q_I4, CPU_Q_U4 };
 /* The largest kc * nr (one dequantized slice of a quantized B) and nr of
  * any kernel: the stack buffers of the quantized product. */
-#define CPU_GEMM_SLICE 4096
+#define CPU_GEMM_SLICE 12288
 #define CPU_GEMM_NR_MAX 32
 
 typedef struct cpu_gemm_qb {
