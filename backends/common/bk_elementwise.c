@@ -14,7 +14,10 @@ static berth_status broadcast(const bk_node_ctx *c, uint32_t k, const berth_oper
     uint32_t off = y->rank - x->rank;
     int first = -1, last = -1;
     for (uint32_t d = 0; d < x->rank; d++) {
-        if (x->dims[d] == 1) continue;
+        if (x->dims[d] == 1) { /* broadcast, or a unit dim of both that the run may span */
+            if (y->dims[off + d] == 1 && last >= 0 && (uint32_t)last == off + d - 1) last = (int)(off + d);
+            continue;
+        }
         if (x->dims[d] != y->dims[off + d] || (last >= 0 && (uint32_t)last != off + d - 1))
             goto pattern;
         if (first < 0) first = (int)(off + d);

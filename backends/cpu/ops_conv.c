@@ -1,10 +1,11 @@
 /* conv2d, berth.conv2dEpilogue and convTranspose2d. The kernels work in
  * NCHW with OIHW (conv) or IOHW (transposed) filters; NHWC inputs and
  * other filter layouts are permuted into node scratch first (and the
- * output back). conv2d picks one of four kernels at plan time: a direct
+ * output back). conv2d picks one of five kernels at plan time: a direct
  * loop over a zero-padded copy of each plane for depthwise, a product
  * straight on the input for 1x1 stride-1 unpadded, the direct product of
- * ops_conv_direct.c for other stride-1 filters, and im2col plus a
+ * ops_conv_direct.c for other stride-1 filters, a product over the frames
+ * of a one-channel signal (an STFT's convolution), and im2col plus a
  * product otherwise (the 1x1 product packs its panels: read through the
  * direct kernel's offsets, rows a plane apart ran the recognizer's 1x1
  * convolutions 40% slower). The products run on berth's packed kernel: the
@@ -326,6 +327,26 @@ static void block_task(void *ctx, size_t b0, size_t b1) {
     cpu_pool_slot_release(cp->pool, slot);
 }
 
+/* K_FRAMES: frame j of a one-row, one-channel image is the kw floats at
+ * x + j * stride, so the frames are the rows of a matrix read in place
+ * (row stride: the stride) and the product with the packed filter gives
+ * the result as [frames, filters] in scratch, transposed into place 16
+ * frames at a time (their rows stay in L1 while the filters pass). */
+CPU_CLONES static void frames_run(const conv_params *cp, berth_plan *p, const cpu_node *nd, const float *x, float *y) {
+    size_t ow = (size_t)cp->ow, o = (size_t)cp->at.o, kw = (size_t)cp->at.kw, sx = (size_t)cp->at.stride[1];
+    float *t = (float *)cpu_scratch(p, nd);
+    cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) : NULL};
+    for (int64_t n = 0; n < cp->at.n; n++) {
+        float *yn = y + (size_t)n * o * ow;
+        cpu_gemm(p->dev->pool, cp->isa, ow, o, kw, x + (size_t)(n * cp->at.w), sx, cp->fpack, t, o, &epi);
+        for (size_t j0 = 0; j0 < ow; j0 += 16) {
+            size_t j1 = j0 + 16 < ow ? j0 + 16 : ow;
+            for (size_t f = 0; f < o; f++)
+                for (size_t j = j0; j < j1; j++) yn[f * ow + j] = t[j * o + f];
+        }
+    }
+}
+
 /* Binds the program's pointers for this run: input 0 and the output are
  * the convolution's result. */
 static void prog_bind(conv_params *cp, const cpu_node *nd, berth_plan *p) {
@@ -364,6 +385,12 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
         relayout_out(cp, p, nd, y);
         cp->prog = prog;
         if (prog && !as_it_goes) cpu_program_run(p->dev->pool, prog);
+        return;
+    }
+    if (cp->kernel == K_FRAMES) { /* no relayout: NCHW and OIHW only */
+        frames_run(cp, p, nd, x, y);
+        cp->prog = prog;
+        if (prog) cpu_program_run(p->dev->pool, prog);
         return;
     }
     if (cp->kernel == K_DIRECT) {
@@ -458,8 +485,21 @@ static berth_status conv_prep(cpu_prep *c, size_t bytes) {
     /* A filter of fewer than four rows per group would fill a tile mostly
      * with padding: OpenBLAS does those. */
     if (cp->kernel != K_DEPTHWISE && cp->at.og >= 4) cp->isa = c->plan->dev->gemm;
-    /* stride 1 with more than one tap reads the padded input directly */
-    if (cp->isa && cp->kernel == K_GEMM && cp->at.stride[0] == 1 && cp->at.stride[1] == 1) {
+    /* an unpadded one-channel row cut into at least a tile's rows of
+     * frames, with an uploaded filter to pack once */
+    const berth_operand *fo = &c->g->operands[c->node->inputs[1]];
+    int frames = cp->isa && cp->kernel == K_GEMM && cp->at.c == 1 && cp->at.groups == 1 && cp->at.h == 1 &&
+                 cp->at.kh == 1 && cp->at.dil[1] == 1 && !cp->at.pad[2] && !cp->at.pad[3] && !cp->at.pad[0] &&
+                 !cp->at.pad[1] && !cp->at.nhwc && !cp->fmoved && fo->kind == BERTH_OPERAND_WEIGHT && c->plan->w &&
+                 cp->ow >= cp->isa->mr && 2 * cp->at.o >= cp->isa->nr;
+    if (frames) {
+        cp->kernel = K_FRAMES;
+        cp->fpack = cpu_weight_packed(c->plan->w, fo->weight, 1, (size_t)cp->at.kw, (size_t)cp->at.o, c->err);
+        if (!cp->fpack) return BERTH_ERR_NOMEM;
+        c->cn->packed_in |= 1u << 1; /* the filter is never read as uploaded */
+        kernel_bytes = sizeof(float) * (size_t)(cp->ow * cp->at.o);
+    } else if (cp->isa && cp->kernel == K_GEMM && cp->at.stride[0] == 1 && cp->at.stride[1] == 1) {
+        /* stride 1 with more than one tap reads the padded input directly */
         cp->kernel = K_DIRECT;
         kernel_bytes = cpu_conv_direct_prep(cp, cpu_pool_threads(c->plan->dev->pool));
     } else if (cp->isa) {

@@ -5,7 +5,7 @@
 
 #include "cpu_internal.h"
 
-enum { K_GEMM, K_POINTWISE, K_DEPTHWISE, K_DIRECT };
+enum { K_GEMM, K_POINTWISE, K_DEPTHWISE, K_DIRECT, K_FRAMES };
 
 typedef struct conv_params {
     int kernel;
@@ -20,6 +20,7 @@ typedef struct conv_params {
     const cpu_gemm_isa *isa;
     size_t off_pack;
     cpu_dw_fn dw; /* K_DEPTHWISE at stride 1 and dilation 1: the ISA's kernel, or NULL */
+    const float *fpack; /* K_FRAMES: the filter packed as the product's right-hand side */
     /* run-time context for pool tasks */
     const float *x, *f, *src, *bv;
     float *y, *col, *pack;

@@ -399,6 +399,53 @@ static void test_pool_pairs(void) {
 
 static double clampd(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+/* A one-channel signal cut into frames (an STFT's convolution) with its
+ * filter uploaded, so the filter is packed once and the frames are read
+ * in place: [2, 1, 1, 1000] by 40 filters of 64 at stride 24 (40 frames),
+ * as conv2d with a bias and as berth.conv2dEpilogue with a chain. */
+static void test_frames(void) {
+    enum { N = 2, W = 1000, O = 40, KW = 64, S = 24, OW = (W - KW) / S + 1 };
+    float *x = h_randf(N * W), *f = h_randf(O * KW), *b = h_randf(O), *y = calloc(N * O * OW, sizeof(float));
+    double *ref = h_zeros(N * O * OW);
+    x[7] = NAN;
+    berth_upload_info info = {.struct_size = sizeof info, .n_tensors = 1, .total_bytes = 4 * O * KW,
+                              .largest_bytes = 4 * O * KW};
+    berth_weights *w = NULL;
+    berth_error err = {{0}};
+    int taken = 0;
+    CHECK(cpu.be->upload_begin(cpu.dev, &info, &w, &err) == BERTH_OK);
+    berth_weight_desc d = {.name = "f", .id = 0, .dtype = BERTH_DTYPE_F32, .rank = 4, .dims = {O, 1, 1, KW},
+                           .bytes = 4 * O * KW};
+    CHECK(cpu.be->upload_tensor(w, &d, f, 0, &taken, &err) == BERTH_OK);
+    CHECK(cpu.be->upload_end(w, &err) == BERTH_OK);
+    for (int fused = 0; fused < 2; fused++) {
+        for (int n = 0; n < N; n++)
+            for (int o = 0; o < O; o++)
+                for (int j = 0; j < OW; j++) {
+                    double s = b[o];
+                    for (int k = 0; k < KW; k++) s += (double)x[n * W + j * S + k] * f[o * KW + k];
+                    if (fused) s = s >= 0 ? s : 0.2 * s, s = isnan(s) ? s : s > -0.4 ? s : -0.4;
+                    ref[(n * O + o) * OW + j] = s;
+                }
+        tgraph t = {0};
+        uint32_t xi = tg_input(&t, "x", BERTH_DTYPE_F32, 4, DIMS(N, 1, 1, W));
+        uint32_t fi = tg_operand(&t, "f", BERTH_OPERAND_WEIGHT, BERTH_DTYPE_F32, 4, DIMS(O, 1, 1, KW));
+        t.ops[fi].weight = 0;
+        uint32_t bi = tg_const(&t, "b", BERTH_DTYPE_F32, 1, DIMS(O), b, O * 4);
+        uint32_t yi = tg_value(&t, "y", BERTH_DTYPE_F32, 4, DIMS(N, O, 1, OW));
+        berth_attr attrs[] = {A_INTS("strides", 2, 1, S), A_OPND("bias", bi), A_STR("ops", "leakyRelu max"),
+                              A_INTS("steps", 4, 0, -1, 1, -2), A_FLOATS("constants", 2, 0.2, -0.4)};
+        tg_node(&t, fused ? "berth.conv2dEpilogue" : "conv2d", 2, IDX(xi, fi), 1, IDX(yi), fused ? 5 : 2, attrs);
+        tg_output(&t, yi);
+        berth_status st = h_run_w(&t, w, (void *[]){x}, (void *[]){y}, &err);
+        CHECK(st == BERTH_OK);
+        if (st) fprintf(stderr, "  status %d: %s\n", (int)st, err.msg);
+        else h_close(fused ? "conv2dEpilogue over frames" : "conv2d over frames", y, ref, N * O * OW);
+    }
+    cpu.be->free_weights(w);
+    free(x), free(f), free(b), free(y), free(ref);
+}
+
 static void test_resample(void) {
     enum { N = 1, C = 2, H = 3, W = 4 };
     float *x = h_randf(N * C * H * W);
@@ -455,6 +502,7 @@ int main(void) {
     test_conv();
     test_conv_transpose();
     test_conv_epilogue();
+    test_frames();
     test_pool();
     test_pool_pairs();
     test_resample();
