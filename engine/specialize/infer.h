@@ -42,8 +42,12 @@ typedef struct sp_node {
     const int32_t *inputs;
     uint32_t n_attrs;
     berth_attr *attrs;
-    int folded; /* evaluated on the host; absent from the desc */
+    int folded; /* evaluated on the host, or SP_WEIGHT_VIEW; absent from the desc */
 } sp_node;
+
+/* sp_node.folded of a reshape of an uploaded weight: its output is that
+ * weight's operand under the new shape. */
+#define SP_WEIGHT_VIEW 2
 
 typedef struct sp_ctx {
     const berth_graph *g;

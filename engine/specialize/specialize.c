@@ -347,6 +347,33 @@ static int normalize(spec_build *b, uint32_t ni) {
 
 /* ---- 2, 4, 5: the walk ------------------------------------------------------- */
 
+/* The uploaded weight graph value v is, or is a view of: -1 if none. */
+static int32_t weight_source(const spec_build *b, int32_t v) {
+    for (;;) {
+        const bg_value *gv = &b->c.g->values[v];
+        if (gv->kind == BG_CONST && gv->init == BG_INIT_WEIGHTS) return v;
+        if (gv->node < 0 || b->nodes[gv->node].folded != SP_WEIGHT_VIEW) return -1;
+        v = b->nodes[gv->node].inputs[0];
+    }
+}
+
+/* A reshape (squeeze, unsqueeze, identity) of an uploaded weight is that
+ * weight under another shape: the same bytes, so its output becomes a
+ * weight operand and the node leaves the desc. Backends then see the
+ * weight itself where a model reshapes it for its consumer (an STFT's
+ * unsqueezed filter), and can prepare it once. Not for a graph output,
+ * which a run writes. */
+static int weight_view(const spec_build *b, const sp_node *sn) {
+    if (strcmp(sn->op, "reshape") && strcmp(sn->op, "squeeze") && strcmp(sn->op, "unsqueeze") &&
+        strcmp(sn->op, "identity"))
+        return 0;
+    if (sn->n_inputs < 1 || sn->src->n_outputs != 1 || weight_source(b, sn->inputs[0]) < 0) return 0;
+    const berth_graph *g = b->c.g;
+    for (uint32_t i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == sn->src->outputs[0]) return 0;
+    return 1;
+}
+
 /* Node i's options, shape rule and host evaluation, on whatever its
  * inputs hold now; 0 or -1 with the error in c->err. */
 static int infer_node(spec_build *b, uint32_t i) {
@@ -360,7 +387,7 @@ static int infer_node(spec_build *b, uint32_t i) {
         if (!b->c.vals[sn->src->outputs[o]].ready) return sp_fail(&b->c, "output %u was not inferred", o);
     int r = sp_fold(&b->c);
     if (r < 0) return -1;
-    sn->folded = r;
+    sn->folded = r ? r : weight_view(b, sn) ? SP_WEIGHT_VIEW : 0;
     return 0;
 }
 
@@ -406,9 +433,12 @@ static int fill_operand(spec_build *b, uint32_t vi, berth_operand *op) {
     size_t bytes = berth_dtype_bytes(v->dtype, (uint64_t)sp_numel(v->rank, v->dims), &ok);
     if (gv->kind == BG_INPUT) {
         op->kind = BERTH_OPERAND_INPUT;
-    } else if (gv->kind == BG_CONST && gv->init == BG_INIT_WEIGHTS) {
-        uint32_t id = b->weight_ids ? b->weight_ids[vi] : UINT32_MAX;
-        if (id == UINT32_MAX) return fail_at(b, gv->line, "const '%s' has no uploaded weight", gv->name);
+    } else if ((gv->kind == BG_CONST && gv->init == BG_INIT_WEIGHTS) ||
+               (gv->node >= 0 && b->nodes[gv->node].folded == SP_WEIGHT_VIEW)) {
+        int32_t src = weight_source(b, (int32_t)vi);
+        uint32_t id = b->weight_ids && src >= 0 ? b->weight_ids[src] : UINT32_MAX;
+        if (id == UINT32_MAX)
+            return fail_at(b, gv->line, "const '%s' has no uploaded weight", b->c.g->values[src >= 0 ? src : (int32_t)vi].name);
         op->kind = BERTH_OPERAND_WEIGHT;
         op->weight = id;
     } else if (gv->kind == BG_CONST || (gv->node >= 0 && b->nodes[gv->node].folded)) {

@@ -144,7 +144,9 @@ typedef struct berth_operand {
     berth_dtype dtype;
     uint32_t rank;
     int64_t dims[BERTH_MAX_RANK]; /* all >= 0; rank 0 is a scalar        */
-    uint32_t weight;              /* WEIGHT: the id given at upload       */
+    uint32_t weight;              /* WEIGHT: the id given at upload; the dims may be
+                                     another shape of the same bytes (a model's
+                                     reshape or unsqueeze of the weight) */
     const void *data;             /* CONSTANT: little-endian elements,    */
     size_t bytes;                 /*   owned by the host, valid during plan() only: copy what you keep */
 } berth_operand;

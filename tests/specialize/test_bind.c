@@ -80,10 +80,46 @@ static void outlives_graph(void) {
     berth_spec_free(s);
 }
 
+/* A reshape, squeeze or unsqueeze of an uploaded weight (and a view of
+ * such a view) is the weight under the new shape: a weight operand with
+ * the source's id, and no node. A view that is a graph output, and a
+ * reshape of a value, stay nodes. */
+static void weight_views(void) {
+    static const char *views =
+        "webnn_graph \"v\" v2 {\n"
+        "  inputs { x: f32[2, 64]; }\n"
+        "  consts { A: f32[8, 64]; B: f32[64, 3]; }\n"
+        "  nodes {\n"
+        "    a1 = unsqueeze(A, axes=[1]);\n"
+        "    a2 = unsqueeze(a1, axes=[2]);\n"
+        "    b1 = reshape(B, newShape=[1, 64, 3]);\n"
+        "    xr = reshape(x, newShape=[2, 1, 1, 64]);\n"
+        "    y = conv2d(xr, a2);\n"
+        "    z = matmul(x, b1);\n"
+        "    bo = squeeze(b1, axes=[0]);\n"
+        "  }\n"
+        "  outputs { y; z; bo; }\n"
+        "}\n";
+    spec_case c;
+    CHECK(spec_open(&c, views, NULL) == 0);
+    const berth_operand *a2 = spec_operand(&c, "a2"), *b1 = spec_operand(&c, "b1"), *bo = spec_operand(&c, "bo");
+    CHECK(a2 && a2->kind == BERTH_OPERAND_WEIGHT && a2->weight == 0);
+    CHECK(!strcmp(spec_shape(&c, "a2"), "f32[8, 1, 1, 64]"));
+    CHECK(b1 && b1->kind == BERTH_OPERAND_WEIGHT && b1->weight == 1);
+    CHECK(!strcmp(spec_shape(&c, "b1"), "f32[1, 64, 3]"));
+    CHECK(!strcmp(spec_shape(&c, "a1"), "dropped"));
+    CHECK(bo && bo->kind == BERTH_OPERAND_VALUE);
+    CHECK(spec_count_op(c.s, "unsqueeze") == 0);
+    CHECK(spec_count_op(c.s, "reshape") == 1); /* xr */
+    CHECK(spec_count_op(c.s, "squeeze") == 1); /* bo, an output */
+    spec_close(&c);
+}
+
 int main(void) {
     outlives_graph();
     binds_values();
     refuses_out_of_range();
     missing_weight_is_an_error();
+    weight_views();
     return check_exit();
 }
