@@ -21,6 +21,10 @@ typedef void (*cpu_ukernel_fn)(size_t kc, const float *a, size_t lda, const floa
  * no column matrix is packed. c is overwritten. */
 typedef void (*cpu_ukernel_ind_fn)(size_t kc, const float *a, size_t lda, const float *b, const size_t *off,
                                    float *c, size_t ldc);
+/* The tile's first `rows` rows only (8 or 4, fewer than MR): reads and
+ * writes exactly those rows. */
+typedef void (*cpu_ukernel_part_fn)(size_t rows, size_t kc, const float *a, size_t lda, const float *b, float *c,
+                                    size_t ldc, int acc);
 
 /* n outputs of one depthwise plane, kh x kw at stride 1 and dilation 1:
  * y[i] = b + sum of w[ki kw + kj] P[ki pw + i + kj]. */
@@ -32,6 +36,7 @@ typedef struct cpu_gemm_isa {
     cpu_ukernel_fn kernel;
     cpu_ukernel_ind_fn kernel_ind;
     cpu_dw_fn dw; /* NULL: the depthwise convolution's vectorized C */
+    cpu_ukernel_part_fn part; /* NULL: a product's last rows go through a whole tile */
 } cpu_gemm_isa;
 
 enum { CPU_ACT_NONE, CPU_ACT_RELU, CPU_ACT_GELU, CPU_ACT_SIGMOID, CPU_ACT_TANH };
@@ -62,6 +67,8 @@ void cpu_ukernel_avx2(size_t kc, const float *a, size_t lda, const float *b, flo
 void cpu_ukernel_avx2_ind(size_t kc, const float *a, size_t lda, const float *b, const size_t *off, float *c,
                           size_t ldc);
 void cpu_ukernel_avx512(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc);
+void cpu_ukernel_avx512_part(size_t rows, size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc,
+                             int acc);
 void cpu_ukernel_avx512_ind(size_t kc, const float *a, size_t lda, const float *b, const size_t *off, float *c,
                             size_t ldc);
 void cpu_dw_avx512(float *y, const float *P, size_t pw, size_t n, const float *w, float b, int kh, int kw);

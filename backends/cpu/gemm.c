@@ -14,19 +14,19 @@
 #include "cpu_gemm.h"
 #include "cpu_internal.h"
 
-static const cpu_gemm_isa isa_generic = {"generic", 4, 16, 256, cpu_ukernel_generic, cpu_ukernel_generic_ind, NULL};
+static const cpu_gemm_isa isa_generic = {"generic", 4, 16, 256, cpu_ukernel_generic, cpu_ukernel_generic_ind, NULL, NULL};
 #if defined(__x86_64__)
-static const cpu_gemm_isa isa_avx2 = {"avx2", 6, 16, 256, cpu_ukernel_avx2, cpu_ukernel_avx2_ind, NULL};
+static const cpu_gemm_isa isa_avx2 = {"avx2", 6, 16, 256, cpu_ukernel_avx2, cpu_ukernel_avx2_ind, NULL, NULL};
 /* kc 384: the encoders' k (384, 768, 1536, 3072) in whole blocks, so a
  * tile's C is stored and reloaded k / 384 times. From 128, the 12-layer
  * encoder at batch 1 on 2 threads went from 95 to 86 ms; the B slice of
  * 48 KiB streams from L2, two loads per 24 multiply-adds. */
 static const cpu_gemm_isa isa_avx512 = {"avx512", 12, 32, 384, cpu_ukernel_avx512, cpu_ukernel_avx512_ind,
-                                       cpu_dw_avx512};
+                                       cpu_dw_avx512, cpu_ukernel_avx512_part};
 #endif
 #if defined(__aarch64__)
 /* kc 256: an 8 KiB slice of B and the tile's 8 KiB of A rows share L1. */
-static const cpu_gemm_isa isa_neon = {"neon", 8, 8, 256, cpu_ukernel_neon, cpu_ukernel_neon_ind, NULL};
+static const cpu_gemm_isa isa_neon = {"neon", 8, 8, 256, cpu_ukernel_neon, cpu_ukernel_neon_ind, NULL, NULL};
 #endif
 
 /* The largest mr * kc and mr * nr of any kernel above: the stack buffers. */
@@ -180,13 +180,18 @@ CPU_CLONES static void edge_dots(const float *a, size_t lda, const float *bp, si
     }
 }
 
-/* A tile of `rows` <= mr rows and `w` <= nr columns at row i. The kernel
- * always computes a full tile into cbuf: when A has mr rows at or above
+/* A tile of `rows` <= mr rows and `w` <= nr columns at row i. A full
+ * panel of 8 or 4 rows goes to the ISA's part tile where it has one.
+ * Otherwise the kernel computes a full tile into cbuf: when A has mr rows at or above
  * i it reads the last mr rows ending at the tile's end (rows the tile
  * above also covers are computed twice and dropped); only a product of
  * fewer than mr rows in all copies A into a zero-padded buffer. */
 static void edge_tile(const gemm_job *J, size_t kc, size_t i, size_t k0, const float *bp, float *c, size_t rows,
                       size_t w, int acc) {
+    if (J->isa->part && w == (size_t)J->isa->nr && (rows == 8 || rows == 4)) {
+        J->isa->part(rows, kc, J->a + i * J->lda + k0, J->lda, bp, c, J->ldc, acc);
+        return;
+    }
     size_t mr = (size_t)J->isa->mr, nr = (size_t)J->isa->nr, skip = 0;
     float abuf[EDGE_A] __attribute__((aligned(64)));
     float cbuf[EDGE_C] __attribute__((aligned(64)));
