@@ -22,10 +22,14 @@
 
 enum { MR = CPU_DOT_MR, NR = CPU_DOT_NR };
 /* k values of one B slice (a block is cut into slices of this many) and
- * rows of A per task: the slice (8 KiB) and the task's int32 sums (4 KiB)
- * live on the stack. */
+ * rows of A per task: the slice (8 KiB), the task's int32 sums and its
+ * outputs (8 KiB each) live on the stack. Each task packs its panels' B
+ * slices again, so fewer, taller tasks pack less: from 64 rows to 128,
+ * packing fell from 0.22 to 0.15 of the tile's time on the 12-layer
+ * encoder at batch 8 (perf samples); at 256 it fell to 0.10, but the
+ * scaling, its sums and outputs no longer in L1, rose by more. */
 #define KCH 512
-#define ROWS 64
+#define ROWS 128
 
 /* The layout of the quantized A in node scratch: rows padded to MR (the
  * padding rows zero), each row nb blocks of lp = L rounded up to 4 bytes
@@ -190,7 +194,7 @@ static void q8_task(void *ctx, size_t t0, size_t t1) {
     int8_t bq[KCH * NR] __attribute__((aligned(64)));
     int32_t acc[ROWS * NR], zp[NR];
     /* the panel's outputs while its blocks add up: C's rows are n floats
-     * apart, and at n = 1536 (6 KiB) its 64 rows of a task fall into two
+     * apart, and at n = 1536 (6 KiB) a task's rows fall into two
      * sets of a 48 KiB L1, so adding each block there missed every time */
     float yb[ROWS * NR];
     for (size_t t = t0; t < t1; t++) {

@@ -87,8 +87,8 @@ enum { SHAPES = 7, EXTREME = 6, TYPES = 4 };
 static const int64_t shapes[SHAPES][4] = {
     /* {m, k, n, rows per block}: one row; tiles cut off on every side; a
      * block of 30 (not a multiple of 4); one block of 1100 (slices of 512);
-     * rows past one task's 64; many blocks */
-    {1, 64, 33, 32}, {5, 96, 37, 32}, {7, 90, 19, 30}, {3, 1100, 20, 1100}, {70, 128, 48, 64}, {2, 512, 16, 16},
+     * rows past one task's 128; many blocks */
+    {1, 64, 33, 32}, {5, 96, 37, 32}, {7, 90, 19, 30}, {3, 1100, 20, 1100}, {270, 128, 48, 64}, {2, 512, 16, 16},
     /* the extremes (EXTREME): activations +-1, so every quantized one is
      * +-127, and weights at their type's ends, so b' is -128 or 127 */
     {9, 100, 35, 50}};
