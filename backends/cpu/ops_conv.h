@@ -39,6 +39,8 @@ typedef struct conv_params {
      * scratch, the tiles a task claims, and this run's pointers into them */
     size_t off_tab, off_abuf, off_pad, chunk_tiles;
     size_t fold;      /* batch items padded and run in one pass */
+    int per_image;    /* tasks are whole images, each padded into a slot of slot_floats */
+    size_t slot_floats;
     size_t pass_grid; /* grid columns of the current pass */
     int in_tile; /* the bias and program (none, or a chain on the result) applied to each tile before its store */
     const float *pad, *abuf;

@@ -48,36 +48,49 @@ size_t cpu_conv_direct_prep(conv_params *cp, int threads) {
     /* fewer filter rows than a tile has: each group's filter zero-padded to mr rows */
     if ((size_t)cp->at.og < mr) at += align64(sizeof(float) * mr * kk * (size_t)cp->at.groups);
     cp->off_pad = at;
-    /* As many images as fit FOLD_BYTES are padded and run in one pass:
-     * one image of a late layer is a tile or two, too little to split
-     * among threads, and each pass's two pool hand-offs cost more than
-     * a small image's work (16 one-image passes per convolution made a
-     * batch of 16 slower on 2 threads than on 1). */
-    size_t image = (size_t)(cp->at.c * pad_h(cp) * pad_w(cp));
+    size_t image = (size_t)(cp->at.c * pad_h(cp) * pad_w(cp)), n = (size_t)cp->at.n, th = (size_t)threads;
+    /* A batch that splits evenly over the threads (or is large enough
+     * that the remainder hardly matters), of images small enough that a
+     * slot for each thread fits FOLD_BYTES, runs an image per task: the
+     * task pads its image into its own slot and computes all of its
+     * tiles, so nothing one thread wrote is read by another. Split by
+     * tiles, every tile read channels that the other thread had padded,
+     * and the speech embedding's batch of 4 ran no faster on 2 threads
+     * than on 1. */
+    cp->per_image = th > 1 && n >= th && (n % th == 0 || n >= 4 * th) && th * image * sizeof(float) <= FOLD_BYTES;
+    if (cp->per_image) {
+        cp->fold = 1;
+        cp->slot_floats = align64(sizeof(float) * (image + slack(cp))) / sizeof(float);
+        return at + sizeof(float) * cp->slot_floats * th;
+    }
+    /* Otherwise as many images as fit FOLD_BYTES are padded and run in
+     * one pass: one image of a late layer is a tile or two, too little to
+     * split among threads, and each pass's two pool hand-offs cost more
+     * than a small image's work (16 one-image passes per convolution made
+     * a batch of 16 slower on 2 threads than on 1). */
     size_t fit = FOLD_BYTES / (image * sizeof(float));
-    cp->fold = fit < 1 ? 1 : fit > (size_t)cp->at.n ? (size_t)cp->at.n : fit;
+    cp->fold = fit < 1 ? 1 : fit > n ? n : fit;
     at += align64(sizeof(float) * (cp->fold * image + slack(cp)));
     /* about eight claims per thread for each group, of 1 to 8 tiles */
-    size_t per = grid_tiles(cp, cp->fold) / ((size_t)threads * 8);
+    size_t per = grid_tiles(cp, cp->fold) / (th * 8);
     cp->chunk_tiles = per < 1 ? 1 : per > 8 ? 8 : per;
     return at;
 }
 
-/* Planes [t0, t1) of the current pass's input ([image][channel], as in
- * the input) into the padded buffer ([channel][image]). Rows are a few
+/* Planes [t0, t1) of a pass's input x ([image][channel], as in the
+ * input) into the padded buffer pad ([channel][image]). Rows are a few
  * dozen floats and their margins one or two: plain loops, which the
  * compiler vectorizes, cost less there than three library calls a row. */
-CPU_CLONES static void pad_task(void *ctx, size_t t0, size_t t1) {
-    const conv_params *cp = ctx;
+CPU_CLONES static void pad_planes(const conv_params *cp, const float *x, float *pad, size_t t0, size_t t1) {
     size_t ph = (size_t)pad_h(cp), pw = (size_t)pad_w(cp), w = (size_t)cp->at.w, h = (size_t)cp->at.h;
     size_t top = (size_t)cp->at.pad[0], left = (size_t)cp->at.pad[2], c = (size_t)cp->at.c;
     if (ph == h && pw == w && cp->fold == 1) { /* no padding, one image: laid out so already */
-        memcpy((float *)cp->pad + t0 * h * w, cp->x + t0 * h * w, sizeof(float) * (t1 - t0) * h * w);
+        memcpy(pad + t0 * h * w, x + t0 * h * w, sizeof(float) * (t1 - t0) * h * w);
         return;
     }
     for (size_t t = t0; t < t1; t++) {
-        float *P = (float *)cp->pad + (t % c * cp->fold + t / c) * ph * pw;
-        const float *xp = cp->x + t * h * w;
+        float *P = pad + (t % c * cp->fold + t / c) * ph * pw;
+        const float *xp = x + t * h * w;
         if (ph == h && pw == w) {
             memcpy(P, xp, sizeof(float) * h * w);
             continue;
@@ -94,6 +107,11 @@ CPU_CLONES static void pad_task(void *ctx, size_t t0, size_t t1) {
             for (size_t k = left + w; k < pw; k++) row[k] = 0.0f;
         }
     }
+}
+
+static void pad_task(void *ctx, size_t t0, size_t t1) {
+    const conv_params *cp = ctx;
+    pad_planes(cp, cp->x, (float *)cp->pad, t0, t1);
 }
 
 /* Rows [r0, r1) of a tile computed into cbuf (grid columns [j0, j0 + nr))
@@ -153,40 +171,62 @@ static void chunk_epilogue(const conv_params *cp, const cpu_gemm_epi *epi, float
     }
 }
 
-/* Tasks are (group, chunk of tiles) of the current pass. */
-CPU_CLONES static void direct_task(void *ctx, size_t t0, size_t t1) {
-    const conv_params *cp = ctx;
+/* Tiles [c0, c1) of group g of a pass: P its padded input, y where its
+ * first image's result starts. */
+CPU_CLONES static void tiles_run(const conv_params *cp, const float *P, float *y, size_t g, size_t c0, size_t c1) {
     size_t mr = (size_t)cp->isa->mr, nr = (size_t)cp->isa->nr, og = (size_t)cp->at.og;
     size_t kk = (size_t)(cp->at.cg * cp->at.kh * cp->at.kw), plane_p = (size_t)(pad_h(cp) * pad_w(cp));
-    size_t tiles = (cp->pass_grid + nr - 1) / nr, chunks = (tiles + cp->chunk_tiles - 1) / cp->chunk_tiles;
     size_t plane_out = (size_t)(cp->oh * cp->ow);
     float cbuf[12 * 32] __attribute__((aligned(64))); /* mr * nr of the largest kernel */
+    P += g * (size_t)cp->at.cg * cp->fold * plane_p;
+    float *yg = y + g * og * plane_out;
+    cpu_gemm_epi epi = *cp->epi;
+    if (epi.bias) epi.bias += g * og;
+    for (size_t tile = c0; tile < c1; tile++) {
+        size_t j0 = tile * nr;
+        if (og < mr) {
+            cp->isa->kernel_ind(kk, cp->abuf + g * mr * kk, kk, P + j0, cp->tab, cbuf, nr);
+            tile_epilogue(cp, &epi, cbuf, 0, og);
+            store_tile(cp, yg, cbuf, 0, og, 0, j0);
+            continue;
+        }
+        /* the last tile of rows ends at og: rows the one above also
+         * computed are dropped */
+        for (size_t i = 0; i < og; i += mr) {
+            size_t at = i + mr <= og ? i : og - mr;
+            cp->isa->kernel_ind(kk, cp->f_g + (g * og + at) * kk, kk, P + j0, cp->tab, cbuf, nr);
+            tile_epilogue(cp, &epi, cbuf, at, mr);
+            store_tile(cp, yg, cbuf, i - at, mr, i, j0);
+        }
+    }
+    if (!cp->in_tile) chunk_epilogue(cp, &epi, yg, c0 * nr, c1 * nr < cp->pass_grid ? c1 * nr : cp->pass_grid);
+}
+
+/* Tasks are (group, chunk of tiles) of the current pass. */
+static void direct_task(void *ctx, size_t t0, size_t t1) {
+    const conv_params *cp = ctx;
+    size_t nr = (size_t)cp->isa->nr, tiles = (cp->pass_grid + nr - 1) / nr;
+    size_t chunks = (tiles + cp->chunk_tiles - 1) / cp->chunk_tiles;
     for (size_t t = t0; t < t1; t++) {
         size_t g = t / chunks, c0 = (t % chunks) * cp->chunk_tiles;
-        size_t c1 = c0 + cp->chunk_tiles < tiles ? c0 + cp->chunk_tiles : tiles;
-        const float *P = cp->pad + g * (size_t)cp->at.cg * cp->fold * plane_p;
-        float *yg = cp->y_g + g * og * plane_out;
-        cpu_gemm_epi epi = *cp->epi;
-        if (epi.bias) epi.bias += g * og;
-        for (size_t tile = c0; tile < c1; tile++) {
-            size_t j0 = tile * nr;
-            if (og < mr) {
-                cp->isa->kernel_ind(kk, cp->abuf + g * mr * kk, kk, P + j0, cp->tab, cbuf, nr);
-                tile_epilogue(cp, &epi, cbuf, 0, og);
-                store_tile(cp, yg, cbuf, 0, og, 0, j0);
-                continue;
-            }
-            /* the last tile of rows ends at og: rows the one above also
-             * computed are dropped */
-            for (size_t i = 0; i < og; i += mr) {
-                size_t at = i + mr <= og ? i : og - mr;
-                cp->isa->kernel_ind(kk, cp->f_g + (g * og + at) * kk, kk, P + j0, cp->tab, cbuf, nr);
-                tile_epilogue(cp, &epi, cbuf, at, mr);
-                store_tile(cp, yg, cbuf, i - at, mr, i, j0);
-            }
-        }
-        if (!cp->in_tile) chunk_epilogue(cp, &epi, yg, c0 * nr, c1 * nr < cp->pass_grid ? c1 * nr : cp->pass_grid);
+        tiles_run(cp, cp->pad, cp->y_g, g, c0, c0 + cp->chunk_tiles < tiles ? c0 + cp->chunk_tiles : tiles);
     }
+}
+
+/* Tasks are images, each padded into the task's slot and run whole. */
+static void image_task(void *ctx, size_t t0, size_t t1) {
+    const conv_params *cp = ctx;
+    size_t c = (size_t)cp->at.c, image = c * (size_t)(pad_h(cp) * pad_w(cp));
+    size_t tiles = (cp->pass_grid + (size_t)cp->isa->nr - 1) / (size_t)cp->isa->nr;
+    int slot = cpu_pool_slot_claim(cp->pool);
+    float *P = (float *)cp->pad + (size_t)slot * cp->slot_floats;
+    memset(P + image, 0, sizeof(float) * slack(cp));
+    for (size_t t = t0; t < t1; t++) {
+        pad_planes(cp, cp->x + t * c * (size_t)(cp->at.h * cp->at.w), P, 0, c);
+        for (size_t g = 0; g < (size_t)cp->at.groups; g++)
+            tiles_run(cp, P, cp->y_g + t * (size_t)(cp->at.o * cp->oh * cp->ow), g, 0, tiles);
+    }
+    cpu_pool_slot_release(cp->pool, slot);
 }
 
 void cpu_conv_direct_run(conv_params *cp, berth_plan *p, const cpu_node *nd, const float *x, const float *f, float *y) {
@@ -206,7 +246,6 @@ void cpu_conv_direct_run(conv_params *cp, berth_plan *p, const cpu_node *nd, con
         cp->abuf = ab;
     }
     float *P = (float *)(s + cp->off_pad);
-    memset(P + cp->fold * c * ph * pw, 0, sizeof(float) * slack(cp));
     cp->pad = P;
     cp->tab = tab;
     cp->f_g = f;
@@ -214,6 +253,15 @@ void cpu_conv_direct_run(conv_params *cp, berth_plan *p, const cpu_node *nd, con
                         .bias_rows = 1, .post = cp->prog ? cpu_conv_post : NULL, .post_ctx = cp};
     cp->epi = &epi;
     cp->in_tile = !cp->prog || (cp->prog->chain && cp->prog->chain_in == 0);
+    if (cp->per_image) {
+        cp->x = x;
+        cp->y_g = y;
+        cp->pass_grid = grid_end(cp, 1);
+        cp->pool = p->dev->pool;
+        cpu_pool_for(p->dev->pool, (size_t)cp->at.n, 1, image_task, cp);
+        return;
+    }
+    memset(P + cp->fold * c * ph * pw, 0, sizeof(float) * slack(cp));
     for (size_t n = 0; n < (size_t)cp->at.n; n += cp->fold) {
         /* the last pass may hold fewer; past them the buffer keeps the
          * pass before's images, read only for grid columns dropped */

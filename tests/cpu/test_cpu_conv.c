@@ -124,13 +124,15 @@ static void test_conv(void) {
     test_conv_case((geo){2, 3, 48, 192, 16, 3, 3, 1, {1, 1, 1, 1}, {2, 2}, {1, 1}}, 1);
     /* large enough to split the product over the pool */
     test_conv_case((geo){1, 16, 20, 20, 32, 3, 3, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}}, 1);
-    /* the direct kernel: a batch in one pass, unpadded (the input copied
-     * whole) and padded on the width only, as the speech models' 3x1 and
-     * 1x3 filters are */
+    /* the direct kernel: a batch of 3 on 2 threads in one pass, unpadded
+     * (the input copied whole); a batch of 4, an image per task, padded on
+     * the width only, as the speech models' 3x1 and 1x3 filters are */
     test_conv_case((geo){3, 8, 10, 12, 12, 3, 1, 1, {0, 0, 0, 0}, {1, 1}, {1, 1}}, 1);
     test_conv_case((geo){4, 24, 9, 32, 24, 1, 3, 1, {0, 0, 1, 1}, {1, 1}, {1, 1}}, 1);
-    /* padded images of 1.2 MB: three a pass, then a last pass of one */
-    test_conv_case((geo){4, 256, 32, 32, 4, 3, 3, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}}, 1);
+    /* padded images of 1.2 MB: three a pass, then a last pass of two */
+    test_conv_case((geo){5, 256, 32, 32, 4, 3, 3, 1, {1, 1, 1, 1}, {1, 1}, {1, 1}}, 1);
+    /* an image per task, each image's tiles in 3 groups of 4 channels */
+    test_conv_case((geo){6, 12, 7, 9, 12, 3, 3, 3, {1, 1, 1, 1}, {1, 1}, {1, 1}}, 1);
 }
 
 static void test_conv_transpose_layout(int nhwc, const char *flayout) {
@@ -342,9 +344,11 @@ static void test_epilogue_case(geo g, const char *what) {
 }
 
 static void test_conv_epilogue(void) {
-    /* the direct kernel, the chain on each tile before it is stored; 20
-     * channels, so a tile of rows is computed twice where 12 do not divide them */
-    test_epilogue_case((geo){2, 6, 9, 37, 20, 1, 3, 1, {0, 0, 1, 1}, {1, 1}, {1, 1}}, "direct");
+    /* the direct kernel, the chain on each tile before it is stored, an
+     * image per task and a batch in one pass; 20 channels, so a tile of
+     * rows is computed twice where 12 do not divide them */
+    test_epilogue_case((geo){2, 6, 9, 37, 20, 1, 3, 1, {0, 0, 1, 1}, {1, 1}, {1, 1}}, "direct, an image a task");
+    test_epilogue_case((geo){3, 6, 9, 37, 20, 1, 3, 1, {0, 0, 1, 1}, {1, 1}, {1, 1}}, "direct, one pass");
     /* depthwise, the program run over a task's finished planes every
      * thousand floats or so: 200 planes of 3 x 24, 25 to a task on two threads */
     test_epilogue_case((geo){1, 200, 3, 24, 200, 3, 3, 200, {1, 1, 1, 1}, {1, 1}, {1, 1}}, "depthwise");
