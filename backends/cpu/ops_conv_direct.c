@@ -118,6 +118,27 @@ static void pad_task(void *ctx, size_t t0, size_t t1) {
  * go to rows out_row.. of the group's result yg (in the pass's first
  * image), its valid pixels only: a grid row R is row R % ph of image
  * R / ph, valid below oh. */
+/* n <= 32 floats to a buffer apart from src: two fixed-size copies that
+ * overlap where n is not their size, which compile to vector moves (a
+ * loop of unknown length, one per tile row, cost more in its prologue
+ * and tail than in its stores); a loop below 4. */
+static inline __attribute__((always_inline)) void copy_short(float *restrict dst, const float *restrict src,
+                                                             size_t n) {
+    _Static_assert(CPU_GEMM_NR_MAX <= 32, "a tile row is at most 32 floats");
+    if (n >= 16) {
+        memcpy(dst, src, 64);
+        memcpy(dst + n - 16, src + n - 16, 64);
+    } else if (n >= 8) {
+        memcpy(dst, src, 32);
+        memcpy(dst + n - 8, src + n - 8, 32);
+    } else if (n >= 4) {
+        memcpy(dst, src, 16);
+        memcpy(dst + n - 4, src + n - 4, 16);
+    } else {
+        for (size_t k = 0; k < n; k++) dst[k] = src[k];
+    }
+}
+
 CPU_CLONES static void store_tile(const conv_params *cp, float *yg, const float *cbuf, size_t r0, size_t r1, size_t out_row,
                        size_t j0) {
     size_t nr = (size_t)cp->isa->nr, pw = (size_t)pad_w(cp), ph = (size_t)pad_h(cp), ow = (size_t)cp->ow;
@@ -125,13 +146,10 @@ CPU_CLONES static void store_tile(const conv_params *cp, float *yg, const float 
     size_t j1 = j0 + nr < end ? j0 + nr : end;
     for (size_t j = j0; j < j1;) {
         size_t R = j / pw, oy = R % ph, ox = j % pw, next = (R + 1) * pw < j1 ? (R + 1) * pw : j1;
-        if (ox < ow && oy < (size_t)cp->oh) { /* pieces of up to nr floats: loops, not library calls */
+        if (ox < ow && oy < (size_t)cp->oh) { /* pieces of up to nr floats */
             size_t n = (next - j) < ow - ox ? next - j : ow - ox, at = R / ph * image + oy * ow + ox;
-            for (size_t r = r0; r < r1; r++) {
-                float *restrict dst = yg + (out_row + r - r0) * plane + at;
-                const float *restrict src = cbuf + r * nr + (j - j0);
-                for (size_t k = 0; k < n; k++) dst[k] = src[k];
-            }
+            for (size_t r = r0; r < r1; r++)
+                copy_short(yg + (out_row + r - r0) * plane + at, cbuf + r * nr + (j - j0), n);
         }
         j = next;
     }
