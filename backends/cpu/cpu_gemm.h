@@ -135,6 +135,34 @@ void cpu_dot_avx512vnni(size_t k4, const int8_t *a, size_t lda, const int8_t *b,
 void cpu_dot_avxvnni(size_t k4, const int8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc, int acc);
 void cpu_dot_avx2(size_t k4, const int8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc, int acc);
 #endif
+/* The same product with the scaling fused in, on 8 rows of one panel
+ * over nb whole blocks: for each block the exact integer sums of the
+ * tile above (less zero * the row's sum), then y += (sa s) * sum in
+ * float, the steps and order of the separate scaling pass, so the same
+ * bits; y stays in registers across the blocks and is stored once. */
+#define CPU_Q8_MR 8
+typedef struct cpu_q8_tile {
+    size_t nb, k4;         /* blocks, and 4-byte steps in each */
+    const int8_t *a;       /* row 0 of block 0 of the quantized A */
+    size_t lda, lpa;       /* bytes from row to row, and from block to block */
+    const float *sa;       /* row r, block g: scale sa[r * ldsa + g] */
+    const int32_t *suma;   /* and sum suma[r * ldsa + g] */
+    size_t ldsa;
+    const int8_t *b;       /* nb blocks of [k4][16][4] b - o, back to back */
+    const float *s;        /* block g, column j: scale s[g * lds + j] */
+    size_t lds;
+    const int32_t *zq;     /* [nb][16]: the zero point less o, plus 128 */
+    float *c;              /* rows x w outputs, row stride ldc; added to when acc */
+    size_t ldc, rows, w;
+    int acc;
+} cpu_q8_tile;
+typedef void (*cpu_q8_fn)(const cpu_q8_tile *t);
+#if defined(__x86_64__)
+void cpu_q8_avx512vnni(const cpu_q8_tile *t);
+#endif
+/* The fused form of tile f, where it has one; NULL: the tile and the
+ * separate scaling. */
+cpu_q8_fn cpu_q8_fused(cpu_dot_fn f);
 /* The best tile this cpu has within the float kernels' isa (gemm_dot.c):
  * avx512 (or auto) takes AVX512-VNNI, else AVX-VNNI, else AVX2; avx2
  * takes AVX-VNNI, else AVX2; neon takes SDOT; generic, and anything the

@@ -103,6 +103,14 @@ cpu_dot_fn cpu_dot_select(const char *isa) {
     return dot_generic;
 }
 
+cpu_q8_fn cpu_q8_fused(cpu_dot_fn f) {
+#if defined(__x86_64__)
+    if (f == cpu_dot_avx512vnni) return cpu_q8_avx512vnni;
+#endif
+    (void)f;
+    return NULL;
+}
+
 const char *cpu_dot_name(cpu_dot_fn f) {
     for (int i = 0; i < TILES; i++)
         if (tiles[i].fn == f) return tiles[i].name;

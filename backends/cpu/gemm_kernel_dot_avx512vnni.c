@@ -80,4 +80,68 @@ void cpu_dot_avx512vnni(size_t k4, const int8_t *a, size_t lda, const int8_t *b,
         _mm512_storeu_si512(cr, v);
     }
 }
+
+/* The fused tile (cpu_q8_tile): 8 rows of one 16-column panel. Here B
+ * goes in unsigned (b' xor 0x80, that is b' + 128) and each row's 4 bytes
+ * of A, signed, are broadcast straight from memory: one load and one
+ * vpdpbusd per row and step, with no shuffle and no column sums. The
+ * 128 sum a that the flip adds is taken off with the zero point's term,
+ * (z' + 128) sum a, from the row sums the quantization already keeps;
+ * the difference is the same exact integer as the tile's. Each block's
+ * sums then go into y as the scaling pass does it: v = (sa s) * float(sum),
+ * y = v for the first block, else y + v. */
+/* acc += bu (unsigned) times the 4 signed bytes at a, broadcast from
+ * memory. In assembly: GCC 12 kept the intrinsic's accumulators in
+ * other registers and copied each in and out on every step (two moves
+ * per product). a is 4-byte aligned. */
+static inline __attribute__((always_inline)) __m512i dp_bcast(__m512i acc, __m512i bu, const int8_t *a) {
+    __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(bu), "m"(*(const int32_t *)(const void *)a));
+    return acc;
+}
+
+void cpu_q8_avx512vnni(const cpu_q8_tile *t) {
+    const __mmask16 mk = (__mmask16)((1u << t->w) - 1u);
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    const size_t lda = t->lda, rows = t->rows;
+    /* y0..y7 named, not an array, so they stay in registers */
+#define LOAD_Y(r) \
+    __m512 y##r = t->acc && (r) < rows ? _mm512_maskz_loadu_ps(mk, t->c + (size_t)(r) * t->ldc) : _mm512_setzero_ps();
+    LOAD_Y(0) LOAD_Y(1) LOAD_Y(2) LOAD_Y(3) LOAD_Y(4) LOAD_Y(5) LOAD_Y(6) LOAD_Y(7)
+#undef LOAD_Y
+    for (size_t g = 0; g < t->nb; g++) {
+        const int8_t *a = t->a + g * t->lpa, *b = t->b + g * t->k4 * 64;
+        __m512i c0 = _mm512_setzero_si512(), c1 = _mm512_setzero_si512(), c2 = _mm512_setzero_si512(),
+                c3 = _mm512_setzero_si512(), c4 = _mm512_setzero_si512(), c5 = _mm512_setzero_si512(),
+                c6 = _mm512_setzero_si512(), c7 = _mm512_setzero_si512();
+        for (size_t p = 0; p < t->k4; p++) {
+            __m512i bu = _mm512_xor_si512(_mm512_load_si512(b + 64 * p), flip);
+            const int8_t *ap = a + 4 * p;
+            c0 = dp_bcast(c0, bu, ap);
+            c1 = dp_bcast(c1, bu, ap + lda);
+            c2 = dp_bcast(c2, bu, ap + 2 * lda);
+            c3 = dp_bcast(c3, bu, ap + 3 * lda);
+            c4 = dp_bcast(c4, bu, ap + 4 * lda);
+            c5 = dp_bcast(c5, bu, ap + 5 * lda);
+            c6 = dp_bcast(c6, bu, ap + 6 * lda);
+            c7 = dp_bcast(c7, bu, ap + 7 * lda);
+        }
+        const __m512i zq = _mm512_loadu_si512(t->zq + 16 * g);
+        const __m512 sv = _mm512_maskz_loadu_ps(mk, t->s + g * t->lds);
+        const float *sa = t->sa + g;
+        const int32_t *suma = t->suma + g;
+        const size_t ld = t->ldsa;
+#define SCALE(r)                                                                                                    \
+    {                                                                                                           \
+        __m512i sum = _mm512_sub_epi32(c##r, _mm512_mullo_epi32(zq, _mm512_set1_epi32(suma[(r) * ld])));      \
+        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(sa[(r) * ld]), sv), _mm512_cvtepi32_ps(sum));   \
+        y##r = g == 0 && !t->acc ? v : _mm512_add_ps(y##r, v);                                                 \
+    }
+        SCALE(0) SCALE(1) SCALE(2) SCALE(3) SCALE(4) SCALE(5) SCALE(6) SCALE(7)
+#undef SCALE
+    }
+#define STORE_Y(r) \
+    if ((r) < rows) _mm512_mask_storeu_ps(t->c + (size_t)(r) * t->ldc, mk, y##r);
+    STORE_Y(0) STORE_Y(1) STORE_Y(2) STORE_Y(3) STORE_Y(4) STORE_Y(5) STORE_Y(6) STORE_Y(7)
+#undef STORE_Y
+}
 #endif

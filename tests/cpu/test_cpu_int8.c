@@ -5,7 +5,8 @@
  * max|a| / 254 of its block); the tile each isa picks (AVX512-VNNI,
  * AVX-VNNI, AVX2 on x86-64, SDOT on arm64 cpus with dotprod, the portable
  * one under isa generic) must give the same bits at 1 and 2 threads,
- * since their sums are exact integers (test_cpu_dot checks every tile
+ * since their sums are exact integers and the fused AVX512-VNNI tile
+ * scales them in the same steps (test_cpu_dot checks every tile
  * alone, including those no isa picks on this cpu). Also: a value the
  * quantization rounds away, a NaN, and the option's errors. */
 #include <math.h>
@@ -83,12 +84,14 @@ static berth_status run_q(berth_dtype t, int64_t m, int64_t k, int64_t n, int64_
     return st;
 }
 
-enum { SHAPES = 7, EXTREME = 6, TYPES = 4 };
+enum { SHAPES = 8, EXTREME = 7, TYPES = 4 };
 static const int64_t shapes[SHAPES][4] = {
     /* {m, k, n, rows per block}: one row; tiles cut off on every side; a
      * block of 30 (not a multiple of 4); one block of 1100 (slices of 512);
-     * rows past one task's 128; many blocks */
+     * rows past one task's 128; many blocks; more blocks than the fused
+     * tile takes at once (512 rows), so its sums go on in a second call */
     {1, 64, 33, 32}, {5, 96, 37, 32}, {7, 90, 19, 30}, {3, 1100, 20, 1100}, {270, 128, 48, 64}, {2, 512, 16, 16},
+    {11, 1280, 21, 16},
     /* the extremes (EXTREME): activations +-1, so every quantized one is
      * +-127, and weights at their type's ends, so b' is -128 or 127 */
     {9, 100, 35, 50}};
