@@ -88,8 +88,9 @@ enum { SHAPES = 8, EXTREME = 7, TYPES = 4 };
 static const int64_t shapes[SHAPES][4] = {
     /* {m, k, n, rows per block}: one row; tiles cut off on every side; a
      * block of 30 (not a multiple of 4); one block of 1100 (slices of 512);
-     * rows past one task's 128; many blocks; more blocks than the fused
-     * tile takes at once (512 rows), so its sums go on in a second call */
+     * rows past one task's 128 (256 for the fused tile); many blocks; more
+     * blocks than the fused tile takes at once (512 rows), so its sums go
+     * on in a second call */
     {1, 64, 33, 32}, {5, 96, 37, 32}, {7, 90, 19, 30}, {3, 1100, 20, 1100}, {270, 128, 48, 64}, {2, 512, 16, 16},
     {11, 1280, 21, 16},
     /* the extremes (EXTREME): activations +-1, so every quantized one is
