@@ -41,8 +41,9 @@ enum { MR = CPU_DOT_MR, NR = CPU_DOT_NR };
 #define FROWS 256
 
 /* The layout of the quantized A in node scratch: rows padded to
- * CPU_Q8_MR (the padding rows zero), each row nb blocks of lp = L rounded up to 4 bytes
- * (zeros past L), then per row and block its scale and its sum. */
+ * CPU_Q8_MR (the padding rows zero), each row nb blocks of lp = L rounded
+ * up to 4 bytes (zeros past L), then per row and block its scale and its
+ * sum. */
 typedef struct q8_layout {
     size_t mp, nb, L, lp, kq;
     size_t off_scale, off_sum, bytes;
@@ -74,7 +75,7 @@ typedef struct q8_job {
     const cpu_gemm_qb *qb;
     float *c;
     const cpu_gemm_epi *epi;
-    size_t n_rb, panel_group;
+    size_t rows, n_rb, panel_group; /* rows a task */
 } q8_job;
 
 /* One block of L values of a row of A quantized into q, its scale and
@@ -228,49 +229,48 @@ static void q8_fused_rows(const q8_job *J, size_t i0, size_t i1, size_t p0, size
     }
 }
 
-static void q8_task(void *ctx, size_t t0, size_t t1) {
-    const q8_job *J = ctx;
+/* The task with the tile: its int32 sums, block by block, then the
+ * scaling pass into the panel's outputs. */
+static void q8_tile_rows(const q8_job *J, size_t i0, size_t i1, size_t p0, size_t p1) {
     const q8_layout *l = &J->l;
-    if (J->fused) {
-        size_t panels = (J->n + NR - 1) / NR;
-        for (size_t t = t0; t < t1; t++) {
-            size_t i0 = (t % J->n_rb) * FROWS, i1 = i0 + FROWS < J->m ? i0 + FROWS : J->m;
-            size_t p0 = (t / J->n_rb) * J->panel_group, p1 = p0 + J->panel_group < panels ? p0 + J->panel_group : panels;
-            q8_fused_rows(J, i0, i1, p0, p1);
-            cpu_gemm_epilogue(J->epi, J->c, J->ldc, i0, i1, p0 * NR, p1 * NR < J->n ? p1 * NR : J->n);
-        }
-        return;
-    }
-    size_t panels = (J->n + NR - 1) / NR;
     int8_t bq[KCH * NR] __attribute__((aligned(64)));
     int32_t acc[ROWS * NR], zp[NR];
     /* the panel's outputs while its blocks add up: C's rows are n floats
      * apart, and at n = 1536 (6 KiB) a task's rows fall into two
      * sets of a 48 KiB L1, so adding each block there missed every time */
     float yb[ROWS * NR];
-    for (size_t t = t0; t < t1; t++) {
-        size_t i0 = (t % J->n_rb) * ROWS, i1 = i0 + ROWS < J->m ? i0 + ROWS : J->m;
-        size_t p0 = (t / J->n_rb) * J->panel_group, p1 = p0 + J->panel_group < panels ? p0 + J->panel_group : panels;
-        for (size_t pn = p0; pn < p1; pn++) {
-            size_t j0 = pn * NR, w = J->n - j0 < NR ? J->n - j0 : NR;
-            for (size_t g = 0; g < l->nb; g++) {
-                for (size_t kk = 0; kk < l->L; kk += KCH) {
-                    size_t kc = l->L - kk < KCH ? l->L - kk : KCH, k4 = (kc + 3) / 4;
-                    cpu_gemm_qpanel_i8(J->qb, J->n, g * l->L + kk, kc, j0, w, bq);
-                    for (size_t i = i0; i < i1; i += MR)
-                        J->kernel(k4, J->aq + i * l->kq + g * l->lp + kk, l->kq, bq, acc + (i - i0) * NR, NR, kk > 0);
-                }
-                int32_t any = 0;
-                if (J->qb->zero || J->qb->kind == CPU_Q_U8 || J->qb->kind == CPU_Q_U4) {
-                    cpu_gemm_qzero_i32(J->qb, J->n, g, j0, w, zp);
-                    for (size_t j = 0; j < w; j++) any |= zp[j];
-                }
-                scale_block(J, g, i0, i1, j0, w, acc, any ? zp : NULL, yb);
+    for (size_t pn = p0; pn < p1; pn++) {
+        size_t j0 = pn * NR, w = J->n - j0 < NR ? J->n - j0 : NR;
+        for (size_t g = 0; g < l->nb; g++) {
+            for (size_t kk = 0; kk < l->L; kk += KCH) {
+                size_t kc = l->L - kk < KCH ? l->L - kk : KCH, k4 = (kc + 3) / 4;
+                cpu_gemm_qpanel_i8(J->qb, J->n, g * l->L + kk, kc, j0, w, bq);
+                for (size_t i = i0; i < i1; i += MR)
+                    J->kernel(k4, J->aq + i * l->kq + g * l->lp + kk, l->kq, bq, acc + (i - i0) * NR, NR, kk > 0);
             }
-            for (size_t i = i0; i < i1; i++) memcpy(J->c + i * J->ldc + j0, yb + (i - i0) * NR, sizeof(float) * w);
+            int32_t any = 0;
+            if (J->qb->zero || J->qb->kind == CPU_Q_U8 || J->qb->kind == CPU_Q_U4) {
+                cpu_gemm_qzero_i32(J->qb, J->n, g, j0, w, zp);
+                for (size_t j = 0; j < w; j++) any |= zp[j];
+            }
+            scale_block(J, g, i0, i1, j0, w, acc, any ? zp : NULL, yb);
         }
-        size_t j1 = p1 * NR < J->n ? p1 * NR : J->n;
-        cpu_gemm_epilogue(J->epi, J->c, J->ldc, i0, i1, p0 * NR, j1);
+        for (size_t i = i0; i < i1; i++) memcpy(J->c + i * J->ldc + j0, yb + (i - i0) * NR, sizeof(float) * w);
+    }
+}
+
+/* Tasks are (block of rows, group of panels). */
+static void q8_task(void *ctx, size_t t0, size_t t1) {
+    const q8_job *J = ctx;
+    size_t panels = (J->n + NR - 1) / NR;
+    for (size_t t = t0; t < t1; t++) {
+        size_t i0 = (t % J->n_rb) * J->rows, i1 = i0 + J->rows < J->m ? i0 + J->rows : J->m;
+        size_t p0 = (t / J->n_rb) * J->panel_group, p1 = p0 + J->panel_group < panels ? p0 + J->panel_group : panels;
+        if (J->fused)
+            q8_fused_rows(J, i0, i1, p0, p1);
+        else
+            q8_tile_rows(J, i0, i1, p0, p1);
+        cpu_gemm_epilogue(J->epi, J->c, J->ldc, i0, i1, p0 * NR, p1 * NR < J->n ? p1 * NR : J->n);
     }
 }
 
@@ -291,7 +291,8 @@ void cpu_gemm_q8(cpu_pool *pool, cpu_dot_fn kernel, size_t m, size_t n, size_t k
     J.suma = (int32_t *)((uint8_t *)scratch + J.l.off_sum);
     cpu_pool_for(m * k >= 65536 ? pool : NULL, J.l.mp, MR, quantize_rows, &J);
     size_t panels = (n + NR - 1) / NR, want = (size_t)cpu_pool_threads(pool) * 4;
-    J.n_rb = J.fused ? (m + FROWS - 1) / FROWS : (m + ROWS - 1) / ROWS;
+    J.rows = J.fused ? FROWS : ROWS;
+    J.n_rb = (m + J.rows - 1) / J.rows;
     size_t groups = J.n_rb >= want ? 1 : (want + J.n_rb - 1) / J.n_rb;
     if (groups > panels) groups = panels;
     J.panel_group = (panels + groups - 1) / groups;
