@@ -81,15 +81,6 @@ void cpu_dot_avx512vnni(size_t k4, const int8_t *a, size_t lda, const int8_t *b,
     }
 }
 
-/* The fused tile (cpu_q8_tile): 8 rows of one 16-column panel. Here B
- * goes in unsigned (b' xor 0x80, that is b' + 128) and each row's 4 bytes
- * of A, signed, are broadcast straight from memory: one load and one
- * vpdpbusd per row and step, with no shuffle and no column sums. The
- * 128 sum a that the flip adds is taken off with the zero point's term,
- * (z' + 128) sum a, from the row sums the quantization already keeps;
- * the difference is the same exact integer as the tile's. Each block's
- * sums then go into y as the scaling pass does it: v = (sa s) * float(sum),
- * y = v for the first block, else y + v. */
 /* acc += bu (unsigned) times the 4 signed bytes at a, broadcast from
  * memory. In assembly: GCC 12 kept the intrinsic's accumulators in
  * other registers and copied each in and out on every step (two moves
@@ -99,6 +90,15 @@ static inline __attribute__((always_inline)) __m512i dp_bcast(__m512i acc, __m51
     return acc;
 }
 
+/* The fused tile (cpu_q8_tile): 8 rows of one 16-column panel. Here B
+ * goes in unsigned (b' xor 0x80, that is b' + 128) and each row's 4 bytes
+ * of A, signed, are broadcast straight from memory: one load and one
+ * vpdpbusd per row and step, with no shuffle and no column sums. The
+ * 128 sum a that the flip adds is taken off with the zero point's term,
+ * (z' + 128) sum a, from the row sums the quantization already keeps;
+ * the difference is the same exact integer as the tile's. Each block's
+ * sums then go into y as the scaling pass does it: v = (sa s) * float(sum),
+ * y = v for the first block, else y + v. */
 void cpu_q8_avx512vnni(const cpu_q8_tile *t) {
     const __mmask16 mk = (__mmask16)((1u << t->w) - 1u);
     const __m512i flip = _mm512_set1_epi8((char)0x80);
@@ -110,9 +110,7 @@ void cpu_q8_avx512vnni(const cpu_q8_tile *t) {
 #undef LOAD_Y
     for (size_t g = 0; g < t->nb; g++) {
         const int8_t *a = t->a + g * t->lpa, *b = t->b + g * t->k4 * 64;
-        __m512i c0 = _mm512_setzero_si512(), c1 = _mm512_setzero_si512(), c2 = _mm512_setzero_si512(),
-                c3 = _mm512_setzero_si512(), c4 = _mm512_setzero_si512(), c5 = _mm512_setzero_si512(),
-                c6 = _mm512_setzero_si512(), c7 = _mm512_setzero_si512();
+        __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
         for (size_t p = 0; p < t->k4; p++) {
             __m512i bu = _mm512_xor_si512(_mm512_load_si512(b + 64 * p), flip);
             const int8_t *ap = a + 4 * p;
@@ -130,11 +128,11 @@ void cpu_q8_avx512vnni(const cpu_q8_tile *t) {
         const float *sa = t->sa + g;
         const int32_t *suma = t->suma + g;
         const size_t ld = t->ldsa;
-#define SCALE(r)                                                                                                    \
-    {                                                                                                           \
-        __m512i sum = _mm512_sub_epi32(c##r, _mm512_mullo_epi32(zq, _mm512_set1_epi32(suma[(r) * ld])));      \
-        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(sa[(r) * ld]), sv), _mm512_cvtepi32_ps(sum));   \
-        y##r = g == 0 && !t->acc ? v : _mm512_add_ps(y##r, v);                                                 \
+#define SCALE(r)                                                                                              \
+    {                                                                                                         \
+        __m512i sum = _mm512_sub_epi32(c##r, _mm512_mullo_epi32(zq, _mm512_set1_epi32(suma[(r) * ld])));    \
+        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(sa[(r) * ld]), sv), _mm512_cvtepi32_ps(sum)); \
+        y##r = g == 0 && !t->acc ? v : _mm512_add_ps(y##r, v);                                               \
     }
         SCALE(0) SCALE(1) SCALE(2) SCALE(3) SCALE(4) SCALE(5) SCALE(6) SCALE(7)
 #undef SCALE
