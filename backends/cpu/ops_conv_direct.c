@@ -114,10 +114,6 @@ static void pad_task(void *ctx, size_t t0, size_t t1) {
     pad_planes(cp, cp->x, (float *)cp->pad, t0, t1);
 }
 
-/* Rows [r0, r1) of a tile computed into cbuf (grid columns [j0, j0 + nr))
- * go to rows out_row.. of the group's result yg (in the pass's first
- * image), its valid pixels only: a grid row R is row R % ph of image
- * R / ph, valid below oh. */
 /* n <= 32 floats to a buffer apart from src: two fixed-size copies that
  * overlap where n is not their size, which compile to vector moves (a
  * loop of unknown length, one per tile row, cost more in its prologue
@@ -139,6 +135,10 @@ static inline __attribute__((always_inline)) void copy_short(float *restrict dst
     }
 }
 
+/* Rows [r0, r1) of a tile computed into cbuf (grid columns [j0, j0 + nr))
+ * go to rows out_row.. of the group's result yg (in the pass's first
+ * image), its valid pixels only: a grid row R is row R % ph of image
+ * R / ph, valid below oh. */
 CPU_CLONES static void store_tile(const conv_params *cp, float *yg, const float *cbuf, size_t r0, size_t r1, size_t out_row,
                        size_t j0) {
     size_t nr = (size_t)cp->isa->nr, pw = (size_t)pad_w(cp), ph = (size_t)pad_h(cp), ow = (size_t)cp->ow;
