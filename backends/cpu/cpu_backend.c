@@ -162,6 +162,8 @@ static void cpu_free_weights(berth_weights *w) {
             free(w->t[i].data);
     }
     for (uint32_t i = 0; w->packed && i < 2 * w->n; i++) free(w->packed[i]);
+    for (uint32_t i = 0; w->q8 && i < w->n; i++) free(w->q8[i].data);
+    free(w->q8);
     free(w->packed);
     free(w->pack_k);
     free(w->pack_n);
@@ -175,15 +177,20 @@ static void cpu_free_weights(berth_weights *w) {
 static berth_status raw_ensure(berth_weights *w, uint32_t id, berth_error *err) {
     cpu_weight *t = &w->t[id];
     if (t->data || !t->bytes) return BERTH_OK;
+    const cpu_q8_pack *q = w->q8 && w->q8[id].data ? &w->q8[id] : NULL;
     int tb = w->packed && w->packed[2 * (size_t)id] ? 0 : 1;
     const float *src = w->packed ? w->packed[2 * (size_t)id + (size_t)tb] : NULL;
     void *dst = NULL;
-    if (!src || posix_memalign(&dst, CPU_ALIGN, t->bytes)) {
+    if ((!src && !q) || posix_memalign(&dst, CPU_ALIGN, t->bytes)) {
         bk_errf(err, "cpu: out of memory rebuilding weight %u (%zu bytes) from its packed copy", id, t->bytes);
         return BERTH_ERR_NOMEM;
     }
-    size_t k = w->pack_k[2 * (size_t)id + (size_t)tb], n = w->pack_n[2 * (size_t)id + (size_t)tb];
-    cpu_gemm_unpack_b(w->dev->gemm, src, tb ? k : n, tb, k, n, dst);
+    if (q) {
+        cpu_gemm_q8_unpack(q->kind, q->data, q->k, q->n, q->rows, dst);
+    } else {
+        size_t k = w->pack_k[2 * (size_t)id + (size_t)tb], n = w->pack_n[2 * (size_t)id + (size_t)tb];
+        cpu_gemm_unpack_b(w->dev->gemm, src, tb ? k : n, tb, k, n, dst);
+    }
     t->data = dst;
     t->given = 0;
     w->total += t->bytes;
@@ -212,6 +219,33 @@ const float *cpu_weight_packed(berth_weights *w, uint32_t id, int tb, size_t k, 
 nomem:
     bk_errf(err, "cpu: out of memory packing weight %u (%zu x %zu) for the matrix kernels", id, k, n);
     return NULL;
+}
+
+berth_status cpu_weight_q8(berth_weights *w, uint32_t id, cpu_dot_fn f, const cpu_gemm_qb *q, size_t k, size_t n,
+                           const int8_t **out, berth_error *err) {
+    *out = NULL;
+    if (!cpu_gemm_q8_packable(f, q->kind, q->rows)) return BERTH_OK;
+    if (!w->q8 && !(w->q8 = calloc(w->n, sizeof *w->q8))) goto nomem;
+    cpu_q8_pack *p = &w->q8[id];
+    if (p->data) {
+        if (p->k == k && p->n == n && p->rows == q->rows && p->kind == q->kind) *out = p->data;
+        return BERTH_OK;
+    }
+    berth_status st = raw_ensure(w, id, err);
+    if (st) return st;
+    cpu_gemm_qb src = *q;
+    src.b = w->t[id].data;
+    size_t bytes = cpu_gemm_q8_packed_bytes(k, n, q->rows);
+    void *dst = NULL;
+    if (posix_memalign(&dst, CPU_ALIGN, bytes ? bytes : CPU_ALIGN)) goto nomem;
+    cpu_gemm_q8_pack(&src, k, n, dst);
+    *p = (cpu_q8_pack){.data = dst, .k = k, .n = n, .rows = q->rows, .bytes = bytes, .kind = q->kind};
+    w->total += bytes;
+    *out = p->data;
+    return BERTH_OK;
+nomem:
+    bk_errf(err, "cpu: out of memory packing quantized weight %u (%zu x %zu) for the int8 tile", id, k, n);
+    return BERTH_ERR_NOMEM;
 }
 
 static void raw_free(berth_weights *w, uint32_t id) {
@@ -244,9 +278,11 @@ void cpu_weights_release(berth_weights *w, const uint32_t *ids, uint32_t n) {
 }
 
 void cpu_weights_trim(berth_weights *w) {
-    for (uint32_t id = 0; w->packed && id < w->n; id++)
-        if ((w->packed[2 * (size_t)id] || w->packed[2 * (size_t)id + 1]) && !(w->raw_users && w->raw_users[id]))
-            raw_free(w, id);
+    for (uint32_t id = 0; id < w->n; id++) {
+        int packed = (w->packed && (w->packed[2 * (size_t)id] || w->packed[2 * (size_t)id + 1])) ||
+                     (w->q8 && w->q8[id].data);
+        if (packed && !(w->raw_users && w->raw_users[id])) raw_free(w, id);
+    }
 }
 
 static berth_status cpu_upload_begin(berth_device *dev, const berth_upload_info *info,

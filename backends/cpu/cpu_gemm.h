@@ -110,6 +110,10 @@ typedef struct cpu_gemm_qb {
     const uint8_t *b, *zero; /* zero NULL: every zero point is 0 */
     const float *scale;
     size_t rows;
+    /* b already in the fused int8 tile's panels (cpu_gemm_q8_pack), for
+     * the int8-activation product only; b is then unused. NULL: each task
+     * packs the slices it needs. */
+    const int8_t *packed;
 } cpu_gemm_qb;
 /* Rows [k0, k0 + kc) and columns [j0, j0 + w) of the dequantized b
  * (n columns) into one panel of width nr, zeros past w (gemm_dequant.c). */
@@ -148,10 +152,11 @@ typedef struct cpu_q8_tile {
     const float *sa;       /* row r, block g: scale sa[r * ldsa + g] */
     const int32_t *suma;   /* and sum suma[r * ldsa + g] */
     size_t ldsa;
-    const int8_t *b;       /* nb blocks of [k4][16][4] b - o, back to back */
+    const int8_t *b;       /* nb blocks of [k4][16][4] (b - o) xor 0x80, back to back */
     const float *s;        /* block g, column j: scale s[g * lds + j] */
     size_t lds;
-    const int32_t *zq;     /* [nb][16]: the zero point less o, plus 128 */
+    const int32_t *zq;     /* [nb][16]: the zero point less o, plus 128; */
+    int32_t zq1;           /* NULL: every one is zq1 (no zero points) */
     float *c;              /* rows x w outputs, row stride ldc; added to when acc */
     size_t ldc, rows, w;
     int acc;
@@ -177,10 +182,22 @@ const char *cpu_dot_name(cpu_dot_fn f);
 size_t cpu_gemm_q8_scratch(size_t m, size_t k, size_t rows);
 void cpu_gemm_q8(struct cpu_pool *pool, cpu_dot_fn kernel, size_t m, size_t n, size_t k, const float *a, size_t lda,
                  const cpu_gemm_qb *qb, float *c, size_t ldc, const cpu_gemm_epi *epi, void *scratch);
+/* B packed once for the fused tile (the weight cache keeps it, and drops
+ * the weight as uploaded): 8-bit weights in blocks of at most the fused
+ * tile's slice, where tile f has a fused form. The layout is the one each
+ * task would build: per panel of 16 columns, every block's
+ * [k4][16][4] bytes of b - o, xor 0x80 (so unsigned), back to back. */
+int cpu_gemm_q8_packable(cpu_dot_fn f, int kind, size_t rows);
+size_t cpu_gemm_q8_packed_bytes(size_t k, size_t n, size_t rows);
+void cpu_gemm_q8_pack(const cpu_gemm_qb *q, size_t k, size_t n, int8_t *dst);
+/* Its inverse: the k x n weight as uploaded, from the packed panels. */
+void cpu_gemm_q8_unpack(int kind, const int8_t *src, size_t k, size_t n, size_t rows, uint8_t *dst);
 /* Rows [k0, k0 + kc) and columns [j0, j0 + w) of q as b - o (o: 128 for
- * uint8, 8 for uint4, else 0) into dst in the tile's [k4][CPU_DOT_NR][4]
- * layout, zeros past kc and w (gemm_dequant.c). */
-void cpu_gemm_qpanel_i8(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc, size_t j0, size_t w, int8_t *dst);
+ * uint8, 8 for uint4, else 0), each byte xor flip (0, or 0x80 for the
+ * fused tile's unsigned B), into dst in the tile's [k4][CPU_DOT_NR][4]
+ * layout, b - o = 0 past kc and w (gemm_dequant.c). */
+void cpu_gemm_qpanel_i8(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc, size_t j0, size_t w, uint8_t flip,
+                        int8_t *dst);
 /* Block g's zero points of columns [j0, j0 + w) less the same o. */
 void cpu_gemm_qzero_i32(const cpu_gemm_qb *q, size_t n, size_t g, size_t j0, size_t w, int32_t *z);
 

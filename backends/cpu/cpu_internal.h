@@ -66,6 +66,14 @@ typedef struct cpu_weight {
     int given; /* released with host->free, else with free() */
 } cpu_weight;
 
+/* A quantized weight packed for the fused int8 tile, with what it was
+ * packed as (cpu_weight_q8). */
+typedef struct cpu_q8_pack {
+    int8_t *data;
+    size_t k, n, rows, bytes;
+    int kind;
+} cpu_q8_pack;
+
 struct berth_weights {
     berth_device *dev;
     bk_upload up;
@@ -77,6 +85,7 @@ struct berth_weights {
      * the k and n each was packed for. */
     float **packed;
     size_t *pack_k, *pack_n;
+    cpu_q8_pack *q8; /* [id]: 8-bit weights packed for the fused int8 tile */
     /* Per weight: the live plans that read it as uploaded. A packed
      * weight no plan reads that way is kept only packed (one copy); a
      * later plan that needs it as uploaded unpacks it again. */
@@ -86,6 +95,12 @@ struct berth_weights {
 /* The packed copy of weight `id` as a k x n right-hand side (stored n x k
  * when tb), made on first use; NULL and err set when out of memory. */
 const float *cpu_weight_packed(berth_weights *w, uint32_t id, int tb, size_t k, size_t n, berth_error *err);
+/* Quantized weight `id` (k x n, q's kind and block rows) packed for the
+ * fused int8 tile, made on first use. *out stays NULL where it cannot be
+ * (cpu_gemm_q8_packable says no, or another node packed it with other
+ * blocks): the product then reads it as uploaded. */
+berth_status cpu_weight_q8(berth_weights *w, uint32_t id, cpu_dot_fn f, const cpu_gemm_qb *q, size_t k, size_t n,
+                           const int8_t **out, berth_error *err);
 /* Plan-time bookkeeping of weights read as uploaded (cpu_backend.c):
  * hold makes sure each of ids[0..n) exists as uploaded (unpacking it if
  * it was dropped) and counts the plan as its reader; release uncounts;

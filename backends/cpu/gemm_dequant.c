@@ -146,8 +146,8 @@ void cpu_dequant_row(const cpu_gemm_qb *q, size_t d, size_t r, float *dst) {
 static inline int q_offset(int kind) { return kind == CPU_Q_U8 ? 128 : kind == CPU_Q_U4 ? 8 : 0; }
 
 /* Rows r0 .. r0 + 3 (row stride n) of 16 bytes each into 16 columns of
- * 4 bytes, flipping each byte's top bit when x is 0x80 (uint8 - 128 as
- * int8): the tile's layout for one full step, by byte shuffles rather
+ * 4 bytes, each xor x (0x80 flips the top bit: uint8 - 128 as int8,
+ * or int8 + 128 as uint8): the tile's layout for one full step, by byte shuffles rather
  * than 64 single-byte stores (on x86-64 SSE2's punpck, always there). */
 static inline void transpose_4x16(const uint8_t *r0, size_t n, uint8_t x, uint8_t *restrict d) {
     u8x16 a, b, c, e, f;
@@ -165,7 +165,8 @@ static inline void transpose_4x16(const uint8_t *r0, size_t n, uint8_t x, uint8_
     memcpy(d, &o0, 16), memcpy(d + 16, &o1, 16), memcpy(d + 32, &o2, 16), memcpy(d + 48, &o3, 16);
 }
 
-void cpu_gemm_qpanel_i8(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc, size_t j0, size_t w, int8_t *dst) {
+void cpu_gemm_qpanel_i8(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc, size_t j0, size_t w, uint8_t flip,
+                        int8_t *dst) {
     _Static_assert(CPU_DOT_NR == 16, "a step of the tile's B is 16 columns of 4 bytes");
     size_t k4 = (kc + 3) / 4, p = 0;
     int o = q_offset(q->kind);
@@ -174,22 +175,14 @@ void cpu_gemm_qpanel_i8(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc, si
      * task, this ran as long as the AVX512-VNNI tile itself when it was
      * a store per byte. */
     if ((q->kind == CPU_Q_I8 || q->kind == CPU_Q_U8) && w == CPU_DOT_NR) {
-        uint8_t x = q->kind == CPU_Q_U8 ? 0x80 : 0;
+        uint8_t x = (q->kind == CPU_Q_U8 ? 0x80 : 0) ^ flip;
         for (; p + 4 <= kc; p += 4) transpose_4x16(q->b + (k0 + p) * n + j0, n, x, (uint8_t *)dst + p * CPU_DOT_NR);
     }
-    memset(dst + p * CPU_DOT_NR, 0, (k4 * 4 - p) * CPU_DOT_NR);
+    memset(dst + p * CPU_DOT_NR, flip, (k4 * 4 - p) * CPU_DOT_NR);
     for (; p < kc; p++) {
         int8_t *d = dst + (p / 4) * CPU_DOT_NR * 4 + p % 4;
         size_t e = (k0 + p) * n + j0;
-        if (q->kind == CPU_Q_I8) {
-            const int8_t *b = (const int8_t *)q->b + e;
-            for (size_t j = 0; j < w; j++) d[4 * j] = b[j];
-        } else if (q->kind == CPU_Q_U8) {
-            const uint8_t *b = q->b + e;
-            for (size_t j = 0; j < w; j++) d[4 * j] = (int8_t)(b[j] - 128);
-        } else {
-            for (size_t j = 0; j < w; j++) d[4 * j] = (int8_t)(q_value(q->b, q->kind, e + j) - o);
-        }
+        for (size_t j = 0; j < w; j++) d[4 * j] = (int8_t)((uint8_t)(q_value(q->b, q->kind, e + j) - o) ^ flip);
     }
 }
 

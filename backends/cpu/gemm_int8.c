@@ -63,6 +63,40 @@ static q8_layout layout(size_t m, size_t k, size_t rows) {
 
 size_t cpu_gemm_q8_scratch(size_t m, size_t k, size_t rows) { return layout(m, k, rows).bytes; }
 
+/* ---- B packed once, for the fused tile ---- */
+
+int cpu_gemm_q8_packable(cpu_dot_fn f, int kind, size_t rows) {
+    return cpu_q8_fused(f) && (kind == CPU_Q_I8 || kind == CPU_Q_U8) && rows > 0 && rows <= KCH;
+}
+
+/* Bytes of one block of one panel: lp = rows rounded up to 4. */
+static size_t block_bytes(size_t rows) { return (rows + 3) / 4 * 4 * NR; }
+
+size_t cpu_gemm_q8_packed_bytes(size_t k, size_t n, size_t rows) {
+    return (n + NR - 1) / NR * (k / rows) * block_bytes(rows);
+}
+
+void cpu_gemm_q8_pack(const cpu_gemm_qb *q, size_t k, size_t n, int8_t *dst) {
+    size_t nb = k / q->rows, bb = block_bytes(q->rows);
+    for (size_t j0 = 0; j0 < n; j0 += NR)
+        for (size_t g = 0; g < nb; g++, dst += bb)
+            cpu_gemm_qpanel_i8(q, n, g * q->rows, q->rows, j0, n - j0 < NR ? n - j0 : NR, 0x80, dst);
+}
+
+void cpu_gemm_q8_unpack(int kind, const int8_t *src, size_t k, size_t n, size_t rows, uint8_t *dst) {
+    const uint8_t *s = (const uint8_t *)src;
+    /* stored (b - o) xor 0x80: b is that xor 0x80 plus o, modulo 256 */
+    uint8_t o = kind == CPU_Q_U8 ? 128 : 0;
+    size_t nb = k / rows, bb = block_bytes(rows);
+    for (size_t j0 = 0; j0 < n; j0 += NR) {
+        size_t w = n - j0 < NR ? n - j0 : NR;
+        for (size_t g = 0; g < nb; g++, s += bb)
+            for (size_t p = 0; p < rows; p++)
+                for (size_t j = 0; j < w; j++)
+                    dst[(g * rows + p) * n + j0 + j] = (uint8_t)((s[(p / 4) * NR * 4 + 4 * j + p % 4] ^ 0x80) + o);
+    }
+}
+
 typedef struct q8_job {
     cpu_dot_fn kernel;
     cpu_q8_fn fused; /* NULL: the tile, then the scaling pass */
@@ -201,18 +235,25 @@ CPU_CLONES static void scale_block(const q8_job *J, size_t g, size_t i0, size_t 
 }
 
 /* The task with the fused tile: the B slices of as many whole blocks as
- * fill KCH rows packed at once, then each 8 rows of the task over them. */
+ * fill KCH rows (packed at once, unless B was packed at plan time), then
+ * each 8 rows of the task over them. */
 static void q8_fused_rows(const q8_job *J, size_t i0, size_t i1, size_t p0, size_t p1) {
     const q8_layout *l = &J->l;
     int8_t bq[KCH * NR] __attribute__((aligned(64)));
     int32_t zq[KCH / 4 * NR], zp[NR];
     size_t per = KCH / l->lp; /* blocks a pass; at least one, as L <= KCH */
+    /* with no zero points every z' is -o: a constant (z' + 128) the tile
+     * multiplies by each row's sum in a general register, not a vector */
+    int32_t zq1 = 128 - (J->qb->kind == CPU_Q_U8 ? 128 : J->qb->kind == CPU_Q_U4 ? 8 : 0);
     for (size_t pn = p0; pn < p1; pn++) {
         size_t j0 = pn * NR, w = J->n - j0 < NR ? J->n - j0 : NR;
         for (size_t g0 = 0; g0 < l->nb; g0 += per) {
             size_t nbk = l->nb - g0 < per ? l->nb - g0 : per;
+            const int8_t *b = J->qb->packed ? J->qb->packed + (pn * l->nb + g0) * l->lp * NR : bq;
             for (size_t g = 0; g < nbk; g++) {
-                cpu_gemm_qpanel_i8(J->qb, J->n, (g0 + g) * l->L, l->L, j0, w, bq + g * l->lp * NR);
+                if (!J->qb->packed)
+                    cpu_gemm_qpanel_i8(J->qb, J->n, (g0 + g) * l->L, l->L, j0, w, 0x80, bq + g * l->lp * NR);
+                if (!J->qb->zero) continue;
                 for (size_t j = 0; j < NR; j++) zp[j] = 0;
                 cpu_gemm_qzero_i32(J->qb, J->n, g0 + g, j0, w, zp);
                 for (size_t j = 0; j < NR; j++) zq[g * NR + j] = zp[j] + 128;
@@ -220,7 +261,7 @@ static void q8_fused_rows(const q8_job *J, size_t i0, size_t i1, size_t p0, size
             for (size_t i = i0; i < i1; i += CPU_Q8_MR) {
                 cpu_q8_tile t = {.nb = nbk, .k4 = l->lp / 4, .a = J->aq + i * l->kq + g0 * l->lp, .lda = l->kq,
                                  .lpa = l->lp, .sa = J->sa + i * l->nb + g0, .suma = J->suma + i * l->nb + g0,
-                                 .ldsa = l->nb, .b = bq, .s = J->qb->scale + g0 * J->n + j0, .lds = J->n, .zq = zq,
+                                 .ldsa = l->nb, .b = b, .s = J->qb->scale + g0 * J->n + j0, .lds = J->n, .zq = J->qb->zero ? zq : NULL, .zq1 = zq1,
                                  .c = J->c + i * J->ldc + j0, .ldc = J->ldc, .rows = i1 - i < CPU_Q8_MR ? i1 - i : CPU_Q8_MR,
                                  .w = w, .acc = g0 > 0};
                 J->fused(&t);
@@ -244,7 +285,7 @@ static void q8_tile_rows(const q8_job *J, size_t i0, size_t i1, size_t p0, size_
         for (size_t g = 0; g < l->nb; g++) {
             for (size_t kk = 0; kk < l->L; kk += KCH) {
                 size_t kc = l->L - kk < KCH ? l->L - kk : KCH, k4 = (kc + 3) / 4;
-                cpu_gemm_qpanel_i8(J->qb, J->n, g * l->L + kk, kc, j0, w, bq);
+                cpu_gemm_qpanel_i8(J->qb, J->n, g * l->L + kk, kc, j0, w, 0, bq);
                 for (size_t i = i0; i < i1; i += MR)
                     J->kernel(k4, J->aq + i * l->kq + g * l->lp + kk, l->kq, bq, acc + (i - i0) * NR, NR, kk > 0);
             }

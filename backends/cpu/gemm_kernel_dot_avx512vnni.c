@@ -91,7 +91,7 @@ static inline __attribute__((always_inline)) __m512i dp_bcast(__m512i acc, __m51
 }
 
 /* The fused tile (cpu_q8_tile): 8 rows of one 16-column panel. Here B
- * goes in unsigned (b' xor 0x80, that is b' + 128) and each row's 4 bytes
+ * comes in unsigned, packed as b' xor 0x80 (that is b' + 128), and each row's 4 bytes
  * of A, signed, are broadcast straight from memory: one load and one
  * vpdpbusd per row and step, with no shuffle and no column sums. The
  * 128 sum a that the flip adds is taken off with the zero point's term,
@@ -101,7 +101,6 @@ static inline __attribute__((always_inline)) __m512i dp_bcast(__m512i acc, __m51
  * y = v for the first block, else y + v. */
 void cpu_q8_avx512vnni(const cpu_q8_tile *t) {
     const __mmask16 mk = (__mmask16)((1u << t->w) - 1u);
-    const __m512i flip = _mm512_set1_epi8((char)0x80);
     const size_t lda = t->lda, rows = t->rows;
     /* y0..y7 named, not an array, so they stay in registers */
 #define LOAD_Y(r) \
@@ -112,7 +111,7 @@ void cpu_q8_avx512vnni(const cpu_q8_tile *t) {
         const int8_t *a = t->a + g * t->lpa, *b = t->b + g * t->k4 * 64;
         __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
         for (size_t p = 0; p < t->k4; p++) {
-            __m512i bu = _mm512_xor_si512(_mm512_load_si512(b + 64 * p), flip);
+            __m512i bu = _mm512_load_si512(b + 64 * p);
             const int8_t *ap = a + 4 * p;
             c0 = dp_bcast(c0, bu, ap);
             c1 = dp_bcast(c1, bu, ap + lda);
@@ -123,14 +122,15 @@ void cpu_q8_avx512vnni(const cpu_q8_tile *t) {
             c6 = dp_bcast(c6, bu, ap + 6 * lda);
             c7 = dp_bcast(c7, bu, ap + 7 * lda);
         }
-        const __m512i zq = _mm512_loadu_si512(t->zq + 16 * g);
+        const __m512i zq = t->zq ? _mm512_loadu_si512(t->zq + 16 * g) : _mm512_setzero_si512();
         const __m512 sv = _mm512_maskz_loadu_ps(mk, t->s + g * t->lds);
         const float *sa = t->sa + g;
         const int32_t *suma = t->suma + g;
         const size_t ld = t->ldsa;
 #define SCALE(r)                                                                                              \
     {                                                                                                         \
-        __m512i sum = _mm512_sub_epi32(c##r, _mm512_mullo_epi32(zq, _mm512_set1_epi32(suma[(r) * ld])));    \
+        __m512i sum = _mm512_sub_epi32(c##r, t->zq ? _mm512_mullo_epi32(zq, _mm512_set1_epi32(suma[(r) * ld]))  \
+                                                   : _mm512_set1_epi32(t->zq1 * suma[(r) * ld]));             \
         __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(sa[(r) * ld]), sv), _mm512_cvtepi32_ps(sum)); \
         y##r = g == 0 && !t->acc ? v : _mm512_add_ps(y##r, v);                                               \
     }

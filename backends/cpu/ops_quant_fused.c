@@ -51,7 +51,7 @@ static berth_status q_operands(cpu_prep *c, uint32_t qi, int by_rows, size_t *ro
 static void mmq_exec(const cpu_node *nd, berth_plan *p) {
     const mmq_params *mp = nd->params;
     cpu_gemm_qb qb = mp->qb;
-    qb.b = cpu_ptr(p, mp->b);
+    if (!qb.packed) qb.b = cpu_ptr(p, mp->b);
     qb.scale = cpu_ptr(p, mp->scale);
     qb.zero = mp->zero != CPU_NONE ? cpu_ptr(p, mp->zero) : NULL;
     cpu_gemm_epi epi = {.act = mp->act, .ldr = mp->n};
@@ -97,8 +97,19 @@ berth_status cpu_prep_matmul_quantized(cpu_prep *c) {
         if (r->dtype != BERTH_DTYPE_F32 || r->numel != y->numel)
             return bk_fail(&c->bk, "residual: expected float32 of the output's %zu values", y->numel);
     }
-    /* int8 activations: the quantized rows of a, their scales and sums */
-    if (c->plan->dev->qdot) c->cn->scratch_bytes = cpu_gemm_q8_scratch(mp->m, mp->k, rows);
+    /* int8 activations: the quantized rows of a, their scales and sums;
+     * B packed for the fused tile once, at the first plan, and kept so
+     * (the weight as uploaded is dropped where nothing else reads it) */
+    berth_device *dev = c->plan->dev;
+    if (dev->qdot) {
+        c->cn->scratch_bytes = cpu_gemm_q8_scratch(mp->m, mp->k, rows);
+        const berth_operand *bo = &c->g->operands[mp->b];
+        if (bo->kind == BERTH_OPERAND_WEIGHT && c->plan->w) {
+            st = cpu_weight_q8(c->plan->w, bo->weight, dev->qdot, &mp->qb, mp->k, mp->n, &mp->qb.packed, c->err);
+            if (st) return st;
+            if (mp->qb.packed) c->cn->packed_in |= 1u << 1;
+        }
+    }
     c->cn->exec = mmq_exec;
     return BERTH_OK;
 }

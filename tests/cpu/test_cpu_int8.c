@@ -8,7 +8,8 @@
  * since their sums are exact integers and the fused AVX512-VNNI tile
  * scales them in the same steps (test_cpu_dot checks every tile
  * alone, including those no isa picks on this cpu). Also: a value the
- * quantization rounds away, a NaN, and the option's errors. */
+ * quantization rounds away, a NaN, the weight packed for the fused tile
+ * held once, and the option's errors. */
 #include <math.h>
 
 #include "cpu_harness.h"
@@ -52,7 +53,8 @@ static int next_int(int lo, int hi) {
 }
 
 /* Runs y = x @ dequant(q) + bias on the open device; q [k, n] of type t
- * (values in vals), scale and zero [k / rows, n]. */
+ * (values in vals), scale and zero [k / rows, n]; zeros NULL: the node
+ * has no zero point. */
 static berth_status run_q(berth_dtype t, int64_t m, int64_t k, int64_t n, int64_t rows, const int *vals,
                           const int *zeros, const float *sc, const float *x, const float *bias, float *y) {
     int packed = t == BERTH_DTYPE_I4 || t == BERTH_DTYPE_U4;
@@ -62,7 +64,7 @@ static berth_status run_q(berth_dtype t, int64_t m, int64_t k, int64_t n, int64_
     for (size_t i = 0; i < kn; i++)
         if (packed) bd[i / 2] |= (uint8_t)((vals[i] & 15) << (4 * (i % 2)));
         else bd[i] = (uint8_t)vals[i];
-    for (size_t i = 0; i < gn; i++)
+    for (size_t i = 0; zeros && i < gn; i++)
         if (packed) zd[i / 2] |= (uint8_t)((zeros[i] & 15) << (4 * (i % 2)));
         else zd[i] = (uint8_t)zeros[i];
     berth_weights *w = h_upload_quantized(t, k, n, g, bd, bb, sc, zd, zb);
@@ -75,7 +77,8 @@ static berth_status run_q(berth_dtype t, int64_t m, int64_t k, int64_t n, int64_
     gr.ops[qi].weight = 0, gr.ops[si].weight = 1, gr.ops[zi].weight = 2;
     uint32_t bi = tg_const(&gr, "bias", BERTH_DTYPE_F32, 1, DIMS(n), bias, sizeof(float) * (size_t)n);
     uint32_t yi = tg_value(&gr, "y", BERTH_DTYPE_F32, 2, DIMS(m, n));
-    tg_node(&gr, "berth.matmulQuantized", 4, IDX(xi, qi, si, zi), 1, IDX(yi), 1, (berth_attr[]){A_OPND("bias", bi)});
+    tg_node(&gr, "berth.matmulQuantized", zeros ? 4 : 3, IDX(xi, qi, si, zi), 1, IDX(yi), 1,
+            (berth_attr[]){A_OPND("bias", bi)});
     tg_output(&gr, yi);
     berth_status st = h_run_w(&gr, w, (void *[]){(void *)x}, (void *[]){y}, &err);
     if (st) fprintf(stderr, "  run: %s\n", err.msg);
@@ -97,9 +100,11 @@ static const int64_t shapes[SHAPES][4] = {
      * +-127, and weights at their type's ends, so b' is -128 or 127 */
     {9, 100, 35, 50}};
 static const berth_dtype types[TYPES] = {BERTH_DTYPE_I8, BERTH_DTYPE_U8, BERTH_DTYPE_I4, BERTH_DTYPE_U4};
-static float *first[SHAPES][TYPES]; /* the first run's outputs: all later ones must equal them */
+/* the first run's outputs, with and without zero points: all later ones
+ * must equal them */
+static float *first[2][SHAPES][TYPES];
 
-static void check_shape(int si, int ti) {
+static void check_shape(int si, int ti, int nz) {
     berth_dtype t = types[ti];
     int64_t m = shapes[si][0], k = shapes[si][1], n = shapes[si][2], rows = shapes[si][3], g = k / rows;
     int lo = t == BERTH_DTYPE_I8 ? -128 : t == BERTH_DTYPE_I4 ? -8 : 0;
@@ -114,8 +119,8 @@ static void check_shape(int si, int ti) {
         x[i] = si == EXTREME ? (next_int(0, 1) ? 1.0f : -1.0f) : 0.001f * (float)next_int(-1000, 1000);
     for (int64_t j = 0; j < n; j++) bias[j] = 0.01f * (float)next_int(-100, 100);
     for (size_t i = 0; i < kn; i++) vals[i] = si == EXTREME ? (next_int(0, 1) ? hi : lo) : next_int(lo, hi);
-    for (size_t i = 0; i < gn; i++) zeros[i] = next_int(lo, hi), sc[i] = 0.001f * (float)next_int(1, 100);
-    CHECK(run_q(t, m, k, n, rows, vals, zeros, sc, x, bias, y) == BERTH_OK);
+    for (size_t i = 0; i < gn; i++) zeros[i] = nz ? 0 : next_int(lo, hi), sc[i] = 0.001f * (float)next_int(1, 100);
+    CHECK(run_q(t, m, k, n, rows, vals, nz ? NULL : zeros, sc, x, bias, y) == BERTH_OK);
     double worst = 0.0;
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
@@ -144,12 +149,14 @@ static void check_shape(int si, int ti) {
             }
             worst = err / bound > worst ? err / bound : worst;
         }
-    if (!first[si][ti]) {
-        first[si][ti] = y;
-        printf("ok: int8 shape %d type %d: worst error %.2f of the bound\n", si, ti, worst);
+    if (!first[nz][si][ti]) {
+        first[nz][si][ti] = y;
+        printf("ok: int8 shape %d type %d%s: worst error %.2f of the bound\n", si, ti, nz ? ", no zero point" : "",
+               worst);
     } else {
-        if (memcmp(first[si][ti], y, sizeof(float) * mn) != 0) {
-            printf("FAIL: int8 shape %d type %d: not the same bits as the first kernel and thread count\n", si, ti);
+        if (memcmp(first[nz][si][ti], y, sizeof(float) * mn) != 0) {
+            printf("FAIL: int8 shape %d type %d%s: not the same bits as the first kernel and thread count\n", si, ti,
+                   nz ? ", no zero point" : "");
             check_failures++;
         }
         free(y);
@@ -174,6 +181,71 @@ static void check_rounding(void) {
     CHECK(isnan(y[0]) && isnan(y[1]));
 }
 
+/* An 8-bit weight is packed for the fused AVX512-VNNI tile once, at the
+ * first plan, and then held only so: weights_bytes counts the panels in
+ * place of the upload. A plan that reads it as uploaded (a cast) gets it
+ * back exactly, rebuilt from the panels and held while that plan lives;
+ * the product plan still gives its first bits afterwards. Where the cpu
+ * lacks the fused tile, nothing is packed and the upload is all there
+ * is. */
+static void check_packed_once(berth_dtype t) {
+    enum { M = 5, K = 96, N = 37, ROWS = 32, G = K / ROWS };
+    int lo = t == BERTH_DTYPE_I8 ? -128 : 0, hi = t == BERTH_DTYPE_I8 ? 127 : 255;
+    uint8_t bq[K * N], zq[G * N];
+    float sc[G * N], x[M * K], y1[M * N], y2[M * N];
+    int32_t back[K * N];
+    seed = 5u;
+    for (int i = 0; i < K * N; i++) bq[i] = (uint8_t)next_int(lo, hi);
+    for (int i = 0; i < G * N; i++) zq[i] = (uint8_t)next_int(lo, hi), sc[i] = 0.001f * (float)next_int(1, 100);
+    for (int i = 0; i < M * K; i++) x[i] = 0.001f * (float)next_int(-1000, 1000);
+    berth_weights *w = h_upload_quantized(t, K, N, G, bq, sizeof bq, sc, zq, sizeof zq);
+    uint64_t uploaded = sizeof bq + sizeof sc + sizeof zq;
+    CHECK(cpu.be->weights_bytes(w) == uploaded);
+    berth_error err = {{0}};
+    tgraph g = {0};
+    uint32_t xi = tg_input(&g, "x", BERTH_DTYPE_F32, 2, DIMS(M, K));
+    uint32_t qi = tg_operand(&g, "q", BERTH_OPERAND_WEIGHT, t, 2, DIMS(K, N));
+    uint32_t si = tg_operand(&g, "s", BERTH_OPERAND_WEIGHT, BERTH_DTYPE_F32, 2, DIMS(G, N));
+    uint32_t zi = tg_operand(&g, "z", BERTH_OPERAND_WEIGHT, t, 2, DIMS(G, N));
+    g.ops[qi].weight = 0, g.ops[si].weight = 1, g.ops[zi].weight = 2;
+    uint32_t yi = tg_value(&g, "y", BERTH_DTYPE_F32, 2, DIMS(M, N));
+    tg_node(&g, "berth.matmulQuantized", 4, IDX(xi, qi, si, zi), 1, IDX(yi), 0, NULL);
+    tg_output(&g, yi);
+    berth_graph_desc d = tg_desc(&g);
+    berth_plan *p1 = NULL, *p2 = NULL;
+    CHECK(cpu.be->plan(cpu.dev, w, &d, &p1, &err) == BERTH_OK);
+    berth_caps caps = {.struct_size = sizeof caps};
+    CHECK(cpu.be->caps(cpu.dev, &caps, &err) == BERTH_OK);
+    /* 3 panels of 16 columns, 3 blocks of 32 rows each */
+    uint64_t held = strstr(caps.device_name, "(avx512vnni)") ? 3 * G * ROWS * 16 + sizeof sc + sizeof zq : uploaded;
+    CHECK(cpu.be->weights_bytes(w) == held);
+    berth_tensor tx = h_tensor(&g.ops[xi], x), ty = h_tensor(&g.ops[yi], y1);
+    CHECK(p1 && cpu.be->run(p1, &tx, 1, &ty, 1, &err) == BERTH_OK);
+
+    tgraph g2 = {0};
+    uint32_t q2 = tg_operand(&g2, "q", BERTH_OPERAND_WEIGHT, t, 2, DIMS(K, N));
+    uint32_t ci = tg_value(&g2, "c", BERTH_DTYPE_I32, 2, DIMS(K, N));
+    tg_node(&g2, "cast", 1, IDX(q2), 1, IDX(ci), 1, (berth_attr[]){A_STR("type", "int32")});
+    tg_output(&g2, ci);
+    berth_graph_desc d2 = tg_desc(&g2);
+    CHECK(cpu.be->plan(cpu.dev, w, &d2, &p2, &err) == BERTH_OK);
+    CHECK(cpu.be->weights_bytes(w) == (held == uploaded ? uploaded : held + sizeof bq));
+    berth_tensor tc = h_tensor(&g2.ops[ci], back);
+    CHECK(p2 && cpu.be->run(p2, NULL, 0, &tc, 1, &err) == BERTH_OK);
+    int same = 1;
+    for (int i = 0; i < K * N; i++) same &= back[i] == (t == BERTH_DTYPE_I8 ? (int8_t)bq[i] : bq[i]);
+    CHECK(same);
+    cpu.be->free_plan(p2);
+    CHECK(cpu.be->weights_bytes(w) == held);
+    ty = h_tensor(&g.ops[yi], y2);
+    CHECK(p1 && cpu.be->run(p1, &tx, 1, &ty, 1, &err) == BERTH_OK);
+    CHECK(memcmp(y1, y2, sizeof y1) == 0);
+    cpu.be->free_plan(p1);
+    cpu.be->free_weights(w);
+    printf("ok: %s weight held once (%llu bytes, %llu as uploaded)\n", t == BERTH_DTYPE_I8 ? "int8" : "uint8",
+           (unsigned long long)held, (unsigned long long)uploaded);
+}
+
 int main(void) {
     /* each isa picks its own tile (on an x86-64 cpu with AVX512-VNNI:
      * generic, AVX-VNNI or AVX2, AVX512-VNNI, AVX512-VNNI); all must give
@@ -188,8 +260,11 @@ int main(void) {
             if (o <= 0) continue;
             ran++;
             for (int s = 0; s < SHAPES; s++)
-                for (int t = 0; t < TYPES; t++) check_shape(s, t);
+                for (int t = 0; t < TYPES; t++)
+                    for (int nz = 0; nz < 2; nz++) check_shape(s, t, nz);
             check_rounding();
+            check_packed_once(BERTH_DTYPE_I8);
+            check_packed_once(BERTH_DTYPE_U8);
             h_shutdown();
         }
     CHECK(ran >= must && must == 4);
@@ -206,6 +281,6 @@ int main(void) {
         h_shutdown();
     }
     for (int s = 0; s < SHAPES; s++)
-        for (int t = 0; t < TYPES; t++) free(first[s][t]);
+        for (int t = 0; t < TYPES; t++) free(first[0][s][t]), free(first[1][s][t]);
     return check_exit();
 }
