@@ -99,44 +99,62 @@ static inline __attribute__((always_inline)) __m512i dp_bcast(__m512i acc, __m51
  * the difference is the same exact integer as the tile's. Each block's
  * sums then go into y as the scaling pass does it: v = (sa s) * float(sum),
  * y = v for the first block, else y + v. */
+/* Block g of the tile: its products, then its sums scaled into y0..y7.
+ * FIRST: y = v (the first block, when the call does not add to c);
+ * ZVEC: zero points per column (t->zq), else the one constant t->zq1.
+ * Both are constants where the macro is used, so each of the four loops
+ * has no branch per row. Rows 0-4 are addressed from one pointer and
+ * rows 5-7 from another, with lda and 3 lda as index registers: two
+ * pointer steps a step of k, where a pointer per row took eight. */
+#define Q8_BLOCK(FIRST, ZVEC)                                                                                       \
+    {                                                                                                               \
+        const int8_t *p0 = t->a + g * t->lpa, *p4 = p0 + 4 * lda, *b = t->b + g * t->k4 * 64;                      \
+        __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;         \
+        for (size_t p = 0; p < t->k4; p++, p0 += 4, p4 += 4, b += 64) {                                             \
+            __m512i bu = _mm512_load_si512(b);                                                                      \
+            c0 = dp_bcast(c0, bu, p0);                                                                              \
+            c1 = dp_bcast(c1, bu, p0 + lda);                                                                        \
+            c2 = dp_bcast(c2, bu, p0 + 2 * lda);                                                                    \
+            c3 = dp_bcast(c3, bu, p0 + lda3);                                                                       \
+            c4 = dp_bcast(c4, bu, p4);                                                                              \
+            c5 = dp_bcast(c5, bu, p4 + lda);                                                                        \
+            c6 = dp_bcast(c6, bu, p4 + 2 * lda);                                                                    \
+            c7 = dp_bcast(c7, bu, p4 + lda3);                                                                       \
+        }                                                                                                           \
+        const __m512i zq = ZVEC ? _mm512_loadu_si512(t->zq + 16 * g) : _mm512_setzero_si512();                     \
+        const __m512 sv = _mm512_maskz_loadu_ps(mk, t->s + g * t->lds);                                             \
+        const float *sa = t->sa + g;                                                                                \
+        const int32_t *suma = t->suma + g;                                                                          \
+        SCALE(0, FIRST, ZVEC) SCALE(1, FIRST, ZVEC) SCALE(2, FIRST, ZVEC) SCALE(3, FIRST, ZVEC)                     \
+        SCALE(4, FIRST, ZVEC) SCALE(5, FIRST, ZVEC) SCALE(6, FIRST, ZVEC) SCALE(7, FIRST, ZVEC)                     \
+    }
+#define SCALE(r, FIRST, ZVEC)                                                                                       \
+    {                                                                                                               \
+        __m512i sum = _mm512_sub_epi32(c##r, ZVEC ? _mm512_mullo_epi32(zq, _mm512_set1_epi32(suma[(r) * ld]))       \
+                                                  : _mm512_set1_epi32(t->zq1 * suma[(r) * ld]));                    \
+        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(sa[(r) * ld]), sv), _mm512_cvtepi32_ps(sum));         \
+        y##r = FIRST ? v : _mm512_add_ps(y##r, v);                                                                  \
+    }
+
 void cpu_q8_avx512vnni(const cpu_q8_tile *t) {
     const __mmask16 mk = (__mmask16)((1u << t->w) - 1u);
-    const size_t lda = t->lda, rows = t->rows;
+    const size_t lda = t->lda, lda3 = 3 * t->lda, rows = t->rows, ld = t->ldsa;
     /* y0..y7 named, not an array, so they stay in registers */
 #define LOAD_Y(r) \
     __m512 y##r = t->acc && (r) < rows ? _mm512_maskz_loadu_ps(mk, t->c + (size_t)(r) * t->ldc) : _mm512_setzero_ps();
     LOAD_Y(0) LOAD_Y(1) LOAD_Y(2) LOAD_Y(3) LOAD_Y(4) LOAD_Y(5) LOAD_Y(6) LOAD_Y(7)
 #undef LOAD_Y
-    for (size_t g = 0; g < t->nb; g++) {
-        const int8_t *a = t->a + g * t->lpa, *b = t->b + g * t->k4 * 64;
-        __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
-        for (size_t p = 0; p < t->k4; p++) {
-            __m512i bu = _mm512_load_si512(b + 64 * p);
-            const int8_t *ap = a + 4 * p;
-            c0 = dp_bcast(c0, bu, ap);
-            c1 = dp_bcast(c1, bu, ap + lda);
-            c2 = dp_bcast(c2, bu, ap + 2 * lda);
-            c3 = dp_bcast(c3, bu, ap + 3 * lda);
-            c4 = dp_bcast(c4, bu, ap + 4 * lda);
-            c5 = dp_bcast(c5, bu, ap + 5 * lda);
-            c6 = dp_bcast(c6, bu, ap + 6 * lda);
-            c7 = dp_bcast(c7, bu, ap + 7 * lda);
-        }
-        const __m512i zq = t->zq ? _mm512_loadu_si512(t->zq + 16 * g) : _mm512_setzero_si512();
-        const __m512 sv = _mm512_maskz_loadu_ps(mk, t->s + g * t->lds);
-        const float *sa = t->sa + g;
-        const int32_t *suma = t->suma + g;
-        const size_t ld = t->ldsa;
-#define SCALE(r)                                                                                              \
-    {                                                                                                         \
-        __m512i sum = _mm512_sub_epi32(c##r, t->zq ? _mm512_mullo_epi32(zq, _mm512_set1_epi32(suma[(r) * ld]))  \
-                                                   : _mm512_set1_epi32(t->zq1 * suma[(r) * ld]));             \
-        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(sa[(r) * ld]), sv), _mm512_cvtepi32_ps(sum)); \
-        y##r = g == 0 && !t->acc ? v : _mm512_add_ps(y##r, v);                                               \
+    size_t g = 0;
+    if (!t->acc && t->nb) {
+        if (t->zq) Q8_BLOCK(1, 1) else Q8_BLOCK(1, 0)
+        g = 1;
     }
-        SCALE(0) SCALE(1) SCALE(2) SCALE(3) SCALE(4) SCALE(5) SCALE(6) SCALE(7)
+    if (t->zq)
+        for (; g < t->nb; g++) Q8_BLOCK(0, 1)
+    else
+        for (; g < t->nb; g++) Q8_BLOCK(0, 0)
 #undef SCALE
-    }
+#undef Q8_BLOCK
 #define STORE_Y(r) \
     if ((r) < rows) _mm512_mask_storeu_ps(t->c + (size_t)(r) * t->ldc, mk, y##r);
     STORE_Y(0) STORE_Y(1) STORE_Y(2) STORE_Y(3) STORE_Y(4) STORE_Y(5) STORE_Y(6) STORE_Y(7)
