@@ -139,25 +139,27 @@ void cpu_dot_avx512vnni(size_t k4, const int8_t *a, size_t lda, const int8_t *b,
 void cpu_dot_avxvnni(size_t k4, const int8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc, int acc);
 void cpu_dot_avx2(size_t k4, const int8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc, int acc);
 #endif
-/* The same product with the scaling fused in, on 8 rows of one panel
- * over nb whole blocks: for each block the exact integer sums of the
- * tile above (less zero * the row's sum), then y += (sa s) * sum in
- * float, the steps and order of the separate scaling pass, so the same
- * bits; y stays in registers across the blocks and is stored once. */
-#define CPU_Q8_MR 8
+/* The same product with the scaling fused in, on CPU_Q8_MR rows of two
+ * panels (32 columns) over nb whole blocks: for each block the exact
+ * integer sums of the tile above (less zero * the row's sum), then
+ * y = fma(sa s, sum, y) in float, the steps and order of the separate
+ * scaling pass, so the same bits; y stays in registers across the blocks
+ * and is stored once. */
+#define CPU_Q8_MR 6
 typedef struct cpu_q8_tile {
     size_t nb, k4;         /* blocks, and 4-byte steps in each */
     const int8_t *a;       /* row 0 of block 0 of the quantized A */
     size_t lda, lpa;       /* bytes from row to row, and from block to block */
     const float *sa;       /* row r, block g: scale sa[r * ldsa + g] */
-    const int32_t *suma;   /* and sum suma[r * ldsa + g] */
+    const int32_t *suma;   /* and sum suma[r * ldsa + g]; with zq NULL, the */
+                           /* integer its sums start from: -(128 - o) sum */
     size_t ldsa;
     const int8_t *b;       /* nb blocks of [k4][16][4] (b - o) xor 0x80, back to back */
+    size_t pb;             /* bytes from b to the second panel's blocks (used when w > 16) */
     const float *s;        /* block g, column j: scale s[g * lds + j] */
     size_t lds;
-    const int32_t *zq;     /* [nb][16]: the zero point less o, plus 128; */
-    int32_t zq1;           /* NULL: every one is zq1 (no zero points) */
-    float *c;              /* rows x w outputs, row stride ldc; added to when acc */
+    const int32_t *zq;     /* [nb][32]: the zero point less o, plus 128; NULL: no zero points */
+    float *c;              /* rows x w outputs (w <= 32), row stride ldc; added to when acc */
     size_t ldc, rows, w;
     int acc;
 } cpu_q8_tile;

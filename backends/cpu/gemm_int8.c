@@ -15,7 +15,8 @@
  * across blocks (cpu_q8_tile): the same integers and float steps, so the
  * same bits, where the tile's sums went through memory to a separate
  * scaling pass; the 12-layer encoder at batch 8 took 650 ms where it
- * took 830. The default path (gemm.c, gemm_dequant.c)
+ * took 830. Its 8-bit weights are packed for it once, at plan time
+ * (cpu_gemm_q8_pack). The default path (gemm.c, gemm_dequant.c)
  * widens the weights to floats instead and matches dequantizeLinear then
  * matmul; this one trades that for integer products, as onnxruntime's
  * int8 accuracy level does. */
@@ -37,22 +38,28 @@ enum { MR = CPU_DOT_MR, NR = CPU_DOT_NR };
 #define ROWS 128
 /* The fused tile keeps no sums or outputs on the stack, so its tasks
  * can be taller and pack each B slice less often: at 256 rows, the
- * batch-8 encoder ran 4% faster than at 128 (512 and 1024: no better). */
-#define FROWS 256
+ * batch-8 encoder ran 4% faster than at 128 (512 and 1024: no better).
+ * 240: whole tiles of 6 rows, as every tile but the last of a task must
+ * be. */
+#define FROWS 240
+/* Rows of the quantized A padded to whole tiles of either kind: each
+ * tile reads its rows in full and stores only those below m. */
+#define Q8_PAD 12
+_Static_assert(Q8_PAD % MR == 0 && Q8_PAD % CPU_Q8_MR == 0 && FROWS % CPU_Q8_MR == 0 && ROWS % MR == 0,
+               "tasks start on whole tiles, and the padding holds the last one");
 
 /* The layout of the quantized A in node scratch: rows padded to
- * CPU_Q8_MR (the padding rows zero), each row nb blocks of lp = L rounded
+ * Q8_PAD (the padding rows zero), each row nb blocks of lp = L rounded
  * up to 4 bytes (zeros past L), then per row and block its scale and its
- * sum. */
+ * sum (for the fused tile with no zero points, the correction its sums
+ * start from instead: -(128 - o) sum, see cpu_q8_tile). */
 typedef struct q8_layout {
     size_t mp, nb, L, lp, kq;
     size_t off_scale, off_sum, bytes;
 } q8_layout;
 
 static q8_layout layout(size_t m, size_t k, size_t rows) {
-    /* rows padded for the tile and the fused tile alike */
-    _Static_assert(CPU_Q8_MR % MR == 0, "the fused tile's rows are whole tiles");
-    q8_layout l = {.mp = (m + CPU_Q8_MR - 1) / CPU_Q8_MR * CPU_Q8_MR, .L = rows, .nb = rows ? k / rows : 0};
+    q8_layout l = {.mp = (m + Q8_PAD - 1) / Q8_PAD * Q8_PAD, .L = rows, .nb = rows ? k / rows : 0};
     l.lp = (l.L + 3) / 4 * 4;
     l.kq = l.nb * l.lp;
     l.off_scale = (l.mp * l.kq + 63) / 64 * 64;
@@ -186,10 +193,14 @@ static inline __attribute__((always_inline)) int32_t quantize_block(const float 
     return s;
 }
 
+/* z' + 128 for weights with no zero points (z' = -o): one constant. */
+static int32_t q8_zq1(int kind) { return 128 - (kind == CPU_Q_U8 ? 128 : kind == CPU_Q_U4 ? 8 : 0); }
+
 /* Rows [r0, r1) of A quantized. */
 CPU_CLONES static void quantize_rows(void *ctx, size_t r0, size_t r1) {
     const q8_job *J = ctx;
     const q8_layout *l = &J->l;
+    int32_t corr = J->fused && !J->qb->zero ? -q8_zq1(J->qb->kind) : 1;
     for (size_t i = r0; i < r1; i++) {
         int8_t *qrow = J->aq + i * l->kq;
         memset(qrow, 0, l->kq);
@@ -197,14 +208,15 @@ CPU_CLONES static void quantize_rows(void *ctx, size_t r0, size_t r1) {
             float *sa = J->sa + i * l->nb + g;
             int32_t *sum = J->suma + i * l->nb + g;
             *sa = 0.0f, *sum = 0;
-            if (i < J->m) *sum = quantize_block(J->a + i * J->lda + g * l->L, l->L, qrow + g * l->lp, sa);
+            if (i < J->m) *sum = corr * quantize_block(J->a + i * J->lda + g * l->L, l->L, qrow + g * l->lp, sa);
         }
     }
 }
 
 /* Block g's integer sums of rows [i0, i1) (acc, NR per row) scaled into
- * their w columns of yb (NR per row): y = sa s (sum - z' suma), added to
- * y past the first block. Cloned per instruction set, for the same reason as
+ * their w columns of yb (NR per row): y = (sa s) (sum - z' suma), then
+ * past the first block y = fma(sa s, sum - z' suma, y): one rounding
+ * where an add took two, and the fused tile's vfmadd. Cloned per instruction set, for the same reason as
  * quantize_block: a block of 32 weight rows is 8 steps of the tile, and
  * this, at baseline SSE2 (no pmulld), took longer than they did. */
 static inline __attribute__((always_inline)) void scale_rows(const q8_job *J, size_t g, size_t i0, size_t i1,
@@ -219,11 +231,11 @@ static inline __attribute__((always_inline)) void scale_rows(const q8_job *J, si
         /* symmetric weights (no zero points, int8 or int4) have no
          * correction: a third of the loop's work */
         if (!zp && g)
-            for (size_t j = 0; j < w; j++) y[j] += sa * s[j] * (float)ai[j];
+            for (size_t j = 0; j < w; j++) y[j] = fmaf(sa * s[j], (float)ai[j], y[j]);
         else if (!zp)
             for (size_t j = 0; j < w; j++) y[j] = sa * s[j] * (float)ai[j];
         else if (g)
-            for (size_t j = 0; j < w; j++) y[j] += sa * s[j] * (float)(ai[j] - zp[j] * sum);
+            for (size_t j = 0; j < w; j++) y[j] = fmaf(sa * s[j], (float)(ai[j] - zp[j] * sum), y[j]);
         else
             for (size_t j = 0; j < w; j++) y[j] = sa * s[j] * (float)(ai[j] - zp[j] * sum);
     }
@@ -248,13 +260,16 @@ static inline __attribute__((always_inline)) void scale_full(const q8_job *J, si
         i32x16 ai;
         memcpy(&ai, acc + (i - i0) * NR, sizeof ai);
         if (zp) ai -= zv * J->suma[i * l->nb + g];
-        f32x16 v = sa * sv * __builtin_convertvector(ai, f32x16);
+        f32x16 v = sa * sv, f = __builtin_convertvector(ai, f32x16);
         if (g) {
-            f32x16 t;
-            memcpy(&t, y, sizeof t);
-            v = t + v;
+            float t[NR];
+            memcpy(t, y, sizeof t);
+            for (int j = 0; j < NR; j++) t[j] = fmaf(v[j], f[j], t[j]);
+            memcpy(y, t, sizeof t);
+        } else {
+            v *= f;
+            memcpy(y, &v, sizeof v);
         }
-        memcpy(y, &v, sizeof v);
     }
 }
 
@@ -267,36 +282,39 @@ CPU_CLONES static void scale_block(const q8_job *J, size_t g, size_t i0, size_t 
         scale_rows(J, g, i0, i1, j0, w, acc, zp, yb);
 }
 
-/* The task with the fused tile: the B slices of as many whole blocks as
- * fill KCH rows (packed at once, unless B was packed at plan time), then
- * each 8 rows of the task over them. */
+/* The task with the fused tile, two panels at a time: the B slices of
+ * as many whole blocks as fill KCH rows (packed at once, unless B was
+ * packed at plan time), then each CPU_Q8_MR rows of the task over them. */
 static void q8_fused_rows(const q8_job *J, size_t i0, size_t i1, size_t p0, size_t p1) {
     const q8_layout *l = &J->l;
-    int8_t bq[KCH * NR] __attribute__((aligned(64)));
-    int32_t zq[KCH / 4 * NR], zp[NR];
+    int8_t bq[2 * KCH * NR] __attribute__((aligned(64)));
+    int32_t zq[KCH / 4 * 2 * NR], zp[NR];
     size_t per = KCH / l->lp; /* blocks a pass; at least one, as L <= KCH */
-    /* with no zero points every z' is -o: a constant (z' + 128) the tile
-     * multiplies by each row's sum in a general register, not a vector */
-    int32_t zq1 = 128 - (J->qb->kind == CPU_Q_U8 ? 128 : J->qb->kind == CPU_Q_U4 ? 8 : 0);
-    for (size_t pn = p0; pn < p1; pn++) {
-        size_t j0 = pn * NR, w = J->n - j0 < NR ? J->n - j0 : NR;
+    for (size_t pn = p0; pn < p1; pn += 2) {
+        size_t j0 = pn * NR, w = J->n - j0 < 2 * NR ? J->n - j0 : 2 * NR;
+        /* bytes from a panel's blocks to the next panel's */
+        size_t pb = J->qb->packed ? l->nb * l->lp * NR : KCH * NR;
         for (size_t g0 = 0; g0 < l->nb; g0 += per) {
             size_t nbk = l->nb - g0 < per ? l->nb - g0 : per;
             const int8_t *b = J->qb->packed ? J->qb->packed + (pn * l->nb + g0) * l->lp * NR : bq;
-            for (size_t g = 0; g < nbk; g++) {
-                if (!J->qb->packed)
-                    cpu_gemm_qpanel_i8(J->qb, J->n, (g0 + g) * l->L, l->L, j0, w, 0x80, bq + g * l->lp * NR);
-                if (!J->qb->zero) continue;
-                for (size_t j = 0; j < NR; j++) zp[j] = 0;
-                cpu_gemm_qzero_i32(J->qb, J->n, g0 + g, j0, w, zp);
-                for (size_t j = 0; j < NR; j++) zq[g * NR + j] = zp[j] + 128;
+            for (size_t h = 0; h < 2 && h * NR < w; h++) {
+                size_t wh = w - h * NR < NR ? w - h * NR : NR;
+                for (size_t g = 0; g < nbk; g++) {
+                    if (!J->qb->packed)
+                        cpu_gemm_qpanel_i8(J->qb, J->n, (g0 + g) * l->L, l->L, j0 + h * NR, wh, 0x80,
+                                           bq + h * pb + g * l->lp * NR);
+                    if (!J->qb->zero) continue;
+                    for (size_t j = 0; j < NR; j++) zp[j] = 0;
+                    cpu_gemm_qzero_i32(J->qb, J->n, g0 + g, j0 + h * NR, wh, zp);
+                    for (size_t j = 0; j < NR; j++) zq[g * 2 * NR + h * NR + j] = zp[j] + 128;
+                }
             }
             for (size_t i = i0; i < i1; i += CPU_Q8_MR) {
                 cpu_q8_tile t = {.nb = nbk, .k4 = l->lp / 4, .a = J->aq + i * l->kq + g0 * l->lp, .lda = l->kq,
                                  .lpa = l->lp, .sa = J->sa + i * l->nb + g0, .suma = J->suma + i * l->nb + g0,
-                                 .ldsa = l->nb, .b = b, .s = J->qb->scale + g0 * J->n + j0, .lds = J->n, .zq = J->qb->zero ? zq : NULL, .zq1 = zq1,
-                                 .c = J->c + i * J->ldc + j0, .ldc = J->ldc, .rows = i1 - i < CPU_Q8_MR ? i1 - i : CPU_Q8_MR,
-                                 .w = w, .acc = g0 > 0};
+                                 .ldsa = l->nb, .b = b, .pb = pb, .s = J->qb->scale + g0 * J->n + j0, .lds = J->n,
+                                 .zq = J->qb->zero ? zq : NULL, .c = J->c + i * J->ldc + j0, .ldc = J->ldc,
+                                 .rows = i1 - i < CPU_Q8_MR ? i1 - i : CPU_Q8_MR, .w = w, .acc = g0 > 0};
                 J->fused(&t);
             }
         }
@@ -368,8 +386,10 @@ void cpu_gemm_q8(cpu_pool *pool, cpu_dot_fn kernel, size_t m, size_t n, size_t k
     J.rows = J.fused ? FROWS : ROWS;
     J.n_rb = (m + J.rows - 1) / J.rows;
     size_t groups = J.n_rb >= want ? 1 : (want + J.n_rb - 1) / J.n_rb;
-    if (groups > panels) groups = panels;
-    J.panel_group = (panels + groups - 1) / groups;
+    /* the fused tile takes panels in pairs: groups of whole pairs */
+    size_t unit = J.fused ? 2 : 1, units = (panels + unit - 1) / unit;
+    if (groups > units) groups = units;
+    J.panel_group = (units + groups - 1) / groups * unit;
     size_t tasks = J.n_rb * ((panels + J.panel_group - 1) / J.panel_group);
     cpu_pool_for(tasks > 1 && (double)m * (double)n * (double)k >= CPU_GEMM_SERIAL ? pool : NULL, tasks, 1, q8_task, &J);
 }
