@@ -52,6 +52,29 @@ static int next_int(int lo, int hi) {
     return lo + (int)((seed >> 8) % (uint32_t)(hi - lo + 1));
 }
 
+/* The graph y = x @ dequant(q) (+ bias, where given) over the three
+ * weights h_upload_quantized uploads, q [k, n] of type t and its scale
+ * and zero point [g, n] (the zero point left out of the node unless
+ * zero); returns x's operand, y's in *yi. */
+static uint32_t mmq_graph(tgraph *gr, berth_dtype t, int64_t m, int64_t k, int64_t n, int64_t g, int zero,
+                          const float *bias, uint32_t *yi) {
+    uint32_t xi = tg_input(gr, "x", BERTH_DTYPE_F32, 2, DIMS(m, k));
+    uint32_t qi = tg_operand(gr, "q", BERTH_OPERAND_WEIGHT, t, 2, DIMS(k, n));
+    uint32_t si = tg_operand(gr, "s", BERTH_OPERAND_WEIGHT, BERTH_DTYPE_F32, 2, DIMS(g, n));
+    uint32_t zi = tg_operand(gr, "z", BERTH_OPERAND_WEIGHT, t, 2, DIMS(g, n));
+    gr->ops[qi].weight = 0, gr->ops[si].weight = 1, gr->ops[zi].weight = 2;
+    *yi = tg_value(gr, "y", BERTH_DTYPE_F32, 2, DIMS(m, n));
+    if (bias) {
+        uint32_t bi = tg_const(gr, "bias", BERTH_DTYPE_F32, 1, DIMS(n), bias, sizeof(float) * (size_t)n);
+        tg_node(gr, "berth.matmulQuantized", zero ? 4 : 3, IDX(xi, qi, si, zi), 1, IDX(*yi), 1,
+                (berth_attr[]){A_OPND("bias", bi)});
+    } else {
+        tg_node(gr, "berth.matmulQuantized", zero ? 4 : 3, IDX(xi, qi, si, zi), 1, IDX(*yi), 0, NULL);
+    }
+    tg_output(gr, *yi);
+    return xi;
+}
+
 /* Runs y = x @ dequant(q) + bias on the open device; q [k, n] of type t
  * (values in vals), scale and zero [k / rows, n]; zeros NULL: the node
  * has no zero point. */
@@ -70,16 +93,8 @@ static berth_status run_q(berth_dtype t, int64_t m, int64_t k, int64_t n, int64_
     berth_weights *w = h_upload_quantized(t, k, n, g, bd, bb, sc, zd, zb);
     berth_error err = {{0}};
     tgraph gr = {0};
-    uint32_t xi = tg_input(&gr, "x", BERTH_DTYPE_F32, 2, DIMS(m, k));
-    uint32_t qi = tg_operand(&gr, "q", BERTH_OPERAND_WEIGHT, t, 2, DIMS(k, n));
-    uint32_t si = tg_operand(&gr, "s", BERTH_OPERAND_WEIGHT, BERTH_DTYPE_F32, 2, DIMS(g, n));
-    uint32_t zi = tg_operand(&gr, "z", BERTH_OPERAND_WEIGHT, t, 2, DIMS(g, n));
-    gr.ops[qi].weight = 0, gr.ops[si].weight = 1, gr.ops[zi].weight = 2;
-    uint32_t bi = tg_const(&gr, "bias", BERTH_DTYPE_F32, 1, DIMS(n), bias, sizeof(float) * (size_t)n);
-    uint32_t yi = tg_value(&gr, "y", BERTH_DTYPE_F32, 2, DIMS(m, n));
-    tg_node(&gr, "berth.matmulQuantized", zeros ? 4 : 3, IDX(xi, qi, si, zi), 1, IDX(yi), 1,
-            (berth_attr[]){A_OPND("bias", bi)});
-    tg_output(&gr, yi);
+    uint32_t yi;
+    mmq_graph(&gr, t, m, k, n, g, zeros != NULL, bias, &yi);
     berth_status st = h_run_w(&gr, w, (void *[]){(void *)x}, (void *[]){y}, &err);
     if (st) fprintf(stderr, "  run: %s\n", err.msg);
     cpu.be->free_weights(w);
@@ -203,14 +218,7 @@ static void check_packed_once(berth_dtype t) {
     CHECK(cpu.be->weights_bytes(w) == uploaded);
     berth_error err = {{0}};
     tgraph g = {0};
-    uint32_t xi = tg_input(&g, "x", BERTH_DTYPE_F32, 2, DIMS(M, K));
-    uint32_t qi = tg_operand(&g, "q", BERTH_OPERAND_WEIGHT, t, 2, DIMS(K, N));
-    uint32_t si = tg_operand(&g, "s", BERTH_OPERAND_WEIGHT, BERTH_DTYPE_F32, 2, DIMS(G, N));
-    uint32_t zi = tg_operand(&g, "z", BERTH_OPERAND_WEIGHT, t, 2, DIMS(G, N));
-    g.ops[qi].weight = 0, g.ops[si].weight = 1, g.ops[zi].weight = 2;
-    uint32_t yi = tg_value(&g, "y", BERTH_DTYPE_F32, 2, DIMS(M, N));
-    tg_node(&g, "berth.matmulQuantized", 4, IDX(xi, qi, si, zi), 1, IDX(yi), 0, NULL);
-    tg_output(&g, yi);
+    uint32_t yi, xi = mmq_graph(&g, t, M, K, N, G, 1, NULL, &yi);
     berth_graph_desc d = tg_desc(&g);
     berth_plan *p1 = NULL, *p2 = NULL;
     CHECK(cpu.be->plan(cpu.dev, w, &d, &p1, &err) == BERTH_OK);
