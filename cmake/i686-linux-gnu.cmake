@@ -38,4 +38,9 @@ set(ENV{PKG_CONFIG_PATH} "")
 # Tests run through qemu-user: many x86-64 kernels (this one included)
 # are built or booted without 32-bit emulation, so an i386 program
 # cannot run natively. -L / lets qemu find /lib/ld-linux.so.2.
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-i386;-L;/)
+# OpenBLAS picks its kernels from CPUID, and on an Intel host qemu-i386's
+# emulated cpu reads to it as an Athlon: its 3DNow! kernels, which qemu
+# does not implement, ended every product in SIGSEGV (the same binaries
+# ran natively, and on an AMD host, without fault). Prescott's SSE3
+# kernels run on every x86 cpu berth's 32-bit build targets.
+set(CMAKE_CROSSCOMPILING_EMULATOR env;OPENBLAS_CORETYPE=Prescott;qemu-i386;-L;/)
