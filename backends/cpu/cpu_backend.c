@@ -239,7 +239,7 @@ berth_status cpu_weight_q8(berth_weights *w, uint32_t id, cpu_dot_fn f, const cp
     void *dst = NULL;
     if (posix_memalign(&dst, CPU_ALIGN, bytes ? bytes : CPU_ALIGN)) goto nomem;
     cpu_gemm_q8_pack(&src, k, n, dst);
-    *p = (cpu_q8_pack){.data = dst, .k = k, .n = n, .rows = q->rows, .bytes = bytes, .kind = q->kind};
+    *p = (cpu_q8_pack){.data = dst, .k = k, .n = n, .rows = q->rows, .kind = q->kind};
     w->total += bytes;
     *out = p->data;
     return BERTH_OK;

@@ -105,6 +105,10 @@ enum { CPU_Q_I8, CPU_Q_U8, CPU_Q_I4, CPU_Q_U4 };
 #define CPU_GEMM_SLICE 12288
 #define CPU_GEMM_NR_MAX 32
 
+/* The offset o that brings a kind's values into int8: uint8 - 128,
+ * uint4 - 8, the signed kinds as they are. */
+static inline int cpu_q_offset(int kind) { return kind == CPU_Q_U8 ? 128 : kind == CPU_Q_U4 ? 8 : 0; }
+
 typedef struct cpu_gemm_qb {
     int kind; /* CPU_Q_* */
     const uint8_t *b, *zero; /* zero NULL: every zero point is 0 */

@@ -70,7 +70,7 @@ typedef struct cpu_weight {
  * packed as (cpu_weight_q8). */
 typedef struct cpu_q8_pack {
     int8_t *data;
-    size_t k, n, rows, bytes;
+    size_t k, n, rows;
     int kind;
 } cpu_q8_pack;
 

@@ -142,8 +142,6 @@ void cpu_dequant_row(const cpu_gemm_qb *q, size_t d, size_t r, float *dst) {
     }
 }
 
-/* The offset that brings a kind's values into int8: uint8 - 128, uint4 - 8. */
-static inline int q_offset(int kind) { return kind == CPU_Q_U8 ? 128 : kind == CPU_Q_U4 ? 8 : 0; }
 
 /* Rows r0 .. r0 + 3 (row stride n) of 16 bytes each into 16 columns of
  * 4 bytes, each xor x (0x80 flips the top bit: uint8 - 128 as int8,
@@ -169,7 +167,7 @@ void cpu_gemm_qpanel_i8(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc, si
                         int8_t *dst) {
     _Static_assert(CPU_DOT_NR == 16, "a step of the tile's B is 16 columns of 4 bytes");
     size_t k4 = (kc + 3) / 4, p = 0;
-    int o = q_offset(q->kind);
+    int o = cpu_q_offset(q->kind);
     /* The common case, 8-bit weights and a full panel: whole steps at once.
      * Packed once per task and block and read by every row tile of the
      * task, this ran as long as the AVX512-VNNI tile itself when it was
@@ -187,6 +185,6 @@ void cpu_gemm_qpanel_i8(const cpu_gemm_qb *q, size_t n, size_t k0, size_t kc, si
 }
 
 void cpu_gemm_qzero_i32(const cpu_gemm_qb *q, size_t n, size_t g, size_t j0, size_t w, int32_t *z) {
-    int o = q_offset(q->kind);
+    int o = cpu_q_offset(q->kind);
     for (size_t j = 0; j < w; j++) z[j] = (q->zero ? q_value(q->zero, q->kind, g * n + j0 + j) : 0) - o;
 }

@@ -93,7 +93,7 @@ void cpu_gemm_q8_pack(const cpu_gemm_qb *q, size_t k, size_t n, int8_t *dst) {
 void cpu_gemm_q8_unpack(int kind, const int8_t *src, size_t k, size_t n, size_t rows, uint8_t *dst) {
     const uint8_t *s = (const uint8_t *)src;
     /* stored (b - o) xor 0x80: b is that xor 0x80 plus o, modulo 256 */
-    uint8_t o = kind == CPU_Q_U8 ? 128 : 0;
+    uint8_t o = (uint8_t)cpu_q_offset(kind);
     size_t nb = k / rows, bb = block_bytes(rows);
     for (size_t j0 = 0; j0 < n; j0 += NR) {
         size_t w = n - j0 < NR ? n - j0 : NR;
@@ -194,7 +194,7 @@ static inline __attribute__((always_inline)) int32_t quantize_block(const float 
 }
 
 /* z' + 128 for weights with no zero points (z' = -o): one constant. */
-static int32_t q8_zq1(int kind) { return 128 - (kind == CPU_Q_U8 ? 128 : kind == CPU_Q_U4 ? 8 : 0); }
+static int32_t q8_zq1(int kind) { return 128 - cpu_q_offset(kind); }
 
 /* Rows [r0, r1) of A quantized. */
 CPU_CLONES static void quantize_rows(void *ctx, size_t r0, size_t r1) {
