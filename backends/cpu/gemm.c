@@ -17,11 +17,15 @@
 static const cpu_gemm_isa isa_generic = {"generic", 4, 16, 256, cpu_ukernel_generic, cpu_ukernel_generic_ind, NULL, NULL};
 #if defined(__x86_64__)
 static const cpu_gemm_isa isa_avx2 = {"avx2", 6, 16, 256, cpu_ukernel_avx2, cpu_ukernel_avx2_ind, NULL, NULL};
-/* kc 384: the encoders' k (384, 768, 1536, 3072) in whole blocks, so a
- * tile's C is stored and reloaded k / 384 times. From 128, the 12-layer
- * encoder at batch 1 on 2 threads went from 95 to 86 ms; the B slice of
- * 48 KiB streams from L2, two loads per 24 multiply-adds. */
-static const cpu_gemm_isa isa_avx512 = {"avx512", 12, 32, 384, cpu_ukernel_avx512, cpu_ukernel_avx512_ind,
+/* kc 256, with k cut into blocks of equal depth (768 into three of 256,
+ * 384 into two of 192): a task's 32 KiB slice of B stays in a 48 KiB L1
+ * while its tiles walk down the rows of A, and the next slice is fetched
+ * into L2 meanwhile (next_slice). kc 384 streamed a 48 KiB slice from L2
+ * for every tile (it had beaten 128 on an AMD EPYC, 95 to 86 ms on the
+ * 12-layer encoder at batch 1 on 2 threads); on an Intel Xeon with a
+ * 48 KiB L1, 256 and the fetch ahead took that encoder from 211 to 197
+ * ms on 1 thread and the 6-layer one from 29 to 27 ms. */
+static const cpu_gemm_isa isa_avx512 = {"avx512", 12, 32, 256, cpu_ukernel_avx512, cpu_ukernel_avx512_ind,
                                        cpu_dw_avx512, cpu_ukernel_avx512_part};
 #endif
 #if defined(__aarch64__)
@@ -146,7 +150,7 @@ CPU_CLONES void cpu_gemm_epilogue(const cpu_gemm_epi *epi, float *c, size_t ldc,
 
 typedef struct gemm_job {
     const cpu_gemm_isa *isa;
-    size_t m, n, k, lda, ldc;
+    size_t m, n, k, kc, lda, ldc; /* kc: k in blocks of equal depth, at most isa->kc */
     const float *a, *bp;
     const cpu_gemm_qb *qb; /* set: B is quantized, bp unused */
     float *c;
@@ -223,16 +227,33 @@ static void edge_tile(const gemm_job *J, size_t kc, size_t i, size_t k0, const f
     }
 }
 
+/* The packed B slice a task reads after panel pn's at k0, and its bytes
+ * (NULL: none, or B is dequantized per slice). */
+static const float *next_slice(const gemm_job *J, size_t pn, size_t p0, size_t p1, size_t k0, size_t kc,
+                               size_t *bytes) {
+    size_t nr = (size_t)J->isa->nr;
+    if (J->qb) return NULL;
+    if (pn + 1 < p1) {
+        *bytes = kc * nr * sizeof(float);
+        return J->bp + (pn + 1) * nr * J->k + k0 * nr;
+    }
+    if (k0 + kc >= J->k) return NULL;
+    size_t next = J->k - k0 - kc < J->kc ? J->k - k0 - kc : J->kc;
+    *bytes = next * nr * sizeof(float);
+    return J->bp + p0 * nr * J->k + (k0 + kc) * nr;
+}
+
 static void gemm_task(void *ctx, size_t t0, size_t t1) {
     const gemm_job *J = ctx;
-    size_t mr = (size_t)J->isa->mr, nr = (size_t)J->isa->nr, kcmax = (size_t)J->isa->kc;
+    size_t mr = (size_t)J->isa->mr, nr = (size_t)J->isa->nr;
     size_t panels = (J->n + nr - 1) / nr;
     float slice[CPU_GEMM_SLICE] __attribute__((aligned(64)));
     for (size_t t = t0; t < t1; t++) {
         size_t i0 = (t % J->n_row_blocks) * J->row_block, i1 = i0 + J->row_block < J->m ? i0 + J->row_block : J->m;
         size_t p0 = (t / J->n_row_blocks) * J->panel_group, p1 = p0 + J->panel_group < panels ? p0 + J->panel_group : panels;
-        for (size_t k0 = 0; k0 < J->k; k0 += kcmax) {
-            size_t kc = J->k - k0 < kcmax ? J->k - k0 : kcmax;
+        size_t tiles = (i1 - i0 + mr - 1) / mr;
+        for (size_t k0 = 0; k0 < J->k; k0 += J->kc) {
+            size_t kc = J->k - k0 < J->kc ? J->k - k0 : J->kc;
             int acc = k0 > 0;
             for (size_t pn = p0; pn < p1; pn++) {
                 size_t j0 = pn * nr, w = J->n - j0 < nr ? J->n - j0 : nr;
@@ -241,7 +262,13 @@ static void gemm_task(void *ctx, size_t t0, size_t t1) {
                     cpu_gemm_dequant_panel(J->qb, J->n, k0, kc, j0, w, nr, slice);
                 else
                     bp = J->bp + j0 * J->k + k0 * nr;
+                /* the next slice, a share of its lines before each tile */
+                size_t ahead = 0, line = 0, lines;
+                const char *nx = (const char *)next_slice(J, pn, p0, p1, k0, kc, &ahead);
+                lines = (ahead / 64 + tiles - 1) / tiles;
                 for (size_t i = i0; i < i1; i += mr) {
+                    for (size_t e = line + lines; nx && line < e && line * 64 < ahead; line++)
+                        __builtin_prefetch(nx + line * 64, 0, 2);
                     const float *a = J->a + i * J->lda + k0;
                     float *c = J->c + i * J->ldc + j0;
                     size_t rows = i1 - i < mr ? i1 - i : mr;
@@ -364,6 +391,8 @@ static void gemm_run(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n
     if (groups > panels) groups = panels;
     gemm_job J = {.isa = isa, .m = m, .n = n, .k = k, .lda = lda, .ldc = ldc, .a = a, .bp = bp, .qb = qb, .c = c, .epi = epi,
                   .row_block = row_tiles * mr, .n_row_blocks = n_rb};
+    size_t kb = (k + (size_t)isa->kc - 1) / (size_t)isa->kc;
+    J.kc = (k + kb - 1) / kb;
     J.panel_group = (panels + groups - 1) / groups;
     size_t tasks = n_rb * ((panels + J.panel_group - 1) / J.panel_group);
     cpu_pool_for(tasks > 1 ? pool : NULL, tasks, 1, gemm_task, &J);

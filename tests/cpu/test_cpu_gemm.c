@@ -103,7 +103,8 @@ static void test_sizes(void) {
     static const int64_t sizes[][4] = {
         {1, 3, 1, 1},   {1, 5, 7, 3},    {1, 13, 129, 33}, {1, 37, 300, 65}, {1, 200, 257, 97},
         {1, 12, 128, 32}, {1, 6, 256, 16}, {3, 7, 19, 45},  {2, 64, 64, 130}, {1, 4, 600, 17},
-        {1, 30, 800, 98}, /* two whole k blocks and a part, a 2-wide last panel */
+        {1, 30, 800, 98}, /* k blocks of equal depth, a 2-wide last panel */
+        {1, 30, 801, 40}, /* blocks of 201 and a last of 198 */
         /* last tiles of 8 and of 4 rows (avx512's part tile), summed
          * over k blocks */
         {1, 20, 800, 64}, {1, 28, 500, 70},
