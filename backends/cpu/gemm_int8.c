@@ -309,7 +309,24 @@ static void q8_fused_rows(const q8_job *J, size_t i0, size_t i1, size_t p0, size
                     for (size_t j = 0; j < NR; j++) zq[g * 2 * NR + h * NR + j] = zp[j] + 128;
                 }
             }
+            /* the packed B of the next pass, a share of its lines before
+             * each tile: the first tile would otherwise wait on memory */
+            const int8_t *nx = NULL;
+            size_t ahead = 0, line = 0, tiles = (i1 - i0 + CPU_Q8_MR - 1) / CPU_Q8_MR, both = w > NR;
+            if (J->qb->packed && g0 + nbk < l->nb) {
+                nx = b + nbk * l->lp * NR;
+                ahead = (l->nb - g0 - nbk < per ? l->nb - g0 - nbk : per) * l->lp * NR;
+            } else if (J->qb->packed && pn + 2 < p1) {
+                nx = J->qb->packed + (pn + 2) * l->nb * l->lp * NR;
+                ahead = (l->nb < per ? l->nb : per) * l->lp * NR;
+                both = (pn + 3) * NR < J->n;
+            }
+            size_t lines = (ahead / 64 + tiles - 1) / tiles;
             for (size_t i = i0; i < i1; i += CPU_Q8_MR) {
+                for (size_t e = line + lines; nx && line < e && line * 64 < ahead; line++) {
+                    __builtin_prefetch(nx + line * 64, 0, 2);
+                    if (both) __builtin_prefetch(nx + pb + line * 64, 0, 2);
+                }
                 cpu_q8_tile t = {.nb = nbk, .k4 = l->lp / 4, .a = J->aq + i * l->kq + g0 * l->lp, .lda = l->kq,
                                  .lpa = l->lp, .sa = J->sa + i * l->nb + g0, .suma = J->suma + i * l->nb + g0,
                                  .ldsa = l->nb, .b = b, .pb = pb, .s = J->qb->scale + g0 * J->n + j0, .lds = J->n,
