@@ -21,6 +21,12 @@ typedef void (*cpu_ukernel_fn)(size_t kc, const float *a, size_t lda, const floa
  * no column matrix is packed. c is overwritten. */
 typedef void (*cpu_ukernel_ind_fn)(size_t kc, const float *a, size_t lda, const float *b, const size_t *off,
                                    float *c, size_t ldc);
+/* The tile, also fetching `lines` cache lines from pf into L2, one every
+ * 2^shift steps: the next slice of B, spread over the tiles that read
+ * this one. A burst of them before each tile stalled on the line fill
+ * buffers (8% of the 12-layer encoder's time, in gemm_task). */
+typedef void (*cpu_ukernel_pf_fn)(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc,
+                                  int acc, const char *pf, size_t lines, unsigned shift);
 /* The tile's first `rows` rows only (8 or 4, fewer than MR): reads and
  * writes exactly those rows. */
 typedef void (*cpu_ukernel_part_fn)(size_t rows, size_t kc, const float *a, size_t lda, const float *b, float *c,
@@ -37,6 +43,7 @@ typedef struct cpu_gemm_isa {
     cpu_ukernel_ind_fn kernel_ind;
     cpu_dw_fn dw; /* NULL: the depthwise convolution's vectorized C */
     cpu_ukernel_part_fn part; /* NULL: a product's last rows go through a whole tile */
+    cpu_ukernel_pf_fn kernel_pf; /* NULL: B is not fetched ahead */
 } cpu_gemm_isa;
 
 enum { CPU_ACT_NONE, CPU_ACT_RELU, CPU_ACT_GELU, CPU_ACT_SIGMOID, CPU_ACT_TANH };
@@ -67,6 +74,8 @@ void cpu_ukernel_avx2(size_t kc, const float *a, size_t lda, const float *b, flo
 void cpu_ukernel_avx2_ind(size_t kc, const float *a, size_t lda, const float *b, const size_t *off, float *c,
                           size_t ldc);
 void cpu_ukernel_avx512(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc);
+void cpu_ukernel_avx512_pf(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc,
+                           const char *pf, size_t lines, unsigned shift);
 void cpu_ukernel_avx512_part(size_t rows, size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc,
                              int acc);
 void cpu_ukernel_avx512_ind(size_t kc, const float *a, size_t lda, const float *b, const size_t *off, float *c,

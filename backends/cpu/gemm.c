@@ -14,9 +14,9 @@
 #include "cpu_gemm.h"
 #include "cpu_internal.h"
 
-static const cpu_gemm_isa isa_generic = {"generic", 4, 16, 256, cpu_ukernel_generic, cpu_ukernel_generic_ind, NULL, NULL};
+static const cpu_gemm_isa isa_generic = {"generic", 4, 16, 256, cpu_ukernel_generic, cpu_ukernel_generic_ind, NULL, NULL, NULL};
 #if defined(__x86_64__)
-static const cpu_gemm_isa isa_avx2 = {"avx2", 6, 16, 256, cpu_ukernel_avx2, cpu_ukernel_avx2_ind, NULL, NULL};
+static const cpu_gemm_isa isa_avx2 = {"avx2", 6, 16, 256, cpu_ukernel_avx2, cpu_ukernel_avx2_ind, NULL, NULL, NULL};
 /* kc 256, with k cut into blocks of equal depth (768 into three of 256,
  * 384 into two of 192): a task's 32 KiB slice of B stays in a 48 KiB L1
  * while its tiles walk down the rows of A, and the next slice is fetched
@@ -26,11 +26,11 @@ static const cpu_gemm_isa isa_avx2 = {"avx2", 6, 16, 256, cpu_ukernel_avx2, cpu_
  * 48 KiB L1, 256 and the fetch ahead took that encoder from 211 to 197
  * ms on 1 thread and the 6-layer one from 29 to 27 ms. */
 static const cpu_gemm_isa isa_avx512 = {"avx512", 12, 32, 256, cpu_ukernel_avx512, cpu_ukernel_avx512_ind,
-                                       cpu_dw_avx512, cpu_ukernel_avx512_part};
+                                       cpu_dw_avx512, cpu_ukernel_avx512_part, cpu_ukernel_avx512_pf};
 #endif
 #if defined(__aarch64__)
 /* kc 256: an 8 KiB slice of B and the tile's 8 KiB of A rows share L1. */
-static const cpu_gemm_isa isa_neon = {"neon", 8, 8, 256, cpu_ukernel_neon, cpu_ukernel_neon_ind, NULL, NULL};
+static const cpu_gemm_isa isa_neon = {"neon", 8, 8, 256, cpu_ukernel_neon, cpu_ukernel_neon_ind, NULL, NULL, NULL};
 #endif
 
 /* The largest mr * kc and mr * nr of any kernel above: the stack buffers. */
@@ -251,7 +251,7 @@ static void gemm_task(void *ctx, size_t t0, size_t t1) {
     for (size_t t = t0; t < t1; t++) {
         size_t i0 = (t % J->n_row_blocks) * J->row_block, i1 = i0 + J->row_block < J->m ? i0 + J->row_block : J->m;
         size_t p0 = (t / J->n_row_blocks) * J->panel_group, p1 = p0 + J->panel_group < panels ? p0 + J->panel_group : panels;
-        size_t tiles = (i1 - i0 + mr - 1) / mr;
+        size_t full = (i1 - i0) / mr; /* whole tiles of a full panel */
         for (size_t k0 = 0; k0 < J->k; k0 += J->kc) {
             size_t kc = J->k - k0 < J->kc ? J->k - k0 : J->kc;
             int acc = k0 > 0;
@@ -262,19 +262,26 @@ static void gemm_task(void *ctx, size_t t0, size_t t1) {
                     cpu_gemm_dequant_panel(J->qb, J->n, k0, kc, j0, w, nr, slice);
                 else
                     bp = J->bp + j0 * J->k + k0 * nr;
-                /* the next slice, a share of its lines before each tile */
-                size_t ahead = 0, line = 0, lines;
-                const char *nx = (const char *)next_slice(J, pn, p0, p1, k0, kc, &ahead);
-                lines = (ahead / 64 + tiles - 1) / tiles;
+                /* the next slice, a share of its lines fetched by each
+                 * full tile as it runs */
+                size_t ahead = 0, line = 0, lines = 0;
+                unsigned shift = 0;
+                const char *nx = full && J->isa->kernel_pf ? (const char *)next_slice(J, pn, p0, p1, k0, kc, &ahead) : NULL;
+                if (nx) {
+                    lines = (ahead / 64 + full - 1) / full;
+                    while (shift < 6 && (lines << (shift + 1)) <= kc) shift++;
+                }
                 for (size_t i = i0; i < i1; i += mr) {
-                    for (size_t e = line + lines; nx && line < e && line * 64 < ahead; line++)
-                        __builtin_prefetch(nx + line * 64, 0, 2);
                     const float *a = J->a + i * J->lda + k0;
                     float *c = J->c + i * J->ldc + j0;
                     size_t rows = i1 - i < mr ? i1 - i : mr;
-                    if (rows == mr && w == nr)
+                    if (rows == mr && w == nr && nx) {
+                        size_t left = ahead / 64 - line, n = lines < left ? lines : left;
+                        J->isa->kernel_pf(kc, a, J->lda, bp, c, J->ldc, acc, nx + line * 64, n, shift);
+                        line += n;
+                    } else if (rows == mr && w == nr) {
                         J->isa->kernel(kc, a, J->lda, bp, c, J->ldc, acc);
-                    else
+                    } else
                         edge_tile(J, kc, i, k0, bp, c, rows, w, acc);
                 }
             }

@@ -15,7 +15,9 @@
  * R, the rows computed (12, 8 or 4), is a constant after inlining, so
  * the rows past it leave no code. */
 static inline __attribute__((always_inline)) void tile(size_t kc, const float *a, size_t lda, const float *b,
-                                                       const size_t *off, float *c, size_t ldc, int acc, int R) {
+                                                       const size_t *off, float *c, size_t ldc, int acc, int R,
+                                                       const char *pf, size_t lines, unsigned shift) {
+    const size_t every = ((size_t)1 << shift) - 1;
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m512 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     __m512 c60 = c00, c61 = c00, c70 = c00, c71 = c00, c80 = c00, c81 = c00;
@@ -25,6 +27,7 @@ static inline __attribute__((always_inline)) void tile(size_t kc, const float *a
         const float *bp = off ? b + off[p] : b + 32 * p;
         __m512 b0 = off ? _mm512_loadu_ps(bp) : _mm512_load_ps(bp);
         __m512 b1 = off ? _mm512_loadu_ps(bp + 16) : _mm512_load_ps(bp + 16), x;
+        if (pf && (p & every) == 0 && (p >> shift) < lines) _mm_prefetch(pf + (p >> shift) * 64, _MM_HINT_T1);
 #define ROW(r, base, o)                                   \
     if (0x##r < R) {                                      \
         x = _mm512_set1_ps(base[(o) * lda + p]);          \
@@ -51,19 +54,24 @@ static inline __attribute__((always_inline)) void tile(size_t kc, const float *a
 }
 
 void cpu_ukernel_avx512(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc) {
-    tile(kc, a, lda, b, NULL, c, ldc, acc, 12);
+    tile(kc, a, lda, b, NULL, c, ldc, acc, 12, NULL, 0, 0);
+}
+
+void cpu_ukernel_avx512_pf(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc, int acc,
+                           const char *pf, size_t lines, unsigned shift) {
+    tile(kc, a, lda, b, NULL, c, ldc, acc, 12, pf, lines, shift);
 }
 
 void cpu_ukernel_avx512_part(size_t rows, size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc,
                              int acc) {
     if (rows == 8)
-        tile(kc, a, lda, b, NULL, c, ldc, acc, 8);
+        tile(kc, a, lda, b, NULL, c, ldc, acc, 8, NULL, 0, 0);
     else
-        tile(kc, a, lda, b, NULL, c, ldc, acc, 4);
+        tile(kc, a, lda, b, NULL, c, ldc, acc, 4, NULL, 0, 0);
 }
 
 void cpu_ukernel_avx512_ind(size_t kc, const float *a, size_t lda, const float *b, const size_t *off, float *c,
                             size_t ldc) {
-    tile(kc, a, lda, b, off, c, ldc, 0, 12);
+    tile(kc, a, lda, b, off, c, ldc, 0, 12, NULL, 0, 0);
 }
 #endif
