@@ -255,6 +255,30 @@ static int softmax_last(const berth_node *n, uint32_t rank) {
     return a->type == BERTH_ATTR_INT && (a->i == -1 || a->i == (int64_t)rank - 1);
 }
 
+/* k, in [.., d, s] layout, made by a transpose that nothing else reads
+ * (as exported models write k's [0, 2, 3, 1]): that transpose becomes
+ * one that gives k in [.., s, d] layout ([0, 2, 1, 3]), where a second
+ * transpose would have been added after it. 1 when done, 0 when k is
+ * not so made, -1 when out of memory. */
+static int compose_swap(fuser *f, uint32_t k, uint32_t r, const int64_t *kd) {
+    int32_t ti = f->producer[k];
+    if (ti < 0 || strcmp(f->nodes[ti].op, "transpose") || f->users[k] != 1) return 0;
+    const berth_node *t = &f->nodes[ti];
+    const berth_attr *p = node_attr(t, "permutation");
+    if (!p || p->type != BERTH_ATTR_INTS || p->count != r || r < 2) return 0;
+    int64_t *perm = berth_arena_array(f->a, r, sizeof(int64_t));
+    if (!perm) return -1;
+    memcpy(perm, p->ints, sizeof(int64_t) * r);
+    perm[r - 2] = p->ints[r - 1];
+    perm[r - 1] = p->ints[r - 2];
+    berth_attr pa = {.key = "permutation", .type = BERTH_ATTR_INTS, .count = r, .ints = perm};
+    berth_node nt = fz_make_node(f, "transpose", t, 1, t->inputs, 1, &pa);
+    if (!nt.op) return -1;
+    f->nodes[ti] = nt;
+    memcpy(f->ops[k].dims, kd, sizeof(int64_t) * r);
+    return 1;
+}
+
 static int try_attention(fuser *f, uint32_t mi) {
     const berth_node *m1 = &f->nodes[mi];
     if (m1->n_inputs != 2) return 0;
@@ -326,7 +350,9 @@ static int try_attention(fuser *f, uint32_t mi) {
     uint32_t na = 0;
     at[na++] = (berth_attr){.key = "scale", .type = BERTH_ATTR_FLOAT, .f = scale};
     if (mask >= 0) at[na++] = (berth_attr){.key = "mask", .type = BERTH_ATTR_OPERAND, .i = mask};
-    if (!has_t) { /* a new value: k in [.., s, d], made where the first matmul was */
+    int composed = has_t ? 0 : compose_swap(f, k, r, kd);
+    if (composed < 0) return -1;
+    if (!has_t && !composed) { /* a new value: k in [.., s, d], made where the first matmul was */
         int64_t *perm = berth_arena_array(f->a, r, sizeof(int64_t));
         char *name = berth_arena_alloc(f->a, strlen(ko->name ? ko->name : "k") + 3);
         if (!perm || !name) return -1;

@@ -336,6 +336,38 @@ static void attention(void) {
     spec_close(&plain);
     spec_close(&fused);
 
+    /* k transposed to [.., d, s] straight from [b, s, h, d], as exported
+     * encoders write it: that one transpose becomes [0, 2, 1, 3], with
+     * none added */
+    t = "webnn_graph \"a\" v2 {\n"
+        "  inputs { q: f32[1, 2, 3, 4]; kx: f32[1, 5, 2, 4]; v: f32[1, 2, 5, 6]; }\n"
+        "  consts { c: f32[] @scalar(0.5); }\n"
+        "  nodes {\n"
+        "    kt = transpose(kx, permutation=[0, 2, 3, 1]);\n"
+        "    s = matmul(q, kt);\n"
+        "    ss = mul(s, c);\n"
+        "    p = softmax(ss, -1);\n"
+        "    y = matmul(p, v);\n"
+        "  }\n"
+        "  outputs { y; }\n"
+        "}\n";
+    CHECK(spec_open(&plain, t, NULL) == 0 && spec_open(&fused, t, NULL) == 0);
+    if (plain.s && fused.s) {
+        CHECK(berth_fuse(fused.s, supports_all, NULL) == 1);
+        check_well_formed(fused.s);
+        CHECK(fused.s->desc.n_nodes == 2 && spec_count_op(fused.s, "transpose") == 1);
+        const berth_node *tr = &fused.s->desc.nodes[0], *a = find_node(fused.s, "berth.attention");
+        const berth_attr *pm = find_attr(tr, "permutation");
+        CHECK(!strcmp(tr->op, "transpose") && !strcmp(operand_name(fused.s, tr->inputs[0]), "kx"));
+        CHECK(pm && pm->count == 4 && pm->ints[0] == 0 && pm->ints[1] == 2 && pm->ints[2] == 1 && pm->ints[3] == 3);
+        const berth_operand *k = &fused.s->desc.operands[tr->outputs[0]];
+        CHECK(k->rank == 4 && k->dims[1] == 2 && k->dims[2] == 5 && k->dims[3] == 4);
+        CHECK(a && a->inputs[1] == tr->outputs[0]);
+        CHECK(fused_vs_unfused(&plain, &fused) < 1e-5);
+    }
+    spec_close(&plain);
+    spec_close(&fused);
+
     /* not supported */
     t = attention_text("mul(s, half)", "add(ss, mask)", "y;");
     CHECK(spec_open(&fused, t, NULL) == 0);
