@@ -117,6 +117,10 @@ typedef struct cpu_opnd {
     size_t numel;
     size_t bytes;
     void *ptr;
+    /* rank 4 [d0, d1, d2, d3] stored as [d0, d2, d1, d3]: the heads of an
+     * encoder's attention, read and written in the token-major layout of
+     * the products around it (cpu_attention_layout); no other op sees it */
+    int heads_swapped;
 } cpu_opnd;
 
 typedef struct cpu_node cpu_node;
@@ -173,6 +177,17 @@ typedef struct cpu_prep {
     berth_plan *plan;
     cpu_node *cn;
 } cpu_prep;
+
+/* berth.attention without the transposes around it (ops_attention.c):
+ * whether perm is [0, 2, 1, 3], which moves heads past tokens; whether
+ * every reader of operand o is a berth.attention reading it as q, k or v
+ * (so a transpose making o may leave it in its input's bytes, heads
+ * swapped); and whether o's only reader is such a transpose (so the
+ * attention making o may write it heads swapped, and the transpose
+ * becomes a view). Never for a graph output. */
+int cpu_perm_swaps_heads(const int64_t *perm, int n);
+int cpu_read_by_attention_only(const berth_graph_desc *g, uint32_t o);
+int cpu_read_by_heads_transpose_only(const berth_graph_desc *g, uint32_t o);
 
 typedef berth_status (*cpu_prep_fn)(cpu_prep *c);
 /* An entry of the op table (cpu_ops.c), indexed by berth_op_id. */

@@ -113,6 +113,15 @@ berth_status cpu_prep_transpose(cpu_prep *c) {
             return bk_fail(&c->bk, "permutation: value %lld at %d is out of range or repeated", (long long)perm[i], i);
         seen |= 1u << perm[i];
     }
+    /* heads moved past tokens around berth.attention: a view (see
+     * ops_attention.c), of a value attention wrote heads swapped or of
+     * one it will read so */
+    if (x->heads_swapped || (cpu_perm_swaps_heads(perm, n) && cpu_read_by_attention_only(c->g, c->node->outputs[0]))) {
+        if (!x->heads_swapped) c->plan->ops[c->node->outputs[0]].heads_swapped = 1;
+        else if (!cpu_perm_swaps_heads(perm, n))
+            return bk_fail(&c->bk, "internal: a value stored heads swapped is read by a transpose of another permutation");
+        return cpu_prep_view(c);
+    }
     contiguous_strides(x, xs);
     for (int i = 0; i < n; i++) {
         od[i] = x->dims[perm[i]];

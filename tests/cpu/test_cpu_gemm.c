@@ -344,6 +344,67 @@ static void test_shared_packing(void) {
     free(wt), free(x);
 }
 
+/* x [b, h, s, d] copied as [b, s, h, d]. */
+static float *heads_swapped(const float *x, int b, int h, int s, int d) {
+    float *y = malloc(sizeof(float) * (size_t)(b * h * s * d));
+    for (int i = 0; i < b; i++)
+        for (int j = 0; j < h; j++)
+            for (int t = 0; t < s; t++) memcpy(y + ((i * s + t) * h + j) * d, x + ((i * h + j) * s + t) * d, sizeof(float) * d);
+    return y;
+}
+
+/* transpose [0, 2, 1, 3] of q, k and v in [b, s, h, d], berth.attention,
+ * the output transposed back, into y2; with `shared`, the attention's
+ * output is also a graph output (y3), and q's transpose too, so neither
+ * may stay in place. m: the plan's memory. */
+static int attention_token_major(const float *q, const float *k, const float *v, const float *mask, double scale,
+                                 int shared, float *y2, float *y3, berth_plan_memory *m) {
+    enum { B = 2, H = 3, SQ = 13, SK = 37, D = 17, DV = 19 };
+    tgraph g = {0};
+    uint32_t qi = tg_input(&g, "q", BERTH_DTYPE_F32, 4, DIMS(B, SQ, H, D));
+    uint32_t ki = tg_input(&g, "k", BERTH_DTYPE_F32, 4, DIMS(B, SK, H, D));
+    uint32_t vi = tg_input(&g, "v", BERTH_DTYPE_F32, 4, DIMS(B, SK, H, DV));
+    uint32_t mi = tg_input(&g, "m", BERTH_DTYPE_F32, 4, DIMS(B, 1, SQ, SK));
+    uint32_t qh = tg_value(&g, "qh", BERTH_DTYPE_F32, 4, DIMS(B, H, SQ, D));
+    uint32_t kh = tg_value(&g, "kh", BERTH_DTYPE_F32, 4, DIMS(B, H, SK, D));
+    uint32_t vh = tg_value(&g, "vh", BERTH_DTYPE_F32, 4, DIMS(B, H, SK, DV));
+    uint32_t yh = tg_value(&g, "yh", BERTH_DTYPE_F32, 4, DIMS(B, H, SQ, DV));
+    uint32_t yt = tg_value(&g, "yt", BERTH_DTYPE_F32, 4, DIMS(B, SQ, H, DV));
+    const berth_attr perm = A_INTS("permutation", 4, 0, 2, 1, 3);
+    tg_node(&g, "transpose", 1, IDX(qi), 1, IDX(qh), 1, &perm);
+    tg_node(&g, "transpose", 1, IDX(ki), 1, IDX(kh), 1, &perm);
+    tg_node(&g, "transpose", 1, IDX(vi), 1, IDX(vh), 1, &perm);
+    tg_node(&g, "berth.attention", 3, IDX(qh, kh, vh), 1, IDX(yh), 2,
+            (berth_attr[]){A_FLOAT("scale", scale), A_OPND("mask", mi)});
+    tg_node(&g, "transpose", 1, IDX(yh), 1, IDX(yt), 1, &perm);
+    tg_output(&g, yt);
+    if (shared) tg_output(&g, yh), tg_output(&g, qh);
+    float *qcopy = malloc(sizeof(float) * B * H * SQ * D);
+    berth_graph_desc d = tg_desc(&g);
+    berth_plan *p = NULL;
+    berth_error err = {{0}};
+    berth_status st = cpu.be->plan(cpu.dev, NULL, &d, &p, &err);
+    if (!st) st = cpu.be->plan_memory(p, m, &err);
+    if (!st) {
+        berth_tensor ti[4], to[3];
+        const void *in[4] = {q, k, v, mask};
+        void *out[3] = {y2, y3, qcopy};
+        for (uint32_t i = 0; i < g.n_ins; i++) ti[i] = h_tensor(&g.ops[g.ins[i]], (void *)in[i]);
+        for (uint32_t i = 0; i < g.n_outs; i++) to[i] = h_tensor(&g.ops[g.outs[i]], out[i]);
+        st = cpu.be->run(p, ti, g.n_ins, to, g.n_outs, &err);
+    }
+    if (p) cpu.be->free_plan(p);
+    CHECK(st == BERTH_OK);
+    if (st) fprintf(stderr, "  status %d: %s\n", (int)st, err.msg);
+    if (!st && shared) /* q's transpose as an output: a real copy, heads first */
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++)
+                for (int t = 0; t < SQ; t++)
+                    CHECK(!memcmp(qcopy + ((b * H + h) * SQ + t) * D, q + ((b * SQ + t) * H + h) * D, sizeof(float) * D));
+    free(qcopy);
+    return st == BERTH_OK;
+}
+
 /* berth.attention on sizes off every tile, with a broadcast mask that
  * blanks a whole row in one head, against a double reference. */
 static void test_attention(void) {
@@ -383,6 +444,28 @@ static void test_attention(void) {
     char what[64];
     snprintf(what, sizeof what, "%s attention", isa_name);
     if (h_ok(&g, (void *[]){q, k, v, mask}, (void *[]){y})) h_close(what, y, ref, B * H * SQ * DV);
+    /* the same in token-major layout: transposes of heads past tokens
+     * around it, as an encoder has them */
+    float *qt = heads_swapped(q, B, H, SQ, D), *kt = heads_swapped(k, B, H, SK, D), *vt = heads_swapped(v, B, H, SK, DV);
+    double *rt = h_zeros(B * H * SQ * DV);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < SQ; i++)
+                for (int c = 0; c < DV; c++) rt[((b * SQ + i) * H + h) * DV + c] = ref[((b * H + h) * SQ + i) * DV + c];
+    for (int shared = 0; shared < 2; shared++) {
+        float *y2 = calloc(B * H * SQ * DV, sizeof *y2), *y3 = calloc(B * H * SQ * DV, sizeof *y3);
+        berth_plan_memory m = {.struct_size = sizeof m};
+        int ok = attention_token_major(qt, kt, vt, mask, scale, shared, y2, y3, &m);
+        snprintf(what, sizeof what, "%s attention, token-major%s", isa_name, shared ? ", y also an output" : "");
+        if (ok) h_close(what, y2, rt, B * H * SQ * DV);
+        if (ok && shared) h_close(what, y3, ref, B * H * SQ * DV);
+        /* heads swapped in place: the transposes copy nothing, and the
+         * arena holds the attention's output alone (and its scratch) */
+        uint64_t yb = (uint64_t)B * H * SQ * DV * sizeof(float);
+        if (ok && !shared) CHECK(m.intermediates >= yb && m.intermediates <= (yb + 63) / 64 * 64);
+        free(y2), free(y3);
+    }
+    free(qt), free(kt), free(vt), free(rt);
     free(q), free(k), free(v), free(mask), free(y), free(ref);
 }
 
