@@ -195,8 +195,11 @@ const char *cpu_dot_name(cpu_dot_fn f);
 /* Node scratch the product needs for m rows of A, k columns, blocks of
  * `rows` weight rows. */
 size_t cpu_gemm_q8_scratch(size_t m, size_t k, size_t rows);
+/* quantized: scratch already holds a quantized for blocks of qb->rows,
+ * by a product of the same m, k, block length and kind whose weights
+ * had zero points exactly when these do (q8_same_a). */
 void cpu_gemm_q8(struct cpu_pool *pool, cpu_dot_fn kernel, size_t m, size_t n, size_t k, const float *a, size_t lda,
-                 const cpu_gemm_qb *qb, float *c, size_t ldc, const cpu_gemm_epi *epi, void *scratch);
+                 const cpu_gemm_qb *qb, float *c, size_t ldc, const cpu_gemm_epi *epi, void *scratch, int quantized);
 /* B packed once for the fused tile (the weight cache keeps it, and drops
  * the weight as uploaded): 8-bit weights in blocks of at most the fused
  * tile's slice, where tile f has a fused form. The layout is the one each

@@ -135,6 +135,7 @@ struct cpu_node {
     size_t params_bytes;
     size_t scratch_bytes; /* per-node scratch placed in the arena */
     size_t scratch_off;
+    uint32_t scratch_of;  /* 0, or 1 + an earlier node whose scratch this one reads: kept live until it */
     int is_view; /* output may share the input's bytes (reshape and kin) */
     uint32_t packed_in; /* bit k: input k, a weight, is read only through its packed copy */
     int empty;   /* every output has zero elements: nothing to run */

@@ -124,6 +124,9 @@ static berth_status layout(berth_plan *p, const berth_graph_desc *g, const live 
     for (uint32_t k = 0; k < p->n_nodes; k++)
         if (p->nodes[k].scratch_bytes)
             b[n++] = (bk_span){.size = p->nodes[k].scratch_bytes, .first = k, .last = k, .id = g->n_operands + k};
+    for (uint32_t k = 0; k < p->n_nodes; k++)
+        for (size_t i = 0; p->nodes[k].scratch_of && i < n; i++)
+            if (b[i].id == g->n_operands + p->nodes[k].scratch_of - 1) b[i].last = k;
     size_t values = bk_place_below(b, n, CPU_ALIGN, g->n_operands);
     size_t top = bk_place(b, n, CPU_ALIGN);
     p->scratch_add = top - values;
@@ -141,6 +144,8 @@ static berth_status layout(berth_plan *p, const berth_graph_desc *g, const live 
         else
             p->nodes[b[i].id - g->n_operands].scratch_off = b[i].off;
     }
+    for (uint32_t k = 0; k < p->n_nodes; k++)
+        if (p->nodes[k].scratch_of) p->nodes[k].scratch_off = p->nodes[p->nodes[k].scratch_of - 1].scratch_off;
     free(b);
     return BERTH_OK;
 }

@@ -384,7 +384,7 @@ static void q8_task(void *ctx, size_t t0, size_t t1) {
 }
 
 void cpu_gemm_q8(cpu_pool *pool, cpu_dot_fn kernel, size_t m, size_t n, size_t k, const float *a, size_t lda,
-                 const cpu_gemm_qb *qb, float *c, size_t ldc, const cpu_gemm_epi *epi, void *scratch) {
+                 const cpu_gemm_qb *qb, float *c, size_t ldc, const cpu_gemm_epi *epi, void *scratch, int quantized) {
     if (m == 0 || n == 0) return;
     if (k == 0) {
         for (size_t i = 0; i < m; i++) memset(c + i * ldc, 0, sizeof(float) * n);
@@ -398,7 +398,7 @@ void cpu_gemm_q8(cpu_pool *pool, cpu_dot_fn kernel, size_t m, size_t n, size_t k
     J.aq = scratch;
     J.sa = (float *)((uint8_t *)scratch + J.l.off_scale);
     J.suma = (int32_t *)((uint8_t *)scratch + J.l.off_sum);
-    cpu_pool_for(m * k >= 65536 ? pool : NULL, J.l.mp, MR, quantize_rows, &J);
+    if (!quantized) cpu_pool_for(m * k >= 65536 ? pool : NULL, J.l.mp, MR, quantize_rows, &J);
     size_t panels = (n + NR - 1) / NR, want = (size_t)cpu_pool_threads(pool) * 4;
     J.rows = J.fused ? FROWS : ROWS;
     J.n_rb = (m + J.rows - 1) / J.rows;

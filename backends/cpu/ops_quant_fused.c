@@ -14,6 +14,7 @@ typedef struct mmq_params {
     cpu_gemm_qb qb; /* pointers filled per run */
     uint32_t b, scale, zero, bias, residual;
     int act;
+    int quantized; /* int8 activations: an earlier product quantized a into the scratch this one reads */
 } mmq_params;
 
 static int q_kind(berth_dtype t) {
@@ -59,10 +60,27 @@ static void mmq_exec(const cpu_node *nd, berth_plan *p) {
     if (mp->residual != CPU_NONE) epi.res = cpu_ptr(p, mp->residual);
     if (p->dev->qdot)
         cpu_gemm_q8(p->dev->pool, p->dev->qdot, mp->m, mp->n, mp->k, cpu_ptr(p, nd->in[0]), mp->k, &qb,
-                    cpu_ptr(p, nd->out[0]), mp->n, &epi, cpu_scratch(p, nd));
+                    cpu_ptr(p, nd->out[0]), mp->n, &epi, cpu_scratch(p, nd), mp->quantized);
     else
         cpu_gemm_q(p->dev->pool, p->dev->gemm, mp->m, mp->n, mp->k, cpu_ptr(p, nd->in[0]), mp->k, &qb,
                    cpu_ptr(p, nd->out[0]), mp->n, &epi);
+}
+
+/* An earlier product (of the few nodes before this one: an encoder's q,
+ * k and v projections sit side by side) with int8 activations that
+ * quantized the same a into the same layout; -1 when none. Its scratch
+ * then serves this one too: 2 of the 6 quantizations of a layer. */
+static int64_t q8_same_a(const cpu_prep *c, const mmq_params *mp) {
+    int64_t self = c->node - c->g->nodes;
+    for (int64_t j = self - 1; j >= 0 && j >= self - 4; j--) {
+        const cpu_node *o = &c->plan->nodes[j];
+        if (o->exec != mmq_exec || o->scratch_of || o->in[0] != c->node->inputs[0]) continue;
+        const mmq_params *op = o->params;
+        if (op->m == mp->m && op->k == mp->k && op->qb.rows == mp->qb.rows && op->qb.kind == mp->qb.kind &&
+            (op->zero == CPU_NONE) == (mp->zero == CPU_NONE))
+            return j;
+    }
+    return -1;
 }
 
 berth_status cpu_prep_matmul_quantized(cpu_prep *c) {
@@ -102,7 +120,11 @@ berth_status cpu_prep_matmul_quantized(cpu_prep *c) {
      * (the weight as uploaded is dropped where nothing else reads it) */
     berth_device *dev = c->plan->dev;
     if (dev->qdot) {
-        c->cn->scratch_bytes = cpu_gemm_q8_scratch(mp->m, mp->k, rows);
+        int64_t j = q8_same_a(c, mp);
+        if (j >= 0)
+            mp->quantized = 1, c->cn->scratch_of = (uint32_t)j + 1;
+        else
+            c->cn->scratch_bytes = cpu_gemm_q8_scratch(mp->m, mp->k, rows);
         const berth_operand *bo = &c->g->operands[mp->b];
         if (bo->kind == BERTH_OPERAND_WEIGHT && c->plan->w) {
             st = cpu_weight_q8(c->plan->w, bo->weight, dev->qdot, &mp->qb, mp->k, mp->n, &mp->qb.packed, c->err);

@@ -254,6 +254,55 @@ static void check_packed_once(berth_dtype t) {
            (unsigned long long)held, (unsigned long long)uploaded);
 }
 
+/* Products reading one input quantize it once: y1 and y3 (zero points)
+ * share y1's quantized x, y2 (no zero points: its rows' corrections
+ * differ) quantizes its own, y4 reads another input. Each must give the
+ * bits of the same product planned alone. */
+static void check_shared_input(berth_dtype t) {
+    enum { M = 7, K = 96, N = 37, ROWS = 32, G = K / ROWS };
+    int lo = t == BERTH_DTYPE_I8 ? -128 : 0, hi = t == BERTH_DTYPE_I8 ? 127 : 255;
+    uint8_t bq[K * N], zq[G * N];
+    float sc[G * N], x[M * K], x2[M * K], y[4][M * N], want[3][M * N];
+    seed = 9u;
+    for (int i = 0; i < K * N; i++) bq[i] = (uint8_t)next_int(lo, hi);
+    for (int i = 0; i < G * N; i++) zq[i] = (uint8_t)next_int(lo, hi), sc[i] = 0.001f * (float)next_int(1, 100);
+    for (int i = 0; i < M * K; i++)
+        x[i] = 0.001f * (float)next_int(-1000, 1000), x2[i] = 0.002f * (float)next_int(-1000, 1000);
+    berth_weights *w = h_upload_quantized(t, K, N, G, bq, sizeof bq, sc, zq, sizeof zq);
+    berth_error err = {{0}};
+    /* alone: with zero points on x and on x2, without on x */
+    for (int r = 0; r < 3; r++) {
+        tgraph g = {0};
+        uint32_t yi;
+        mmq_graph(&g, t, M, K, N, G, r != 2, NULL, &yi);
+        CHECK(h_run_w(&g, w, (void *[]){r == 1 ? x2 : x}, (void *[]){want[r]}, &err) == BERTH_OK);
+    }
+    tgraph g = {0};
+    uint32_t xi = tg_input(&g, "x", BERTH_DTYPE_F32, 2, DIMS(M, K));
+    uint32_t x2i = tg_input(&g, "x2", BERTH_DTYPE_F32, 2, DIMS(M, K));
+    uint32_t qi = tg_operand(&g, "q", BERTH_OPERAND_WEIGHT, t, 2, DIMS(K, N));
+    uint32_t si = tg_operand(&g, "s", BERTH_OPERAND_WEIGHT, BERTH_DTYPE_F32, 2, DIMS(G, N));
+    uint32_t zi = tg_operand(&g, "z", BERTH_OPERAND_WEIGHT, t, 2, DIMS(G, N));
+    g.ops[qi].weight = 0, g.ops[si].weight = 1, g.ops[zi].weight = 2;
+    uint32_t yi[4];
+    for (int r = 0; r < 4; r++) {
+        char name[8];
+        snprintf(name, sizeof name, "y%d", r + 1);
+        yi[r] = tg_value(&g, name, BERTH_DTYPE_F32, 2, DIMS(M, N));
+    }
+    tg_node(&g, "berth.matmulQuantized", 4, IDX(xi, qi, si, zi), 1, IDX(yi[0]), 0, NULL);
+    tg_node(&g, "berth.matmulQuantized", 3, IDX(xi, qi, si), 1, IDX(yi[1]), 0, NULL);
+    tg_node(&g, "berth.matmulQuantized", 4, IDX(xi, qi, si, zi), 1, IDX(yi[2]), 0, NULL);
+    tg_node(&g, "berth.matmulQuantized", 4, IDX(x2i, qi, si, zi), 1, IDX(yi[3]), 0, NULL);
+    for (int r = 0; r < 4; r++) tg_output(&g, yi[r]);
+    CHECK(h_run_w(&g, w, (void *[]){x, x2}, (void *[]){y[0], y[1], y[2], y[3]}, &err) == BERTH_OK);
+    CHECK(memcmp(y[0], want[0], sizeof want[0]) == 0);
+    CHECK(memcmp(y[1], want[2], sizeof want[2]) == 0);
+    CHECK(memcmp(y[2], want[0], sizeof want[0]) == 0);
+    CHECK(memcmp(y[3], want[1], sizeof want[1]) == 0);
+    cpu.be->free_weights(w);
+}
+
 int main(void) {
     /* each isa picks its own tile (on an x86-64 cpu with AVX512-VNNI:
      * generic, AVX-VNNI or AVX2, AVX512-VNNI, AVX512-VNNI); all must give
@@ -273,6 +322,8 @@ int main(void) {
             check_rounding();
             check_packed_once(BERTH_DTYPE_I8);
             check_packed_once(BERTH_DTYPE_U8);
+            check_shared_input(BERTH_DTYPE_I8);
+            check_shared_input(BERTH_DTYPE_U8);
             h_shutdown();
         }
     CHECK(ran >= must && must == 4);
