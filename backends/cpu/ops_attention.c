@@ -57,7 +57,7 @@ static void softmax_row(const attn_params *A, size_t t, int64_t i, float *row) {
     cpu_vsoftmax(row, (size_t)A->sk);
 }
 
-static size_t at_(const attn_layout *l, int64_t heads, size_t t) {
+static size_t head_at(const attn_layout *l, int64_t heads, size_t t) {
     return (t / (size_t)heads) * l->sb + (t % (size_t)heads) * l->sh;
 }
 
@@ -66,10 +66,10 @@ static size_t at_(const attn_layout *l, int64_t heads, size_t t) {
 static void attn_task(void *ctx, size_t t0, size_t t1) {
     const attn_params *A = ctx;
     for (size_t t = t0; t < t1; t++) {
-        const float *q = A->q + at_(&A->lq, A->heads, t);
-        const float *k = A->k + at_(&A->lk, A->heads, t);
-        const float *v = A->v + at_(&A->lv, A->heads, t);
-        float *y = A->y + at_(&A->ly, A->heads, t);
+        const float *q = A->q + head_at(&A->lq, A->heads, t);
+        const float *k = A->k + head_at(&A->lk, A->heads, t);
+        const float *v = A->v + head_at(&A->lv, A->heads, t);
+        float *y = A->y + head_at(&A->ly, A->heads, t);
         float *s = A->scores + (size_t)t * (size_t)(A->sq * A->sk);
         float *kp = A->packs + t * (A->kpack + A->vpack);
         const float *vp = kp + A->kpack;
