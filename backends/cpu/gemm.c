@@ -155,7 +155,7 @@ typedef struct gemm_job {
     const cpu_gemm_qb *qb; /* set: B is quantized, bp unused */
     float *c;
     const cpu_gemm_epi *epi;
-    size_t row_block, panel_group, n_row_blocks;
+    size_t row_block, panel_group, n_groups;
 } gemm_job;
 
 /* A last panel this narrow (a product 97 or 257 wide, as an STFT's
@@ -249,8 +249,13 @@ static void gemm_task(void *ctx, size_t t0, size_t t1) {
     size_t panels = (J->n + nr - 1) / nr;
     float slice[CPU_GEMM_SLICE] __attribute__((aligned(64)));
     for (size_t t = t0; t < t1; t++) {
-        size_t i0 = (t % J->n_row_blocks) * J->row_block, i1 = i0 + J->row_block < J->m ? i0 + J->row_block : J->m;
-        size_t p0 = (t / J->n_row_blocks) * J->panel_group, p1 = p0 + J->panel_group < panels ? p0 + J->panel_group : panels;
+        /* Consecutive tasks take the panel groups of one row block, so a
+         * thread's next task finds that block of A still in its L2 and
+         * streams B, which is packed and fetched ahead, not A's twelve
+         * strided rows per tile (a 1024 x 3072 x 768 product with cold
+         * caches: 36.4 against 39.3 ms row blocks first, best of 8). */
+        size_t i0 = (t / J->n_groups) * J->row_block, i1 = i0 + J->row_block < J->m ? i0 + J->row_block : J->m;
+        size_t p0 = (t % J->n_groups) * J->panel_group, p1 = p0 + J->panel_group < panels ? p0 + J->panel_group : panels;
         size_t full = (i1 - i0) / mr; /* whole tiles of a full panel */
         for (size_t k0 = 0; k0 < J->k; k0 += J->kc) {
             size_t kc = J->k - k0 < J->kc ? J->k - k0 : J->kc;
@@ -397,11 +402,12 @@ static void gemm_run(cpu_pool *pool, const cpu_gemm_isa *isa, size_t m, size_t n
     if ((panels + groups - 1) / groups > max_group) groups = (panels + max_group - 1) / max_group;
     if (groups > panels) groups = panels;
     gemm_job J = {.isa = isa, .m = m, .n = n, .k = k, .lda = lda, .ldc = ldc, .a = a, .bp = bp, .qb = qb, .c = c, .epi = epi,
-                  .row_block = row_tiles * mr, .n_row_blocks = n_rb};
+                  .row_block = row_tiles * mr};
     size_t kb = (k + (size_t)isa->kc - 1) / (size_t)isa->kc;
     J.kc = (k + kb - 1) / kb;
     J.panel_group = (panels + groups - 1) / groups;
-    size_t tasks = n_rb * ((panels + J.panel_group - 1) / J.panel_group);
+    J.n_groups = (panels + J.panel_group - 1) / J.panel_group;
+    size_t tasks = n_rb * J.n_groups;
     cpu_pool_for(tasks > 1 ? pool : NULL, tasks, 1, gemm_task, &J);
 }
 
