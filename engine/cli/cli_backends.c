@@ -1,16 +1,15 @@
 /* berth backends: every module along the search path, with its ABI
  * version and device, or the reason it cannot be used. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_call.h"
 #include "bk.h"
 #include "cli.h"
 #include "host.h"
 #include "loader.h"
-#include "util.h"
+
+#include <berth/berth.h>
 
 static const char *backends_usage =
     "usage: berth backends [--path DIR]...\n"
@@ -37,38 +36,25 @@ static void print_options(const berth_backend *be) {
     }
 }
 
-static void describe(const char *path, const berth_logger *log) {
-    berth_host host;
-    berth_host_init(&host, log);
-    berth_module m;
-    berth_error err;
-    if (berth_module_load(path, NULL, 0, &host.services, &m, &err) != BERTH_OK) {
-        printf("  %-44s unusable: %s\n", path, err.msg);
+static void show_dir(void *ctx, const char *folder, int readable) {
+    (void)ctx;
+    printf("%s\n", folder);
+    if (!readable) printf("  (not readable or absent)\n");
+}
+
+static void show_module(void *ctx, const berth_backend_found *f) {
+    (void)ctx;
+    if (!f->backend) {
+        printf("  %-44s unusable: %s\n", f->path, f->error);
         return;
     }
-    snprintf(host.backend_name, sizeof host.backend_name, "%s", m.be->name);
-    berth_device *dev;
-    berth_backend_msg_reset(&err);
-    berth_status st = m.be->open(&host.services, &dev, &err);
-    if (berth_backend_result(st, m.be->name, "open", &err, &err) != BERTH_OK) {
-        printf("  %-44s %s, ABI %u, no device: %s\n", path, m.be->name, m.be->abi_version, err.msg);
-    } else {
-        berth_caps caps;
-        memset(&caps, 0, sizeof caps);
-        caps.struct_size = sizeof caps;
-        berth_backend_msg_reset(&err);
-        st = m.be->caps(dev, &caps, &err);
-        if (berth_backend_result(st, m.be->name, "caps", &err, &err) != BERTH_OK)
-            printf("  %-44s %s %s, ABI %u, device unknown: %s\n", path, m.be->name,
-                   m.be->version ? m.be->version : "", m.be->abi_version, err.msg);
-        else
-            printf("  %-44s %s %s, ABI %u, device: %s\n", path, m.be->name,
-                   m.be->version ? m.be->version : "", m.be->abi_version,
-                   caps.device_name ? caps.device_name : "?");
-        m.be->close(dev);
-    }
-    print_options(m.be);
-    berth_module_unload(&m);
+    if (f->error)
+        printf("  %-44s %s %s, ABI %u, no device: %s\n", f->path, f->name, f->version ? f->version : "",
+               f->abi_version, f->error);
+    else
+        printf("  %-44s %s %s, ABI %u, device: %s\n", f->path, f->name, f->version ? f->version : "",
+               f->abi_version, f->device);
+    print_options(f->backend);
 }
 
 int berth_cli_backends(int argc, char **argv) {
@@ -86,31 +72,7 @@ int berth_cli_backends(int argc, char **argv) {
         fprintf(stderr, "berth backends: unexpected argument '%s' (try --help)\n", argv[i]);
         return 2;
     }
-    berth_logger log = {NULL, NULL, BERTH_LOG_ERROR};
-    char *search[64];
-    uint32_t n = berth_loader_search_path(dirs, n_dirs, search, 64);
-    int found = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        printf("%s\n", search[i]);
-        DIR *d = opendir(search[i]);
-        if (!d) {
-            printf("  (not readable or absent)\n");
-            free(search[i]);
-            continue;
-        }
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            size_t len = strlen(e->d_name);
-            if (strncmp(e->d_name, "libberth-", 9) || len < 12 || strcmp(e->d_name + len - 3, ".so"))
-                continue;
-            char *p = berth_path_join(search[i], e->d_name);
-            if (p) describe(p, &log);
-            free(p);
-            found++;
-        }
-        closedir(d);
-        free(search[i]);
-    }
+    uint32_t found = berth_backends_list(dirs, n_dirs, show_dir, show_module, NULL);
     if (!found) {
         fprintf(stderr, "berth backends: no backend module found\n");
         return 1;

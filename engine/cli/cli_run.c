@@ -581,7 +581,7 @@ int berth_cli_run(int argc, char **argv) {
     run_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0) return rc;
-    berth_open_options opts = {sizeof opts, cli_log, &a, BERTH_LOG_INFO, a.use, 0, a.model, a.verify};
+    berth_open_options opts = {sizeof opts, cli_log, &a, BERTH_LOG_INFO, a.use, 0, a.model, a.verify, NULL};
     berth_executor *ex;
     berth_error err;
     uint64_t t0 = berth_now_ns();

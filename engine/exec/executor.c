@@ -402,7 +402,10 @@ berth_status berth_executor_open_as(const char *config_path, const berth_open_op
         ex->log.level = opts->log_level;
     }
     berth_status st = BERTH_ERR_INVALID;
-    ex->cfg = berth_config_load_model(config_path, OPTION_GIVEN(opts, model) ? opts->model : NULL, err);
+    const char *model = OPTION_GIVEN(opts, model) ? opts->model : NULL;
+    const char *text = OPTION_GIVEN(opts, config_text) ? opts->config_text : NULL;
+    ex->cfg = text ? berth_config_parse_model(config_path, text, model, err)
+                   : berth_config_load_model(config_path, model, err);
     if (!ex->cfg) goto fail;
     berth_limit_init(ex, OPTION_GIVEN(opts, max_memory_bytes) ? opts->max_memory_bytes : 0);
     ex->archive = berth_archive_open(ex->cfg->weights, ex->cfg->manifest, err);

@@ -27,6 +27,7 @@ berth_status berth_verify_open(berth_executor *ex, const char *config_path, cons
     berth_open_options ro = {.struct_size = sizeof ro, .log = ex->log.fn, .log_ctx = ex->log.ctx,
                              .log_level = ex->log.level, .use = reference, .model = ex->cfg->model};
     if (OPTION_GIVEN(opts, max_memory_bytes)) ro.max_memory_bytes = opts->max_memory_bytes;
+    if (OPTION_GIVEN(opts, config_text)) ro.config_text = opts->config_text;
     berth_status st = berth_executor_open_as(config_path, &ro, 0, &ex->ref, err);
     if (st != BERTH_OK) {
         char msg[BERTH_ERROR_CAP];

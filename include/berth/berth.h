@@ -63,6 +63,12 @@ typedef struct berth_open_options {
      * [backend] verify sets it; NULL: keep the config's. Read only when
      * struct_size covers it. See "Verify" below. */
     const char *verify;
+    /* The config's text, for a deployment composed in memory (the Python
+     * package's Session(graph, weights, ...) writes one): config_path is
+     * then not read, only named in messages, and relative paths in the
+     * text resolve against its folder. NULL: read config_path. Read only
+     * when struct_size covers it. */
+    const char *config_text;
 } berth_open_options;
 
 /* Verify. With a reference ([backend] verify = cpu, or the option
@@ -110,6 +116,31 @@ const char *berth_executor_device(const berth_executor *ex);
  * caller and the backend (call it only while no other call on this
  * executor runs). */
 void *berth_executor_backend_proc(berth_executor *ex, const char *name);
+
+/* ---- the backends installed ---- */
+
+/* One module found along the search path. Strings and `backend` are
+ * valid only during the callback. */
+typedef struct berth_backend_found {
+    const char *path;        /* the module file */
+    const char *name;        /* the backend's name; NULL when it did not load */
+    const char *version;     /* the module's version string, or NULL */
+    uint32_t abi_version;    /* the ABI it speaks with this berth; 0 when it did not load */
+    const char *device;      /* the device it opened; NULL when none */
+    const char *error;       /* NULL: usable; else why it did not load or open a device */
+    const berth_backend *backend; /* the loaded table (its options), or NULL */
+} berth_backend_found;
+
+/* Every backend module (libberth-NAME.so) in `dirs`, then where
+ * berth_executor_open looks ($BERTH_BACKEND_PATH, berth/ beside
+ * libberth.so or ../lib/berth beside the program, a build tree's
+ * backends/), in that order: each is loaded, its device opened and
+ * closed, and fn called once. Returns how many modules were found.
+ * `dir` (optional) is called once per folder looked in, with
+ * readable = 0 when it is absent or cannot be read. */
+uint32_t berth_backends_list(const char *const *dirs, uint32_t n_dirs,
+                             void (*dir)(void *ctx, const char *folder, int readable),
+                             void (*fn)(void *ctx, const berth_backend_found *found), void *ctx);
 
 /* ---- lanes: graphs on the uploaded weights (lane 0 is [model]) ---- */
 

@@ -34,7 +34,7 @@ static const char *config(const char *use, const char *section) {
 }
 
 static berth_status open_config(const char *path, berth_executor **ex, berth_error *err) {
-    berth_open_options o = {sizeof o, capture, NULL, BERTH_LOG_DEBUG, NULL, 0, NULL, NULL};
+    berth_open_options o = {sizeof o, capture, NULL, BERTH_LOG_DEBUG, NULL, 0, NULL, NULL, NULL};
     warnings[0] = 0;
     *ex = NULL;
     return berth_executor_open(path, &o, ex, err);

@@ -34,7 +34,7 @@ static const char *config(const char *name, const char *backend_section) {
 }
 
 static berth_executor *open_config(const char *path, berth_error *err) {
-    berth_open_options o = {sizeof o, capture, NULL, BERTH_LOG_DEBUG, NULL, 0, NULL, NULL};
+    berth_open_options o = {sizeof o, capture, NULL, BERTH_LOG_DEBUG, NULL, 0, NULL, NULL, NULL};
     log_text[0] = 0;
     berth_executor *ex = NULL;
     if (berth_executor_open(path, &o, &ex, err) != BERTH_OK) return NULL;

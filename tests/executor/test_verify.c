@@ -190,6 +190,32 @@ static void constant_outputs(void) {
     berth_executor_close(ex);
 }
 
+/* A config given as text (berth_open_options.config_text): the path is
+ * only its name and the folder relative paths resolve against; the
+ * reference opens from the same text; an error names the given path and
+ * line, and the file is never read. */
+static void config_text(void) {
+    char name[160], text[1024];
+    snprintf(name, sizeof name, "%s/composed.ini", model.dir); /* no such file */
+    snprintf(text, sizeof text,
+             "[model]\ngraph = %s\nweights = model.safetensors\nstage = rows\n\n[backend]\nuse = " SKEW_MODULE
+             "\nverify = cpu\n\n[buckets]\nrows = batch=1 | batch=4\n",
+             write_graph("text.webnn", "y"));
+    berth_open_options o = {.struct_size = sizeof o, .log_level = BERTH_LOG_ERROR, .config_text = text};
+    berth_executor *ex;
+    berth_error err;
+    CHECK(berth_executor_open(name, &o, &ex, &err) == BERTH_OK);
+    berth_tensor out = {0};
+    CHECK(run2(ex, x_pos, &out, 1, &err) == BERTH_ERR_INTERNAL); /* the reference came from the text too */
+    CHECK_CONTAINS(err.msg, "the first node to diverge is 'h1' (sub)");
+    berth_tensor_release(&out);
+    berth_executor_close(ex);
+    snprintf(text, sizeof text, "[model]\ngraph = model.webnn\nweights = model.safetensors\nbogus = 1\n");
+    CHECK(berth_executor_open(name, &o, &ex, &err) != BERTH_OK);
+    CHECK_CONTAINS(err.msg, "composed.ini:4");
+    CHECK_CONTAINS(err.msg, "bogus");
+}
+
 int main(void) {
     if (slice_model_write(&model, 11) != 0) {
         fprintf(stderr, "cannot write the model\n");
@@ -200,6 +226,7 @@ int main(void) {
     agreeing();
     bad_reference();
     constant_outputs();
+    config_text();
     slice_model_remove(&model);
     return check_exit();
 }
