@@ -32,12 +32,9 @@
 #include "detect.h"
 #include "draw.h"
 #include "image.h"
+#include "page.h"
 #include "recognize.h"
 
-/* A page narrower than this, or longer than this many times its width
- * (or the reverse), holds no text the detector can find. */
-#define OCR_PAGE_MIN_SIDE 8
-#define OCR_PAGE_MAX_RATIO 64
 
 static const char *usage_text =
     "usage: berth-ocr [options] CONFIG KEYS IMAGE...\n"
@@ -126,17 +123,6 @@ static int read_lines(const opts *o) {
 
 /* ---- pages ---- */
 
-typedef struct pipeline {
-    ocr_det det;
-    ocr_cls cls;
-    ocr_rec rec;
-    int with_cls;
-} pipeline;
-
-typedef struct page_times {
-    double detect, boxes, classify, recognize, total;
-} page_times;
-
 static void json_string(const char *s) {
     putchar('"');
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -164,81 +150,40 @@ static int draw_path(const opts *o, const char *image, char *out, size_t cap) {
  * earlier reads' times `runs`). Returns 0 when the page was read, 1 when
  * it failed (the reason already said). A quiet read (a repeat for
  * measuring) prints and draws nothing and gives its time in *total_ms. */
-static int read_page(pipeline *p, const opts *o, const char *path, int *first_json, const double *runs, int n_runs,
-                     int quiet, double *total_ms) {
+static int read_page(ocr_pipeline *p, const opts *o, const char *path, int *first_json, const double *runs,
+                     int n_runs, int quiet, double *total_ms) {
     berth_error err;
-    ocr_image page = {0, 0, NULL};
-    ocr_box *boxes = NULL;
-    size_t n = 0;
-    ocr_image *crops = NULL;
-    ocr_line *lines = NULL;
-    int *turned = NULL, failed = 1;
-    char why[1200] = "";
-    page_times t = {0, 0, 0, 0, 0};
-    ocr_det_report rep;
+    ocr_image img = {0, 0, NULL};
+    ocr_page page;
+    memset(&page, 0, sizeof page);
+    int failed = 1;
+    char why[BERTH_ERROR_CAP] = "";
     double t_start = ocr_now_ms();
-    if (ocr_image_load(path, NULL, &page, &err) != BERTH_OK) {
+    if (ocr_image_load(path, NULL, &img, &err) != BERTH_OK || ocr_read_page(p, path, &img, &page, &err) != BERTH_OK) {
         snprintf(why, sizeof why, "%s", err.msg);
         goto done;
     }
-    int lo = page.width < page.height ? page.width : page.height, hi = page.width + page.height - lo;
-    if (lo < OCR_PAGE_MIN_SIDE || hi > (long)lo * OCR_PAGE_MAX_RATIO) {
-        snprintf(why, sizeof why,
-                 "%s: %dx%d image: a page is at least %d pixels a side and at most %d times as long as wide "
-                 "(a single text line reads with --lines)",
-                 path, page.width, page.height, OCR_PAGE_MIN_SIDE, OCR_PAGE_MAX_RATIO);
-        goto done;
-    }
-    if (ocr_det_run(&p->det, &page, &boxes, &n, &rep, &err) != BERTH_OK) {
-        snprintf(why, sizeof why, "%.300s: detection: %s", path, err.msg);
-        goto done;
-    }
-    t.detect = rep.run_ms, t.boxes = rep.boxes_ms;
-    crops = calloc(n ? n : 1, sizeof *crops);
-    lines = calloc(n ? n : 1, sizeof *lines);
-    turned = calloc(n ? n : 1, sizeof *turned);
-    char (*names)[80] = calloc(n ? n : 1, sizeof *names);
-    if (!crops || !lines || !turned || !names) {
-        free(names);
-        snprintf(why, sizeof why, "%s: out of memory for %zu lines", path, n);
-        goto done;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (ocr_crop_box(&page, &boxes[i], &crops[i], &err) != BERTH_OK) {
-            free(names);
-            snprintf(why, sizeof why, "%.300s: line %zu: %s", path, i + 1, err.msg);
-            goto done;
-        }
-    }
-    if (p->with_cls && n && ocr_cls_run(&p->cls, crops, (int)n, turned, &t.classify, &err) != BERTH_OK) {
-        free(names);
-        snprintf(why, sizeof why, "%.300s: angle classifier: %s", path, err.msg);
-        goto done;
-    }
-    for (size_t i = 0; i < n; i++) {
-        snprintf(names[i], sizeof names[i], "%.40s line %zu", path, i + 1);
-        lines[i].name = names[i];
-        ocr_rec_prepare(&p->rec, &lines[i], &crops[i]);
-    }
-    double t0 = ocr_now_ms();
-    ocr_rec_run(&p->rec, lines, (int)n);
-    t.recognize = ocr_now_ms() - t0;
+    size_t n = page.n;
+    const ocr_box *boxes = page.boxes;
+    const ocr_line *lines = page.lines;
     failed = 0;
     for (size_t i = 0; i < n; i++) failed |= lines[i].failed;
-    t.total = ocr_now_ms() - t_start;
-    if (quiet) goto done_quiet;
+    page.t.total = ocr_now_ms() - t_start;
+    const ocr_page_times t = page.t;
+    const ocr_det_report rep = page.rep;
+    if (quiet) goto done;
     if (o->json) {
         printf("%s\n  {\"file\": ", *first_json ? "" : ",");
         *first_json = 0;
         json_string(path);
-        printf(", \"width\": %d, \"height\": %d, \"lines\": [", page.width, page.height);
+        printf(", \"width\": %d, \"height\": %d, \"lines\": [", img.width, img.height);
         for (size_t i = 0, k = 0; i < n; i++) {
             if (lines[i].failed) continue;
             printf("%s\n    {\"text\": ", k++ ? "," : "");
             json_string(lines[i].text);
             printf(", \"confidence\": %.4f, \"box\": [", (double)lines[i].confidence);
             for (int c = 0; c < 4; c++) printf("%s[%.0f, %.0f]", c ? ", " : "", boxes[i].x[c], boxes[i].y[c]);
-            printf("], \"turned\": %s}", turned[i] ? "true" : "false");
+            printf("], \"turned\": %s}", page.turned[i] ? "true" : "false");
         }
         printf("%s], \"times_ms\": {\"detect\": %.1f, \"boxes\": %.1f, \"classify\": %.1f, \"recognize\": %.1f, "
                "\"total\": %.1f}",
@@ -264,21 +209,19 @@ static int read_page(pipeline *p, const opts *o, const char *path, int *first_js
             path, n, t.detect, rep.width, rep.height, rep.bucket, plan, t.boxes, t.classify, t.recognize, t.total);
     if (o->draw) {
         char out[4096];
-        ocr_draw_boxes(&page, boxes, n);
+        ocr_draw_boxes(&img, boxes, n);
         if (!draw_path(o, path, out, sizeof out)) {
             fprintf(stderr, "berth-ocr: %s: --draw path too long\n", path);
             failed = 1;
-        } else if (ocr_png_write(out, &page, &err) != BERTH_OK) {
+        } else if (ocr_png_write(out, &img, &err) != BERTH_OK) {
             fprintf(stderr, "berth-ocr: %s\n", err.msg);
             failed = 1;
         } else {
             fprintf(stderr, "%s: annotated image %s\n", path, out);
         }
     }
-done_quiet:
-    free(names);
 done:
-    if (total_ms) *total_ms = t.total;
+    if (total_ms) *total_ms = page.t.total;
     if (why[0]) {
         fprintf(stderr, "berth-ocr: %s\n", why);
         if (o->json) {
@@ -290,30 +233,16 @@ done:
             printf("}");
         }
     }
-    for (size_t i = 0; crops && i < n; i++) ocr_image_free(&crops[i]);
-    for (size_t i = 0; lines && i < n; i++) {
-        free(lines[i].text);
-        free(lines[i].pixels);
-    }
-    free(crops);
-    free(lines);
-    free(turned);
-    free(boxes);
-    ocr_image_free(&page);
+    ocr_page_free(&page);
+    ocr_image_free(&img);
     return failed;
 }
 
 static int read_pages(const opts *o) {
     berth_error err;
-    pipeline p;
-    memset(&p, 0, sizeof p);
-    p.with_cls = !o->no_cls;
-    if (ocr_det_open(&p.det, o->config, "det", NULL, o->max_side, &err) != BERTH_OK ||
-        (p.with_cls && ocr_cls_open(&p.cls, o->config, "cls", NULL, &err) != BERTH_OK) ||
-        ocr_rec_open(&p.rec, o->config, "rec", NULL, o->keys, &err) != BERTH_OK) {
+    ocr_pipeline p;
+    if (ocr_pipeline_open(&p, o->config, o->keys, o->max_side, !o->no_cls, &err) != BERTH_OK) {
         fprintf(stderr, "berth-ocr: %s\n", err.msg);
-        ocr_det_close(&p.det);
-        ocr_cls_close(&p.cls);
         return 1;
     }
     /* On stderr, so stdout stays the lines: where each model runs. */
@@ -324,9 +253,7 @@ static int read_pages(const opts *o) {
     if (o->draw && !(o->n_images == 1 && strlen(o->draw) > 4 && !strcmp(o->draw + strlen(o->draw) - 4, ".png")) &&
         mkdir(o->draw, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "berth-ocr: --draw %s: cannot make the folder: %s\n", o->draw, strerror(errno));
-        ocr_det_close(&p.det);
-        ocr_cls_close(&p.cls);
-        ocr_rec_close(&p.rec);
+        ocr_pipeline_close(&p);
         return 1;
     }
     int failed = 0, first_json = 1;
@@ -344,9 +271,7 @@ static int read_pages(const opts *o) {
     }
     free(runs);
     if (o->json) printf("\n]\n");
-    ocr_det_close(&p.det);
-    ocr_cls_close(&p.cls);
-    ocr_rec_close(&p.rec);
+    ocr_pipeline_close(&p);
     return failed;
 }
 
