@@ -9,7 +9,7 @@ CONFORMANCE_EVERY ?= 1
 INSN_ISA ?= generic,auto
 INSN_ARGS ?=
 
-.PHONY: all bootstrap build run test test-asan test-tsan test-32 test-32-core test-arm64 fuzz bench bench-insn bench-serve zoo device-check clean
+.PHONY: all bootstrap build install run test test-asan test-tsan test-32 test-32-core test-arm64 fuzz bench bench-insn bench-serve zoo device-check clean
 
 all: build
 
@@ -19,6 +19,14 @@ bootstrap:
 build: bootstrap
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j$(JOBS)
+
+# Installs into PREFIX (cmake --install; default /usr/local): the
+# command, libberth, the modules, the headers and the Python package,
+# which Debian's python3 then imports (PREFIX/lib/python3.X/dist-packages
+# is on its path for /usr/local; for another prefix, add it to PYTHONPATH).
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # The main job: the sample pages read with PP-OCR's detector, angle
 # classifier and recognizer (config/ocr-cpu.ini), each page written with

@@ -11,6 +11,7 @@
 #   share/berth/kit/                the backend kit's sources and kit.cmake
 #   share/berth/examples/           first (a graph and weights), embed.c, skeleton-backend
 #   share/doc/berth/                README.md, backend-ops.md
+#   lib/python3*/dist-packages/berth the Python package (see below)
 #
 # Nothing installed names a path of the build machine: the command finds
 # its modules relative to itself, the package files relative to
@@ -40,6 +41,26 @@ install(CODE "
   file(MAKE_DIRECTORY \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/bin\")
   file(CREATE_LINK ../share/berth/tools/onnx2webnn \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/bin/onnx2webnn\" SYMBOLIC)
   file(CREATE_LINK ../share/berth/tools/conformance \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/bin/berth-conformance\" SYMBOLIC)")
+
+# The Python package (python/berth), where Debian's python3 looks:
+# /usr/lib/python3/dist-packages for the distribution's prefix (the
+# package), PREFIX/lib/python3.X/dist-packages for any other (/usr/local's
+# is on Debian's path; another goes on PYTHONPATH). It finds libberth at
+# PREFIX/lib relative to itself. Chosen at install time, since cpack
+# installs into /usr whatever the configured prefix.
+execute_process(COMMAND /usr/bin/python3 -c "import sys; print('%d.%d' % sys.version_info[:2])"
+  OUTPUT_VARIABLE BERTH_PY_VERSION OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE py_rc ERROR_QUIET)
+if(NOT py_rc EQUAL 0)
+  set(BERTH_PY_VERSION 3)
+endif()
+install(CODE "
+  if(CMAKE_INSTALL_PREFIX STREQUAL \"/usr\")
+    set(py_dir lib/python3/dist-packages)
+  else()
+    set(py_dir lib/python${BERTH_PY_VERSION}/dist-packages)
+  endif()
+  file(INSTALL \"${CMAKE_SOURCE_DIR}/python/berth\" DESTINATION \"\${CMAKE_INSTALL_PREFIX}/\${py_dir}\"
+    FILES_MATCHING PATTERN \"*.py\")")
 
 install(FILES examples/first/first.webnn examples/first/first.safetensors DESTINATION share/berth/examples/first)
 install(FILES examples/embed/embed.c DESTINATION share/berth/examples/embed)

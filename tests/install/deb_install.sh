@@ -43,4 +43,16 @@ for f in usr/include/berth/berth.h usr/include/berth/backend.h usr/lib/libberth.
          usr/bin/onnx2webnn usr/bin/berth-conformance usr/bin/berth-ocr; do
     [ -e "$R/$f" ] || fail "the package has no /$f"
 done
-echo "ok: the package holds the command, the library, the headers, pkg-config and CMake files, the kit and the tools"
+[ -e "$R/usr/lib/python3/dist-packages/berth/__init__.py" ] || fail "the package has no /usr/lib/python3/dist-packages/berth"
+echo "ok: the package holds the command, the library, the headers, pkg-config and CMake files, the kit, the tools and the Python package"
+
+# The Python package of the installed tree finds that tree's libberth and
+# modules, relative to itself.
+if [ -z "$emu" ]; then
+    py="env -u BERTH_LIBRARY PYTHONPATH=$R/usr/lib/python3/dist-packages PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3"
+    lib=$($py -c 'import berth; print(berth.library)') || fail "import berth failed from $R/usr/lib/python3/dist-packages"
+    [ "$lib" = "$(realpath "$R/usr/lib/libberth.so.0")" ] || fail "import berth loaded $lib, not $R/usr/lib/libberth.so.0"
+    $py -m berth backends > "$work/py-backends.txt" 2>&1 || fail "python -m berth backends failed: $(cat "$work/py-backends.txt")"
+    grep -F "$R/usr/lib/berth/libberth-cpu.so" "$work/py-backends.txt" || fail "python -m berth backends does not list $R/usr/lib/berth/libberth-cpu.so: $(cat "$work/py-backends.txt")"
+    echo "ok: import berth from the installed tree loads $lib"
+fi

@@ -70,3 +70,18 @@ readelf -d embed-app | grep -q "libberth.so.0" || fail "embed-app is not linked 
 sed "s|^use = .*|use = cpu|" skeleton-backend/skeleton.ini > skeleton-backend/embed.ini
 $emu ./embed-app "$PWD/skeleton-backend/embed.ini" > "$work/embed.log" 2>&1 || fail "embed failed: $(cat "$work/embed.log")"
 echo "ok: a program linked with libberth.so.0 runs: $(tail -1 "$work/embed.log")"
+
+# 6. The Python package from the moved prefix: it finds libberth.so and
+#    the modules relative to itself, and gives berth run's output.
+if [ -z "$emu" ]; then
+    pydir=$(ls -d "$P"/lib/python3*/dist-packages 2>/dev/null | head -1)
+    [ -n "$pydir" ] && [ -f "$pydir/berth/__init__.py" ] || fail "no berth package under $P/lib/python3*/dist-packages"
+    cd "$work/examples/skeleton-backend"
+    got=$(env -u BERTH_LIBRARY PYTHONPATH="$pydir" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m berth run cpu.ini --repeat 0 --quiet 2>&1) \
+        || fail "python -m berth run failed: $got"
+    lib=$(env -u BERTH_LIBRARY PYTHONPATH="$pydir" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c 'import berth; print(berth.library)')
+    [ "$lib" = "$(realpath "$P/lib/libberth.so.0")" ] || fail "import berth loaded $lib, not the moved prefix's libberth"
+    want=$(out cpu.ini)
+    [ "$(echo "$got" | grep "output y:")" = "$want" ] || fail "python -m berth run gives '$got', berth run '$want'"
+    echo "ok: import berth from $pydir runs on $lib: $want"
+fi
