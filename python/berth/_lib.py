@@ -141,9 +141,11 @@ def _candidates():
     yield found or "libberth.so.0"
 
 
-def load():
+def load(candidates, signatures, what, env):
+    """The first of candidates that loads, its functions given their C
+    types: (CDLL, its real path). ImportError lists every place tried."""
     tried = []
-    for path in _candidates():
+    for path in candidates:
         if os.sep in path and not os.path.exists(path):
             tried.append(path + " (absent)")
             continue
@@ -152,16 +154,32 @@ def load():
         except OSError as e:
             tried.append("%s (%s)" % (path, e))
             continue
-        for name, (res, args) in _SIGNATURES.items():
+        for name, (res, args) in signatures.items():
             try:
                 fn = getattr(lib, name)
             except AttributeError:
-                raise ImportError("berth: %s has no %s: a libberth older than this package" % (path, name))
+                raise ImportError("berth: %s has no %s: a %s older than this package" % (path, name, what))
             fn.restype = res
             fn.argtypes = args
         return lib, os.path.realpath(path) if os.sep in path else path
-    raise ImportError("berth: libberth not found; looked for " + "; ".join(tried) +
-                      " (set BERTH_LIBRARY to the file)")
+    raise ImportError("berth: %s not found; looked for %s (set %s to the file)" % (what, "; ".join(tried), env))
 
 
-lib, lib_path = load()
+class Closable:
+    """with-statement and garbage-collection closing for the objects
+    that hold an engine handle: each defines close(), safe to call twice."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+lib, lib_path = load(_candidates(), _SIGNATURES, "libberth", "BERTH_LIBRARY")

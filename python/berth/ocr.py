@@ -66,26 +66,11 @@ def _library():
             cands.append(os.path.join(here, "libberthocr.so.0"))
             cands.append(os.path.join(here, "..", "examples", "ocr", "libberthocr.so.0"))
         cands.append("libberthocr.so.0")
-        tried = []
-        for path in cands:
-            if os.sep in path and not os.path.exists(path):
-                tried.append(path + " (absent)")
-                continue
-            try:
-                lib = ctypes.CDLL(path)
-            except OSError as e:
-                tried.append("%s (%s)" % (path, e))
-                continue
-            for name, (res, args) in _SIGNATURES.items():
-                fn = getattr(lib, name)
-                fn.restype, fn.argtypes = res, args
-            _loaded = lib
-            return lib
-        raise ImportError("berth.ocr: libberthocr not found; looked for " + "; ".join(tried) +
-                          " (set BERTH_OCR_LIBRARY to the file)")
+        _loaded = _lib.load(cands, _SIGNATURES, "libberthocr", "BERTH_OCR_LIBRARY")[0]
+        return _loaded
 
 
-class Reader:
+class Reader(_lib.Closable):
     """The three models of an OCR config ([model.det], [model.cls],
     [model.rec]) opened once; read() one page at a time, one thread at a
     time (calls from several threads take turns)."""
@@ -138,18 +123,6 @@ class Reader:
             with self._lock:
                 self._lib.berth_ocr_close(self._o)
                 self._o = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 def _rgb(a):

@@ -175,7 +175,7 @@ def _copy_out(t):
     return a
 
 
-class Session(_Runner):
+class Session(_Runner, _lib.Closable):
     """A deployment: the model's weights uploaded once to the backend its
     config picks, a plan per bucket built on first use.
 
@@ -402,17 +402,6 @@ class Session(_Runner):
             _lib.lib.berth_executor_close(self._ex)
             self._ex = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def __repr__(self):
         if self._ex is None:
@@ -420,7 +409,7 @@ class Session(_Runner):
         return "<berth.Session %s on %s (%s)>" % (self.config, self.backend, self.device)
 
 
-class Context(_Runner):
+class Context(_Runner, _lib.Closable):
     """One more thread's plans and buffers over a Session's weights
     (berth_context_open): run, prepare and is_warm as on the session."""
 
@@ -466,17 +455,6 @@ class Context(_Runner):
             _lib.lib.berth_context_close(self._ctx)
             self._ctx = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 def _generate(shape, code, seed):
