@@ -65,6 +65,10 @@ install(CODE "
 install(FILES examples/first/first.webnn examples/first/first.safetensors DESTINATION share/berth/examples/first)
 install(FILES examples/embed/embed.c DESTINATION share/berth/examples/embed)
 install(DIRECTORY examples/skeleton-backend DESTINATION share/berth/examples)
+# skeleton.ini runs the first graph from first/ beside it: a vendor copies
+# the skeleton's folder alone.
+install(FILES examples/first/first.webnn examples/first/first.safetensors
+  DESTINATION share/berth/examples/skeleton-backend/first)
 install(FILES README.md docs/backend-ops.md DESTINATION share/doc/berth)
 
 # One Debian package, berth: the engine, its modules, the command, the

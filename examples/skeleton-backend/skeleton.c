@@ -60,8 +60,16 @@ static berth_status sk_caps(berth_device *d, berth_caps *caps, berth_error *err)
     return bk_caps_fill(caps, "skeleton (host loops)", 0, 1, BK_BIT(BERTH_DTYPE_F32), err);
 }
 
+/* The op table: nodes name their op (berth_node.op); berth_op_find
+ * (berth/ops.h, generated from ops.def) maps the name to an id once, and
+ * an array indexed by id says what this backend does with it. Growing
+ * the backend is a row here and a case in run_node(). */
+static const int8_t op_steps[BERTH_OP_COUNT] = {
+    [BERTH_OP_MATMUL] = OP_MATMUL + 1, [BERTH_OP_ADD] = OP_ADD + 1, [BERTH_OP_RELU] = OP_RELU + 1};
+
 static int op_code(const char *op) {
-    return !strcmp(op, "matmul") ? OP_MATMUL : !strcmp(op, "add") ? OP_ADD : !strcmp(op, "relu") ? OP_RELU : -1;
+    berth_op_id id = berth_op_find(op);
+    return id == BERTH_OP_UNKNOWN ? -1 : op_steps[id] - 1;
 }
 
 static berth_status sk_supports_op(berth_device *d, const char *op, berth_dtype dtype, berth_error *err) {
@@ -227,7 +235,8 @@ static void run_node(const berth_plan *p, const step *s) {
     } else if (s->op == OP_ADD) {
         for (size_t i = 0; i < s->n; i++) y[i] = a[i] + b[i % s->k];
     } else {
-        for (size_t i = 0; i < s->n; i++) y[i] = a[i] > 0.0f ? a[i] : 0.0f;
+        /* WebNN's relu is max(0, x): NaN stays NaN, so test for < 0 */
+        for (size_t i = 0; i < s->n; i++) y[i] = a[i] < 0.0f ? 0.0f : a[i];
     }
 }
 

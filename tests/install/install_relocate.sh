@@ -2,10 +2,12 @@
 # Installs berth into a prefix, moves the prefix, and uses it as a vendor
 # and an application would: nothing of the build machine may be left in
 # the installed files, the command must find its modules relative to
-# itself, examples/skeleton-backend must build against the moved prefix
-# with find_package(berth) and with pkg-config and give examples/first's
-# output exactly as the cpu backend does, and a program embedding
-# libberth.so must run.
+# itself, the skeleton's folder copied alone must build against the moved
+# prefix with find_package(berth) (Release by default) and with
+# pkg-config, give examples/first's output exactly as the cpu backend
+# does and pass berth check with the ONNX node cases, a program
+# embedding libberth.so must build with pkg-config and with berth::berth
+# and run, and the Python package must run from the moved prefix.
 #
 #   install_relocate.sh BUILD_DIR SOURCE_DIR WORK_DIR
 set -eu
@@ -36,17 +38,20 @@ $emu "$P/bin/berth" backends > "$work/backends.txt" 2>&1 || fail "berth backends
 grep -qF "$P/lib/berth/libberth-cpu.so" "$work/backends.txt" || fail "berth backends does not list $P/lib/berth/libberth-cpu.so: $(cat "$work/backends.txt")"
 echo "ok: berth backends lists $P/lib/berth/libberth-cpu.so"
 
-# 3. The skeleton, copied out as a vendor would, built both ways.
-cp -r "$P/share/berth/examples" "$work/examples"
-cd "$work/examples/skeleton-backend"
+# 3. The skeleton's folder alone, copied out as a vendor would, built
+#    both ways; CMake's build type left to the skeleton (Release).
+cp -r "$P/share/berth/examples/skeleton-backend" "$work/skeleton"
+cd "$work/skeleton"
 # The warnings through CFLAGS, which CMake adds to a toolchain file's
 # flags (-m32), where -DCMAKE_C_FLAGS would replace them.
 CFLAGS="-Wall -Wextra -Werror" cmake -S . -B build $toolchain -DCMAKE_PREFIX_PATH="$P" > "$work/skeleton-cmake.log" 2>&1 \
     || fail "the skeleton does not configure against the moved prefix: $(tail -20 "$work/skeleton-cmake.log")"
+grep -q "^CMAKE_BUILD_TYPE:STRING=Release$" build/CMakeCache.txt \
+    || fail "the skeleton's default build is not Release: $(grep ^CMAKE_BUILD_TYPE build/CMakeCache.txt)"
 cmake --build build > "$work/skeleton-build.log" 2>&1 || fail "the skeleton does not build: $(tail -20 "$work/skeleton-build.log")"
 PKG_CONFIG_PATH="$P/lib/pkgconfig" make CC="$cc" > "$work/skeleton-make.log" 2>&1 \
     || fail "the skeleton does not build with its Makefile: $(tail -20 "$work/skeleton-make.log")"
-echo "ok: the skeleton builds with find_package(berth) and with pkg-config"
+echo "ok: the skeleton's folder alone builds with find_package(berth) (Release) and with pkg-config"
 
 # 4. examples/first on the skeleton (both builds) and on cpu: the same output.
 out() { # CONFIG: berth run's output lines
@@ -62,21 +67,43 @@ for cfg in skeleton.ini make.ini; do
 done
 echo "ok: examples/first on the skeleton: $want"
 
-# 5. An application embedding libberth.so, built with pkg-config.
-cd "$work/examples"
-$cc -std=c11 -Wall -Werror -o embed-app embed/embed.c $(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags --libs berth) \
+# 5. berth check on the skeleton passes: the contract, the op cases and,
+#    where libonnx-testdata is installed, the ONNX node cases (those
+#    whose outputs shape folding makes constant included).
+onnx=--no-onnx
+[ -z "$emu" ] && [ -d /usr/share/libonnx-testdata ] && onnx=
+$emu "$P/bin/berth" check build/libberth-skeleton.so $onnx > "$work/check.log" 2>&1 \
+    || fail "berth check on the skeleton failed: $(grep -iE "fail|error" "$work/check.log" | head -20)"
+echo "ok: $(tail -1 "$work/check.log")"
+
+# 6. An application embedding libberth.so, built with pkg-config and with
+#    CMake's berth::berth.
+cp -r "$P/share/berth/examples/embed" "$work/embed"
+cd "$work/embed"
+$cc -std=c11 -Wall -Werror -o embed-app embed.c $(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags --libs berth) \
     -Wl,-rpath,"$P/lib" || fail "embed.c does not build against libberth.so"
 readelf -d embed-app | grep -q "libberth.so.0" || fail "embed-app is not linked against libberth.so.0"
-sed "s|^use = .*|use = cpu|" skeleton-backend/skeleton.ini > skeleton-backend/embed.ini
-$emu ./embed-app "$PWD/skeleton-backend/embed.ini" > "$work/embed.log" 2>&1 || fail "embed failed: $(cat "$work/embed.log")"
-echo "ok: a program linked with libberth.so.0 runs: $(tail -1 "$work/embed.log")"
+$emu ./embed-app "$work/skeleton/cpu.ini" > "$work/embed.log" 2>&1 || fail "embed failed: $(cat "$work/embed.log")"
+cat > CMakeLists.txt <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(embed LANGUAGES C)
+find_package(berth REQUIRED)
+add_executable(embed-cmake embed.c)
+target_link_libraries(embed-cmake PRIVATE berth::berth)
+CMAKE
+cmake -S . -B build $toolchain -DCMAKE_PREFIX_PATH="$P" -DCMAKE_BUILD_RPATH="$P/lib" > "$work/embed-cmake.log" 2>&1 \
+    && cmake --build build >> "$work/embed-cmake.log" 2>&1 || fail "embed.c does not build with berth::berth: $(tail -20 "$work/embed-cmake.log")"
+$emu build/embed-cmake "$work/skeleton/cpu.ini" > "$work/embed-cmake-run.log" 2>&1 \
+    || fail "embed (CMake) failed: $(cat "$work/embed-cmake-run.log")"
+cmp -s "$work/embed.log" "$work/embed-cmake-run.log" || fail "the two embed builds disagree"
+echo "ok: a program linked with libberth.so.0 runs, built with pkg-config and with berth::berth: $(tail -1 "$work/embed.log")"
 
-# 6. The Python package from the moved prefix: it finds libberth.so and
+# 7. The Python package from the moved prefix: it finds libberth.so and
 #    the modules relative to itself, and gives berth run's output.
 if [ -z "$emu" ]; then
     pydir=$(ls -d "$P"/lib/python3*/dist-packages 2>/dev/null | head -1)
     [ -n "$pydir" ] && [ -f "$pydir/berth/__init__.py" ] || fail "no berth package under $P/lib/python3*/dist-packages"
-    cd "$work/examples/skeleton-backend"
+    cd "$work/skeleton"
     got=$(env -u BERTH_LIBRARY PYTHONPATH="$pydir" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m berth run cpu.ini --repeat 0 --quiet 2>&1) \
         || fail "python -m berth run failed: $got"
     lib=$(env -u BERTH_LIBRARY PYTHONPATH="$pydir" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c 'import berth; print(berth.library)')
