@@ -28,7 +28,7 @@
 static const char *check_usage =
     "usage: berth check MODULE [--reference NAME|PATH|none] [--option KEY=VALUE]...\n"
     "                   [--markdown FILE] [--no-onnx] [--models DIR [--strict]]\n"
-    "                   [--timeout-s N]\n"
+    "                   [--timeout-s N] [--quiet]\n"
     "\n"
     "Tests a backend module (a name found like `use` finds it, or a path):\n"
     "  the ABI contract: negotiation and table sizes, caps within the size\n"
@@ -46,7 +46,8 @@ static const char *check_usage =
     "  tolerance; a model MODULE refuses is unsupported (with --strict,\n"
     "  failed), one the converter refuses is listed with its message.\n"
     "--option passes [backend.NAME] options to MODULE. --markdown writes the\n"
-    "results as a Markdown report.\n"
+    "results as a Markdown report. --quiet prints only what failed and the\n"
+    "summary line (the Markdown report still holds everything).\n"
     "Each part that calls MODULE (the contract, the op cases on MODULE, those\n"
     "  on the reference, the zoo) runs in a child process limited to\n"
     "  --timeout-s seconds (default 300, each model for the zoo; 0: no\n"
@@ -70,6 +71,7 @@ typedef struct report {
     FILE *md;
     size_t contract_failed, contract_ok;
     int timeout_s;
+    int quiet;              /* --quiet: print what failed and the summary */
     int parts_failed;       /* parts that did not finish */
     char first_part[512];   /* how the first of them ended */
 } report;
@@ -100,7 +102,7 @@ static void cell(char *s) {
 
 static void contract_item(void *ctx, int ok, const char *item, const char *message) {
     report *r = ctx;
-    printf("  %-4s %s: %s\n", ok ? "ok" : "FAIL", item, message);
+    if (!ok || !r->quiet) printf("  %-4s %s: %s\n", ok ? "ok" : "FAIL", item, message);
     char m[BERTH_ERROR_CAP + 512];
     snprintf(m, sizeof m, "%s", message);
     cell(m);
@@ -275,8 +277,9 @@ static long op_cases(const char *module, const char *path, mh_host *host, const 
         ref_ok = cases_run(&ref, ref_path, ref_host, r, &ref_res) == 0;
         have_ref = ref.opened;
     }
-    printf("\nop cases (%zu cases of %zu ops; module: %s%s%s)\n", oc_count, n_rows, mod.name,
-           have_ref ? ", reference: " : "", have_ref ? ref.name : "");
+    if (!r->quiet)
+        printf("\nop cases (%zu cases of %zu ops; module: %s%s%s)\n", oc_count, n_rows, mod.name,
+               have_ref ? ", reference: " : "", have_ref ? ref.name : "");
     size_t *edge = mod.edge;
     md(r, "\n## Op cases\n\n%zu cases of %zu ops, %zu of them generated edge values (+-0, +-inf, NaN, subnormals, "
           "huge, negative and integral values, empty axes: %zu passed, %zu unsupported, %zu failed); each output "
@@ -289,13 +292,15 @@ static long op_cases(const char *module, const char *path, mh_host *host, const 
         char a[400], b[400] = "";
         column(&rows[k], 0, a, sizeof a);
         if (have_ref) column(&rows[k], 1, b, sizeof b);
-        printf("  %-28s %2d  %s\n", rows[k].op, rows[k].cases, a);
+        if (!r->quiet || rows[k].n[0][OC_FAILED] || rows[k].n[1][OC_FAILED])
+            printf("  %-28s %2d  %s\n", rows[k].op, rows[k].cases, a);
         cell(a), cell(b);
         md(r, "| %s | %d | %s |%s%s%s\n", rows[k].op, rows[k].cases, a, have_ref ? " " : "", b, have_ref ? " |" : "");
     }
-    printf("  edge values (+-0, +-inf, NaN, subnormals, huge, empty axes): %zu cases: %zu passed, %zu unsupported, "
-           "%zu failed\n",
-           edge[0] + edge[1] + edge[2], edge[OC_PASSED], edge[OC_UNSUPPORTED], edge[OC_FAILED]);
+    if (!r->quiet || edge[OC_FAILED])
+        printf("  edge values (+-0, +-inf, NaN, subnormals, huge, empty axes): %zu cases: %zu passed, %zu unsupported, "
+               "%zu failed\n",
+               edge[0] + edge[1] + edge[2], edge[OC_PASSED], edge[OC_UNSUPPORTED], edge[OC_FAILED]);
     if (!mod_ok) part_failed(r, &mod_res, 1);
     if (!ref_ok) part_failed(r, &ref_res, 1);
     free(rows), free(row_of);
@@ -306,7 +311,7 @@ static long op_cases(const char *module, const char *path, mh_host *host, const 
 
 typedef struct zoo_part {
     const char *path, *models;
-    int strict;
+    int strict, quiet;
     FILE *md;
 } zoo_part;
 
@@ -320,7 +325,7 @@ static void zoo_begin_child(void *ctx, const char *model) {
 static void zoo_child(iso_chan *c, void *ctx) {
     zoo_part *p = ctx;
     size_t zoo[ZOO_RESULTS] = {0};
-    int failed = berth_cli_zoo(p->path, p->models, p->strict, p->md, zoo, zoo_begin_child, c);
+    int failed = berth_cli_zoo(p->path, p->models, p->strict, p->quiet, p->md, zoo, zoo_begin_child, c);
     iso_sendf(c, "%d %zu %zu %zu %zu", failed, zoo[ZOO_PASSED], zoo[ZOO_FAILED], zoo[ZOO_UNSUPPORTED], zoo[ZOO_REFUSED]);
 }
 
@@ -380,7 +385,7 @@ static int onnx_cases(const char *tool, const char *path, const char *table, lon
 int berth_cli_check(int argc, char **argv) {
     const char *module = NULL, *reference = "cpu", *md_path = NULL, *models = NULL;
     char *options[MAX_OPTIONS];
-    int n_options = 0, onnx = 1, strict = 0, timeout_s = 300;
+    int n_options = 0, onnx = 1, strict = 0, timeout_s = 300, quiet = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -414,6 +419,8 @@ int berth_cli_check(int argc, char **argv) {
             options[n_options++] = argv[++i];
         } else if (!strcmp(a, "--no-onnx")) {
             onnx = 0;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = 1;
         } else if (a[0] == '-' || module) {
             fprintf(stderr, "berth check: unexpected argument '%s'\n%s", a, check_usage);
             return 2;
@@ -446,18 +453,18 @@ int berth_cli_check(int argc, char **argv) {
         *eq = 0;
         mh_host_option(&host, options[i], eq + 1);
     }
-    report r = {.timeout_s = timeout_s};
+    report r = {.timeout_s = timeout_s, .quiet = quiet};
     if (md_path && !(r.md = fopen(md_path, "w"))) {
         fprintf(stderr, "berth check: cannot write %s\n", md_path);
         free(path), free(ref_path);
         return 1;
     }
-    printf("berth check %s\n\nABI contract\n", path);
+    if (!quiet) printf("berth check %s\n\nABI contract\n", path);
     md(&r, "# berth check: %s\n\n## ABI contract\n\n| check | result | found |\n|---|---|---|\n", module);
     contract(path, &host, &r);
     if (models) {
         size_t zoo[ZOO_RESULTS] = {0};
-        zoo_part zp = {path, models, strict, r.md};
+        zoo_part zp = {path, models, strict, quiet, r.md};
         zoo_state zs = {0, zoo};
         iso_result res;
         if (iso_run("the model zoo", zoo_child, &zp, zoo_record, &zs, r.timeout_s, 1, &res) != 0) {
@@ -472,7 +479,7 @@ int berth_cli_check(int argc, char **argv) {
                  r.contract_failed, zoo[ZOO_PASSED], zoo[ZOO_FAILED], zoo[ZOO_UNSUPPORTED], zoo[ZOO_REFUSED],
                  failed < 0 ? " (the manifest could not be read)" : "", r.parts_failed ? "; did not finish: " : "",
                  r.first_part);
-        printf("\n%s\n", line);
+        printf("%s%s\n", quiet ? "" : "\n", line);
         md(&r, "\n## Summary\n\n%s\n", line);
         if (r.md) fclose(r.md);
         free(path), free(ref_path);
@@ -495,8 +502,12 @@ int berth_cli_check(int argc, char **argv) {
         if (tfd >= 0) close(tfd);
         free(tool);
     }
-    if (onnx_ran == 0) printf("\nONNX node cases: %ld passed, %ld failed, %ld skipped\n", onnx_counts[0], onnx_counts[1], onnx_counts[2]);
-    else printf("\nONNX node cases: not run (%s)\n", onnx_why);
+    if (quiet)
+        ;
+    else if (onnx_ran == 0)
+        printf("\nONNX node cases: %ld passed, %ld failed, %ld skipped\n", onnx_counts[0], onnx_counts[1], onnx_counts[2]);
+    else
+        printf("\nONNX node cases: not run (%s)\n", onnx_why);
     md(&r, "\n## ONNX node cases\n\n");
     if (onnx_ran == 0) {
         md(&r, "%ld passed, %ld failed, %ld skipped (berth-conformance).\n\n", onnx_counts[0], onnx_counts[1], onnx_counts[2]);
@@ -516,7 +527,7 @@ int berth_cli_check(int argc, char **argv) {
              module, bad ? "FAILED" : "passed", r.contract_ok, r.contract_failed, counts[OC_PASSED],
              counts[OC_UNSUPPORTED], failed < 0 ? (size_t)0 : counts[OC_FAILED], failed < 0 ? " (the module did not open)" : "",
              r.parts_failed ? "; did not finish: " : "", r.first_part);
-    printf("\n%s", line);
+    printf("%s%s", quiet ? "" : "\n", line);
     if (onnx_ran == 0) printf("; ONNX node cases %ld passed, %ld failed, %ld skipped", onnx_counts[0], onnx_counts[1], onnx_counts[2]);
     printf("\n");
     md(&r, "\n## Summary\n\n%s\n", line);

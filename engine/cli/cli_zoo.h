@@ -13,7 +13,7 @@ enum { ZOO_PASSED, ZOO_FAILED, ZOO_UNSUPPORTED, ZOO_REFUSED, ZOO_RESULTS };
  * that failed (with `strict`, those the module refused too), or -1 when
  * the manifest cannot be read. begin (may be NULL) is told each model's
  * name before it runs. */
-int berth_cli_zoo(const char *module, const char *dir, int strict, FILE *md, size_t counts[ZOO_RESULTS],
+int berth_cli_zoo(const char *module, const char *dir, int strict, int quiet, FILE *md, size_t counts[ZOO_RESULTS],
                   void (*begin)(void *ctx, const char *model), void *ctx);
 
 #endif
