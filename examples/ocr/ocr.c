@@ -68,6 +68,23 @@ static int usage(const char *why) {
     return 2;
 }
 
+/* Where a model runs, for the stderr line: "NAME (DEVICE)", or with
+ * split = on every backend it holds, "A (DEVICE) and B (DEVICE), split":
+ * naming only the first would hide that part of the model ran
+ * elsewhere. */
+static const char *where(berth_executor *ex, char *buf, size_t cap) {
+    uint32_t n = berth_executor_backend_count(ex);
+    size_t used = 0;
+    buf[0] = 0;
+    for (uint32_t k = 0; k < n && used < cap; k++) {
+        const char *dev = NULL, *name = berth_executor_backend_at(ex, k, &dev);
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s (%s)", k == 0 ? "" : k + 1 == n ? " and " : ", ", name,
+                                 dev ? dev : "?");
+    }
+    if (n > 1 && used < cap) snprintf(buf + used, cap - used, ", split");
+    return buf;
+}
+
 /* ---- --lines: today's line reader ---- */
 
 static int read_lines(const opts *o) {
@@ -77,8 +94,8 @@ static int read_lines(const opts *o) {
         fprintf(stderr, "berth-ocr: %s\n", err.msg);
         return 1;
     }
-    fprintf(stderr, "%s: backend %s, device %s\n", o->config, berth_executor_backend(rec.ex),
-            berth_executor_device(rec.ex));
+    char on[512];
+    fprintf(stderr, "%s: recognizer on %s\n", o->config, where(rec.ex, on, sizeof on));
     rec.dump_input = o->dump_input;
     rec.dump_output = o->dump_output;
     ocr_line *lines = calloc((size_t)o->n_images, sizeof *lines);
@@ -246,10 +263,10 @@ static int read_pages(const opts *o) {
         return 1;
     }
     /* On stderr, so stdout stays the lines: where each model runs. */
-    fprintf(stderr, "%s: detector on %s (%s), classifier %s%s, recognizer on %s (%s)\n", o->config,
-            berth_executor_backend(p.det.ex), berth_executor_device(p.det.ex), p.with_cls ? "on " : "off",
-            p.with_cls ? berth_executor_backend(p.cls.ex) : "", berth_executor_backend(p.rec.ex),
-            berth_executor_device(p.rec.ex));
+    char on_det[512], on_cls[512], on_rec[512];
+    fprintf(stderr, "%s: detector on %s, classifier %s%s, recognizer on %s\n", o->config,
+            where(p.det.ex, on_det, sizeof on_det), p.with_cls ? "on " : "off",
+            p.with_cls ? where(p.cls.ex, on_cls, sizeof on_cls) : "", where(p.rec.ex, on_rec, sizeof on_rec));
     if (o->draw && !(o->n_images == 1 && strlen(o->draw) > 4 && !strcmp(o->draw + strlen(o->draw) - 4, ".png")) &&
         mkdir(o->draw, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "berth-ocr: --draw %s: cannot make the folder: %s\n", o->draw, strerror(errno));

@@ -38,6 +38,9 @@ def run(exe, config, keys, paths, dump=None, label="cpu"):
         print("SKIP: berth used another backend than vulkan (no usable Vulkan device)", file=sys.stderr)
         sys.exit(77)
     check(label == "cpu" or "skipped" not in r.stderr, "%s: no backend skipped" % label)
+    # split: the line saying where the recognizer runs names every backend it holds
+    check(label != "split" or ("recognizer on " in r.stderr and " and cpu (" in r.stderr and ", split" in r.stderr),
+          "split: berth-ocr names both backends of the split recognizer")
     check(r.returncode == 0, "%s: exit status 0, found %d" % (os.path.basename(config), r.returncode))
     texts = {}
     for line in r.stdout.splitlines():
