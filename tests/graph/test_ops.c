@@ -26,8 +26,31 @@ static void refused(const char *op, const char *want) {
     berth_graph_free(g);
 }
 
+/* The contract says what a backend cannot guess: every reduction what
+ * an empty set gives, every pool whether padding counts. */
+static void contract_states_edges(const berth_op_desc *t) {
+    uint32_t n;
+    const berth_op_edge_desc *e = berth_op_edges(&n);
+    for (int i = 0; i < BERTH_OP_COUNT; i++) {
+        size_t len = strlen(t[i].name);
+        int reduce = !strncmp(t[i].name, "reduce", 6), pool = len > 6 && !strcmp(t[i].name + len - 6, "Pool2d");
+        if (!reduce && !pool) continue;
+        const char *text = NULL;
+        for (uint32_t k = 0; k < n; k++)
+            if (e[k].op == (berth_op_id)i) text = e[k].text;
+        CHECK(text != NULL);
+        if (!text) {
+            fprintf(stderr, "ops.def states no edge values for %s\n", t[i].name);
+            continue;
+        }
+        CHECK(!reduce || strstr(text, "mpty")); /* "An empty set gives ..." */
+        CHECK(!pool || strstr(text, "adding"));
+    }
+}
+
 int main(void) {
     const berth_op_desc *t = berth_op_table();
+    contract_states_edges(t);
     int webnn = 0, fused = 0;
     for (int i = 0; i < BERTH_OP_COUNT; i++) {
         CHECK(berth_op_find(t[i].name) == (berth_op_id)i);
