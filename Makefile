@@ -1,6 +1,9 @@
 # The two commands README.md gives: `make run` and `make test`.
 # Both install what is missing (scripts/bootstrap), configure, build, run.
 BUILD ?= build
+# cmake --build runs make under make: without this every sub-make says
+# "Entering directory" twice per target.
+MAKEFLAGS += --no-print-directory
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
