@@ -382,65 +382,131 @@ static int onnx_cases(const char *tool, const char *path, const char *table, lon
     return 0;
 }
 
-int berth_cli_check(int argc, char **argv) {
-    const char *module = NULL, *reference = "cpu", *md_path = NULL, *models = NULL;
+/* What the command line asked for. */
+typedef struct check_args {
+    const char *module, *reference, *md_path, *models;
     char *options[MAX_OPTIONS];
-    int n_options = 0, onnx = 1, strict = 0, timeout_s = 300, quiet = 0;
+    int n_options, onnx, strict, timeout_s, quiet;
+} check_args;
+
+/* Returns -1 when the check should run, else the exit status. */
+static int parse_args(int argc, char **argv, check_args *a) {
+    *a = (check_args){.reference = "cpu", .onnx = 1, .timeout_s = 300};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        const char *s = argv[i];
+        if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
             fputs(check_usage, stdout);
             return 0;
-        } else if ((!strcmp(a, "--reference") || !strcmp(a, "--markdown") || !strcmp(a, "--option") ||
-                    !strcmp(a, "--models") || !strcmp(a, "--timeout-s")) && i + 1 >= argc) {
-            fprintf(stderr, "berth check: %s needs a value\n%s", a, check_usage);
+        } else if ((!strcmp(s, "--reference") || !strcmp(s, "--markdown") || !strcmp(s, "--option") ||
+                    !strcmp(s, "--models") || !strcmp(s, "--timeout-s")) && i + 1 >= argc) {
+            fprintf(stderr, "berth check: %s needs a value\n%s", s, check_usage);
             return 2;
-        } else if (!strcmp(a, "--reference")) {
-            reference = argv[++i];
-        } else if (!strcmp(a, "--markdown")) {
-            md_path = argv[++i];
-        } else if (!strcmp(a, "--models")) {
-            models = argv[++i];
-        } else if (!strcmp(a, "--timeout-s")) {
+        } else if (!strcmp(s, "--reference")) {
+            a->reference = argv[++i];
+        } else if (!strcmp(s, "--markdown")) {
+            a->md_path = argv[++i];
+        } else if (!strcmp(s, "--models")) {
+            a->models = argv[++i];
+        } else if (!strcmp(s, "--timeout-s")) {
             char *end;
             long t = strtol(argv[++i], &end, 10);
             if (*end || end == argv[i] || t < 0 || t > 86400 * 365) {
                 fprintf(stderr, "berth check: --timeout-s expects a number of seconds, found '%s'\n", argv[i]);
                 return 2;
             }
-            timeout_s = (int)t;
-        } else if (!strcmp(a, "--strict")) {
-            strict = 1;
-        } else if (!strcmp(a, "--option")) {
-            if (!strchr(argv[i + 1], '=') || n_options == MAX_OPTIONS) {
-                fprintf(stderr, "berth check: --option expects KEY=VALUE (at most %d), found '%s'\n", MAX_OPTIONS, argv[i + 1]);
+            a->timeout_s = (int)t;
+        } else if (!strcmp(s, "--strict")) {
+            a->strict = 1;
+        } else if (!strcmp(s, "--option")) {
+            if (!strchr(argv[i + 1], '=') || a->n_options == MAX_OPTIONS) {
+                fprintf(stderr, "berth check: --option expects KEY=VALUE (at most %d), found '%s'\n", MAX_OPTIONS,
+                        argv[i + 1]);
                 return 2;
             }
-            options[n_options++] = argv[++i];
-        } else if (!strcmp(a, "--no-onnx")) {
-            onnx = 0;
-        } else if (!strcmp(a, "--quiet")) {
-            quiet = 1;
-        } else if (a[0] == '-' || module) {
-            fprintf(stderr, "berth check: unexpected argument '%s'\n%s", a, check_usage);
+            a->options[a->n_options++] = argv[++i];
+        } else if (!strcmp(s, "--no-onnx")) {
+            a->onnx = 0;
+        } else if (!strcmp(s, "--quiet")) {
+            a->quiet = 1;
+        } else if (s[0] == '-' || a->module) {
+            fprintf(stderr, "berth check: unexpected argument '%s'\n%s", s, check_usage);
             return 2;
         } else {
-            module = a;
+            a->module = s;
         }
     }
-    if (!module || (strict && !models)) {
-        if (strict && !models) fprintf(stderr, "berth check: --strict goes with --models\n");
+    if (!a->module || (a->strict && !a->models)) {
+        if (a->strict && !a->models) fprintf(stderr, "berth check: --strict goes with --models\n");
         fputs(check_usage, stderr);
         return 2;
     }
+    return -1;
+}
+
+/* --models: the contract, then the zoo instead of the cases. */
+static int check_zoo(const check_args *a, const char *path, report *r) {
+    size_t zoo[ZOO_RESULTS] = {0};
+    zoo_part zp = {path, a->models, a->strict, a->quiet, r->md};
+    zoo_state zs = {0, zoo};
+    iso_result res;
+    if (iso_run("the model zoo", zoo_child, &zp, zoo_record, &zs, r->timeout_s, 1, &res) != 0) {
+        part_failed(r, &res, 1);
+        zoo[ZOO_FAILED]++;
+    }
+    int failed = zs.failed;
+    int bad = r->contract_failed || failed != 0 || r->parts_failed;
+    char line[1200];
+    snprintf(line, sizeof line, "berth check %s: %s; contract %zu ok, %zu failed; models %zu passed, %zu failed, "
+             "%zu unsupported, %zu refused by the converter%s%s%s", a->module, bad ? "FAILED" : "passed",
+             r->contract_ok, r->contract_failed, zoo[ZOO_PASSED], zoo[ZOO_FAILED], zoo[ZOO_UNSUPPORTED],
+             zoo[ZOO_REFUSED], failed < 0 ? " (the manifest could not be read)" : "",
+             r->parts_failed ? "; did not finish: " : "", r->first_part);
+    printf("%s%s\n", a->quiet ? "" : "\n", line);
+    md(r, "\n## Summary\n\n%s\n", line);
+    return bad;
+}
+
+/* The ONNX node cases through berth-conformance: 0 when they ran, with
+ * counts[3] = passed, failed, skipped; else -1 and why. The report
+ * gets their table. */
+static int check_onnx(const check_args *a, const char *path, report *r, long counts[3], char *why, size_t cap) {
+    snprintf(why, cap, "--no-onnx");
+    if (!a->onnx) return -1;
+    int ran = -1;
+    char table[] = "/tmp/berth-check-ops-XXXXXX";
+    char *tool = conformance_tool();
+    int tfd = mkstemp(table);
+    if (!tool) snprintf(why, cap, "berth-conformance is not installed beside berth");
+    else if (tfd < 0) snprintf(why, cap, "no temporary file");
+    else ran = onnx_cases(tool, path, table, counts, why, cap);
+    if (tfd >= 0) close(tfd);
+    free(tool);
+    md(r, "\n## ONNX node cases\n\n");
+    if (ran == 0) {
+        md(r, "%ld passed, %ld failed, %ld skipped (berth-conformance).\n\n", counts[0], counts[1], counts[2]);
+        FILE *t = fopen(table, "r");
+        char line[2048];
+        while (t && fgets(line, sizeof line, t)) md(r, "%s", line);
+        if (t) fclose(t);
+    } else {
+        md(r, "Not run: %s.\n", why);
+    }
+    if (tfd >= 0) unlink(table);
+    return ran;
+}
+
+int berth_cli_check(int argc, char **argv) {
+    check_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) return rc;
     berth_error err;
-    char *path = berth_loader_find(module, NULL, 0, &err);
+    char *path = berth_loader_find(a.module, NULL, 0, &err);
     if (!path) {
         fprintf(stderr, "berth check: %s\n", err.msg);
         return 1;
     }
     char *ref_path = NULL;
-    if (strcmp(reference, "none") && !(ref_path = berth_loader_find(reference, NULL, 0, &err))) {
+    if (strcmp(a.reference, "none") && !(ref_path = berth_loader_find(a.reference, NULL, 0, &err))) {
         fprintf(stderr, "berth check: the reference: %s\n", err.msg);
         free(path);
         return 1;
@@ -448,89 +514,49 @@ int berth_cli_check(int argc, char **argv) {
     static mh_host host, ref_host;
     mh_host_init(&host);
     mh_host_init(&ref_host);
-    for (int i = 0; i < n_options; i++) {
-        char *eq = strchr(options[i], '=');
+    for (int i = 0; i < a.n_options; i++) {
+        char *eq = strchr(a.options[i], '=');
         *eq = 0;
-        mh_host_option(&host, options[i], eq + 1);
+        mh_host_option(&host, a.options[i], eq + 1);
     }
-    report r = {.timeout_s = timeout_s, .quiet = quiet};
-    if (md_path && !(r.md = fopen(md_path, "w"))) {
-        fprintf(stderr, "berth check: cannot write %s\n", md_path);
+    report r = {.timeout_s = a.timeout_s, .quiet = a.quiet};
+    if (a.md_path && !(r.md = fopen(a.md_path, "w"))) {
+        fprintf(stderr, "berth check: cannot write %s\n", a.md_path);
         free(path), free(ref_path);
         return 1;
     }
-    if (!quiet) printf("berth check %s\n\nABI contract\n", path);
-    md(&r, "# berth check: %s\n\n## ABI contract\n\n| check | result | found |\n|---|---|---|\n", module);
+    if (!a.quiet) printf("berth check %s\n\nABI contract\n", path);
+    md(&r, "# berth check: %s\n\n## ABI contract\n\n| check | result | found |\n|---|---|---|\n", a.module);
     contract(path, &host, &r);
-    if (models) {
-        size_t zoo[ZOO_RESULTS] = {0};
-        zoo_part zp = {path, models, strict, quiet, r.md};
-        zoo_state zs = {0, zoo};
-        iso_result res;
-        if (iso_run("the model zoo", zoo_child, &zp, zoo_record, &zs, r.timeout_s, 1, &res) != 0) {
-            part_failed(&r, &res, 1);
-            zoo[ZOO_FAILED]++;
-        }
-        int failed = zs.failed;
-        int bad = r.contract_failed || failed != 0 || r.parts_failed;
-        char line[1200];
-        snprintf(line, sizeof line, "berth check %s: %s; contract %zu ok, %zu failed; models %zu passed, %zu failed, "
-                 "%zu unsupported, %zu refused by the converter%s%s%s", module, bad ? "FAILED" : "passed", r.contract_ok,
-                 r.contract_failed, zoo[ZOO_PASSED], zoo[ZOO_FAILED], zoo[ZOO_UNSUPPORTED], zoo[ZOO_REFUSED],
-                 failed < 0 ? " (the manifest could not be read)" : "", r.parts_failed ? "; did not finish: " : "",
-                 r.first_part);
-        printf("%s%s\n", quiet ? "" : "\n", line);
-        md(&r, "\n## Summary\n\n%s\n", line);
-        if (r.md) fclose(r.md);
-        free(path), free(ref_path);
-        return bad ? 1 : 0;
-    }
-
-    size_t counts[3] = {0, 0, 0};
-    long failed = op_cases(module, path, &host, ref_path, &ref_host, &r, counts);
-
-    long onnx_counts[3] = {0, 0, 0};
-    char onnx_why[512] = "--no-onnx";
-    int onnx_ran = -1;
-    char table[] = "/tmp/berth-check-ops-XXXXXX";
-    if (onnx) {
-        char *tool = conformance_tool();
-        int tfd = mkstemp(table);
-        if (!tool) snprintf(onnx_why, sizeof onnx_why, "berth-conformance is not installed beside berth");
-        else if (tfd < 0) snprintf(onnx_why, sizeof onnx_why, "no temporary file");
-        else onnx_ran = onnx_cases(tool, path, table, onnx_counts, onnx_why, sizeof onnx_why);
-        if (tfd >= 0) close(tfd);
-        free(tool);
-    }
-    if (quiet)
-        ;
-    else if (onnx_ran == 0)
-        printf("\nONNX node cases: %ld passed, %ld failed, %ld skipped\n", onnx_counts[0], onnx_counts[1], onnx_counts[2]);
-    else
-        printf("\nONNX node cases: not run (%s)\n", onnx_why);
-    md(&r, "\n## ONNX node cases\n\n");
-    if (onnx_ran == 0) {
-        md(&r, "%ld passed, %ld failed, %ld skipped (berth-conformance).\n\n", onnx_counts[0], onnx_counts[1], onnx_counts[2]);
-        FILE *t = fopen(table, "r");
-        char line[2048];
-        while (t && fgets(line, sizeof line, t)) md(&r, "%s", line);
-        if (t) fclose(t);
+    int bad;
+    if (a.models) {
+        bad = check_zoo(&a, path, &r);
     } else {
-        md(&r, "Not run: %s.\n", onnx_why);
+        size_t counts[3] = {0, 0, 0};
+        long failed = op_cases(a.module, path, &host, ref_path, &ref_host, &r, counts);
+        long onnx_counts[3] = {0, 0, 0};
+        char onnx_why[512];
+        int onnx_ran = check_onnx(&a, path, &r, onnx_counts, onnx_why, sizeof onnx_why);
+        if (a.quiet)
+            ;
+        else if (onnx_ran == 0)
+            printf("\nONNX node cases: %ld passed, %ld failed, %ld skipped\n", onnx_counts[0], onnx_counts[1],
+                   onnx_counts[2]);
+        else
+            printf("\nONNX node cases: not run (%s)\n", onnx_why);
+        bad = r.contract_failed || failed != 0 || (onnx_ran == 0 && onnx_counts[1]) || r.parts_failed;
+        char line[1200];
+        snprintf(line, sizeof line,
+                 "berth check %s: %s; contract %zu ok, %zu failed; op cases %zu passed, %zu unsupported, %zu failed%s%s%s",
+                 a.module, bad ? "FAILED" : "passed", r.contract_ok, r.contract_failed, counts[OC_PASSED],
+                 counts[OC_UNSUPPORTED], failed < 0 ? (size_t)0 : counts[OC_FAILED],
+                 failed < 0 ? " (the module did not open)" : "", r.parts_failed ? "; did not finish: " : "",
+                 r.first_part);
+        printf("%s%s", a.quiet ? "" : "\n", line);
+        if (onnx_ran == 0) printf("; ONNX node cases %ld passed, %ld failed, %ld skipped", onnx_counts[0], onnx_counts[1], onnx_counts[2]);
+        printf("\n");
+        md(&r, "\n## Summary\n\n%s\n", line);
     }
-    if (onnx) unlink(table);
-
-    int bad = r.contract_failed || failed != 0 || (onnx_ran == 0 && onnx_counts[1]) || r.parts_failed;
-    char line[1200];
-    snprintf(line, sizeof line,
-             "berth check %s: %s; contract %zu ok, %zu failed; op cases %zu passed, %zu unsupported, %zu failed%s%s%s",
-             module, bad ? "FAILED" : "passed", r.contract_ok, r.contract_failed, counts[OC_PASSED],
-             counts[OC_UNSUPPORTED], failed < 0 ? (size_t)0 : counts[OC_FAILED], failed < 0 ? " (the module did not open)" : "",
-             r.parts_failed ? "; did not finish: " : "", r.first_part);
-    printf("%s%s", quiet ? "" : "\n", line);
-    if (onnx_ran == 0) printf("; ONNX node cases %ld passed, %ld failed, %ld skipped", onnx_counts[0], onnx_counts[1], onnx_counts[2]);
-    printf("\n");
-    md(&r, "\n## Summary\n\n%s\n", line);
     if (r.md) fclose(r.md);
     free(path), free(ref_path);
     return bad ? 1 : 0;
