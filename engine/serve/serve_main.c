@@ -241,75 +241,142 @@ static int settle_limits(serve_limits *lim, const uint64_t *flag, const uint64_t
     return 0;
 }
 
-int berth_cli_serve(int argc, char **argv) {
-    const char *host = "127.0.0.1";
-    unsigned long port = 8080, body_mb = 64;
-    int quiet = 0;
-    collected col;
-    memset(&col, 0, sizeof col);
-    uint64_t flag[BERTH_SERVE_N_SERVER] = {0};
-    int rc = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage, stdout);
-            free(col.refs);
-            return 0;
-        }
-        int has_value = i + 1 < argc, key = server_flag(a);
+/* What the command line asked for. */
+typedef struct serve_args {
+    const char *host;
+    unsigned long port, body_mb;
+    int quiet;
+    collected col; /* the models: configs and folders of them */
+    uint64_t flag[BERTH_SERVE_N_SERVER];
+} serve_args;
+
+/* Returns -1 when the server should start, else the exit status (the
+ * models collected are freed then). */
+static int parse_args(int argc, char **argv, serve_args *a) {
+    memset(a, 0, sizeof *a);
+    a->host = "127.0.0.1", a->port = 8080, a->body_mb = 64;
+    int rc = -1;
+    for (int i = 1; i < argc && rc < 0; i++) {
+        const char *s = argv[i];
+        int has_value = i + 1 < argc, key = server_flag(s);
         unsigned long v;
-        if (!strcmp(a, "--host") && has_value) {
-            host = argv[++i];
-        } else if (!strcmp(a, "--port") && has_value) {
-            if (parse_uint(argv[++i], 65535, &port)) {
+        if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+            fputs(usage, stdout);
+            rc = 0;
+        } else if (!strcmp(s, "--host") && has_value) {
+            a->host = argv[++i];
+        } else if (!strcmp(s, "--port") && has_value) {
+            if (parse_uint(argv[++i], 65535, &a->port)) {
                 fprintf(stderr, "berth serve: --port: expected 0 to 65535, found '%s'\n", argv[i]);
-                free(col.refs);
-                return 2;
+                rc = 2;
             }
-        } else if (!strcmp(a, "--max-body-mb") && has_value) {
-            if (parse_uint(argv[++i], 65536, &body_mb) || !body_mb) {
+        } else if (!strcmp(s, "--max-body-mb") && has_value) {
+            if (parse_uint(argv[++i], 65536, &a->body_mb) || !a->body_mb) {
                 fprintf(stderr, "berth serve: --max-body-mb: expected 1 to 65536, found '%s'\n", argv[i]);
-                free(col.refs);
-                return 2;
+                rc = 2;
             }
         } else if (key >= 0 && has_value) {
             if (parse_uint(argv[++i], 1ul << 30, &v) || !v) {
-                fprintf(stderr, "berth serve: %s: expected a positive whole number, found '%s'\n", a, argv[i]);
-                free(col.refs);
-                return 2;
+                fprintf(stderr, "berth serve: %s: expected a positive whole number, found '%s'\n", s, argv[i]);
+                rc = 2;
             }
-            flag[key] = v;
-        } else if (!strcmp(a, "--quiet")) {
-            quiet = 1;
-        } else if (a[0] == '-') {
-            int valued = !strcmp(a, "--host") || !strcmp(a, "--port") || !strcmp(a, "--max-body-mb") || key >= 0;
-            fprintf(stderr, "berth serve: unknown option '%s'%s (try berth serve --help)\n", a,
+            a->flag[key] = v;
+        } else if (!strcmp(s, "--quiet")) {
+            a->quiet = 1;
+        } else if (s[0] == '-') {
+            int valued = !strcmp(s, "--host") || !strcmp(s, "--port") || !strcmp(s, "--max-body-mb") || key >= 0;
+            fprintf(stderr, "berth serve: unknown option '%s'%s (try berth serve --help)\n", s,
                     valued ? " without a value" : "");
-            free(col.refs);
-            return 2;
+            rc = 2;
         } else {
             struct stat st;
-            int r = stat(a, &st) == 0 && S_ISDIR(st.st_mode) ? add_dir(&col, a) : add_config(&col, a);
-            if (r) {
-                free(col.refs);
-                return 1;
-            }
+            if (stat(s, &st) == 0 && S_ISDIR(st.st_mode) ? add_dir(&a->col, s) : add_config(&a->col, s)) rc = 1;
         }
     }
-    model_ref *refs = col.refs;
-    uint32_t n_refs = col.n;
-    if (!n_refs) {
+    if (rc < 0 && !a->col.n) {
         fputs(usage, stderr);
-        return 2;
+        rc = 2;
     }
-    for (uint32_t i = 0; i < n_refs; i++)
-        for (uint32_t j = 0; j < i; j++)
-            if (!strcmp(refs[i].name, refs[j].name)) {
+    for (uint32_t i = 0; rc < 0 && i < a->col.n; i++)
+        for (uint32_t j = 0; rc < 0 && j < i; j++)
+            if (!strcmp(a->col.refs[i].name, a->col.refs[j].name)) {
                 fprintf(stderr, "berth serve: two models named '%s' (%s and %s); model names come from file names\n",
-                        refs[i].name, refs[j].path, refs[i].path);
-                free(refs);
-                return 2;
+                        a->col.refs[i].name, a->col.refs[j].path, a->col.refs[i].path);
+                rc = 2;
             }
+    if (rc >= 0) free(a->col.refs);
+    return rc;
+}
+
+/* Opens every model into s->models. Returns 0 when all opened, 1 on an
+ * error (said), 2 when SIGTERM or SIGINT came while loading. */
+static int open_models(serve_server *s, const model_ref *refs, uint32_t n_refs, int quiet) {
+    s->models = calloc(n_refs, sizeof *s->models);
+    if (!s->models) return 1;
+    for (uint32_t i = 0; i < n_refs; i++) {
+        uint64_t t0 = berth_now_ns();
+        char msg[1024];
+        s->n_models = i + 1;
+        if (serve_model_open(&s->models[i], refs[i].path, refs[i].model[0] ? refs[i].model : NULL, refs[i].name, msg,
+                             sizeof msg)) {
+            fprintf(stderr, "berth serve: model '%s' (%s): %s\n", refs[i].name, refs[i].path, msg);
+            return 1;
+        }
+        double load_ms = (double)(berth_now_ns() - t0) / 1e6;
+        /* The signals are blocked, so one sent while loading waits here:
+         * stop before the next model rather than after all of them. */
+        sigset_t pending;
+        if (sigpending(&pending) == 0 && (sigismember(&pending, SIGTERM) || sigismember(&pending, SIGINT))) {
+            printf("berth serve: %s while loading models\n", sigismember(&pending, SIGTERM) ? "SIGTERM" : "SIGINT");
+            return 2;
+        }
+        serve_model *m = &s->models[i];
+        if (quiet) continue;
+        berth_memory mem;
+        berth_executor_memory(m->ex, &mem);
+        printf("berth serve: model '%s' on %s: %u buckets planned in %u context%s in %.0f ms, weights %llu "
+               "bytes, plans %llu bytes; %s, max_delay_us %lld, max_queue %lld\n",
+               m->name, berth_executor_backend(m->ex), berth_executor_bucket_count(m->ex, 0), m->workers,
+               m->workers == 1 ? "" : "s", load_ms, (unsigned long long)mem.weights_bytes,
+               (unsigned long long)mem.plans_bytes, m->sig.batch ? "batches" : "one request a run",
+               (long long)m->max_delay_us, (long long)m->max_queue);
+        if (m->sig.batch)
+            printf("berth serve: model '%s' merges up to %lld rows of '%s'\n", m->name, (long long)m->max_batch,
+                   m->sig.batch);
+    }
+    return 0;
+}
+
+/* After SIGTERM or SIGINT: readiness is false and new infer requests get
+ * 503 (the listener stays open to say so); requests already begun are
+ * read and answered, each answer closing its connection, for up to
+ * drain_s. Then the server and the models close. */
+static void drain(serve_server *s, int sig, int quiet) {
+    atomic_store(&s->draining, 1);
+    uint64_t t0 = berth_now_ns(), until = t0 + (uint64_t)s->lim.drain_s * 1000000000u;
+    if (!quiet)
+        printf("berth serve: %s: draining: %d requests in progress, up to %u s\n", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+               atomic_load(&s->open_requests), s->lim.drain_s);
+    fflush(stdout);
+    while (atomic_load(&s->open_requests) > 0 && berth_now_ns() < until) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    int left = atomic_load(&s->open_requests);
+    if (left > 0)
+        printf("berth serve: drain_s (%u s) passed with %d requests in progress; they are cut\n", s->lim.drain_s, left);
+    else if (!quiet)
+        printf("berth serve: drained in %.0f ms\n", (double)(berth_now_ns() - t0) / 1e6);
+    serve_http_stop(s);
+    for (uint32_t i = 0; i < s->n_models; i++) serve_model_close(&s->models[i], left > 0);
+    s->n_models = 0;
+}
+
+int berth_cli_serve(int argc, char **argv) {
+    serve_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    model_ref *refs = a.col.refs;
 
     /* Signals are taken by sigwait below, so no other thread (workers,
      * connections) may receive them: blocked before any starts. */
@@ -333,83 +400,30 @@ int berth_cli_serve(int argc, char **argv) {
 #endif
     serve_server s;
     memset(&s, 0, sizeof s);
-    if (settle_limits(&s.lim, flag, col.key, (size_t)body_mb << 20, quiet)) {
+    if (settle_limits(&s.lim, a.flag, a.col.key, (size_t)a.body_mb << 20, a.quiet)) {
         free(refs);
         return 2;
     }
-    s.models = calloc(n_refs, sizeof *s.models);
-    if (!s.models) goto done;
-    for (uint32_t i = 0; i < n_refs; i++) {
-        uint64_t t0 = berth_now_ns();
-        char msg[1024];
-        s.n_models = i + 1;
-        if (serve_model_open(&s.models[i], refs[i].path, refs[i].model[0] ? refs[i].model : NULL, refs[i].name, msg,
-                             sizeof msg)) {
-            fprintf(stderr, "berth serve: model '%s' (%s): %s\n", refs[i].name, refs[i].path, msg);
-            goto done;
-        }
-        double load_ms = (double)(berth_now_ns() - t0) / 1e6;
-        /* The signals are blocked, so one sent while loading waits here:
-         * stop before the next model rather than after all of them. */
-        sigset_t pending;
-        if (sigpending(&pending) == 0 && (sigismember(&pending, SIGTERM) || sigismember(&pending, SIGINT))) {
-            printf("berth serve: %s while loading models\n", sigismember(&pending, SIGTERM) ? "SIGTERM" : "SIGINT");
-            rc = 0; /* asked to stop: not an error */
-            goto done;
-        }
-        serve_model *m = &s.models[i];
-        if (!quiet) {
-            berth_memory mem;
-            berth_executor_memory(m->ex, &mem);
-            printf("berth serve: model '%s' on %s: %u buckets planned in %u context%s in %.0f ms, weights %llu "
-                   "bytes, plans %llu bytes; %s, max_delay_us %lld, max_queue %lld\n",
-                   m->name, berth_executor_backend(m->ex), berth_executor_bucket_count(m->ex, 0), m->workers,
-                   m->workers == 1 ? "" : "s",
-                   load_ms,
-                   (unsigned long long)mem.weights_bytes, (unsigned long long)mem.plans_bytes,
-                   m->sig.batch ? "batches" : "one request a run", (long long)m->max_delay_us,
-                   (long long)m->max_queue);
-            if (m->sig.batch) printf("berth serve: model '%s' merges up to %lld rows of '%s'\n", m->name,
-                                     (long long)m->max_batch, m->sig.batch);
-        }
-    }
+    rc = 1;
+    int opened = open_models(&s, refs, a.col.n, a.quiet);
+    if (opened == 2) rc = 0; /* asked to stop: not an error */
+    if (opened) goto done;
     char msg[1024];
     uint16_t bound;
-    if (serve_http_start(&s, host, (uint16_t)port, &bound, msg, sizeof msg)) {
+    if (serve_http_start(&s, a.host, (uint16_t)a.port, &bound, msg, sizeof msg)) {
         fprintf(stderr, "berth serve: %s\n", msg);
         goto done;
     }
-    printf("berth serve: listening on http://%s:%u\n", host, bound);
+    printf("berth serve: listening on http://%s:%u\n", a.host, bound);
     fflush(stdout);
-
     int sig = 0;
     sigwait(&stop, &sig);
-    /* Draining: readiness is false and new infer requests get 503 (the
-     * listener stays open to say so); requests already begun are read
-     * and answered, each answer closing its connection. */
-    atomic_store(&s.draining, 1);
-    uint64_t t0 = berth_now_ns(), until = t0 + (uint64_t)s.lim.drain_s * 1000000000u;
-    if (!quiet)
-        printf("berth serve: %s: draining: %d requests in progress, up to %u s\n", sig == SIGTERM ? "SIGTERM" : "SIGINT",
-               atomic_load(&s.open_requests), s.lim.drain_s);
-    fflush(stdout);
-    while (atomic_load(&s.open_requests) > 0 && berth_now_ns() < until) {
-        struct timespec ts = {0, 10000000};
-        nanosleep(&ts, NULL);
-    }
-    int left = atomic_load(&s.open_requests);
-    if (left > 0)
-        printf("berth serve: drain_s (%u s) passed with %d requests in progress; they are cut\n", s.lim.drain_s, left);
-    else if (!quiet)
-        printf("berth serve: drained in %.0f ms\n", (double)(berth_now_ns() - t0) / 1e6);
-    serve_http_stop(&s);
-    for (uint32_t i = 0; i < s.n_models; i++) serve_model_close(&s.models[i], left > 0);
-    s.n_models = 0;
+    drain(&s, sig, a.quiet);
     rc = 0;
 done:
     serve_http_stop(&s);
     for (uint32_t i = 0; s.models && i < s.n_models; i++) serve_model_close(&s.models[i], 0);
-    if (rc == 0 && !quiet) printf("berth serve: stopped\n");
+    if (rc == 0 && !a.quiet) printf("berth serve: stopped\n");
     free(s.models);
     free(refs);
     return rc;
