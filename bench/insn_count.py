@@ -147,7 +147,7 @@ def table(results, isas, runs, threads, jobs):
 
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[1])
-    p.add_argument("--arm64", required=True, help="the arm64 cross build (engine/berth, backends/)")
+    p.add_argument("--arm64", required=True, help="the arm64 cross build (apps/berth, backends/)")
     p.add_argument("--host", required=True, help="the host build (bench/qemu_insn.so; models go here)")
     p.add_argument("--isa", default="generic,auto", help="comma-separated cpu isa values (default generic,auto)")
     p.add_argument("--runs", type=int, default=1, help="warm runs counted (default 1)")
@@ -167,7 +167,7 @@ def main(argv):
     rows = [r for r in ROWS if not a.only or r[0] in a.only.split(",")]
     if a.only and len(rows) != len(a.only.split(",")):
         raise InsnError("--only: the rows are %s" % ", ".join(r[0] for r in ROWS))
-    berth = os.path.join(arm64, "engine", "berth")
+    berth = os.path.join(arm64, "apps", "berth")
     backends = os.path.join(arm64, "backends")
     plugin = os.path.join(host, "bench", "qemu_insn.so")
     for path, what in ((berth, "the arm64 build's berth"), (os.path.join(backends, "libberth-cpu.so"),

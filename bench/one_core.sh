@@ -5,7 +5,7 @@
 # rounds of `berth run --repeat 20` each, the warm runs' mean per round,
 # and the ratio of the medians. The pool starts one thread per usable
 # cpu, so the ratio should be near 1; each round's numbers are printed.
-#   bench/one_core.sh build/engine/berth config/ocr-cpu.ini rec
+#   bench/one_core.sh build/apps/berth config/ocr-cpu.ini rec
 set -euo pipefail
 berth=$1 config=$2 model=${3:-} rounds=${4:-3}
 work=$(mktemp -d)

@@ -115,7 +115,7 @@ def main(argv):
     p.add_argument("--out", help="also write the section to this file")
     a = p.parse_args(argv)
     build = os.path.abspath(a.build)
-    berth = os.path.join(build, "engine", "berth")
+    berth = os.path.join(build, "apps", "berth")
     if not os.access(berth, os.X_OK):
         raise BenchError("%s not found: build the berth target first" % berth)
     work = os.path.join(build, "bench", "memory")

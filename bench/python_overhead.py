@@ -5,7 +5,7 @@ API (berth run --repeat N, the same executor calls), median and p10 of
 each, and their difference per call.
 
     PYTHONPATH=python BERTH_LIBRARY=build/engine/libberth.so.0 \\
-        /usr/bin/python3 bench/python_overhead.py --berth build/engine/berth [--runs 5000]
+        /usr/bin/python3 bench/python_overhead.py --berth build/apps/berth [--runs 5000]
 """
 import argparse
 import os

@@ -523,7 +523,7 @@ def stale(binary):
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[1])
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
-    p.add_argument("--berth", help="the berth binary (default: BUILD/engine/berth)")
+    p.add_argument("--berth", help="the berth binary (default: BUILD/apps/berth)")
     p.add_argument("--threads", type=int, default=2, help="[backend.cpu] threads of the served models (default 2)")
     p.add_argument("--seconds", type=float, help="per point (default 5; --quick: 1)")
     p.add_argument("--buckets", default=REC_BUCKETS, help="the recognizer's buckets (default %(default)s)")
@@ -531,7 +531,7 @@ def main(argv):
     p.add_argument("--out", help="write the table and the RSS lines to this file as markdown")
     a = p.parse_args(argv)
     build = os.path.abspath(a.build)
-    berth = os.path.abspath(a.berth or os.path.join(build, "engine", "berth"))
+    berth = os.path.abspath(a.berth or os.path.join(build, "apps", "berth"))
     seconds = a.seconds or (1.0 if a.quick else 5.0)
     if not os.access(berth, os.X_OK):
         raise LoadError("%s not found: build the berth target first" % berth)

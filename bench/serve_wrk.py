@@ -122,7 +122,7 @@ def main():
     if not shutil.which("wrk"):
         print("serve_wrk: wrk is not installed (scripts/bootstrap --bench)", file=sys.stderr)
         return 1
-    berth = a.berth or os.path.join(a.build, "engine", "berth")
+    berth = a.berth or os.path.join(a.build, "apps", "berth")
     env = dict(os.environ, BERTH_BACKEND_PATH=os.path.join(a.build, "backends"))
     d = tempfile.mkdtemp(prefix="berth-wrk-")
     with open(os.path.join(d, "post.lua"), "w") as f:

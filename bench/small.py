@@ -205,7 +205,7 @@ def time_rows(build, out, models, threads, rounds, env, say, peer_cmd=None):
     """The rows; peer_cmd(onnx) is the peer's command before THREADS SPEC
     (default: node bench/ort_peer.js ONNX)."""
     peer_cmd = peer_cmd or (lambda onnx: ["node", os.path.join(BENCH, "ort_peer.js"), onnx])
-    berth = os.path.join(build, "engine", "berth")
+    berth = os.path.join(build, "apps", "berth")
     rows = []
     for m in models:
         spec = _spec(m, os.path.join(out, "models"))

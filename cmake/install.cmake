@@ -20,8 +20,8 @@ include(CMakePackageConfigHelpers)
 
 install(FILES include/berth/berth.h include/berth/backend.h include/berth/ops.h include/berth/ops.def
   DESTINATION include/berth)
-file(GLOB BERTH_KIT_FILES ${CMAKE_SOURCE_DIR}/backends/common/*.c ${CMAKE_SOURCE_DIR}/backends/common/*.h)
-install(FILES ${BERTH_KIT_FILES} backends/common/kit.cmake DESTINATION share/berth/kit)
+file(GLOB BERTH_KIT_FILES ${CMAKE_SOURCE_DIR}/kit/*.c ${CMAKE_SOURCE_DIR}/kit/*.h)
+install(FILES ${BERTH_KIT_FILES} kit/kit.cmake DESTINATION share/berth/kit)
 
 configure_file(cmake/berth.pc.in ${CMAKE_BINARY_DIR}/berth.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/berth.pc DESTINATION lib/pkgconfig)

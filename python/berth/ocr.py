@@ -7,7 +7,7 @@ classifier says, read by the recognizer.
         print(line.text, line.score, line.box)
 
 berth.ocr.read(image, config, keys) does the same with a reader kept per
-(config, keys). The pipeline runs in libberthocr (examples/ocr), the
+(config, keys). The pipeline runs in libberthocr (apps/ocr), the
 same code as berth-ocr, found beside libberth."""
 import ctypes
 import os
@@ -53,7 +53,7 @@ _load_lock = threading.Lock()
 
 def _library():
     """libberthocr: $BERTH_OCR_LIBRARY, else beside libberth (an install's
-    PREFIX/lib), else the build tree's examples/ocr, else the system's
+    PREFIX/lib), else the build tree's apps/ocr, else the system's
     loader path."""
     global _loaded
     with _load_lock:
@@ -64,7 +64,7 @@ def _library():
         cands = [env] if env else []
         if here:
             cands.append(os.path.join(here, "libberthocr.so.0"))
-            cands.append(os.path.join(here, "..", "examples", "ocr", "libberthocr.so.0"))
+            cands.append(os.path.join(here, "..", "apps", "ocr", "libberthocr.so.0"))
         cands.append("libberthocr.so.0")
         _loaded = _lib.load(cands, _SIGNATURES, "libberthocr", "BERTH_OCR_LIBRARY")[0]
         return _loaded

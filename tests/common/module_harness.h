@@ -1,4 +1,4 @@
-/* The module harness (engine/check/harness.h) for tests: its comparisons
+/* The module harness (apps/check/harness.h) for tests: its comparisons
  * as CHECKs. The wrappers are static so their CHECKs count in the test
  * that includes this header. */
 #ifndef BERTH_TEST_MODULE_HARNESS_H

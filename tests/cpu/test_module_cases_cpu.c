@@ -1,4 +1,4 @@
-/* The table of op cases (engine/check/op_cases.c) on the cpu module:
+/* The table of op cases (apps/check/op_cases.c) on the cpu module:
  * the cpu backend is the reference backend, so every case must pass. */
 #include <stdio.h>
 

@@ -1,4 +1,4 @@
-/* The module harness's loading (engine/check/harness.c) on the
+/* The module harness's loading (apps/check/harness.c) on the
  * loader's broken fixture modules: each refusal the engine makes, the
  * harness makes too, so a test built on it cannot run a module the
  * engine would not load. */

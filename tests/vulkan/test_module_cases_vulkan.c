@@ -1,4 +1,4 @@
-/* The table of op cases (engine/check/op_cases.c) on the vulkan module.
+/* The table of op cases (apps/check/op_cases.c) on the vulkan module.
  * `minimum` lists the cases the module passes today: one of them turning
  * unsupported or wrong fails this test. A case it does not support yet
  * is reported, not failed; once it passes, add it here. Exits 77

@@ -153,7 +153,7 @@ int main(void) {
            "infinity, and integer and boolean outputs are exact. A backend may\n"
            "flush subnormal results to zero, and may read a subnormal input as\n"
            "zero of its sign (the answer for that zero is accepted too). The op\n"
-           "cases of `berth check` (engine/check, cases named \"edge ...\") feed\n"
+           "cases of `berth check` (apps/check, cases named \"edge ...\") feed\n"
            "every elementwise op and reduction these values, with expected\n"
            "answers from a plain C reference of this page.\n\n");
     printf("## Reading an entry\n\n"

@@ -1,5 +1,5 @@
 /* `berth serve`: configs served over the Open Inference Protocol (KServe
- * v2 REST), with dynamic batching. What the files of engine/serve/ share:
+ * v2 REST), with dynamic batching. What the files of apps/serve/ share:
  *   serve_request.c   an infer request's JSON (and binary tensor data)
  *                     read and checked against the model's inputs
  *   serve_json.c      responses written as JSON

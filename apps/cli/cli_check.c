@@ -1,5 +1,5 @@
 /* berth check MODULE: a backend module's test driver, for vendors. The
- * ABI contract (engine/check/check_abi.c), then berth's op cases on the
+ * ABI contract (apps/check/check_abi.c), then berth's op cases on the
  * module and on a reference backend, then, where the tools and the ONNX
  * test data are installed, the ONNX node cases; a per-op table, a
  * summary line, and exit status 0 only when nothing failed.

@@ -1,5 +1,5 @@
 /* The backend kit: what every berth backend module needs besides its
- * kernels. Compiled into each module (backends/common/kit.cmake), so a
+ * kernels. Compiled into each module (kit/kit.cmake), so a
  * module still links nothing from libberth. Pieces, by file:
  *   bk_dtype.c   dtype names and sizes
  *   bk_attr.c    attribute readers (also compiled into the engine)
