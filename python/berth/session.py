@@ -100,6 +100,11 @@ class _Runner:
         if unknown:
             raise InvalidError("run: no input %r in lane '%s' (its inputs: %s)" %
                                (unknown[0], s._lane_names[li], ", ".join(names)))
+        want = s._out_names[li] if outputs is None else list(outputs)
+        for name in want:
+            if name not in s._out_index[li]:
+                raise InvalidError("run: no output %r in lane '%s' (its outputs: %s)" %
+                                   (name, s._lane_names[li], ", ".join(s._out_names[li])))
         ins = (_lib.CTensor * max(n_in, 1))()
         keep = []
         for i, name in enumerate(names):
@@ -123,15 +128,7 @@ class _Runner:
         del keep
         raise_for(st, self._err)
         self.last_bucket = self._bucket.value
-        want = s._out_names[li] if outputs is None else list(outputs)
-        result = {}
-        for name in want:
-            k = s._out_index[li].get(name)
-            if k is None:
-                raise InvalidError("run: no output %r in lane '%s' (its outputs: %s)" %
-                                   (name, s._lane_names[li], ", ".join(s._out_names[li])))
-            result[name] = _copy_out(outs[k])
-        return result
+        return {name: _copy_out(outs[s._out_index[li][name]]) for name in want}
 
 
 def _as_input(name, x, code):
