@@ -391,28 +391,28 @@ berth_status bk_options_read(const berth_host_services *host, const char *backen
                              uint32_t n, bk_option_value *vals, berth_error *err);
 
 /* ---- entry and table ---- */
-/* Negotiation. This kit serves ABI 1.2 to a host offering 3 or more,
- * ABI 1.1 to one offering 2 and ABI 1.0 to one offering 1: the same
- * verbs, the table marked with the version served. That is safe because
- * every graph an older host sends is read through bk_graph_view with the
- * element sizes it declares, and an older host never reads the slots its
- * version lacks. Version 0, or host services smaller than 1.0's, get NULL
- * and the reason. */
-const berth_backend *bk_entry(const berth_backend *v1_2, const berth_backend *v1_1, const berth_backend *v1_0,
-                              uint32_t host_abi_version, const berth_host_services *host, berth_error *why);
-/* Defines the three tables and the exported entry from one list of
+/* Negotiation. This kit serves the newest ABI this header describes to a
+ * host offering it or more, and each older version to a host offering
+ * that one: the same verbs, the table marked with the version served.
+ * That is safe because every graph an older host sends is read through
+ * bk_graph_view with the element sizes it declares, and an older host
+ * never reads the slots its version lacks. Version 0, or host services
+ * smaller than 1.0's, get NULL and the reason. tables[v - 1] is the
+ * table of version v. */
+const berth_backend *bk_entry(const berth_backend *tables, uint32_t host_abi_version,
+                              const berth_host_services *host, berth_error *why);
+/* Defines a table per ABI version and the exported entry from one list of
  * designated initializers (.name = ..., .open = ..., ...). */
 #define BK_BACKEND(...)                                                                                         \
-    static const berth_backend bk_table_v1_2 = {.abi_version = BERTH_BACKEND_ABI_V1_2,                      \
-                                                .struct_size = sizeof(berth_backend), __VA_ARGS__};          \
-    static const berth_backend bk_table_v1_1 = {.abi_version = BERTH_BACKEND_ABI_V1_1,                      \
-                                                .struct_size = sizeof(berth_backend), __VA_ARGS__};          \
-    static const berth_backend bk_table_v1_0 = {.abi_version = BERTH_BACKEND_ABI_V1_0,                      \
-                                                .struct_size = sizeof(berth_backend), __VA_ARGS__};          \
+    static const berth_backend bk_tables[BERTH_BACKEND_ABI_VERSION] = {                                     \
+        {.abi_version = BERTH_BACKEND_ABI_V1_0, .struct_size = sizeof(berth_backend), __VA_ARGS__},          \
+        {.abi_version = BERTH_BACKEND_ABI_V1_1, .struct_size = sizeof(berth_backend), __VA_ARGS__},          \
+        {.abi_version = BERTH_BACKEND_ABI_V1_2, .struct_size = sizeof(berth_backend), __VA_ARGS__},          \
+        {.abi_version = BERTH_BACKEND_ABI_V1_3, .struct_size = sizeof(berth_backend), __VA_ARGS__}};         \
     BERTH_BACKEND_EXPORT const berth_backend *berth_backend_entry(uint32_t host_abi_version,                  \
                                                                   const berth_host_services *host,            \
                                                                   berth_error *why) {                        \
-        return bk_entry(&bk_table_v1_2, &bk_table_v1_1, &bk_table_v1_0, host_abi_version, host, why);        \
+        return bk_entry(bk_tables, host_abi_version, host, why);                                              \
     }
 /* plan_memory: writes the kinds that fit the host's struct_size;
  * `estimated` is a set of BERTH_PLAN_MEM_* bits. */
@@ -421,5 +421,8 @@ void bk_plan_memory_fill(berth_plan_memory *m, uint64_t intermediates, uint64_t 
 /* caps: writes the fields that fit the host's struct_size. */
 berth_status bk_caps_fill(berth_caps *caps, const char *device_name, uint64_t memory_bytes, int unified,
                           uint32_t dtype_mask, berth_error *err);
+/* caps, ABI 1.3: the partitioner's region and crossing costs, where they
+ * fit the host's struct_size. */
+void bk_caps_costs(berth_caps *caps, double region_ns, double crossing_ns_per_byte);
 
 #endif

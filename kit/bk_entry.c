@@ -2,19 +2,20 @@
  * plan_memory, which write only what fits the host's struct. */
 #include "bk.h"
 
-const berth_backend *bk_entry(const berth_backend *v1_2, const berth_backend *v1_1, const berth_backend *v1_0,
-                              uint32_t host_abi_version, const berth_host_services *host, berth_error *why) {
+const berth_backend *bk_entry(const berth_backend *tables, uint32_t host_abi_version,
+                              const berth_host_services *host, berth_error *why) {
+    const berth_backend *newest = &tables[BERTH_BACKEND_ABI_VERSION - 1];
     if (host_abi_version < BERTH_BACKEND_ABI_V1_0) {
-        bk_errf(why, "%s backend speaks ABI version 1 (1.0), version 2 (1.1) and version 3 (1.2); the host offers version %u",
-                v1_2->name, host_abi_version);
+        bk_errf(why, "%s backend speaks ABI version 1 (1.0) to version %u (1.%u); the host offers version %u",
+                newest->name, BERTH_BACKEND_ABI_VERSION, BERTH_BACKEND_ABI_VERSION - 1, host_abi_version);
         return NULL;
     }
     if (!host || host->struct_size < BERTH_HOST_SERVICES_V1_MIN_SIZE) {
-        bk_errf(why, "%s backend needs host services of at least %zu bytes, found %u", v1_2->name,
+        bk_errf(why, "%s backend needs host services of at least %zu bytes, found %u", newest->name,
                 (size_t)BERTH_HOST_SERVICES_V1_MIN_SIZE, host ? host->struct_size : 0u);
         return NULL;
     }
-    return host_abi_version >= BERTH_BACKEND_ABI_V1_2 ? v1_2 : host_abi_version >= BERTH_BACKEND_ABI_V1_1 ? v1_1 : v1_0;
+    return &tables[(host_abi_version < BERTH_BACKEND_ABI_VERSION ? host_abi_version : BERTH_BACKEND_ABI_VERSION) - 1];
 }
 
 berth_status bk_caps_fill(berth_caps *caps, const char *device_name, uint64_t memory_bytes, int unified,
@@ -30,6 +31,13 @@ berth_status bk_caps_fill(berth_caps *caps, const char *device_name, uint64_t me
     if (FITS(dtype_mask)) caps->dtype_mask = dtype_mask;
 #undef FITS
     return BERTH_OK;
+}
+
+void bk_caps_costs(berth_caps *caps, double region_ns, double crossing_ns_per_byte) {
+#define FITS(field) (caps->struct_size >= offsetof(berth_caps, field) + sizeof caps->field)
+    if (FITS(region_ns)) caps->region_ns = region_ns;
+    if (FITS(crossing_ns_per_byte)) caps->crossing_ns_per_byte = crossing_ns_per_byte;
+#undef FITS
 }
 
 void bk_plan_memory_fill(berth_plan_memory *m, uint64_t intermediates, uint64_t scratch, uint64_t io,

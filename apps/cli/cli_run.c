@@ -37,7 +37,9 @@ static const char *run_usage =
     "  --stats                 after the memory line, the plans' bytes by kind:\n"
     "                          intermediates, scratch, io (inputs and outputs,\n"
     "                          or staging), constants, records (command\n"
-    "                          buffers, descriptors; marked when estimated)\n"
+    "                          buffers, descriptors; marked when estimated);\n"
+    "                          with split, each warm bucket's crossing bytes\n"
+    "                          per run and how many passed through host buffers\n"
     "  --profile               print each node's mean time over the warm runs,\n"
     "                          largest first, with its share, and each\n"
     "                          subgraph's time in the last run\n"
@@ -395,14 +397,17 @@ static void print_subgraph(void *ctx, const berth_subgraph_info *s) {
         printf("  %.3f ms\n", (double)s->last_run_ns / 1e6);
         return;
     }
-    printf("  crossing in %s, out %s\n", in, out);
+    printf("  crossing in %s, out %s", in, out);
+    if (s->est_node_ns > 0) /* split = on: the cost model's view of it */
+        printf("  est %.3f ms + %.3f ms", s->est_node_ns / 1e6, s->est_overhead_ns / 1e6);
+    printf("\n");
     print_tensors("reads", s->n_in, s->in_names, s->in_crosses);
     print_tensors("writes", s->n_out, s->out_names, s->out_crosses);
 }
 
 typedef struct crossing_sum {
     uint32_t n, tensors;
-    uint64_t bytes;
+    uint64_t bytes, kept, imported;
     uint32_t subgraphs[16], nodes[16]; /* per backend */
 } crossing_sum;
 
@@ -415,6 +420,31 @@ static void sum_subgraph(void *ctx, const berth_subgraph_info *s) {
     }
     for (uint32_t j = 0; j < s->n_out; j++) c->tensors += s->out_crosses[j];
     c->bytes += s->bytes_out;
+    c->kept += s->bytes_out_kept;
+    c->imported += s->bytes_in_imported;
+}
+
+/* --stats with split: per warm bucket, the bytes crossing between
+ * subgraphs per run, and how many of them went through host buffers
+ * rather than read where their writer left them. */
+static void print_crossings(berth_executor *ex) {
+    for (uint32_t l = 0; l < berth_executor_lane_count(ex); l++)
+        for (uint32_t b = 0; b < berth_executor_bucket_count(ex, l); b++) {
+            crossing_sum sum;
+            memset(&sum, 0, sizeof sum);
+            berth_error err;
+            char desc[256], all[32], copied[32], kept[32], imported[32];
+            if (berth_executor_subgraphs(ex, l, b, sum_subgraph, &sum, &err) != BERTH_OK || !sum.tensors) continue;
+            berth_executor_bucket_describe(ex, l, b, desc, sizeof desc);
+            berth_format_bytes(all, sizeof all, sum.bytes);
+            berth_format_bytes(copied, sizeof copied, sum.bytes - sum.kept);
+            berth_format_bytes(kept, sizeof kept, sum.kept);
+            berth_format_bytes(imported, sizeof imported, sum.imported);
+            printf("crossings: lane %s bucket %s: %u tensor%s, %s per run: %s through host buffers, %s read where "
+                   "written (%s of it imported)\n",
+                   berth_executor_lane_name(ex, l), desc, sum.tensors, sum.tensors == 1 ? "" : "s", all, copied, kept,
+                   imported);
+        }
 }
 
 /* --explain: every bucket of the lane, planned if it was not yet. */
@@ -438,6 +468,13 @@ static int explain_lane(berth_executor *ex, uint32_t lane) {
         for (uint32_t k = 0; k < berth_executor_backend_count(ex) && k < 16; k++)
             printf("    on %-10s %u node%s in %u subgraph%s\n", berth_executor_backend_at(ex, k, NULL), sum.nodes[k],
                    sum.nodes[k] == 1 ? "" : "s", sum.subgraphs[k], sum.subgraphs[k] == 1 ? "" : "s");
+        berth_partition_info pi = {.struct_size = sizeof pi};
+        if (berth_executor_partition(ex, lane, b, &pi, &err) == BERTH_OK && pi.first_subgraphs)
+            printf("    by cost: estimated %.3f ms a run (est: nodes + starts and crossings); each node on the "
+                   "first backend that runs it would be %u subgraph%s, estimated %.3f ms: %u run%s of %u node%s "
+                   "moved\n",
+                   pi.est_ns / 1e6, pi.first_subgraphs, pi.first_subgraphs == 1 ? "" : "s", pi.first_est_ns / 1e6,
+                   pi.moved_runs, pi.moved_runs == 1 ? "" : "s", pi.moved_nodes, pi.moved_nodes == 1 ? "" : "s");
         explain_ctx c = {ex, 0, 0};
         berth_executor_subgraphs(ex, lane, b, print_subgraph, &c, &err);
     }
@@ -619,6 +656,7 @@ int berth_cli_run(int argc, char **argv) {
                (unsigned long long)m.weights_bytes, (unsigned long long)m.plans_bytes, m.plans,
                (unsigned long long)m.host_bytes, (unsigned long long)limit, limit_what);
     if (rc == 0 && !a.quiet && a.stats) print_plan_memory(ex);
+    if (rc == 0 && !a.quiet && a.stats && berth_executor_backend_count(ex) > 1) print_crossings(ex);
     for (uint32_t k = 0; rc == 0 && !a.quiet && berth_executor_backend_count(ex) > 1 &&
                          k < berth_executor_backend_count(ex);
          k++) {

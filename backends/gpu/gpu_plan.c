@@ -467,6 +467,7 @@ void gpu_run_end(berth_plan *p, berth_tensor *out) {
     const uint8_t *io = gpu_buffer_map(p->io);
     for (uint32_t i = 0; i < p->n_outputs; i++) {
         const berth_tensor *t = bk_tensor_at(out, i, p->tensor_size);
-        if (t->bytes) memcpy(t->data, io + p->io_off[p->n_inputs + i], t->bytes);
+        const uint8_t *at = io + p->io_off[p->n_inputs + i];
+        if (t->bytes && t->data != at) memcpy(t->data, at, t->bytes); /* an exported output stays */
     }
 }

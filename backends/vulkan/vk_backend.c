@@ -17,7 +17,31 @@ static void vk_close(berth_device *dev) { vk_device_close(dev); }
 static berth_status vk_caps(berth_device *dev, berth_caps *caps, berth_error *err) {
     uint32_t mask = BK_BIT(BERTH_DTYPE_F32) | BK_BIT(BERTH_DTYPE_I32) | BK_BIT(BERTH_DTYPE_U32) |
                     BK_BIT(BERTH_DTYPE_I64) | BK_BIT(BERTH_DTYPE_U64) | BK_BIT(BERTH_DTYPE_U8);
-    return bk_caps_fill(caps, dev->name, dev->memory_bytes, dev->unified, mask, err);
+    berth_status st = bk_caps_fill(caps, dev->name, dev->memory_bytes, dev->unified, mask, err);
+    /* A subgraph is a submit and a wait on its fence; a crossing goes
+     * through host-visible staging (device-local memory over the bus on
+     * a discrete card). */
+    if (st == BERTH_OK)
+        bk_caps_costs(caps, dev->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 50000.0 : 30000.0,
+                      dev->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? 0.15 : 0.1);
+    return st;
+}
+
+/* The partitioner's estimate, by the kind of device alone (GFLOP/s and
+ * GB/s the GPU core's shaders reach on such a device, roughly): a
+ * discrete card, an integrated or virtual GPU, or a device that is the
+ * cpu in software. Rough on purpose: it is weighed against crossings
+ * and against the cpu backend's own estimate. */
+static berth_status vk_node_cost(berth_device *dev, const berth_graph_desc *graph, uint32_t node_index,
+                                 berth_node_cost *cost, berth_error *err) {
+    (void)graph, (void)node_index, (void)err;
+    if (cost->struct_size < BERTH_NODE_COST_V1_MIN_SIZE) return BERTH_ERR_UNSUPPORTED;
+    double flops_per_ns = 300, bytes_per_ns = 30;
+    if (dev->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) flops_per_ns = 2000, bytes_per_ns = 200;
+    if (dev->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) flops_per_ns = 20, bytes_per_ns = 8;
+    cost->node_ns = cost->flops / flops_per_ns + cost->bytes / bytes_per_ns;
+    if (!(cost->node_ns > 0)) cost->node_ns = 1;
+    return BERTH_OK;
 }
 
 BK_SUPPORTS_VERBS(vk, gpu_op_set)
@@ -152,10 +176,37 @@ void gpu_weight_at(const berth_weights *w, uint32_t id, gpu_buffer **buf, uint64
 
 const bk_upload *gpu_weights_upload(const berth_weights *w) { return &w->up; }
 
+/* A crossing tensor this plan writes stays in its io slot, host-visible
+ * memory that holds it from the end of the run to the next: the plan
+ * reading it next takes it from there. Only where that memory is cached
+ * for the cpu (unified devices, lavapipe, host-cached staging): a reader
+ * walking uncached memory more than once would lose more than the copy
+ * saves. */
+static berth_status vk_export_output(berth_plan *p, uint32_t index, uint32_t kinds, berth_shared_buffer *buf,
+                                     berth_error *err) {
+    if (!(kinds & BERTH_SHARED_HOST) || !buf || buf->struct_size < BERTH_SHARED_BUFFER_V1_MIN_SIZE) {
+        bk_errf(err, "vulkan exports outputs as host pointers only");
+        return BERTH_ERR_UNSUPPORTED;
+    }
+    if (index >= p->n_outputs) {
+        bk_errf(err, "export_output: output %u of a plan of %u", index, p->n_outputs);
+        return BERTH_ERR_INVALID;
+    }
+    const gpu_opnd *o = &p->ops[p->outputs[index]];
+    if (!o->bytes || !p->io || !p->io->cached) {
+        bk_errf(err, "output %u's io memory is not cached for the cpu", index);
+        return BERTH_ERR_UNSUPPORTED;
+    }
+    buf->kind = BERTH_SHARED_HOST;
+    buf->host = (uint8_t *)gpu_buffer_map(p->io) + p->io_off[p->n_inputs + index];
+    buf->bytes = o->bytes;
+    return BERTH_OK;
+}
+
 BK_BACKEND(.name = "vulkan", .version = "0.2.0", .open = vk_open, .close = vk_close, .caps = vk_caps,
            .supports_op = vk_supports_op, .upload_begin = vk_upload_begin, .upload_dest = vk_upload_dest,
            .upload_tensor = vk_upload_tensor, .upload_end = vk_upload_end, .plan = vk_plan_create, .run = vk_run,
            .free_plan = gpu_plan_free, .free_weights = vk_free_weights, .weights_bytes = vk_weights_bytes,
            .plan_bytes = gpu_plan_bytes, .plan_profile = gpu_plan_profile, .supports_node = vk_supports_node,
-           .plan_memory = gpu_plan_memory,
+           .plan_memory = gpu_plan_memory, .node_cost = vk_node_cost, .export_output = vk_export_output,
            .options = vk_options_decl, .n_options = VK_OPTION_COUNT, .option_decl_size = sizeof(berth_option_decl))

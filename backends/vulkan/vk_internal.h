@@ -21,6 +21,7 @@ struct gpu_buffer {
     VkDeviceMemory mem;
     VkDeviceSize size;
     void *map; /* host-visible buffers stay mapped */
+    int cached; /* host-visible memory the cpu reads through its caches */
 };
 typedef struct gpu_buffer vk_buffer;
 

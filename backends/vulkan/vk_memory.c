@@ -63,6 +63,7 @@ berth_status vk_buffer_create(berth_device *d, VkDeviceSize size, int host_visib
                                                                                       : BERTH_ERR_DEVICE;
     }
     out->size = size;
+    out->cached = host_visible && (d->memprops.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
     return BERTH_OK;
 }
 

@@ -180,12 +180,14 @@ static int bc_backend_key(bc_parser *ps, const char *key, const char *value) {
     if (strcmp(key, "use") == 0) return bc_parse_use(ps, value, &ps->c->use, &ps->c->n_use);
     if (strcmp(key, "path") == 0) return bc_parse_dirs(ps, value);
     if (strcmp(key, "split") == 0) {
-        if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0) {
-            ps->c->split = value[1] == 'n';
-            ps->c->split_line = ps->line;
-            return 1;
-        }
-        return bc_fail(ps, ps->line, "[backend] split: expected on or off, found '%.*s'",
+        static const char *const modes[] = {"off", "on", "first"}; /* index: BERTH_SPLIT_* */
+        for (int m = 0; m < 3; m++)
+            if (strcmp(value, modes[m]) == 0) {
+                ps->c->split = m;
+                ps->c->split_line = ps->line;
+                return 1;
+            }
+        return bc_fail(ps, ps->line, "[backend] split: expected on, off or first, found '%.*s'",
                        bc_show(strlen(value)), value);
     }
     if (strcmp(key, "verify") == 0) {

@@ -22,11 +22,14 @@
  *   [backend]        use = vulkan, cpu      (names or paths, tried in order;
  *                                            default "cpu")
  *                    path = DIR[:DIR...]    (where names are looked up first)
- *                    split = on|off         (on: each node to the first
- *                                            backend of use that runs it;
- *                                            off, the default: the whole
- *                                            graph to the first that runs
- *                                            every node)
+ *                    split = on|off|first   (first: each node to the
+ *                                            first backend of use that runs
+ *                                            it; on: that, then runs of nodes
+ *                                            moved where the cost model says
+ *                                            crossings cost more than they
+ *                                            save; off, the default: the
+ *                                            whole graph to the first that
+ *                                            runs every node)
  *                    verify = cpu           (a reference backend, name or
  *                                            path: every run is run on it
  *                                            too and the outputs compared;
@@ -150,6 +153,11 @@ typedef struct bc_lane {
 /* [backend] verify_atol and verify_rtol when not given. */
 #define BERTH_VERIFY_DEFAULT_TOL 1e-3
 
+/* [backend] split's values. */
+#define BERTH_SPLIT_OFF 0
+#define BERTH_SPLIT_ON 1    /* by the cost model */
+#define BERTH_SPLIT_FIRST 2 /* each node to the first backend that runs it */
+
 enum berth_serve_server_key {
     BERTH_SERVE_MAX_INFLIGHT_MB,
     BERTH_SERVE_DRAIN_S,
@@ -176,7 +184,7 @@ typedef struct berth_config {
     char **use;     /* backend names or paths, in order; default {"cpu"} */
     uint32_t n_path;
     char **path_dirs; /* [backend] path, resolved, in order */
-    int split;           /* [backend] split: 1 on, 0 off (the default) */
+    int split;           /* [backend] split: a BERTH_SPLIT_* (off by default) */
     char *verify;        /* [backend] verify: the reference backend; NULL: none */
     double verify_atol, verify_rtol; /* its tolerance (defaults set by the loader) */
     uint32_t split_line; /* its line, 0 when not given */

@@ -29,6 +29,10 @@ typedef struct plan_step {
     uint8_t *in_crosses, *out_crosses; /* 1: from or to another subgraph */
     uint64_t bytes_in, bytes_out; /* crossing from or to other subgraphs, per run */
     uint64_t last_ns;        /* the last run's time */
+    double est_node_ns, est_overhead_ns; /* split = on's cost model */
+    /* Of bytes_out, what stays where this plan leaves it (exported); of
+     * bytes_in, what this plan reads from another's export (imported). */
+    uint64_t out_exported_bytes, in_imported_bytes;
 } plan_step;
 
 /* One plan for one (lane, bucket), with the host buffers a run needs so
@@ -39,6 +43,9 @@ typedef struct plan_slot {
     berth_spec *spec;      /* the specialized graph, kept for profiling names */
     void *cut;             /* berth_arena of the subgraphs' descs (split = on) */
     void *cross;           /* the tensors crossing between subgraphs, placed by liveness */
+    /* split = on: how the partition was chosen (berth_partition_info) */
+    uint32_t first_subgraphs, moved_runs, moved_nodes;
+    double first_ns, est_ns;
     /* Per output: the output whose buffer the last step wrote when the
      * graph names one operand twice (copied after the run), else itself. */
     uint32_t *out_src;
@@ -100,6 +107,9 @@ typedef struct exec_backend {
     berth_weights *w;
     char *item;            /* as `use` names it (owned): a path may be of any length */
     char device_name[256];
+    /* split = on's cost model: what a subgraph start and a crossing byte
+     * cost here (the caps' ABI 1.3 fields, or the host's defaults). */
+    double region_ns, crossing_ns_per_byte;
     /* Per executor weight: the id this backend holds it by, or
      * UINT32_MAX when none of its subgraphs reads it. */
     uint32_t *weight_id;
@@ -117,7 +127,7 @@ typedef struct weight_info {
 struct berth_executor {
     berth_config *cfg;
     berth_logger log;
-    int split;             /* [backend] split = on */
+    int split;             /* [backend] split: a BERTH_SPLIT_* */
     uint32_t n_be;
     exec_backend be[BERTH_MAX_USE];
     berth_archive *archive;
@@ -248,6 +258,17 @@ berth_status berth_check_fused(berth_executor *ex, lane *ln, berth_error *err);
  * (its number, node count, first and last node); nothing for a plan of
  * one step. */
 void berth_step_error(const plan_slot *s, uint32_t i, berth_error *err);
+/* t's dtype, rank and dims from o, and its size. */
+void berth_tensor_describe(berth_tensor *t, const berth_operand *o, size_t bytes);
+/* split: a step per subgraph of p, cut from s's spec (before the plans
+ * are built), then the buffers of the tensors crossing between them
+ * (after): each kept where its writer's plan leaves it when the writer
+ * exports it and its readers can read it there, else in one host block
+ * placed by liveness. */
+struct berth_partition;
+berth_status berth_split_cut(berth_executor *ex, plan_slot *s, const struct berth_partition *p, berth_error *err);
+berth_status berth_split_buffers(berth_executor *ex, plan_slot *s, const struct berth_partition *p,
+                                 berth_error *err);
 /* Build slot s, lane ln's bucket b in some context; ex->lock held. */
 berth_status berth_slot_build(berth_executor *ex, lane *ln, plan_slot *s, uint32_t b, berth_error *err);
 void berth_slot_free(berth_executor *ex, plan_slot *s, uint32_t n_inputs, uint32_t n_outputs);

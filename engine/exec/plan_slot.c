@@ -10,6 +10,7 @@
 #include "dtype.h"
 #include "arena.h"
 #include "bk.h"
+#include "cost.h"
 #include "executor_internal.h"
 #include "partition.h"
 #include "infer.h"
@@ -181,6 +182,25 @@ static int part_supports(void *ctx, uint32_t k, const berth_graph_desc *d, uint3
     return berth_node_runs_on(pc->ex, k, d, i, pc->held);
 }
 
+/* The backend's estimate of node i (ABI 1.3), or the host's from the
+ * node's work; an error or a time that is not a positive number is no
+ * estimate. */
+static double part_node_ns(void *ctx, uint32_t k, const berth_graph_desc *d, uint32_t i) {
+    part_ctx *pc = ctx;
+    exec_backend *b = &pc->ex->be[k];
+    berth_node_cost c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    berth_node_work(d, i, &c.flops, &c.bytes);
+    if (berth_backend_has_node_cost(b->mod.be)) {
+        berth_error e;
+        berth_backend_msg_reset(&e);
+        if (b->mod.be->node_cost(b->dev, d, i, &c, &e) == BERTH_OK && c.node_ns > 0 && c.node_ns < 1e15)
+            return c.node_ns;
+    }
+    return c.flops * BERTH_COST_NS_PER_FLOP + c.bytes * BERTH_COST_NS_PER_BYTE;
+}
+
 /* Why no backend runs node i: each backend's reason, in `use` order. */
 static berth_status split_refusal(berth_executor *ex, const char *path, const berth_graph_desc *d,
                                   uint32_t i, int held, berth_error *err) {
@@ -211,11 +231,51 @@ static berth_status split_refusal(berth_executor *ex, const char *path, const be
     return st;
 }
 
-/* Partition d among the backends; a refusal names every backend's reason. */
+/* 1 when every backend p gives nodes to holds the weights they read. */
+static int weights_held(berth_executor *ex, const berth_graph_desc *d, const berth_partition *p) {
+    for (uint32_t g = 0; g < p->n_subgraphs; g++)
+        for (uint32_t j = 0; j < p->subgraphs[g].n_nodes; j++)
+            if (missing_weight(ex, p->subgraphs[g].backend, d, p->subgraphs[g].nodes[j]) >= 0) return 0;
+    return 1;
+}
+
+/* Partition d among the backends (by the cost model with split = on); a
+ * refusal names every backend's reason. */
 static berth_status partition(berth_executor *ex, const char *path, const berth_graph_desc *d,
                               int held, berth_partition *p, uint32_t *failed, berth_error *err) {
     part_ctx pc = {ex, held};
-    berth_status st = berth_partition_build(d, ex->n_be, part_supports, &pc, p, failed, err);
+    double region_ns[BERTH_MAX_USE], crossing_ns_per_byte[BERTH_MAX_USE];
+    for (uint32_t k = 0; k < ex->n_be; k++) {
+        region_ns[k] = ex->be[k].region_ns;
+        crossing_ns_per_byte[k] = ex->be[k].crossing_ns_per_byte;
+    }
+    berth_part_costs costs = {part_node_ns, &pc, region_ns, crossing_ns_per_byte};
+    const berth_part_costs *cm = ex->split == BERTH_SPLIT_ON ? &costs : NULL;
+    if (cm && held) {
+        /* Partitioned as the weights were placed, the plan usually finds
+         * each node's weights where the cost model put the node; when it
+         * does not (a bucket whose shapes move a node), it is partitioned
+         * again among the backends holding them, and keeps the first
+         * estimate of node by node, which --explain compares against. */
+        pc.held = 0;
+        berth_status st = berth_partition_build(d, ex->n_be, part_supports, &pc, cm, p, failed, err);
+        if (st != BERTH_OK || weights_held(ex, d, p)) {
+            if (st == BERTH_ERR_UNSUPPORTED) st = split_refusal(ex, path, d, *failed, 0, err);
+            return st;
+        }
+        uint32_t first_subgraphs = p->first_subgraphs;
+        double first_ns = p->first_ns;
+        berth_partition_free(p);
+        pc.held = 1;
+        st = berth_partition_build(d, ex->n_be, part_supports, &pc, cm, p, failed, err);
+        if (st == BERTH_OK) {
+            p->first_subgraphs = first_subgraphs;
+            p->first_ns = first_ns;
+        }
+        if (st == BERTH_ERR_UNSUPPORTED) st = split_refusal(ex, path, d, *failed, held, err);
+        return st;
+    }
+    berth_status st = berth_partition_build(d, ex->n_be, part_supports, &pc, cm, p, failed, err);
     if (st == BERTH_ERR_UNSUPPORTED) st = split_refusal(ex, path, d, *failed, held, err);
     return st;
 }
@@ -335,7 +395,7 @@ static size_t tensor_bytes(const berth_operand *o, int *ok) {
     return berth_dtype_bytes(o->dtype, (uint64_t)n, ok);
 }
 
-static void set_tensor(berth_tensor *t, const berth_operand *o, size_t bytes) {
+void berth_tensor_describe(berth_tensor *t, const berth_operand *o, size_t bytes) {
     t->dtype = o->dtype;
     t->rank = o->rank;
     memcpy(t->dims, o->dims, sizeof t->dims);
@@ -421,120 +481,6 @@ static berth_status one_step(plan_slot *s) {
     return BERTH_OK;
 }
 
-/* split = on: a step per subgraph, cut from the spec, with a host buffer
- * for every tensor crossing between them (a graph output crosses
- * through its own output buffer). */
-static berth_status split_steps(berth_executor *ex, plan_slot *s, const berth_partition *p,
-                                berth_error *err) {
-    const berth_graph_desc *d = &s->spec->desc;
-    berth_tensor **buf_of = calloc(d->n_operands + 1, sizeof *buf_of);
-    s->out_src = malloc(sizeof *s->out_src * (d->n_outputs + 1));
-    s->cut = berth_arena_new();
-    berth_tensor *cross_t = s->cut ? berth_arena_array(s->cut, p->n_crossing + 1, sizeof *cross_t) : NULL;
-    if (!buf_of || !s->out_src || !cross_t) goto nomem;
-    for (uint32_t o = 0; o < d->n_outputs; o++) {
-        uint32_t k = d->outputs[o];
-        s->out_src[o] = o;
-        if (buf_of[k]) s->out_src[o] = (uint32_t)(buf_of[k] - s->out_full);
-        else buf_of[k] = &s->out_full[o];
-    }
-    /* Crossing tensors share one host block: each lives from the
-     * subgraph writing it to the last reading it, and tensors whose
-     * lives do not overlap reuse the same bytes (as a backend places its
-     * own). A graph output crosses through its output buffer. */
-    bk_span *spans = calloc(p->n_crossing + 1, sizeof *spans);
-    if (!spans) goto nomem;
-    uint32_t n_spans = 0;
-    for (uint32_t k = 0; k < d->n_operands; k++) {
-        if (!p->crosses[k] || buf_of[k]) continue;
-        int ok = 1;
-        size_t bytes = tensor_bytes(&d->operands[k], &ok);
-        if (!ok) {
-            berth_errorf(err, "tensor '%s' crossing between backends is too large to address",
-                         d->operands[k].name);
-            free(spans);
-            free(buf_of);
-            return BERTH_ERR_INVALID;
-        }
-        bk_span *sp = &spans[n_spans++];
-        sp->size = bytes ? bytes : 1;
-        sp->id = k;
-        sp->first = INT64_MAX;
-        for (uint32_t g = 0; g < p->n_subgraphs; g++) {
-            const berth_subgraph *sg = &p->subgraphs[g];
-            for (uint32_t j = 0; j < sg->n_out; j++)
-                if (sg->out[j] == k && sp->first == INT64_MAX) sp->first = g;
-            for (uint32_t j = 0; j < sg->n_in; j++)
-                if (sg->in[j] == k) sp->last = g;
-        }
-    }
-    size_t block = bk_place(spans, n_spans, 64);
-    s->cross = n_spans ? aligned_alloc(64, (block + 63) & ~(size_t)63) : NULL;
-    if (n_spans && !s->cross) {
-        free(spans);
-        goto nomem;
-    }
-    s->host_bytes += block;
-    for (uint32_t j = 0; j < n_spans; j++) {
-        uint32_t k = spans[j].id;
-        berth_tensor *t = &cross_t[j];
-        int ok = 1;
-        set_tensor(t, &d->operands[k], tensor_bytes(&d->operands[k], &ok));
-        t->data = (char *)s->cross + spans[j].off;
-        t->capacity = t->bytes;
-        buf_of[k] = t;
-    }
-    free(spans);
-    for (uint32_t g = 0; g < p->n_subgraphs; g++) {
-        const berth_subgraph *sg = &p->subgraphs[g];
-        plan_step *ps = &s->steps[g];
-        ps->backend = sg->backend;
-        berth_status st = berth_subgraph_desc(d, sg, ex->be[sg->backend].weight_id, s->cut, &ps->desc, err);
-        if (st != BERTH_OK) {
-            free(buf_of);
-            return st;
-        }
-        ps->n_in = sg->n_in;
-        ps->n_out = sg->n_out;
-        ps->in = berth_arena_array(s->cut, sg->n_in + 1, sizeof *ps->in);
-        ps->out = berth_arena_array(s->cut, sg->n_out + 1, sizeof *ps->out);
-        ps->in_from = berth_arena_array(s->cut, sg->n_in + 1, sizeof *ps->in_from);
-        ps->in_names = berth_arena_array(s->cut, sg->n_in + 1, sizeof *ps->in_names);
-        ps->out_names = berth_arena_array(s->cut, sg->n_out + 1, sizeof *ps->out_names);
-        ps->in_crosses = berth_arena_array(s->cut, sg->n_in + 1, 1);
-        ps->out_crosses = berth_arena_array(s->cut, sg->n_out + 1, 1);
-        if (!ps->in || !ps->out || !ps->in_from || !ps->in_names || !ps->out_names || !ps->in_crosses ||
-            !ps->out_crosses)
-            goto nomem;
-        for (uint32_t j = 0; j < sg->n_in; j++) {
-            uint32_t k = sg->in[j];
-            ps->in_names[j] = d->operands[k].name;
-            ps->in_from[j] = -1;
-            if (d->operands[k].kind == BERTH_OPERAND_INPUT) {
-                for (uint32_t i = 0; i < d->n_inputs; i++)
-                    if (d->inputs[i] == k) ps->in_from[j] = (int32_t)i;
-            } else {
-                ps->in[j] = *buf_of[k]; /* an earlier subgraph wrote it */
-                ps->in_crosses[j] = 1;
-                ps->bytes_in += ps->in[j].bytes;
-            }
-        }
-        for (uint32_t j = 0; j < sg->n_out; j++) {
-            uint32_t k = sg->out[j];
-            ps->out[j] = *buf_of[k];
-            ps->out_names[j] = d->operands[k].name;
-            ps->out_crosses[j] = p->crosses[k];
-            if (p->crosses[k]) ps->bytes_out += ps->out[j].bytes;
-        }
-    }
-    free(buf_of);
-    return BERTH_OK;
-nomem:
-    free(buf_of);
-    berth_errorf(err, "out of memory preparing the subgraphs of a split plan");
-    return BERTH_ERR_NOMEM;
-}
-
 /* Plan every step on its backend. */
 static berth_status plan_steps(berth_executor *ex, plan_slot *s, berth_error *err) {
     for (uint32_t i = 0; i < s->n_steps; i++) {
@@ -560,6 +506,61 @@ void berth_step_error(const plan_slot *s, uint32_t i, berth_error *err) {
     berth_errorf(err, "subgraph %u of %u (%u nodes, '%s' to '%s'): %s", i + 1, s->n_steps, ps->desc.n_nodes,
                  ps->desc.n_nodes ? ps->desc.nodes[0].name : "",
                  ps->desc.n_nodes ? ps->desc.nodes[ps->desc.n_nodes - 1].name : "", msg);
+}
+
+/* The slot's bucket-sized buffers: an input with a dyn dim gets one to
+ * be padded into, every output one the plan writes. */
+static berth_status io_buffers(const lane *ln, plan_slot *s, berth_error *err) {
+    const berth_graph_desc *d = &s->spec->desc;
+    for (uint32_t i = 0; i < ln->g->n_inputs + ln->g->n_outputs; i++) {
+        int input = i < ln->g->n_inputs;
+        uint32_t j = input ? i : i - ln->g->n_inputs;
+        const berth_operand *o = &d->operands[input ? d->inputs[j] : d->outputs[j]];
+        berth_tensor *t = input ? &s->in_pad[j] : &s->out_full[j];
+        int ok = 1, dynamic = !input;
+        size_t bytes = tensor_bytes(o, &ok);
+        if (!ok) {
+            berth_errorf(err, "%s: a tensor of the bucket is too large to address", ln->g->path);
+            return BERTH_ERR_INVALID;
+        }
+        berth_tensor_describe(t, o, bytes);
+        for (uint32_t k = 0; input && k < ln->in_rank[j]; k++) dynamic |= ln->in_sym[j * BERTH_MAX_RANK + k] >= 0;
+        if (!dynamic) continue;
+        t->data = malloc(bytes ? bytes : 1);
+        if (!t->data) {
+            berth_errorf(err, "out of memory preparing a plan of %s", ln->g->path);
+            return BERTH_ERR_NOMEM;
+        }
+        t->capacity = bytes;
+        s->host_bytes += bytes;
+    }
+    return BERTH_OK;
+}
+
+/* Shape inference once at the bucket's own values: it sizes the arena a
+ * padded run infers its dims in (smaller sizes need no more in any graph
+ * berth has met, so those runs allocate nothing), and it must agree with
+ * the specialization. A bucket with every dyn dim at 1 pads nothing and
+ * needs none of it. */
+static berth_status trim_shapes(const lane *ln, plan_slot *s, uint32_t b, berth_error *err) {
+    const berth_graph *g = ln->g;
+    uint32_t ns = g->n_syms;
+    const int64_t *bv = ln->bucket_vals + (size_t)b * ns;
+    int can_pad = 0;
+    for (uint32_t k = 0; k < ns; k++) can_pad |= bv[k] > 1;
+    if (!can_pad) return BERTH_OK;
+    if (berth_specialize_shapes(g, bv, s->trim_arena, s->trim_rank, s->trim_dims, err)) return BERTH_ERR_INTERNAL;
+    for (uint32_t i = 0; i < g->n_outputs; i++)
+        if (s->trim_rank[i] != s->out_full[i].rank ||
+            memcmp(&s->trim_dims[(size_t)i * BERTH_MAX_RANK], s->out_full[i].dims, sizeof(int64_t) * s->trim_rank[i])) {
+            berth_errorf(err, "%s: output '%s': shape inference alone disagrees with the bucket's plan", g->path,
+                         g->values[g->outputs[i]].name);
+            return BERTH_ERR_INTERNAL;
+        }
+    memcpy(s->trim_asked, bv, sizeof *bv * ns);
+    berth_arena_reset(s->trim_arena); /* into one block now, not on a run */
+    s->host_bytes += berth_arena_bytes(s->trim_arena);
+    return BERTH_OK;
 }
 
 berth_status berth_slot_build(berth_executor *ex, lane *ln, plan_slot *s, uint32_t b, berth_error *err) {
@@ -588,78 +589,25 @@ berth_status berth_slot_build(berth_executor *ex, lane *ln, plan_slot *s, uint32
         !s->trim_dims || !s->pad_warned || !s->trim_arena)
         goto nomem;
 
-    const berth_graph_desc *d = &s->spec->desc;
-    for (uint32_t i = 0; i < ni; i++) {
-        const berth_operand *o = &d->operands[d->inputs[i]];
-        int ok = 1;
-        size_t bytes = tensor_bytes(o, &ok);
-        if (!ok) goto overflow;
-        set_tensor(&s->in_pad[i], o, bytes);
-        int dynamic = 0;
-        for (uint32_t k = 0; k < ln->in_rank[i]; k++) dynamic |= ln->in_sym[i * BERTH_MAX_RANK + k] >= 0;
-        if (dynamic) {
-            s->in_pad[i].data = malloc(bytes ? bytes : 1);
-            if (!s->in_pad[i].data) goto nomem;
-            s->in_pad[i].capacity = bytes;
-            s->host_bytes += bytes;
-        }
-    }
-    for (uint32_t i = 0; i < no; i++) {
-        const berth_operand *o = &d->operands[d->outputs[i]];
-        int ok = 1;
-        size_t bytes = tensor_bytes(o, &ok);
-        if (!ok) goto overflow;
-        set_tensor(&s->out_full[i], o, bytes);
-        s->out_full[i].data = malloc(bytes ? bytes : 1);
-        if (!s->out_full[i].data) goto nomem;
-        s->out_full[i].capacity = bytes;
-        s->host_bytes += bytes;
-    }
-    /* Shape inference once at the bucket's own values: it sizes the
-     * arena a padded run infers its dims in (smaller sizes need no more
-     * in any graph berth has met, so those runs allocate nothing), and
-     * it must agree with the specialization. A bucket with every dyn dim
-     * at 1 pads nothing and needs none of it. */
-    const int64_t *bv = ln->bucket_vals + (size_t)b * ns;
-    int can_pad = 0;
-    for (uint32_t k = 0; k < ns; k++) can_pad |= bv[k] > 1;
-    if (can_pad) {
-        if (berth_specialize_shapes(g, bv, s->trim_arena, s->trim_rank, s->trim_dims, err)) {
-            st = BERTH_ERR_INTERNAL;
-            goto fail;
-        }
-        for (uint32_t i = 0; i < no; i++)
-            if (s->trim_rank[i] != s->out_full[i].rank ||
-                memcmp(&s->trim_dims[(size_t)i * BERTH_MAX_RANK], s->out_full[i].dims,
-                       sizeof(int64_t) * s->trim_rank[i])) {
-                berth_errorf(err, "%s: output '%s': shape inference alone disagrees with the bucket's plan",
-                             g->path, g->values[g->outputs[i]].name);
-                st = BERTH_ERR_INTERNAL;
-                goto fail;
-            }
-        memcpy(s->trim_asked, bv, sizeof *bv * ns);
-        berth_arena_reset(s->trim_arena); /* into one block now, not on a run */
-        s->host_bytes += berth_arena_bytes(s->trim_arena);
-    }
+    if ((st = io_buffers(ln, s, err)) != BERTH_OK || (st = trim_shapes(ln, s, b, err)) != BERTH_OK) goto fail;
     if ((st = find_index_checks(ln, s, err)) != BERTH_OK) goto fail;
 
     uint32_t n_steps = ex->split ? part.n_subgraphs : 1;
     s->steps = calloc(n_steps, sizeof *s->steps);
     if (!s->steps) goto nomem;
     s->n_steps = n_steps;
-    st = ex->split ? split_steps(ex, s, &part, err) : one_step(s);
+    st = ex->split ? berth_split_cut(ex, s, &part, err) : one_step(s);
     if (st == BERTH_ERR_NOMEM && !ex->split) goto nomem;
     if (st == BERTH_OK) st = plan_steps(ex, s, err);
+    /* The plans are built before the crossing tensors get buffers: a
+     * tensor its writer's plan exports needs none. */
+    if (st == BERTH_OK && ex->split) st = berth_split_buffers(ex, s, &part, err);
     if (st != BERTH_OK) goto fail;
     berth_partition_free(&part);
     /* The backends may hold more than the estimate (packed weights,
      * scratch): what they report now must fit too. */
     if ((st = berth_limit_check_built(ex, ln, b, err)) != BERTH_OK) goto fail;
     return BERTH_OK;
-overflow:
-    berth_errorf(err, "%s: a tensor of the bucket is too large to address", g->path);
-    st = BERTH_ERR_INVALID;
-    goto fail;
 nomem:
     berth_errorf(err, "out of memory preparing a plan of %s", g->path);
     st = BERTH_ERR_NOMEM; /* st held the last check's BERTH_OK */

@@ -163,7 +163,8 @@ static int check_slots(const berth_backend *be, const char *name_or_path, const 
 }
 
 static const char *abi_name(uint32_t v) {
-    return v == BERTH_BACKEND_ABI_V1_0 ? "1.0" : v == BERTH_BACKEND_ABI_V1_1 ? "1.1" : "1.2";
+    static const char *const names[] = {"1.0", "1.1", "1.2", "1.3"};
+    return v >= 1 && v <= sizeof names / sizeof *names ? names[v - 1] : "?";
 }
 
 /* The version and size of a table, then what ABI 1.1 adds. A table of

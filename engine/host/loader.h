@@ -54,6 +54,15 @@ void *berth_backend_proc(const berth_backend *be, const char *name);
 static inline int berth_backend_has_supports_node(const berth_backend *be) {
     return be->abi_version >= BERTH_BACKEND_ABI_V1_1 && be->supports_node;
 }
+static inline int berth_backend_has_node_cost(const berth_backend *be) {
+    return be->abi_version >= BERTH_BACKEND_ABI_V1_3 && be->node_cost;
+}
+static inline int berth_backend_has_export(const berth_backend *be) {
+    return be->abi_version >= BERTH_BACKEND_ABI_V1_3 && be->export_output;
+}
+static inline int berth_backend_has_import(const berth_backend *be) {
+    return be->abi_version >= BERTH_BACKEND_ABI_V1_3 && be->import_input;
+}
 
 /* Arrays the host hands a module (operands, nodes, attrs, tensors, weight
  * descs) are laid out today with the ABI 1.0 element sizes, which equal

@@ -1,6 +1,6 @@
 /*
- * berth backend ABI 1.2 (abi_version 3), a superset of ABI 1.1 (abi_version 2),
- * itself a superset of ABI 1.0 (abi_version 1).
+ * berth backend ABI 1.3 (abi_version 4), a superset of ABI 1.2 (abi_version 3),
+ * ABI 1.1 (abi_version 2) and ABI 1.0 (abi_version 1).
  *
  * This header is the whole contract between the berth engine (the "host")
  * and a hardware backend (a shared object the host loads at run time). A
@@ -19,7 +19,8 @@
  *    backend answers with a table for a version both speak (the largest
  *    version <= host_abi_version it implements), or NULL with a reason in
  *    *why. The host refuses a table whose abi_version is above what it asked.
- *    Version numbers only grow: 1 is ABI 1.0, 2 is ABI 1.1, 3 is ABI 1.2. A table of a
+ *    Version numbers only grow: 1 is ABI 1.0, 2 is ABI 1.1, 3 is ABI 1.2,
+ *    4 is ABI 1.3. A table of a
  *    higher number is a superset of every lower one.
  *  - Append-only, with sizes everywhere. Every struct that crosses the
  *    boundary either starts with abi_version/struct_size or struct_size, or
@@ -50,12 +51,13 @@
 extern "C" {
 #endif
 
-/* ABI versions: 1 is ABI 1.0, 2 is ABI 1.1, 3 is ABI 1.2. */
+/* ABI versions: 1 is ABI 1.0, 2 is ABI 1.1, 3 is ABI 1.2, 4 is ABI 1.3. */
 #define BERTH_BACKEND_ABI_V1_0 1u
 #define BERTH_BACKEND_ABI_V1_1 2u
 #define BERTH_BACKEND_ABI_V1_2 3u
+#define BERTH_BACKEND_ABI_V1_3 4u
 /* The newest ABI version this header describes. */
-#define BERTH_BACKEND_ABI_VERSION BERTH_BACKEND_ABI_V1_2
+#define BERTH_BACKEND_ABI_VERSION BERTH_BACKEND_ABI_V1_3
 
 /* Name of the one symbol a backend module exports. */
 #define BERTH_BACKEND_ENTRY_SYMBOL "berth_backend_entry"
@@ -298,6 +300,11 @@ typedef struct berth_caps {
     uint64_t memory_bytes;   /* memory available to the backend, 0 = unknown */
     int unified_memory;      /* 1: device memory is host memory          */
     uint32_t dtype_mask;     /* bit (1u << berth_dtype) for each dtype stored */
+    /* ABI 1.3: what the partitioner (split = on) charges for a subgraph
+     * on this device beyond its nodes' own time; 0 leaves the host's
+     * default (docs/partition.md). */
+    double region_ns;        /* starting and finishing one subgraph: a submit, a wait */
+    double crossing_ns_per_byte; /* a tensor crossing into or out of a subgraph here */
 } berth_caps;
 #define BERTH_CAPS_V1_MIN_SIZE (offsetof(berth_caps, dtype_mask) + sizeof(uint32_t))
 
@@ -383,6 +390,46 @@ typedef struct berth_plan_memory {
 #define BERTH_PLAN_MEM_IO 4u
 #define BERTH_PLAN_MEM_CONSTANTS 8u
 #define BERTH_PLAN_MEM_RECORDS 16u
+
+/* ------------------------------------------------------------------ */
+/* What a node costs (ABI 1.3)                                          */
+/* ------------------------------------------------------------------ */
+
+/* node_cost's question and answer. The host fills struct_size and its
+ * own count of the node's work; the backend writes node_ns when its
+ * struct_size holds it. The partitioner weighs these times against what
+ * crossing between subgraphs costs (berth_caps.region_ns and
+ * crossing_ns_per_byte) to decide whether a run of nodes is worth moving
+ * to the backend its neighbours run on. Only ratios between backends
+ * matter: an estimate need not be a measurement. */
+typedef struct berth_node_cost {
+    uint32_t struct_size;
+    uint32_t reserved;
+    double flops;   /* in: multiply and add each count 1 (a matmul of M x K by K x N is 2MNK) */
+    double bytes;   /* in: bytes of every operand the node reads and writes */
+    double node_ns; /* out: this device's estimate of the node's time, > 0 */
+} berth_node_cost;
+#define BERTH_NODE_COST_V1_MIN_SIZE (offsetof(berth_node_cost, node_ns) + sizeof(double))
+
+/* ------------------------------------------------------------------ */
+/* Buffers shared between plans (ABI 1.3)                               */
+/* ------------------------------------------------------------------ */
+
+/* Where one plan's output lies after its run, described so that another
+ * plan (of this backend or another) reads it there, without the host
+ * copying it in between. This is how a tensor crossing between two
+ * subgraphs of a split graph stays where it is. */
+#define BERTH_SHARED_HOST 1u /* `host`: memory the host and every backend may read */
+#define BERTH_SHARED_FD 2u   /* `fd` at `offset`: a descriptor another device may map (a dma-buf) */
+typedef struct berth_shared_buffer {
+    uint32_t struct_size;
+    uint32_t kind;   /* one BERTH_SHARED_* */
+    void *host;      /* HOST: the tensor's first byte */
+    int fd;          /* FD: the exporter's, open until its free_plan; an importer dups what it keeps */
+    uint64_t offset; /* FD: where the tensor starts */
+    uint64_t bytes;  /* the tensor's size */
+} berth_shared_buffer;
+#define BERTH_SHARED_BUFFER_V1_MIN_SIZE (offsetof(berth_shared_buffer, bytes) + sizeof(uint64_t))
 
 /* ------------------------------------------------------------------ */
 /* The function table                                                  */
@@ -501,6 +548,36 @@ typedef struct berth_backend {
      * berth_plan_memory), adding up to plan_bytes(plan). May be NULL: the
      * host then counts the whole plan as `other`. */
     berth_status (*plan_memory)(const berth_plan *plan, berth_plan_memory *mem, berth_error *err);
+
+    /* ---- ABI 1.3 ---- */
+
+    /* node_cost: the estimated time of node `node_index` of `graph` on
+     * this device into cost->node_ns (see berth_node_cost). Asked only
+     * about nodes supports_node accepted. BERTH_ERR_UNSUPPORTED, or NULL
+     * in the table, leaves the host's estimate from flops and bytes. */
+    berth_status (*node_cost)(berth_device *dev, const berth_graph_desc *graph, uint32_t node_index,
+                              berth_node_cost *cost, berth_error *err);
+
+    /* export_output: describe in *buf (the host set struct_size) where
+     * output `index` of the plan lies after run(), as one of the kinds
+     * in `kinds` (BERTH_SHARED_* bits). The place must hold the output
+     * from the end of each run() until the next run() or free_plan. The
+     * host may then hand run() that output with data == buf->host (HOST)
+     * or NULL (FD), which means: leave it where it lies, copy it nowhere.
+     * Any other pointer is written as before, so exporting commits to
+     * nothing. BERTH_ERR_UNSUPPORTED, or NULL in the table: the host
+     * copies the output out as before. */
+    berth_status (*export_output)(berth_plan *plan, uint32_t index, uint32_t kinds, berth_shared_buffer *buf,
+                                  berth_error *err);
+    /* import_input: input `index` of the plan may come in `buf` (another
+     * plan's export, valid while this plan lives): whenever run() is
+     * handed that input with data == buf->host (HOST) or NULL (FD), the
+     * backend reads it from buf in its own way (maps it, binds it)
+     * instead of copying it in from host memory. Any other pointer is
+     * read as before. BERTH_ERR_UNSUPPORTED, or NULL in the table: the
+     * host hands the input in host memory (a HOST buffer as it is). */
+    berth_status (*import_input)(berth_plan *plan, uint32_t index, const berth_shared_buffer *buf,
+                                 berth_error *err);
 } berth_backend;
 
 /* The least table size a backend of each version must declare. */
@@ -510,9 +587,12 @@ typedef struct berth_backend {
     (offsetof(berth_backend, option_decl_size) + sizeof(uint32_t))
 #define BERTH_BACKEND_V1_2_MIN_SIZE \
     (offsetof(berth_backend, plan_memory) + sizeof(void *))
+#define BERTH_BACKEND_V1_3_MIN_SIZE \
+    (offsetof(berth_backend, import_input) + sizeof(void *))
 /* The least table size for a table of abi_version v (1 or more). */
 #define BERTH_BACKEND_MIN_SIZE(v)                                        \
-    ((v) >= BERTH_BACKEND_ABI_V1_2   ? BERTH_BACKEND_V1_2_MIN_SIZE       \
+    ((v) >= BERTH_BACKEND_ABI_V1_3   ? BERTH_BACKEND_V1_3_MIN_SIZE       \
+     : (v) >= BERTH_BACKEND_ABI_V1_2 ? BERTH_BACKEND_V1_2_MIN_SIZE       \
      : (v) >= BERTH_BACKEND_ABI_V1_1 ? BERTH_BACKEND_V1_1_MIN_SIZE       \
                                      : BERTH_BACKEND_V1_MIN_SIZE)
 

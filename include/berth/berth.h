@@ -81,7 +81,7 @@ typedef struct berth_open_options {
  * message naming the output, its errors and first element outside, and
  * the first node of the graph that diverges (its name, op, errors and
  * index; found by running the bucket's graph unfused on both backends
- * with every intermediate kept, once, on that run; with split = on only
+ * with every intermediate kept, once, on that run; with split only
  * the output is named). The outputs hold what the backend gave. A run
  * that matches costs one reference run and one pass over the outputs;
  * the reference's copy of the weights and its plans count in
@@ -102,7 +102,7 @@ berth_status berth_executor_open(const char *config_path, const berth_open_optio
                                  berth_executor **out, berth_error *err);
 void berth_executor_close(berth_executor *ex);
 
-/* The backend in use (with split = on, the first of those held): its
+/* The backend in use (with split on or first, the first of those held): its
  * short name, module path and device name. */
 const char *berth_executor_backend(const berth_executor *ex);
 const char *berth_executor_backend_path(const berth_executor *ex);
@@ -260,7 +260,7 @@ void berth_executor_memory(const berth_executor *ex, berth_memory *m);
 uint64_t berth_executor_memory_limit(const berth_executor *ex, const char **what);
 
 /* The backends the executor holds: one with [backend] split = off; with
- * split = on every backend of `use` that opened, in `use` order. _at
+ * split = on or first every backend of `use` that opened, in `use` order. _at
  * gives backend k's module name and (optional) its device's; NULL past
  * the last. */
 uint32_t berth_executor_backend_count(const berth_executor *ex);
@@ -294,11 +294,36 @@ typedef struct berth_subgraph_info {
     const uint8_t *in_crosses, *out_crosses; /* per tensor: 1 from or to another subgraph */
     uint64_t bytes_in, bytes_out;     /* bytes crossing from and to other subgraphs per run */
     uint64_t last_run_ns;             /* the subgraph's time in the last run; 0 before one */
+    /* split = on's cost model (0 otherwise): its nodes' estimated time,
+     * and what its start and crossings add. */
+    double est_node_ns, est_overhead_ns;
+    /* Of bytes_out, what stays where this subgraph's plan leaves it, read
+     * there by the subgraphs after it instead of copied to a host buffer
+     * (the backend exports it); of bytes_in, what its plan reads from
+     * another's export in its own way (it imports it). */
+    uint64_t bytes_out_kept, bytes_in_imported;
 } berth_subgraph_info;
 typedef void (*berth_subgraph_fn)(void *ctx, const berth_subgraph_info *info);
 /* Calls fn once per subgraph. BERTH_ERR_INVALID when the plan is not warm. */
 berth_status berth_executor_subgraphs(const berth_executor *ex, uint32_t lane, uint32_t bucket,
                                       berth_subgraph_fn fn, void *ctx, berth_error *err);
+
+/* How split = on chose the warm plan of (lane, bucket): what giving each
+ * node to the first backend of use that runs it made (split = first's
+ * partition), how many runs of nodes the cost model then moved to a
+ * neighbour's backend, and both estimates. All zero with split = off or
+ * first. The caller sets struct_size; fields past it are not written.
+ * BERTH_ERR_INVALID when the plan is not warm or struct_size is short. */
+typedef struct berth_partition_info {
+    uint32_t struct_size;
+    uint32_t subgraphs;       /* what the plan runs */
+    uint32_t first_subgraphs; /* each node on the first backend that runs it */
+    uint32_t moved_runs, moved_nodes;
+    double est_ns, first_est_ns; /* the cost model's estimates of a run */
+} berth_partition_info;
+#define BERTH_PARTITION_INFO_V1_MIN_SIZE (offsetof(berth_partition_info, first_est_ns) + sizeof(double))
+berth_status berth_executor_partition(const berth_executor *ex, uint32_t lane, uint32_t bucket,
+                                      berth_partition_info *info, berth_error *err);
 
 /* Per-node times of the last run of (lane, bucket), in graph order:
  * calls fn once per node. BERTH_ERR_UNSUPPORTED when the backend does not

@@ -3,7 +3,7 @@
 # A checkout in a deep folder: the two modules, the graph and its weights
 # copied into a folder under WORK whose absolute path is over 200
 # characters, and a config naming them there, as tools/conformance writes
-# its split configs ("use = MODULE, MODULE", split = on), so its lines are
+# its split configs ("use = MODULE, MODULE", split = first), so its lines are
 # longer than the 199 characters inih's buffer holds. berth run must read
 # it, run split across both modules, and write the same outputs as the
 # same config naming the files where the build left them.
@@ -20,7 +20,7 @@ cp "$partial" "$cpu" "$graph" "$weights" "$deep"/
 
 # write_ini FILE GRAPH WEIGHTS MODULE MODULE
 write_ini() {
-  printf '[model]\ngraph = %s\nweights = %s\n\n[backend]\nuse = %s, %s\nsplit = on\n\n[buckets]\nrows = batch=1\n' \
+  printf '[model]\ngraph = %s\nweights = %s\n\n[backend]\nuse = %s, %s\nsplit = first\n\n[buckets]\nrows = batch=1\n' \
     "$2" "$3" "$4" "$5" >"$1"
 }
 write_ini "$work/short.ini" "$graph" "$weights" "$partial" "$cpu"

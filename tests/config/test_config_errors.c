@@ -71,7 +71,7 @@ static const err_case CASES[] = {
     {M "[backend]\npath = /a::/b\n", 5, "[backend] path", "directory 2 is empty"},
     {M "[backend]\npaths = /a\n", 5, "[backend]", "unknown key 'paths'"},
     {M "[backend]\nuse = cpu\nuse = vulkan\n", 6, "[backend] use", "duplicate key"},
-    {M "[backend]\nuse = cpu\nsplit = maybe\n", 6, "[backend] split", "expected on or off, found 'maybe'"},
+    {M "[backend]\nuse = cpu\nsplit = maybe\n", 6, "[backend] split", "expected on, off or first, found 'maybe'"},
     {M "[backend]\nsplit = On\n", 5, "[backend] split", "found 'On'"},
     {M "[backend]\nsplit =\n", 5, "[backend] split", "found ''"},
     {M "[backend]\nsplit = on\nsplit = off\n", 6, "[backend] split", "duplicate key"},

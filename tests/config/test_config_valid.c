@@ -221,7 +221,13 @@ static void test_defaults(void) {
     c = parse_ok("a.ini", "[model]\ngraph = m.webnn\nweights = m.safetensors\n"
                           "[backend]\nuse = cpu\nsplit = on\n");
     if (!c) return;
-    CHECK(c->split == 1 && c->split_line == 6);
+    CHECK(c->split == BERTH_SPLIT_ON && c->split_line == 6);
+    berth_config_free(c);
+
+    c = parse_ok("a.ini", "[model]\ngraph = m.webnn\nweights = m.safetensors\n"
+                          "[backend]\nuse = cpu\nsplit = first\n");
+    if (!c) return;
+    CHECK(c->split == BERTH_SPLIT_FIRST && c->split_line == 6);
     berth_config_free(c);
 
     /* [backend] without use still means cpu; empty sections are fine. */

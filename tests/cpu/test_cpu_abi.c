@@ -19,9 +19,12 @@ static void test_negotiation(void) {
     small.struct_size = 16;
     CHECK(entry(1, &small, &why) == NULL);
     CHECK_CONTAINS(why.msg, "16");
-    const berth_backend *t = entry(7, &host.services, &why); /* a newer host gets ABI 1.2 */
-    CHECK(t && t->abi_version == BERTH_BACKEND_ABI_V1_2 && t->struct_size >= BERTH_BACKEND_V1_2_MIN_SIZE);
+    const berth_backend *t = entry(7, &host.services, &why); /* a newer host gets ABI 1.3 */
+    CHECK(t && t->abi_version == BERTH_BACKEND_ABI_V1_3 && t->struct_size >= BERTH_BACKEND_V1_3_MIN_SIZE);
     CHECK(t && strcmp(t->name, "cpu") == 0 && t->supports_node && t->n_options == 4 && t->plan_memory);
+    CHECK(t && t->node_cost);
+    t = entry(BERTH_BACKEND_ABI_V1_2, &host.services, &why); /* a 1.2 host gets a 1.2 table */
+    CHECK(t && t->abi_version == BERTH_BACKEND_ABI_V1_2 && t->struct_size >= BERTH_BACKEND_V1_2_MIN_SIZE);
     t = entry(BERTH_BACKEND_ABI_V1_1, &host.services, &why); /* a 1.1 host gets a 1.1 table */
     CHECK(t && t->abi_version == BERTH_BACKEND_ABI_V1_1 && t->struct_size >= BERTH_BACKEND_V1_1_MIN_SIZE);
     t = entry(BERTH_BACKEND_ABI_V1_0, &host.services, &why); /* a 1.0 host gets a 1.0 table */
@@ -73,6 +76,17 @@ static void test_options(void) {
     berth_caps old = {.struct_size = (uint32_t)offsetof(berth_caps, memory_bytes), .memory_bytes = 77};
     CHECK(cpu.be->caps(d, &old, &err) == BERTH_OK);
     CHECK(old.memory_bytes == 77 && old.device_name != NULL);
+    /* ABI 1.3's partition costs: given, and only where they fit */
+    CHECK(caps.region_ns > 0 && caps.crossing_ns_per_byte > 0);
+    berth_caps v12 = {.struct_size = (uint32_t)BERTH_CAPS_V1_MIN_SIZE, .region_ns = -1};
+    CHECK(cpu.be->caps(d, &v12, &err) == BERTH_OK && v12.region_ns == -1);
+    /* a node's estimate grows with its work, and a product of 2 GFLOP
+     * outweighs an elementwise pass over the same bytes */
+    berth_node_cost prod = {.struct_size = sizeof prod, .flops = 2e9, .bytes = 4e6};
+    berth_node_cost pass = {.struct_size = sizeof pass, .flops = 1e6, .bytes = 4e6};
+    CHECK(cpu.be->node_cost(d, NULL, 0, &prod, &err) == BERTH_OK && prod.node_ns > 0);
+    CHECK(cpu.be->node_cost(d, NULL, 0, &pass, &err) == BERTH_OK && pass.node_ns > 0);
+    CHECK(pass.node_ns < prod.node_ns);
     cpu.be->close(d);
 }
 

@@ -95,6 +95,10 @@ static void skew_free_plan(berth_plan *p) {
 
 static uint64_t skew_plan_bytes(const berth_plan *p) { return cpu->plan_bytes(p->inner); }
 
+static berth_status skew_plan_memory(const berth_plan *p, berth_plan_memory *m, berth_error *err) {
+    return cpu->plan_memory(p->inner, m, err);
+}
+
 static berth_status skew_plan_profile(const berth_plan *p, uint64_t *ns, uint32_t n, berth_error *err) {
     return cpu->plan_profile(p->inner, ns, n, err);
 }
@@ -109,5 +113,6 @@ berth_backend_entry(uint32_t host_abi_version, const berth_host_services *host, 
     table.free_plan = skew_free_plan;
     table.plan_bytes = skew_plan_bytes;
     if (table.plan_profile) table.plan_profile = skew_plan_profile;
+    if (table.abi_version >= BERTH_BACKEND_ABI_V1_2) table.plan_memory = skew_plan_memory;
     return &table;
 }

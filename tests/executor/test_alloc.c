@@ -19,7 +19,7 @@ int main(int argc, char **argv) {
     char path[256];
     slice_write_file(&model, "alloc.ini",
                      split ? "[model]\ngraph = model.webnn\nweights = model.safetensors\n"
-                             "[backend]\nuse = " PARTIAL_MODULE ", cpu\nsplit = on\n"
+                             "[backend]\nuse = " PARTIAL_MODULE ", cpu\nsplit = first\n"
                              "[backend.cpu]\nthreads = 2\n"
                              "[buckets]\nrows = batch=4 | batch=16\n"
                            : "[model]\ngraph = model.webnn\nweights = model.safetensors\n"

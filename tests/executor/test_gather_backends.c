@@ -94,7 +94,7 @@ static berth_executor *open_ini(slice_model *m, const char *name, const char *gr
                                 int split) {
     char ini[512], path[256];
     snprintf(ini, sizeof ini, "[model]\ngraph = %s\nweights = w.safetensors\n[backend]\nuse = %s\n%s", graph, use,
-             split ? "split = on\n" : "");
+             split ? "split = first\n" : "");
     berth_executor *ex = NULL;
     berth_error err;
     if (berth_executor_open(slice_write_file(m, name, ini, path, sizeof path), NULL, &ex, &err) != BERTH_OK) {

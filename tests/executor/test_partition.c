@@ -1,7 +1,8 @@
-/* split = on's partitioner on its own: the first graph of the README with
+/* split's partitioner on its own: the first graph of the README with
  * a backend that runs only matmul and add ahead of one that runs all;
  * branches grouped by backend; a lone node joining its neighbours; a
- * subgraph cut out as a graph of its own. */
+ * subgraph cut out as a graph of its own; runs of nodes moved by the
+ * cost model, or kept where it says they pay. */
 #include <string.h>
 
 #include "arena.h"
@@ -78,7 +79,7 @@ static void test_first_graph_split(void) {
     berth_graph_desc d = first_graph();
     berth_partition p;
     berth_error err;
-    CHECK(berth_partition_build(&d, 2, supports, NULL, &p, NULL, &err) == BERTH_OK);
+    CHECK(berth_partition_build(&d, 2, supports, NULL, NULL, &p, NULL, &err) == BERTH_OK);
     CHECK(p.n_subgraphs == 3);
     if (p.n_subgraphs != 3) return;
     const berth_subgraph *s = p.subgraphs;
@@ -116,7 +117,7 @@ static void test_first_graph_split(void) {
 
     /* A backend that runs all, listed first: one subgraph, nothing
      * crossing, the graph's input and output its edges. */
-    CHECK(berth_partition_build(&d, 1, all, NULL, &p, NULL, &err) == BERTH_OK);
+    CHECK(berth_partition_build(&d, 1, all, NULL, NULL, &p, NULL, &err) == BERTH_OK);
     CHECK(p.n_subgraphs == 1 && p.subgraphs[0].n_nodes == 5);
     CHECK(p.subgraphs[0].n_in == 1 && p.subgraphs[0].n_out == 1 && p.subgraphs[0].out[0] == Y);
     CHECK(p.n_crossing == 0 && p.crossing_bytes == 0);
@@ -128,7 +129,7 @@ static void test_node_no_backend_runs(void) {
     berth_partition p;
     berth_error err;
     uint32_t failed = 99;
-    CHECK(berth_partition_build(&d, 2, none_but_first, NULL, &p, &failed, &err) == BERTH_ERR_UNSUPPORTED);
+    CHECK(berth_partition_build(&d, 2, none_but_first, NULL, NULL, &p, &failed, &err) == BERTH_ERR_UNSUPPORTED);
     CHECK_CONTAINS(err.msg, "node 'h' (op relu): no backend of use runs it");
     CHECK(failed == 2);
     CHECK(p.subgraphs == NULL);
@@ -177,7 +178,7 @@ static void test_branches_grouped(void) {
     berth_graph_desc d = branches();
     berth_partition p;
     berth_error err;
-    CHECK(berth_partition_build(&d, 2, supports, NULL, &p, NULL, &err) == BERTH_OK);
+    CHECK(berth_partition_build(&d, 2, supports, NULL, NULL, &p, NULL, &err) == BERTH_OK);
     CHECK(p.n_subgraphs == 3);
     if (p.n_subgraphs != 3) return;
     const berth_subgraph *s = p.subgraphs;
@@ -213,16 +214,130 @@ static void test_lone_node_joins_neighbours(void) {
     d.outputs = c_out;
     berth_partition p;
     berth_error err;
-    CHECK(berth_partition_build(&d, 2, supports, NULL, &p, NULL, &err) == BERTH_OK);
+    CHECK(berth_partition_build(&d, 2, supports, NULL, NULL, &p, NULL, &err) == BERTH_OK);
     CHECK(p.n_subgraphs == 1 && p.subgraphs[0].backend == 1 && p.subgraphs[0].n_nodes == 3);
     CHECK(p.n_crossing == 0);
     berth_partition_free(&p);
-    CHECK(berth_partition_build(&d, 2, no_add_on_1, NULL, &p, NULL, &err) == BERTH_OK);
+    CHECK(berth_partition_build(&d, 2, no_add_on_1, NULL, NULL, &p, NULL, &err) == BERTH_OK);
     CHECK(p.n_subgraphs == 3 && p.n_crossing == 2);
     berth_partition_free(&p);
 }
 
+
+/* The cost model. Every node costs `node` ns on either backend except
+ * where `slow_on_1` makes backend 1's matmul far slower; a subgraph start
+ * costs 20 us and a crossing byte 0.25 ns on both. */
+typedef struct costs_ctx {
+    double node, slow_on_1;
+    uint32_t asked_unsupported; /* a node's cost asked of a backend that does not run it */
+} costs_ctx;
+
+static double node_ns(void *ctx, uint32_t b, const berth_graph_desc *d, uint32_t i) {
+    costs_ctx *c = ctx;
+    if (!supports(NULL, b, d, i)) c->asked_unsupported++;
+    return b == 1 && !strcmp(d->nodes[i].op, "matmul") ? c->node * c->slow_on_1 : c->node;
+}
+
+static const double region2[] = {20000, 20000}, xpb2[] = {0.25, 0.25};
+
+static void test_cost_merges_islands(void) {
+    berth_graph_desc d = first_graph();
+    berth_partition p;
+    berth_error err;
+    /* Equal node costs: the two runs on backend 0 gain nothing by staying
+     * there and cost two crossings and two starts: all of it moves to
+     * backend 1, which runs every node. */
+    costs_ctx c = {1000, 1, 0};
+    berth_part_costs costs = {node_ns, &c, region2, xpb2};
+    CHECK(berth_partition_build(&d, 2, supports, NULL, &costs, &p, NULL, &err) == BERTH_OK);
+    CHECK(p.n_subgraphs == 1 && p.subgraphs[0].backend == 1 && p.subgraphs[0].n_nodes == 5);
+    CHECK(p.first_subgraphs == 3 && p.moved_runs == 2 && p.moved_nodes == 4);
+    CHECK(p.n_crossing == 0);
+    /* 3 starts and h1, h crossing (32 B each, out and in) before; 1 after */
+    CHECK(p.first_ns == 5 * 1000 + 3 * 20000 + 4 * 32 * 0.25);
+    CHECK(p.est_ns == 5 * 1000 + 20000);
+    CHECK(p.subgraphs[0].node_ns == 5000 && p.subgraphs[0].overhead_ns == 20000);
+    CHECK(c.asked_unsupported == 0);
+    /* every backend that runs all of it would do: weights follow the nodes */
+    for (int k = W1; k <= B2; k++) CHECK(p.reads_weight[k] == 0 && p.reads_weight[N_OPERANDS + k] == 1);
+    berth_partition_free(&p);
+
+    /* Backend 1's matmul 1000 times slower: moving a matmul there costs
+     * 1 ms against 40 us of starts saved, so the split stays. */
+    c.slow_on_1 = 1000;
+    CHECK(berth_partition_build(&d, 2, supports, NULL, &costs, &p, NULL, &err) == BERTH_OK);
+    CHECK(p.n_subgraphs == 3 && p.first_subgraphs == 3 && p.moved_runs == 0 && p.moved_nodes == 0);
+    CHECK(p.est_ns == p.first_ns);
+    berth_partition_free(&p);
+
+    /* No cost model: each node on the first backend that runs it. */
+    CHECK(berth_partition_build(&d, 2, supports, NULL, NULL, &p, NULL, &err) == BERTH_OK);
+    CHECK(p.n_subgraphs == 3 && p.first_subgraphs == 0 && p.est_ns == 0);
+    berth_partition_free(&p);
+}
+
+/* A block repeated 50 times on a backend that lacks one of its ops: a
+ * matmul and an add (backend 0), then a div (backend 1 only), each
+ * reading the last. Node by node that is 100 subgraphs; by cost, one. */
+enum { N_BLOCKS = 50, CHAIN = 3 * N_BLOCKS };
+static berth_operand chain_ops[CHAIN + 1];
+static berth_node chain_nodes[CHAIN];
+static uint32_t chain_io[2 * CHAIN];
+
+static int lacks_div(void *ctx, uint32_t b, const berth_graph_desc *d, uint32_t i) {
+    (void)ctx;
+    return b == 1 || strcmp(d->nodes[i].op, "div") != 0;
+}
+
+static void test_cost_repeated_block(void) {
+    for (uint32_t k = 0; k <= CHAIN; k++) {
+        chain_ops[k].name = k ? "v" : "x";
+        chain_ops[k].kind = k ? BERTH_OPERAND_VALUE : BERTH_OPERAND_INPUT;
+        chain_ops[k].dtype = BERTH_DTYPE_F32;
+        chain_ops[k].rank = 2;
+        chain_ops[k].dims[0] = 64;
+        chain_ops[k].dims[1] = 64;
+    }
+    for (uint32_t i = 0; i < CHAIN; i++) {
+        chain_io[2 * i] = i;
+        chain_io[2 * i + 1] = i + 1;
+        chain_nodes[i] = (berth_node){i % 3 == 2 ? "div" : i % 3 ? "add" : "matmul", "v", 1, &chain_io[2 * i], 1, &chain_io[2 * i + 1], 0, NULL};
+    }
+    static const uint32_t in[] = {0}, out[] = {CHAIN};
+    berth_graph_desc d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.n_operands = CHAIN + 1;
+    d.operands = chain_ops;
+    d.n_nodes = CHAIN;
+    d.nodes = chain_nodes;
+    d.n_inputs = 1;
+    d.inputs = in;
+    d.n_outputs = 1;
+    d.outputs = out;
+    berth_partition p;
+    berth_error err;
+    CHECK(berth_partition_build(&d, 2, lacks_div, NULL, NULL, &p, NULL, &err) == BERTH_OK);
+    CHECK(p.n_subgraphs == 2 * N_BLOCKS && p.n_crossing == 2 * N_BLOCKS - 1);
+    berth_partition_free(&p);
+    costs_ctx c = {1000, 1, 0};
+    berth_part_costs costs = {node_ns, &c, region2, xpb2};
+    CHECK(berth_partition_build(&d, 2, lacks_div, NULL, &costs, &p, NULL, &err) == BERTH_OK);
+    CHECK(p.n_subgraphs == 1 && p.subgraphs[0].backend == 1 && p.n_crossing == 0);
+    CHECK(p.first_subgraphs == 2 * N_BLOCKS && p.moved_runs == N_BLOCKS && p.moved_nodes == 2 * N_BLOCKS);
+    CHECK(p.est_ns < p.first_ns);
+    berth_partition_free(&p);
+    /* A backend 0 whose matmul is worth more than two crossings and two
+     * starts keeps every block's matmul: the split stays as it was. */
+    c.slow_on_1 = 100;
+    CHECK(berth_partition_build(&d, 2, lacks_div, NULL, &costs, &p, NULL, &err) == BERTH_OK);
+    CHECK(p.n_subgraphs == 2 * N_BLOCKS && p.moved_runs == 0);
+    berth_partition_free(&p);
+}
+
 int main(void) {
+    test_cost_merges_islands();
+    test_cost_repeated_block();
     test_first_graph_split();
     test_node_no_backend_runs();
     test_branches_grouped();

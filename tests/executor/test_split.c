@@ -9,7 +9,11 @@
  *  - a node no backend of use runs names every backend's reason;
  *  - a graph a backend runs only fused (an int4 dequantizeLinear it
  *    takes only inside berth.matmulQuantized) opens and runs on it,
- *    alone and split; one it runs in neither form is still refused. */
+ *    alone and split; one it runs in neither form is still refused;
+ *  - split = on's cost model: partial is the cpu backend less most ops,
+ *    so its runs are worth less than their crossings and all of the
+ *    model goes to cpu, with its weights; berth_executor_partition says
+ *    what node by node would have been. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +79,7 @@ static void test_slice_model(slice_model *m) {
                                    BERTH_OK, &err);
     berth_executor *ex = open_ini(m, "split.ini",
                                   "[model]\ngraph = model.webnn\nweights = model.safetensors\n"
-                                  "[backend]\nuse = " PARTIAL_MODULE ", cpu\nsplit = on\n"
+                                  "[backend]\nuse = " PARTIAL_MODULE ", cpu\nsplit = first\n"
                                   "[buckets]\nrows = batch=4|batch=16\n",
                                   BERTH_OK, &err);
     if (!cpu || !ex) goto done;
@@ -182,7 +186,7 @@ static void test_shared_weight(slice_model *m) {
     berth_error err;
     berth_executor *ex = open_ini(m, "shared.ini",
                                   "[model]\ngraph = shared.webnn\nweights = model.safetensors\n"
-                                  "[backend]\nuse = " PARTIAL_MODULE ", cpu\nsplit = on\n",
+                                  "[backend]\nuse = " PARTIAL_MODULE ", cpu\nsplit = first\n",
                                   BERTH_OK, &err);
     berth_executor *cpu = open_ini(m, "shared-cpu.ini",
                                    "[model]\ngraph = shared.webnn\nweights = model.safetensors\n"
@@ -299,6 +303,54 @@ static void test_fused_only(slice_model *m) {
     berth_executor_close(ex);
 }
 
+static void test_cost_model(slice_model *m) {
+    berth_error err;
+    berth_executor *cpu = open_ini(m, "cpu.ini",
+                                   "[model]\ngraph = model.webnn\nweights = model.safetensors\n"
+                                   "[backend]\nuse = cpu\n[buckets]\nrows = batch=4|batch=16\n",
+                                   BERTH_OK, &err);
+    berth_executor *on = open_ini(m, "on.ini",
+                                  "[model]\ngraph = model.webnn\nweights = model.safetensors\n"
+                                  "[backend]\nuse = " PARTIAL_MODULE ", cpu\nsplit = on\n"
+                                  "[buckets]\nrows = batch=4|batch=16\n",
+                                  BERTH_OK, &err);
+    berth_executor *first = open_ini(m, "first.ini",
+                                     "[model]\ngraph = model.webnn\nweights = model.safetensors\n"
+                                     "[backend]\nuse = " PARTIAL_MODULE ", cpu\nsplit = first\n"
+                                     "[buckets]\nrows = batch=4|batch=16\n",
+                                     BERTH_OK, &err);
+    if (!cpu || !on || !first) goto done;
+    float a[16 * SLICE_OUT], b[16 * SLICE_OUT];
+    uint32_t ba = 1, bb = 2;
+    run_rows(on, 16, a, &ba);
+    run_rows(cpu, 16, b, &bb);
+    CHECK(ba == bb && memcmp(a, b, sizeof a) == 0);
+    run_rows(first, 16, b, &bb);
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    berth_memory mp, mc;
+    CHECK(berth_executor_backend_memory(on, 0, &mp) == BERTH_OK && mp.weights_bytes == 0);
+    CHECK(berth_executor_backend_memory(on, 1, &mc) == BERTH_OK && mc.weights_bytes > 0);
+    berth_partition_info pi = {.struct_size = sizeof pi};
+    CHECK(berth_executor_partition(on, 0, 1, &pi, &err) == BERTH_OK);
+    CHECK(pi.subgraphs == 1 && pi.first_subgraphs == 3 && pi.moved_runs == 2 && pi.moved_nodes == 4);
+    CHECK(pi.est_ns > 0 && pi.est_ns < pi.first_est_ns);
+    seen s;
+    memset(&s, 0, sizeof s);
+    CHECK(berth_executor_subgraphs(on, 0, 1, collect, &s, &err) == BERTH_OK);
+    CHECK(s.n == 1 && s.backend[0] == 1);
+    /* split = first: no cost model, all zeros; a short struct refused */
+    CHECK(berth_executor_partition(first, 0, 1, &pi, &err) == BERTH_OK);
+    CHECK(pi.subgraphs == 0 && pi.first_subgraphs == 0 && pi.est_ns == 0);
+    berth_partition_info small = {.struct_size = 8};
+    CHECK(berth_executor_partition(on, 0, 1, &small, &err) == BERTH_ERR_INVALID);
+    CHECK_CONTAINS(err.msg, "struct_size 8");
+    CHECK(berth_executor_partition(on, 0, 7, &pi, &err) == BERTH_ERR_INVALID);
+done:
+    berth_executor_close(on);
+    berth_executor_close(first);
+    berth_executor_close(cpu);
+}
+
 int main(void) {
     slice_model m;
     if (slice_model_write(&m, 11)) return 1;
@@ -306,6 +358,7 @@ int main(void) {
     test_shared_weight(&m);
     test_no_backend(&m);
     test_fused_only(&m);
+    test_cost_model(&m);
     slice_model_remove(&m);
     return check_exit();
 }

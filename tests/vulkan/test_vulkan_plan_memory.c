@@ -102,8 +102,24 @@ static void test_fused_chain(const float *x, uint64_t relu_bytes) {
     if (!staged) CHECK(kinds.intermediates == 0 && kinds.scratch == 0 && kinds.io == 2ull * N * 4);
 }
 
+/* ABI 1.3's partition costs: the caps' start and crossing costs, and a
+ * node estimate that grows with its work. */
+static void test_costs(void) {
+    berth_error err;
+    berth_caps caps = {.struct_size = sizeof caps};
+    CHECK(vk.be->abi_version >= BERTH_BACKEND_ABI_V1_3 && vk.be->node_cost);
+    CHECK(vk.be->caps(vk.dev, &caps, &err) == BERTH_OK);
+    CHECK(caps.region_ns > 0 && caps.crossing_ns_per_byte > 0);
+    if (!vk.be->node_cost) return;
+    berth_node_cost big = {.struct_size = sizeof big, .flops = 2e9, .bytes = 4e6};
+    berth_node_cost small = {.struct_size = sizeof small, .flops = 1e6, .bytes = 4e6};
+    CHECK(vk.be->node_cost(vk.dev, NULL, 0, &big, &err) == BERTH_OK && big.node_ns > 0);
+    CHECK(vk.be->node_cost(vk.dev, NULL, 0, &small, &err) == BERTH_OK && small.node_ns < big.node_ns);
+}
+
 int main(void) {
     h_start();
+    test_costs();
     float *x = h_randf(N);
     uint64_t relu = test_relu(x);
     test_fused_chain(x, relu);
