@@ -163,6 +163,71 @@ static void check_device(ck *k, const mh_module *m) {
     m->be->free_weights(w);
 }
 
+/* Hands the three tensors of check_upload to the module: w0 in place
+ * through upload_dest where the module offers memory, else given like
+ * w1; w2 in the host's scratch, overwritten after the call so a module
+ * that kept the pointer reads wrong values. A given buffer the module
+ * did not take is freed by the host here and counted in *mine. Returns
+ * the first failure; BERTH_ERR_INTERNAL when the module took a buffer
+ * it was not given (already reported). */
+static berth_status upload_three(ck *k, const mh_module *m, mh_host *host, berth_weights *w, const float v[][4],
+                                 float scratch[4], const char **how, int *mine, berth_error *err) {
+    berth_status st = BERTH_OK;
+    for (uint32_t i = 0; i < 3 && st == BERTH_OK; i++) {
+        berth_weight_desc d = {.name = i == 0 ? "w0" : i == 1 ? "w1" : "w2", .id = i, .dtype = BERTH_DTYPE_F32,
+                               .rank = 1, .dims = {4}, .bytes = 16};
+        void *dest = NULL, *data;
+        uint32_t flags = 0;
+        if (i == 0 && m->be->upload_dest && (st = m->be->upload_dest(w, &d, &dest, err)) == BERTH_OK && dest) {
+            data = dest, flags = BERTH_UPLOAD_IN_PLACE, how[0] = "in place (upload_dest)";
+        } else if (i < 2) {
+            data = host->services.alloc(host, 16, 64), flags = BERTH_UPLOAD_GIVEN;
+        } else {
+            data = scratch;
+        }
+        if (st) break;
+        memcpy(data, v[i], 16);
+        int taken = 0;
+        st = m->be->upload_tensor(w, &d, data, flags, &taken, err);
+        if (flags == BERTH_UPLOAD_GIVEN && !taken) host->services.free(host, data), (*mine)++;
+        if (flags != BERTH_UPLOAD_GIVEN && taken) {
+            report(k, 0, "upload: ownership", "the module took %s buffer %u it was not given", how[i], i);
+            st = BERTH_ERR_INTERNAL;
+        }
+        if (i == 2) memset(scratch, 0xff, sizeof(float) * 4); /* the host's scratch is reused */
+    }
+    return st;
+}
+
+/* Runs add(w0, w1) and add(w1, w2) on the uploaded weights and checks
+ * the sums, so a module that read a buffer after handing it back is
+ * caught by the values berth gets. Returns 1 when both are right; else
+ * 0, with *st and err saying why a run failed (*st BERTH_OK: the values
+ * were wrong). */
+static int adds_read_back(const mh_module *m, berth_weights *w, const float v[][4], berth_status *st,
+                          berth_error *err) {
+    tgraph *g = calloc(1, sizeof *g);
+    float y[2][4];
+    int ran = g != NULL;
+    *st = BERTH_ERR_NOMEM;
+    snprintf(err->msg, sizeof err->msg, "out of memory");
+    if (g) {
+        uint32_t a = tg_weight(g, "w0", 0, 1, (const int64_t[]){4}), b = tg_weight(g, "w1", 1, 1, (const int64_t[]){4});
+        uint32_t c = tg_weight(g, "w2", 2, 1, (const int64_t[]){4});
+        uint32_t y0 = tg_value(g, "y0", BERTH_DTYPE_F32, 1, (const int64_t[]){4});
+        uint32_t y1 = tg_value(g, "y1", BERTH_DTYPE_F32, 1, (const int64_t[]){4});
+        tg_node(g, "add", 2, (const uint32_t[]){a, b}, 1, &y0, 0, NULL);
+        tg_node(g, "add", 2, (const uint32_t[]){b, c}, 1, &y1, 0, NULL);
+        tg_output(g, y0);
+        tg_output(g, y1);
+        *st = mh_run(m, g, w, NULL, (void *const[]){y[0], y[1]}, err);
+        free(g);
+    }
+    int right = ran && *st == BERTH_OK;
+    for (int i = 0; right && i < 4; i++) right = y[0][i] == v[0][i] + v[1][i] && y[1][i] == v[1][i] + v[2][i];
+    return right;
+}
+
 /* One tensor given (host->alloc'd, the module may take it), one in the
  * host's scratch (overwritten after the call: the module must have
  * copied it), one through upload_dest where the module offers memory;
@@ -182,32 +247,11 @@ static void check_upload(ck *k, const mh_module *m, mh_host *host) {
     }
     float scratch[4];
     const char *how[3] = {"given", "given", "in scratch"};
-    for (uint32_t i = 0; i < 3 && st == BERTH_OK; i++) {
-        berth_weight_desc d = {.name = i == 0 ? "w0" : i == 1 ? "w1" : "w2", .id = i, .dtype = BERTH_DTYPE_F32, .rank = 1,
-                               .dims = {4}, .bytes = 16};
-        void *dest = NULL, *data;
-        uint32_t flags = 0;
-        if (i == 0 && m->be->upload_dest && (st = m->be->upload_dest(w, &d, &dest, &err)) == BERTH_OK && dest) {
-            data = dest, flags = BERTH_UPLOAD_IN_PLACE, how[0] = "in place (upload_dest)";
-        } else if (i < 2) {
-            data = host->services.alloc(host, 16, 64), flags = BERTH_UPLOAD_GIVEN;
-        } else {
-            data = scratch;
-        }
-        if (st) break;
-        memcpy(data, v[i], 16);
-        int taken = 0;
-        st = m->be->upload_tensor(w, &d, data, flags, &taken, &err);
-        if (flags == BERTH_UPLOAD_GIVEN && !taken) host->services.free(host, data), mine++;
-        if (flags != BERTH_UPLOAD_GIVEN && taken) {
-            report(k, 0, "upload: ownership", "the module took %s buffer %u it was not given", how[i], i);
-            st = BERTH_ERR_INTERNAL;
-        }
-        if (i == 2) memset(scratch, 0xff, sizeof scratch); /* the host's scratch is reused */
-    }
+    st = upload_three(k, m, host, w, v, scratch, how, &mine, &err);
     if (st == BERTH_OK) st = m->be->upload_end(w, &err);
     if (st != BERTH_OK) {
-        if (st != BERTH_ERR_INTERNAL) report(k, 0, "upload: ownership", "uploading three tensors failed: status %d: %s", (int)st, err.msg);
+        if (st != BERTH_ERR_INTERNAL)
+            report(k, 0, "upload: ownership", "uploading three tensors failed: status %d: %s", (int)st, err.msg);
         m->be->free_weights(w);
         return;
     }
@@ -215,28 +259,10 @@ static void check_upload(ck *k, const mh_module *m, mh_host *host) {
     int adds = m->be->supports_op(m->dev, "add", BERTH_DTYPE_F32, &e2) == BERTH_OK;
     char result[160] = "add is not supported: values not read back";
     if (adds) {
-        tgraph *g = calloc(1, sizeof *g);
-        float y[2][4];
-        int ran = g != NULL;
-        st = BERTH_ERR_NOMEM;
-        snprintf(err.msg, sizeof err.msg, "out of memory");
-        if (g) {
-            uint32_t a = tg_weight(g, "w0", 0, 1, (const int64_t[]){4}), b = tg_weight(g, "w1", 1, 1, (const int64_t[]){4});
-            uint32_t c = tg_weight(g, "w2", 2, 1, (const int64_t[]){4});
-            uint32_t y0 = tg_value(g, "y0", BERTH_DTYPE_F32, 1, (const int64_t[]){4});
-            uint32_t y1 = tg_value(g, "y1", BERTH_DTYPE_F32, 1, (const int64_t[]){4});
-            tg_node(g, "add", 2, (const uint32_t[]){a, b}, 1, &y0, 0, NULL);
-            tg_node(g, "add", 2, (const uint32_t[]){b, c}, 1, &y1, 0, NULL);
-            tg_output(g, y0);
-            tg_output(g, y1);
-            st = mh_run(m, g, w, NULL, (void *const[]){y[0], y[1]}, &err);
-            free(g);
-        }
-        int right = ran && st == BERTH_OK;
-        for (int i = 0; right && i < 4; i++) right = y[0][i] == v[0][i] + v[1][i] && y[1][i] == v[1][i] + v[2][i];
-        if (!right) {
-            report(k, 0, "upload: ownership", "add(w0, w1) and add(w1, w2) after the upload (w0 %s, w1 given, w2 in scratch): %s",
-                   how[0], st != BERTH_OK ? err.msg : "wrong values: a buffer was read after the call that handed it over");
+        if (!adds_read_back(m, w, v, &st, &err)) {
+            report(k, 0, "upload: ownership",
+                   "add(w0, w1) and add(w1, w2) after the upload (w0 %s, w1 given, w2 in scratch): %s", how[0],
+                   st != BERTH_OK ? err.msg : "wrong values: a buffer was read after the call that handed it over");
             m->be->free_weights(w);
             return;
         }
@@ -245,9 +271,13 @@ static void check_upload(ck *k, const mh_module *m, mh_host *host) {
     m->be->free_weights(w);
     int given = host->allocs - allocs0, freed = host->frees - frees0;
     if (given != freed)
-        report(k, 0, "upload: ownership", "%d buffers given, %d freed (%d by the host, which was not asked to keep them): "
-               "a buffer the module took must be freed once, with host->free", given, freed, mine);
-    else report(k, 1, "upload: ownership", "w0 %s, w1 given, w2 in scratch; %s; given buffers: %d, each freed once", how[0], result, given);
+        report(k, 0, "upload: ownership",
+               "%d buffers given, %d freed (%d by the host, which was not asked to keep them): "
+               "a buffer the module took must be freed once, with host->free",
+               given, freed, mine);
+    else
+        report(k, 1, "upload: ownership", "w0 %s, w1 given, w2 in scratch; %s; given buffers: %d, each freed once",
+               how[0], result, given);
 }
 
 /* An upload abandoned after one of three tensors (the engine does this

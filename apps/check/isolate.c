@@ -98,10 +98,25 @@ static void take(char *l, iso_record_fn on_record, void *rctx, iso_result *res, 
     else if (l[0] == 'R' && on_record) on_record(rctx, l + 2);
 }
 
-int iso_run(const char *part, iso_fn fn, void *ctx, iso_record_fn on_record, void *rctx, int timeout_s,
-            int per_case, iso_result *res) {
-    memset(res, 0, sizeof *res);
-    int fds[2];
+/* The child's side: runs the part, then says "D" so that the parent can
+ * tell a part that returned from one that called exit(). Never returns. */
+static void run_child(int fds[2], iso_fn fn, void *ctx) {
+    close(fds[0]);
+    setpgid(0, 0);
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* berth check interrupted: the part goes too */
+#endif
+    iso_chan c = {fds[1]};
+    fn(&c, ctx);
+    fflush(NULL);
+    put(&c, "D\n", 2);
+    exit(0); /* not _exit: a sanitizer's leak check runs in the child too */
+}
+
+/* Starts the child on a new pipe; the parent keeps fds[0] and the child's
+ * pid. On failure, nothing is left open and res says why, as iso_run
+ * reports it. */
+static int start_child(const char *part, iso_fn fn, void *ctx, iso_result *res, int fds[2], pid_t *pid_out) {
     fflush(NULL);
     if (pipe(fds) != 0) {
         res->end = ISO_ERROR;
@@ -119,36 +134,34 @@ int iso_run(const char *part, iso_fn fn, void *ctx, iso_record_fn on_record, voi
         snprintf(res->message, sizeof res->message, "%s could not run: fork: %s", part, strerror(errno));
         return -1;
     }
-    if (pid == 0) {
-        close(fds[0]);
-        setpgid(0, 0);
-#ifdef __linux__
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* berth check interrupted: the part goes too */
-#endif
-        iso_chan c = {fds[1]};
-        fn(&c, ctx);
-        fflush(NULL);
-        put(&c, "D\n", 2);
-        exit(0); /* not _exit: a sanitizer's leak check runs in the child too */
-    }
+    if (pid == 0) run_child(fds, fn, ctx);
     setpgid(pid, pid); /* either of the two calls wins; both mean the same */
     close(fds[1]);
+    *pid_out = pid;
+    return 0;
+}
 
+/* Reads the child's lines from fd until the pipe ends (returns 1), the
+ * deadline passes (*timed_out set, returns 0) or reading fails (returns
+ * 0). With per_case, each new case gets the whole timeout, so that a long
+ * suite of quick cases is not cut off. Leaves fd open for the caller. */
+static int read_child(int fd, iso_record_fn on_record, void *rctx, int timeout_s, int per_case, iso_result *res,
+                      int *done, int *timed_out) {
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
-    int done = 0, timed_out = 0, eof = 0;
+    int eof = 0;
     double deadline = now_s() + timeout_s;
     while (buf && !eof) {
         int wait_ms = -1;
         if (timeout_s > 0) {
             double left = deadline - now_s();
             if (left <= 0) {
-                timed_out = 1;
+                *timed_out = 1;
                 break;
             }
             wait_ms = (int)(left * 1000) + 1;
         }
-        struct pollfd p = {fds[0], POLLIN, 0};
+        struct pollfd p = {fd, POLLIN, 0};
         int r = poll(&p, 1, wait_ms);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) break;
@@ -158,7 +171,7 @@ int iso_run(const char *part, iso_fn fn, void *ctx, iso_record_fn on_record, voi
             if (!more) break;
             buf = more, cap *= 2;
         }
-        ssize_t n = read(fds[0], buf + len, cap - len - 1);
+        ssize_t n = read(fd, buf + len, cap - len - 1);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
             eof = 1;
@@ -169,19 +182,21 @@ int iso_run(const char *part, iso_fn fn, void *ctx, iso_record_fn on_record, voi
         while ((nl = memchr(start, '\n', len - (size_t)(start - buf)))) {
             *nl = 0;
             if (per_case && start[0] == 'C') deadline = now_s() + timeout_s;
-            take(start, on_record, rctx, res, &done);
+            take(start, on_record, rctx, res, done);
             start = nl + 1;
         }
         len -= (size_t)(start - buf);
         memmove(buf, start, len);
     }
     free(buf);
-    close(fds[0]);
-    if (!eof) kill(-pid, SIGKILL), kill(pid, SIGKILL); /* timed out, or the parent cannot read on */
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    return eof;
+}
 
+/* Sets res->end, and res->message for the user, from how the child
+ * ended: the timeout first, then lost records, a signal, an early exit()
+ * and a bad exit status, in that order, naming the case it was in. */
+static void judge_end(const char *part, int timeout_s, int per_case, int timed_out, int eof, int done, int status,
+                      iso_result *res) {
     char in_case[300] = "";
     if (res->last_case[0]) snprintf(in_case, sizeof in_case, ", in case '%s'", res->last_case);
     char sigbuf[32];
@@ -211,5 +226,23 @@ int iso_run(const char *part, iso_fn fn, void *ctx, iso_record_fn on_record, voi
         res->end = ISO_DONE;
         res->code = WEXITSTATUS(status);
     }
+}
+
+int iso_run(const char *part, iso_fn fn, void *ctx, iso_record_fn on_record, void *rctx, int timeout_s,
+            int per_case, iso_result *res) {
+    memset(res, 0, sizeof *res);
+    int fds[2];
+    pid_t pid;
+    if (start_child(part, fn, ctx, res, fds, &pid) != 0) return -1;
+
+    int done = 0, timed_out = 0;
+    int eof = read_child(fds[0], on_record, rctx, timeout_s, per_case, res, &done, &timed_out);
+    close(fds[0]);
+    if (!eof) kill(-pid, SIGKILL), kill(pid, SIGKILL); /* timed out, or the parent cannot read on */
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+
+    judge_end(part, timeout_s, per_case, timed_out, eof, done, status, res);
     return res->end == ISO_DONE ? 0 : -1;
 }

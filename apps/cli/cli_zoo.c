@@ -56,52 +56,31 @@ static int same_shape(const berth_tensor *a, const berth_tensor *b) {
     return 1;
 }
 
-static void run_model(const char *module, const char *dir, const zoo_model *m, zoo_row *row) {
-    char in_paths[ZOO_MAX_IO][1024], want_paths[ZOO_MAX_IO][1024], config[1024];
-    berth_tensor in[ZOO_MAX_IO], want[ZOO_MAX_IO], out[ZOO_MAX_IO];
-    memset(in, 0, sizeof in), memset(want, 0, sizeof want), memset(out, 0, sizeof out);
-    int n_in = split_files(dir, m->inputs, in_paths, ZOO_MAX_IO);
-    int n_out = split_files(dir, m->wants, want_paths, ZOO_MAX_IO);
-    berth_executor *ex = NULL;
-    berth_error err;
-    row->result = "FAIL";
-    if (n_in < 0 || n_out < 1) {
-        snprintf(row->detail, sizeof row->detail, "the manifest lists %s inputs or outputs (1 to %d each)",
-                 n_out < 1 ? "no" : "too many", ZOO_MAX_IO);
-        return;
-    }
+/* Reads a model's inputs and onnxruntime's outputs from their .npy
+ * files, inputs first. Returns nonzero with err set when one cannot be
+ * read; what was read is the caller's to free either way. */
+static berth_status read_tensors(char in_paths[][1024], int n_in, char want_paths[][1024], int n_out,
+                                 berth_tensor *in, berth_tensor *want, berth_error *err) {
+    berth_status st;
     for (int i = 0; i < n_in; i++)
-        if (berth_npy_read(in_paths[i], &in[i], &err)) goto fail;
+        if ((st = berth_npy_read(in_paths[i], &in[i], err))) return st;
     for (int i = 0; i < n_out; i++)
-        if (berth_npy_read(want_paths[i], &want[i], &err)) goto fail;
-    snprintf(config, sizeof config, "%s/%s", dir, m->config);
-    berth_open_options opts = {.struct_size = sizeof opts, .use = module, .log_level = BERTH_LOG_ERROR};
-    berth_status st = berth_executor_open(config, &opts, &ex, &err);
-    if (st == BERTH_ERR_UNSUPPORTED) {
-        row->result = "unsupported";
-        snprintf(row->detail, sizeof row->detail, "%s", err.msg);
-        goto done;
-    }
-    if (st) goto fail;
-    if (berth_executor_output_count(ex, 0) != (uint32_t)n_out) {
-        snprintf(row->detail, sizeof row->detail, "the graph has %u outputs, onnxruntime gave %d",
-                 berth_executor_output_count(ex, 0), n_out);
-        goto done;
-    }
-    st = berth_executor_run(ex, 0, in, (uint32_t)n_in, out, (uint32_t)n_out, NULL, &err);
-    if (st == BERTH_ERR_UNSUPPORTED) {
-        row->result = "unsupported";
-        snprintf(row->detail, sizeof row->detail, "%s", err.msg);
-        goto done;
-    }
-    if (st) goto fail;
-    /* The warm runs' median time; the last run's outputs are compared. */
+        if ((st = berth_npy_read(want_paths[i], &want[i], err))) return st;
+    return BERTH_OK;
+}
+
+/* Runs the model warm up to ZOO_WARM_RUNS times (fewer once the time
+ * budget is spent) and gives the row the median time, so one slow run
+ * does not skew berth's time column. The last run's outputs stay in
+ * out. Returns 1 with err set when a run fails. */
+static int time_warm_runs(berth_executor *ex, berth_tensor *in, int n_in, berth_tensor *out, int n_out,
+                          zoo_row *row, berth_error *err) {
     double ms[ZOO_WARM_RUNS];
     int runs = 0;
     for (uint64_t start = berth_now_ns(); runs < ZOO_WARM_RUNS && (runs == 0 ||
          berth_now_ns() - start < ZOO_TIME_BUDGET_NS); runs++) {
         uint64_t t0 = berth_now_ns();
-        if (berth_executor_run(ex, 0, in, (uint32_t)n_in, out, (uint32_t)n_out, NULL, &err)) goto fail;
+        if (berth_executor_run(ex, 0, in, (uint32_t)n_in, out, (uint32_t)n_out, NULL, err)) return 1;
         ms[runs] = (double)(berth_now_ns() - t0) / 1e6;
         for (int k = runs; k > 0 && ms[k] < ms[k - 1]; k--) {
             double t = ms[k];
@@ -110,6 +89,15 @@ static void run_model(const char *module, const char *dir, const zoo_model *m, z
     }
     row->ms = ms[runs / 2];
     row->ran = 1;
+    return 0;
+}
+
+/* Holds every output to onnxruntime's within the model's tolerance and
+ * marks the row passed when all are within it. The row's error columns
+ * take the worst of all outputs compared; its detail names the first
+ * output that is off, so users see where berth first goes wrong. */
+static void compare_outputs(const zoo_model *m, const berth_tensor *out, const berth_tensor *want, int n_out,
+                            zoo_row *row) {
     int ok = 1;
     for (int o = 0; o < n_out; o++) {
         char a[128], b[128];
@@ -133,6 +121,49 @@ static void run_model(const char *module, const char *dir, const zoo_model *m, z
         }
     }
     if (ok) row->result = "pass";
+}
+
+/* Opens one model of the zoo on the module, runs it on its inputs and
+ * fills its table row; every tensor and the executor are freed on each
+ * path out. */
+static void run_model(const char *module, const char *dir, const zoo_model *m, zoo_row *row) {
+    char in_paths[ZOO_MAX_IO][1024], want_paths[ZOO_MAX_IO][1024], config[1024];
+    berth_tensor in[ZOO_MAX_IO], want[ZOO_MAX_IO], out[ZOO_MAX_IO];
+    memset(in, 0, sizeof in), memset(want, 0, sizeof want), memset(out, 0, sizeof out);
+    int n_in = split_files(dir, m->inputs, in_paths, ZOO_MAX_IO);
+    int n_out = split_files(dir, m->wants, want_paths, ZOO_MAX_IO);
+    berth_executor *ex = NULL;
+    berth_error err;
+    row->result = "FAIL";
+    if (n_in < 0 || n_out < 1) {
+        snprintf(row->detail, sizeof row->detail, "the manifest lists %s inputs or outputs (1 to %d each)",
+                 n_out < 1 ? "no" : "too many", ZOO_MAX_IO);
+        return;
+    }
+    if (read_tensors(in_paths, n_in, want_paths, n_out, in, want, &err)) goto fail;
+    snprintf(config, sizeof config, "%s/%s", dir, m->config);
+    berth_open_options opts = {.struct_size = sizeof opts, .use = module, .log_level = BERTH_LOG_ERROR};
+    berth_status st = berth_executor_open(config, &opts, &ex, &err);
+    if (st == BERTH_ERR_UNSUPPORTED) {
+        row->result = "unsupported";
+        snprintf(row->detail, sizeof row->detail, "%s", err.msg);
+        goto done;
+    }
+    if (st) goto fail;
+    if (berth_executor_output_count(ex, 0) != (uint32_t)n_out) {
+        snprintf(row->detail, sizeof row->detail, "the graph has %u outputs, onnxruntime gave %d",
+                 berth_executor_output_count(ex, 0), n_out);
+        goto done;
+    }
+    st = berth_executor_run(ex, 0, in, (uint32_t)n_in, out, (uint32_t)n_out, NULL, &err);
+    if (st == BERTH_ERR_UNSUPPORTED) {
+        row->result = "unsupported";
+        snprintf(row->detail, sizeof row->detail, "%s", err.msg);
+        goto done;
+    }
+    if (st) goto fail;
+    if (time_warm_runs(ex, in, n_in, out, n_out, row, &err)) goto fail;
+    compare_outputs(m, out, want, n_out, row);
     goto done;
 fail:
     snprintf(row->detail, sizeof row->detail, "%s", err.msg);

@@ -163,6 +163,97 @@ static int draw_path(const opts *o, const char *image, char *out, size_t cap) {
     return snprintf(out, cap, "%s/%.*s.png", o->draw, len, base) < (int)cap;
 }
 
+/* Prints a read page as its JSON object, with the earlier reads' times
+ * `runs`; the lines berth could not read are left out, as in the text
+ * output, so users see only text the recognizer gave. */
+static void print_page_json(const char *path, const ocr_image *img, const ocr_page *page, int *first_json,
+                            const double *runs, int n_runs) {
+    size_t n = page->n;
+    const ocr_box *boxes = page->boxes;
+    const ocr_line *lines = page->lines;
+    const ocr_page_times t = page->t;
+    printf("%s\n  {\"file\": ", *first_json ? "" : ",");
+    *first_json = 0;
+    json_string(path);
+    printf(", \"width\": %d, \"height\": %d, \"lines\": [", img->width, img->height);
+    for (size_t i = 0, k = 0; i < n; i++) {
+        if (lines[i].failed) continue;
+        printf("%s\n    {\"text\": ", k++ ? "," : "");
+        json_string(lines[i].text);
+        printf(", \"confidence\": %.4f, \"box\": [", (double)lines[i].confidence);
+        for (int c = 0; c < 4; c++) printf("%s[%.0f, %.0f]", c ? ", " : "", boxes[i].x[c], boxes[i].y[c]);
+        printf("], \"turned\": %s}", page->turned[i] ? "true" : "false");
+    }
+    printf("%s], \"times_ms\": {\"detect\": %.1f, \"boxes\": %.1f, \"classify\": %.1f, \"recognize\": %.1f, "
+           "\"total\": %.1f}",
+           n ? "\n  " : "", t.detect, t.boxes, t.classify, t.recognize, t.total);
+    if (n_runs) {
+        printf(", \"runs_ms\": [");
+        for (int r = 0; r < n_runs; r++) printf("%s%.1f", r ? ", " : "", runs[r]);
+        printf("]");
+    }
+    printf("}");
+}
+
+/* Prints a read page as one tab-separated line per text line it holds,
+ * in reading order, so users can cut and grep berth's output. */
+static void print_page_text(const char *path, const ocr_page *page) {
+    const ocr_box *boxes = page->boxes;
+    const ocr_line *lines = page->lines;
+    for (size_t i = 0; i < page->n; i++) {
+        if (lines[i].failed) continue;
+        printf("%s\t%zu\t%s\tconfidence %.4f\tbox", path, i + 1, lines[i].text, (double)lines[i].confidence);
+        for (int c = 0; c < 4; c++) printf(" %.0f,%.0f", boxes[i].x[c], boxes[i].y[c]);
+        printf("\n");
+    }
+}
+
+/* Says on stderr how long each stage took on a page and which detector
+ * bucket it ran in, keeping stdout for the text itself. */
+static void report_page_times(const char *path, const ocr_page *page) {
+    const ocr_page_times t = page->t;
+    const ocr_det_report rep = page->rep;
+    char plan[48] = "";
+    if (rep.plan_ms >= 0) snprintf(plan, sizeof plan, ", plan built in %.0f ms", rep.plan_ms);
+    fprintf(stderr, "%s: %zu lines; detect %.1f ms (%dx%d in bucket %s%s), boxes %.1f ms, classify %.1f ms, "
+                    "recognize %.1f ms; %.1f ms in all\n",
+            path, page->n, t.detect, rep.width, rep.height, rep.bucket, plan, t.boxes, t.classify, t.recognize,
+            t.total);
+}
+
+/* For --draw: outlines the page's boxes on its image and writes it, so
+ * users can see what berth found. Returns 1 when it could not be
+ * written (the reason already said), else 0. */
+static int draw_page(const opts *o, const char *path, ocr_image *img, const ocr_page *page) {
+    berth_error err;
+    char out[4096];
+    ocr_draw_boxes(img, page->boxes, page->n);
+    if (!draw_path(o, path, out, sizeof out)) {
+        fprintf(stderr, "berth-ocr: %s: --draw path too long\n", path);
+        return 1;
+    }
+    if (ocr_png_write(out, img, &err) != BERTH_OK) {
+        fprintf(stderr, "berth-ocr: %s\n", err.msg);
+        return 1;
+    }
+    fprintf(stderr, "%s: annotated image %s\n", path, out);
+    return 0;
+}
+
+/* Says why a page could not be read: on stderr, and for --json also as
+ * the page's object, so the array still names every image. */
+static void report_page_error(const opts *o, const char *path, const char *why, int *first_json) {
+    fprintf(stderr, "berth-ocr: %s\n", why);
+    if (o->json) {
+        printf("%s\n  {\"file\": ", *first_json ? "" : ",");
+        *first_json = 0;
+        json_string(path);
+        printf(", \"error\": ");
+        json_string(why);
+        printf("}");
+    }
+}
+
 /* Reads one page; prints its lines (or, for JSON, its object, with the
  * earlier reads' times `runs`). Returns 0 when the page was read, 1 when
  * it failed (the reason already said). A quiet read (a repeat for
@@ -180,76 +271,17 @@ static int read_page(ocr_pipeline *p, const opts *o, const char *path, int *firs
         snprintf(why, sizeof why, "%s", err.msg);
         goto done;
     }
-    size_t n = page.n;
-    const ocr_box *boxes = page.boxes;
-    const ocr_line *lines = page.lines;
     failed = 0;
-    for (size_t i = 0; i < n; i++) failed |= lines[i].failed;
+    for (size_t i = 0; i < page.n; i++) failed |= page.lines[i].failed;
     page.t.total = ocr_now_ms() - t_start;
-    const ocr_page_times t = page.t;
-    const ocr_det_report rep = page.rep;
     if (quiet) goto done;
-    if (o->json) {
-        printf("%s\n  {\"file\": ", *first_json ? "" : ",");
-        *first_json = 0;
-        json_string(path);
-        printf(", \"width\": %d, \"height\": %d, \"lines\": [", img.width, img.height);
-        for (size_t i = 0, k = 0; i < n; i++) {
-            if (lines[i].failed) continue;
-            printf("%s\n    {\"text\": ", k++ ? "," : "");
-            json_string(lines[i].text);
-            printf(", \"confidence\": %.4f, \"box\": [", (double)lines[i].confidence);
-            for (int c = 0; c < 4; c++) printf("%s[%.0f, %.0f]", c ? ", " : "", boxes[i].x[c], boxes[i].y[c]);
-            printf("], \"turned\": %s}", page.turned[i] ? "true" : "false");
-        }
-        printf("%s], \"times_ms\": {\"detect\": %.1f, \"boxes\": %.1f, \"classify\": %.1f, \"recognize\": %.1f, "
-               "\"total\": %.1f}",
-               n ? "\n  " : "", t.detect, t.boxes, t.classify, t.recognize, t.total);
-        if (n_runs) {
-            printf(", \"runs_ms\": [");
-            for (int r = 0; r < n_runs; r++) printf("%s%.1f", r ? ", " : "", runs[r]);
-            printf("]");
-        }
-        printf("}");
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            if (lines[i].failed) continue;
-            printf("%s\t%zu\t%s\tconfidence %.4f\tbox", path, i + 1, lines[i].text, (double)lines[i].confidence);
-            for (int c = 0; c < 4; c++) printf(" %.0f,%.0f", boxes[i].x[c], boxes[i].y[c]);
-            printf("\n");
-        }
-    }
-    char plan[48] = "";
-    if (rep.plan_ms >= 0) snprintf(plan, sizeof plan, ", plan built in %.0f ms", rep.plan_ms);
-    fprintf(stderr, "%s: %zu lines; detect %.1f ms (%dx%d in bucket %s%s), boxes %.1f ms, classify %.1f ms, "
-                    "recognize %.1f ms; %.1f ms in all\n",
-            path, n, t.detect, rep.width, rep.height, rep.bucket, plan, t.boxes, t.classify, t.recognize, t.total);
-    if (o->draw) {
-        char out[4096];
-        ocr_draw_boxes(&img, boxes, n);
-        if (!draw_path(o, path, out, sizeof out)) {
-            fprintf(stderr, "berth-ocr: %s: --draw path too long\n", path);
-            failed = 1;
-        } else if (ocr_png_write(out, &img, &err) != BERTH_OK) {
-            fprintf(stderr, "berth-ocr: %s\n", err.msg);
-            failed = 1;
-        } else {
-            fprintf(stderr, "%s: annotated image %s\n", path, out);
-        }
-    }
+    if (o->json) print_page_json(path, &img, &page, first_json, runs, n_runs);
+    else print_page_text(path, &page);
+    report_page_times(path, &page);
+    if (o->draw && draw_page(o, path, &img, &page)) failed = 1;
 done:
     if (total_ms) *total_ms = page.t.total;
-    if (why[0]) {
-        fprintf(stderr, "berth-ocr: %s\n", why);
-        if (o->json) {
-            printf("%s\n  {\"file\": ", *first_json ? "" : ",");
-            *first_json = 0;
-            json_string(path);
-            printf(", \"error\": ");
-            json_string(why);
-            printf("}");
-        }
-    }
+    if (why[0]) report_page_error(o, path, why, first_json);
     ocr_page_free(&page);
     ocr_image_free(&img);
     return failed;

@@ -138,68 +138,92 @@ static void decode_row(ocr_rec *rc, ocr_line *it, int64_t r, int64_t *ids) {
     }
 }
 
-/* Run one batch of images that share a group width. */
-static void run_batch(ocr_rec *rc, ocr_line **batch, int n) {
-    const ocr_rec *ms = rc;
+/* The width a batch runs at: its widest image, or, when dumping the
+ * first batch, its group's bucket width, so the dumped input is the
+ * whole of what the model ran on. */
+static int64_t batch_width(const ocr_rec *rc, ocr_line **batch, int n) {
     int64_t width = 0;
     for (int i = 0; i < n; i++)
         if (batch[i]->width > width) width = batch[i]->width;
-    /* When dumping, pad here to the bucket width so the dumped input is
-     * the whole of what the model ran on. */
     if (rc->dump_input && !rc->dumped) width = batch[0]->group;
+    return width;
+}
+
+/* Lays the batch's images into x ([n, 3, height, width], elems floats),
+ * each padded on the right with OCR_PAD as PaddleOCR pads. */
+static void fill_batch(const ocr_rec *ms, ocr_line **batch, int n, int64_t width, size_t plane, size_t elems,
+                       float *x) {
+    for (size_t i = 0; i < elems; i++) x[i] = OCR_PAD;
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++)
+            for (int64_t y = 0; y < ms->height; y++)
+                memcpy(x + ((size_t)i * 3 + (size_t)c) * plane + (size_t)y * (size_t)width,
+                       batch[i]->pixels + ((size_t)c * (size_t)ms->height + (size_t)y) * (size_t)batch[i]->width,
+                       sizeof(float) * (size_t)batch[i]->width);
+}
+
+/* The executor picks the bucket; the one of this batch's exact size and
+ * group width is what it will pick, so build its plan first and time
+ * the run alone. Sets *plan_ms when a plan was built; returns why it
+ * failed, or NULL. */
+static const char *plan_batch(ocr_rec *rc, ocr_line **batch, int n, double *plan_ms, berth_error *err) {
+    int32_t planned = exact_bucket(rc, n, batch[0]->group);
+    const char *why = NULL;
+    if (planned >= 0 && !berth_executor_is_warm(rc->ex, 0, (uint32_t)planned)) {
+        double t0 = ocr_now_ms();
+        if (berth_executor_prepare(rc->ex, 0, (uint32_t)planned, err) != BERTH_OK) why = err->msg;
+        *plan_ms = ocr_now_ms() - t0;
+    }
+    return why;
+}
+
+/* The model's output must be float32 [n, steps, classes] for the key
+ * file berth was given; anything else would decode to wrong text. */
+static const char *check_output(const ocr_rec *rc, int n, berth_error *err) {
+    if (rc->out.dtype == BERTH_DTYPE_F32 && rc->out.rank == 3 && rc->out.dims[0] == n &&
+        rc->out.dims[2] == rc->classes)
+        return NULL;
+    snprintf(err->msg, sizeof err->msg,
+             "model output: expected float32 [%d, steps, %lld] (%lld classes: blank, the key "
+             "file's lines, space), found dtype %d rank %u [%lld, %lld, %lld]",
+             n, (long long)rc->classes, (long long)rc->classes, (int)rc->out.dtype, rc->out.rank,
+             (long long)rc->out.dims[0], (long long)rc->out.dims[1], (long long)rc->out.dims[2]);
+    return err->msg;
+}
+
+/* For --dump-input and --dump-output: writes the first batch's input
+ * and output as .npy, so users can compare berth with another runtime.
+ * Returns why a write failed, or NULL. */
+static const char *dump_batch(ocr_rec *rc, const berth_tensor *in, berth_error *err) {
+    if (rc->dump_input && !rc->dumped && ocr_npy_write(rc->dump_input, in, err)) return err->msg;
+    if (rc->dump_output && !rc->dumped && ocr_npy_write(rc->dump_output, &rc->out, err)) return err->msg;
+    return NULL;
+}
+
+/* Run one batch of images that share a group width. */
+static void run_batch(ocr_rec *rc, ocr_line **batch, int n) {
+    const ocr_rec *ms = rc;
+    int64_t width = batch_width(rc, batch, n);
     size_t plane = (size_t)ms->height * (size_t)width;
     size_t elems = (size_t)n * 3 * plane;
     float *x = malloc(elems * sizeof *x);
     int64_t *ids = NULL;
     berth_error err;
     const char *why = NULL;
-    if (!x) {
-        why = "out of memory for the batch";
-    } else {
-        for (size_t i = 0; i < elems; i++) x[i] = OCR_PAD;
-        for (int i = 0; i < n; i++)
-            for (int c = 0; c < 3; c++)
-                for (int64_t y = 0; y < ms->height; y++)
-                    memcpy(x + ((size_t)i * 3 + (size_t)c) * plane + (size_t)y * (size_t)width,
-                           batch[i]->pixels + ((size_t)c * (size_t)ms->height + (size_t)y) *
-                                                  (size_t)batch[i]->width,
-                           sizeof(float) * (size_t)batch[i]->width);
-    }
+    if (!x) why = "out of memory for the batch";
+    else fill_batch(ms, batch, n, width, plane, elems, x);
     berth_tensor in = {BERTH_DTYPE_F32, 4, {n, 3, ms->height, width}, x, elems * sizeof *x, 0};
     uint32_t bucket = 0;
     double ms_taken = 0, plan_ms = -1;
-    if (!why) {
-        /* The executor picks the bucket; the one of this batch's exact
-         * size and group width is what it will pick, so build its plan
-         * first and time the run alone. */
-        int32_t planned = exact_bucket(ms, n, batch[0]->group);
-        if (planned >= 0 && !berth_executor_is_warm(rc->ex, 0, (uint32_t)planned)) {
-            double t0 = ocr_now_ms();
-            if (berth_executor_prepare(rc->ex, 0, (uint32_t)planned, &err) != BERTH_OK)
-                why = err.msg;
-            plan_ms = ocr_now_ms() - t0;
-        }
-    }
+    if (!why) why = plan_batch(rc, batch, n, &plan_ms, &err);
     if (!why) {
         double t0 = ocr_now_ms();
         berth_status st = berth_executor_run(rc->ex, 0, &in, 1, &rc->out, 1, &bucket, &err);
         ms_taken = ocr_now_ms() - t0;
         if (st != BERTH_OK) why = err.msg;
     }
-    if (!why && (rc->out.dtype != BERTH_DTYPE_F32 || rc->out.rank != 3 ||
-                 rc->out.dims[0] != n || rc->out.dims[2] != ms->classes)) {
-        snprintf(err.msg, sizeof err.msg,
-                 "model output: expected float32 [%d, steps, %lld] (%lld classes: blank, the key "
-                 "file's lines, space), found dtype %d rank %u [%lld, %lld, %lld]",
-                 n, (long long)ms->classes, (long long)ms->classes, (int)rc->out.dtype,
-                 rc->out.rank, (long long)rc->out.dims[0], (long long)rc->out.dims[1],
-                 (long long)rc->out.dims[2]);
-        why = err.msg;
-    }
-    if (!why && rc->dump_input && !rc->dumped && ocr_npy_write(rc->dump_input, &in, &err))
-        why = err.msg;
-    if (!why && rc->dump_output && !rc->dumped && ocr_npy_write(rc->dump_output, &rc->out, &err))
-        why = err.msg;
+    if (!why) why = check_output(rc, n, &err);
+    if (!why) why = dump_batch(rc, &in, &err);
     rc->dumped = 1;
     if (!why && !(ids = malloc(sizeof *ids * (size_t)(rc->out.dims[1] ? rc->out.dims[1] : 1))))
         why = "out of memory for decoding";

@@ -365,6 +365,52 @@ static void pack_task(void *ctx, size_t p0, size_t p1) {
     pack_cols(cp, cp->src, j0, j1, cp->pack + j0 * kk);
 }
 
+/* Blocks of output columns, each im2col'd into its own panel and
+ * multiplied while in cache (cp->block_cols). */
+static void run_blocked(conv_params *cp, berth_plan *p, const cpu_node *nd, const float *x, const float *f, float *y) {
+    cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) : NULL,
+                        .bias_rows = 1, .post = cp->prog ? cpu_conv_post : NULL, .post_ctx = cp};
+    cp->src = x;
+    cp->pack = (float *)(cpu_scratch(p, nd) + cp->off_pack);
+    cp->f_g = f;
+    cp->y_g = y;
+    cp->epi = &epi;
+    cp->pool = p->dev->pool;
+    size_t blocks = ((size_t)(cp->oh * cp->ow) + cp->block_cols - 1) / cp->block_cols;
+    cpu_pool_for(p->dev->pool, (size_t)(cp->at.n * cp->at.groups) * blocks, 1, block_task, cp);
+}
+
+/* One product per image and group: panels packed straight from the
+ * input for berth's kernels, else im2col (K_GEMM) and the BLAS product
+ * (whose bias add_bias puts on after). */
+static void run_per_group(conv_params *cp, berth_plan *p, const cpu_node *nd, const float *x, const float *f,
+                          float *y) {
+    int64_t plane_in = cp->at.h * cp->at.w, plane_out = cp->oh * cp->ow, kk = cp->at.cg * cp->at.kh * cp->at.kw;
+    for (int64_t n = 0; n < cp->at.n; n++)
+        for (int64_t g = 0; g < cp->at.groups; g++) {
+            const float *xg = x + (n * cp->at.c + g * cp->at.cg) * plane_in;
+            const float *b = xg;
+            cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) + g * cp->at.og : NULL,
+                                .bias_rows = 1, .post = cp->prog ? cpu_conv_post : NULL, .post_ctx = cp};
+            if (cp->isa) { /* panels packed straight from the input */
+                size_t panels = ((size_t)plane_out + (size_t)cp->isa->nr - 1) / (size_t)cp->isa->nr;
+                cp->src = xg;
+                cp->pack = (float *)(cpu_scratch(p, nd) + cp->off_pack);
+                cpu_pool_for(p->dev->pool, panels, 4, pack_task, cp);
+                cpu_gemm(p->dev->pool, cp->isa, (size_t)cp->at.og, (size_t)plane_out, (size_t)kk, f + g * cp->at.og * kk,
+                         (size_t)kk, cp->pack, y + (n * cp->at.o + g * cp->at.og) * plane_out, (size_t)plane_out, &epi);
+                continue;
+            }
+            if (cp->kernel == K_GEMM) {
+                cp->x = xg;
+                cpu_pool_for(p->dev->pool, (size_t)kk, 1, im2col_task, cp);
+                b = cp->col;
+            }
+            cpu_matmul_f32(p, 0, 0, cp->at.og, plane_out, kk, 1.0f, f + g * cp->at.og * kk, kk, b, plane_out, 0.0f,
+                           y + (n * cp->at.o + g * cp->at.og) * plane_out, plane_out);
+        }
+}
+
 static void conv_exec(const cpu_node *nd, berth_plan *p) {
     conv_params *cp = nd->params;
     const float *x, *f;
@@ -399,46 +445,14 @@ static void conv_exec(const cpu_node *nd, berth_plan *p) {
         cp->prog = prog;
         return;
     }
-    int64_t plane_in = cp->at.h * cp->at.w, plane_out = cp->oh * cp->ow, kk = cp->at.cg * cp->at.kh * cp->at.kw;
     cp->col = (float *)cpu_scratch(p, nd);
     if (cp->block_cols) {
-        cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) : NULL,
-                            .bias_rows = 1, .post = cp->prog ? cpu_conv_post : NULL, .post_ctx = cp};
-        cp->src = x;
-        cp->pack = (float *)(cpu_scratch(p, nd) + cp->off_pack);
-        cp->f_g = f;
-        cp->y_g = y;
-        cp->epi = &epi;
-        cp->pool = p->dev->pool;
-        size_t blocks = ((size_t)plane_out + cp->block_cols - 1) / cp->block_cols;
-        cpu_pool_for(p->dev->pool, (size_t)(cp->at.n * cp->at.groups) * blocks, 1, block_task, cp);
+        run_blocked(cp, p, nd, x, f, y);
         relayout_out(cp, p, nd, y);
         cp->prog = prog;
         return;
     }
-    for (int64_t n = 0; n < cp->at.n; n++)
-        for (int64_t g = 0; g < cp->at.groups; g++) {
-            const float *xg = x + (n * cp->at.c + g * cp->at.cg) * plane_in;
-            const float *b = xg;
-            cpu_gemm_epi epi = {.bias = cp->at.bias != CPU_NONE ? (const float *)cpu_ptr(p, cp->at.bias) + g * cp->at.og : NULL,
-                                .bias_rows = 1, .post = cp->prog ? cpu_conv_post : NULL, .post_ctx = cp};
-            if (cp->isa) { /* panels packed straight from the input */
-                size_t panels = ((size_t)plane_out + (size_t)cp->isa->nr - 1) / (size_t)cp->isa->nr;
-                cp->src = xg;
-                cp->pack = (float *)(cpu_scratch(p, nd) + cp->off_pack);
-                cpu_pool_for(p->dev->pool, panels, 4, pack_task, cp);
-                cpu_gemm(p->dev->pool, cp->isa, (size_t)cp->at.og, (size_t)plane_out, (size_t)kk, f + g * cp->at.og * kk,
-                         (size_t)kk, cp->pack, y + (n * cp->at.o + g * cp->at.og) * plane_out, (size_t)plane_out, &epi);
-                continue;
-            }
-            if (cp->kernel == K_GEMM) {
-                cp->x = xg;
-                cpu_pool_for(p->dev->pool, (size_t)kk, 1, im2col_task, cp);
-                b = cp->col;
-            }
-            cpu_matmul_f32(p, 0, 0, cp->at.og, plane_out, kk, 1.0f, f + g * cp->at.og * kk, kk, b, plane_out, 0.0f,
-                           y + (n * cp->at.o + g * cp->at.og) * plane_out, plane_out);
-        }
+    run_per_group(cp, p, nd, x, f, y);
     if (!cp->isa) add_bias(cp, p, y);
     relayout_out(cp, p, nd, y);
     cp->prog = prog;

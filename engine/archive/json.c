@@ -122,6 +122,38 @@ static size_t put_utf8(char *d, unsigned cp) {
     return 4;
 }
 
+/* A \uXXXX escape (p->at just past the 'u'), a surrogate pair taken
+ * whole, written as UTF-8 at d + *n. 0 with the failure set. */
+static int parse_unicode(parser *p, size_t esc, size_t end, char *d, size_t *n) {
+    unsigned cp, lo;
+    if (!hex4(p, p->at, &cp)) {
+        fail(p, esc, "bad \\u escape");
+        return 0;
+    }
+    p->at += 4;
+    if (cp >= 0xDC00 && cp <= 0xDFFF) {
+        fail(p, esc, "lone low surrogate \\u%04x", cp);
+        return 0;
+    }
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+        if (p->at + 6 > end || p->s[p->at] != '\\' || p->s[p->at + 1] != 'u' || !hex4(p, p->at + 2, &lo) ||
+            lo < 0xDC00 || lo > 0xDFFF) {
+            fail(p, esc, "high surrogate \\u%04x without its low half", cp);
+            return 0;
+        }
+        p->at += 6;
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+    }
+    if (cp == 0) {
+        /* Names and values become C strings; a hidden NUL would make two
+         * different keys compare equal. */
+        fail(p, esc, "\\u0000 in a string");
+        return 0;
+    }
+    *n += put_utf8(d + *n, cp);
+    return 1;
+}
+
 /* Decodes a string starting at the opening quote. Escapes only shrink
  * text (\uXXXX is 6 bytes for at most 3 of UTF-8; a surrogate pair is 12
  * for 4), so the raw span bounds the decoded size. */
@@ -164,35 +196,9 @@ static const char *parse_string(parser *p, size_t *out_len) {
         case 'n': d[n++] = '\n'; break;
         case 'r': d[n++] = '\r'; break;
         case 't': d[n++] = '\t'; break;
-        case 'u': {
-            unsigned cp, lo;
-            if (!hex4(p, p->at, &cp)) {
-                fail(p, esc, "bad \\u escape");
-                return NULL;
-            }
-            p->at += 4;
-            if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                fail(p, esc, "lone low surrogate \\u%04x", cp);
-                return NULL;
-            }
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                if (p->at + 6 > end || p->s[p->at] != '\\' || p->s[p->at + 1] != 'u' ||
-                    !hex4(p, p->at + 2, &lo) || lo < 0xDC00 || lo > 0xDFFF) {
-                    fail(p, esc, "high surrogate \\u%04x without its low half", cp);
-                    return NULL;
-                }
-                p->at += 6;
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            }
-            if (cp == 0) {
-                /* Names and values become C strings; a hidden NUL would
-                 * make two different keys compare equal. */
-                fail(p, esc, "\\u0000 in a string");
-                return NULL;
-            }
-            n += put_utf8(d + n, cp);
+        case 'u':
+            if (!parse_unicode(p, esc, end, d, &n)) return NULL;
             break;
-        }
         default:
             fail(p, esc, "bad escape '\\%c'", e);
             return NULL;

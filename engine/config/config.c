@@ -347,40 +347,128 @@ static int bc_bad_section(bc_parser *ps, const char *name) {
                    bc_show(strlen(name)), name);
 }
 
+/* [model], or [model.NAME] of a file describing several models (a
+ * pipeline): the one this open loads becomes the model, the others are
+ * checked and set aside. Kept apart from bc_enter because choosing the
+ * model is the one section rule that depends on what the caller asked
+ * berth to load. */
+static int bc_enter_model(bc_parser *ps, const char *name, const char *tail) {
+    berth_config *c = ps->c;
+    if (tail) {
+        if (!bc_plain(tail, strlen(tail)))
+            return bc_fail(ps, ps->line,
+                           "[%.*s]: expected [model.NAME] with NAME of letters, digits, '_' or '-', "
+                           "found name '%.*s'",
+                           bc_show(strlen(name)), name, bc_show(strlen(tail)), tail);
+        char **slot;
+        BC_APPEND(ps, c->models, c->n_models, slot);
+        if (!(*slot = strdup(tail))) return bc_oom(ps);
+    } else {
+        ps->plain_model_line = ps->line;
+    }
+    /* want_model "": the first [model.NAME] */
+    int chosen = tail ? ps->want_model && (strcmp(tail, ps->want_model) == 0 ||
+                                           (!ps->want_model[0] && !ps->model_line))
+                      : !ps->want_model;
+    ps->kind = chosen ? BC_SEC_MODEL : BC_SEC_OTHER_MODEL;
+    if (chosen) {
+        ps->model_line = ps->line;
+        c->lanes[0].line = ps->line;
+    }
+    return 1;
+}
+
+/* A new [lane.NAME] with the name `copy`, which it owns from here on (and
+ * frees if it cannot keep it): the lane, and its entry in stage_lines
+ * (0: no stage key yet), which must stay parallel to the lanes. */
+static int bc_add_lane(bc_parser *ps, char *copy) {
+    berth_config *c = ps->c;
+    bc_lane *l;
+    void *g = bc_grow(c->lanes, c->n_lanes, sizeof *c->lanes);
+    if (g) c->lanes = g;
+    void *h = g ? bc_grow(ps->stage_lines, ps->n_stage_lines, sizeof *ps->stage_lines)
+                : NULL;
+    if (!h) {
+        free(copy);
+        return bc_oom(ps);
+    }
+    ps->stage_lines = h;
+    ps->stage_lines[ps->n_stage_lines++] = 0;
+    l = &c->lanes[c->n_lanes++];
+    memset(l, 0, sizeof *l);
+    if (!ps->lanes_line) ps->lanes_line = ps->line;
+    l->name = copy;
+    l->line = ps->line;
+    ps->sec_index = c->n_lanes - 1;
+    ps->kind = BC_SEC_LANE;
+    return 1;
+}
+
+/* A new [backend.NAME] with the name `copy`, which it owns from here on
+ * (and frees if it cannot keep it): the options one backend is given. */
+static int bc_add_backend(bc_parser *ps, char *copy) {
+    berth_config *c = ps->c;
+    bc_backend_opts *b;
+    void *g = bc_grow(c->backends, c->n_backends, sizeof *c->backends);
+    if (!g) {
+        free(copy);
+        return bc_oom(ps);
+    }
+    c->backends = g;
+    b = &c->backends[c->n_backends++];
+    memset(b, 0, sizeof *b);
+    b->name = copy;
+    b->line = ps->line;
+    ps->sec_index = c->n_backends - 1;
+    ps->kind = BC_SEC_BACKEND_OPTS;
+    return 1;
+}
+
+/* [lane.NAME] (lane set) or [backend.NAME]: one check of NAME for both,
+ * so that the user gets the same message for either; then the lane or the
+ * backend is added. */
+static int bc_enter_named(bc_parser *ps, const char *name, const char *tail, int lane) {
+    if (!tail || !bc_plain(tail, strlen(tail)))
+        return bc_fail(ps, ps->line,
+                       "[%.*s]: expected [%s.NAME] with NAME of letters, digits, '_' or "
+                       "'-', found name '%.*s'",
+                       bc_show(strlen(name)), name, lane ? "lane" : "backend",
+                       bc_show(tail ? strlen(tail) : 0), tail ? tail : "");
+    if (lane && strcmp(tail, "main") == 0)
+        return bc_fail(ps, ps->line, "[lane.main]: the lane name 'main' is reserved for "
+                                     "[model]; choose another name");
+    char *copy = strdup(tail);
+    if (!copy) return bc_oom(ps);
+    return lane ? bc_add_lane(ps, copy) : bc_add_backend(ps, copy);
+}
+
+/* [inputs.NAME]: NAME is an input of the graph as the graph spells it,
+ * so any name without whitespace is taken, not just a plain one. */
+static int bc_enter_inputs(bc_parser *ps, const char *name, const char *tail) {
+    berth_config *c = ps->c;
+    if (!tail || !*tail || strpbrk(tail, " \t\r\v\f"))
+        return bc_fail(ps, ps->line,
+                       "[%.*s]: expected [inputs.NAME] with NAME an input of the graph, "
+                       "found name '%.*s'",
+                       bc_show(strlen(name)), name, bc_show(tail ? strlen(tail) : 0),
+                       tail ? tail : "");
+    bc_input *in;
+    BC_APPEND(ps, c->inputs, c->n_inputs, in);
+    in->line = ps->line;
+    in->name = strdup(tail);
+    if (!in->name) return bc_oom(ps);
+    ps->sec_index = c->n_inputs - 1;
+    ps->kind = BC_SEC_INPUT;
+    return 1;
+}
+
 /* Make the section `name` (as written between the brackets) current. */
 static int bc_enter(bc_parser *ps, const char *name) {
-    berth_config *c = ps->c;
     const char *dot = strchr(name, '.');
     size_t head = dot ? (size_t)(dot - name) : strlen(name);
     const char *tail = dot ? dot + 1 : NULL;
 #define BC_IS(word) (head == strlen(word) && strncmp(name, word, head) == 0)
-    if (BC_IS("model")) {
-        /* [model], or [model.NAME] of a file describing several models
-         * (a pipeline): the one this open loads becomes the model, the
-         * others are checked and set aside. */
-        if (tail) {
-            if (!bc_plain(tail, strlen(tail)))
-                return bc_fail(ps, ps->line,
-                               "[%.*s]: expected [model.NAME] with NAME of letters, digits, '_' or '-', "
-                               "found name '%.*s'",
-                               bc_show(strlen(name)), name, bc_show(strlen(tail)), tail);
-            char **slot;
-            BC_APPEND(ps, c->models, c->n_models, slot);
-            if (!(*slot = strdup(tail))) return bc_oom(ps);
-        } else {
-            ps->plain_model_line = ps->line;
-        }
-        /* want_model "": the first [model.NAME] */
-        int chosen = tail ? ps->want_model && (strcmp(tail, ps->want_model) == 0 ||
-                                               (!ps->want_model[0] && !ps->model_line))
-                          : !ps->want_model;
-        ps->kind = chosen ? BC_SEC_MODEL : BC_SEC_OTHER_MODEL;
-        if (chosen) {
-            ps->model_line = ps->line;
-            c->lanes[0].line = ps->line;
-        }
-        return 1;
-    }
+    if (BC_IS("model")) return bc_enter_model(ps, name, tail);
     if (!tail && BC_IS("backend")) {
         ps->kind = BC_SEC_BACKEND;
         return 1;
@@ -397,71 +485,8 @@ static int bc_enter(bc_parser *ps, const char *name) {
         ps->kind = BC_SEC_SERVE;
         return 1;
     }
-    if (BC_IS("lane") || BC_IS("backend")) {
-        int lane = BC_IS("lane");
-        if (!tail || !bc_plain(tail, strlen(tail)))
-            return bc_fail(ps, ps->line,
-                           "[%.*s]: expected [%s.NAME] with NAME of letters, digits, '_' or "
-                           "'-', found name '%.*s'",
-                           bc_show(strlen(name)), name, lane ? "lane" : "backend",
-                           bc_show(tail ? strlen(tail) : 0), tail ? tail : "");
-        if (lane && strcmp(tail, "main") == 0)
-            return bc_fail(ps, ps->line, "[lane.main]: the lane name 'main' is reserved for "
-                                         "[model]; choose another name");
-        char *copy = strdup(tail);
-        if (!copy) return bc_oom(ps);
-        if (lane) {
-            bc_lane *l;
-            void *g = bc_grow(c->lanes, c->n_lanes, sizeof *c->lanes);
-            if (g) c->lanes = g;
-            void *h = g ? bc_grow(ps->stage_lines, ps->n_stage_lines, sizeof *ps->stage_lines)
-                        : NULL;
-            if (!h) {
-                free(copy);
-                return bc_oom(ps);
-            }
-            ps->stage_lines = h;
-            ps->stage_lines[ps->n_stage_lines++] = 0;
-            l = &c->lanes[c->n_lanes++];
-            memset(l, 0, sizeof *l);
-            if (!ps->lanes_line) ps->lanes_line = ps->line;
-            l->name = copy;
-            l->line = ps->line;
-            ps->sec_index = c->n_lanes - 1;
-            ps->kind = BC_SEC_LANE;
-        } else {
-            bc_backend_opts *b;
-            void *g = bc_grow(c->backends, c->n_backends, sizeof *c->backends);
-            if (!g) {
-                free(copy);
-                return bc_oom(ps);
-            }
-            c->backends = g;
-            b = &c->backends[c->n_backends++];
-            memset(b, 0, sizeof *b);
-            b->name = copy;
-            b->line = ps->line;
-            ps->sec_index = c->n_backends - 1;
-            ps->kind = BC_SEC_BACKEND_OPTS;
-        }
-        return 1;
-    }
-    if (BC_IS("inputs")) {
-        if (!tail || !*tail || strpbrk(tail, " \t\r\v\f"))
-            return bc_fail(ps, ps->line,
-                           "[%.*s]: expected [inputs.NAME] with NAME an input of the graph, "
-                           "found name '%.*s'",
-                           bc_show(strlen(name)), name, bc_show(tail ? strlen(tail) : 0),
-                           tail ? tail : "");
-        bc_input *in;
-        BC_APPEND(ps, c->inputs, c->n_inputs, in);
-        in->line = ps->line;
-        in->name = strdup(tail);
-        if (!in->name) return bc_oom(ps);
-        ps->sec_index = c->n_inputs - 1;
-        ps->kind = BC_SEC_INPUT;
-        return 1;
-    }
+    if (BC_IS("lane") || BC_IS("backend")) return bc_enter_named(ps, name, tail, BC_IS("lane"));
+    if (BC_IS("inputs")) return bc_enter_inputs(ps, name, tail);
 #undef BC_IS
     return bc_bad_section(ps, name);
 }

@@ -279,6 +279,85 @@ static int compose_swap(fuser *f, uint32_t k, uint32_t r, const int64_t *kd) {
     return 1;
 }
 
+/* The optional scaling of the scores: a mul by, or a div of the scores
+ * by, a constant scalar that nothing else reads after them. Joins it to
+ * the chain and moves *cur past it; returns the scale, 1 when none. */
+static double attention_scale(const fuser *f, uint32_t *cur, int32_t *chain, int *n) {
+    double scale = 1.0, c;
+    int si = sole_reader(f, *cur, "mul");
+    if (si < 0) si = sole_reader(f, *cur, "div");
+    if (si >= 0) {
+        int64_t other = other_input(&f->nodes[si], *cur);
+        int is_div = !strcmp(f->nodes[si].op, "div");
+        if (other >= 0 && (!is_div || f->nodes[si].inputs[0] == *cur) &&
+            fz_const_scalar(f, (uint32_t)other, &c) && opnd(f, (uint32_t)other)->rank <= 1 &&
+            (!is_div || c != 0)) {
+            scale = is_div ? 1.0 / c : c;
+            chain[(*n)++] = si;
+            *cur = f->nodes[si].outputs[0];
+        }
+    }
+    return scale;
+}
+
+/* The optional mask added to the scores: an f32 operand that broadcasts
+ * to the scores' shape. Joins the add to the chain, moves *cur past it
+ * and sets *mask; 0 when an add follows but cannot be the fused op's
+ * mask (no attention then), 1 else. */
+static int attention_mask(const fuser *f, uint32_t *cur, int32_t *chain, int *n, int64_t *mask) {
+    int ai = sole_reader(f, *cur, "add");
+    if (ai >= 0) {
+        int64_t mk = other_input(&f->nodes[ai], *cur);
+        const berth_operand *s = opnd(f, *cur);
+        uint32_t rb;
+        int64_t d[BERTH_MAX_RANK * 2];
+        if (mk < 0 || (uint32_t)mk == *cur || !is_f32(f, (uint32_t)mk)) return 0;
+        const berth_operand *mo = opnd(f, (uint32_t)mk);
+        if (!sp_broadcast(s->rank, s->dims, mo->rank, mo->dims, &rb, d) || rb != s->rank ||
+            memcmp(d, s->dims, sizeof(int64_t) * rb))
+            return 0;
+        *mask = mk;
+        chain[(*n)++] = ai;
+        *cur = f->nodes[ai].outputs[0];
+    }
+    return 1;
+}
+
+/* A new value for k in [.., s, d] layout (dims kd), named after k with
+ * ".T", and the transpose that makes it, put where the first matmul (node
+ * mi) was, for a k that came in [.., d, s] layout with no transpose berth
+ * could turn around. *k becomes the new value; -1 when out of memory. */
+static int add_key_transpose(fuser *f, uint32_t mi, uint32_t *k, uint32_t r, const int64_t *kd) {
+    const berth_operand *ko = opnd(f, *k);
+    int64_t *perm = berth_arena_array(f->a, r, sizeof(int64_t));
+    char *name = berth_arena_alloc(f->a, strlen(ko->name ? ko->name : "k") + 3);
+    if (!perm || !name) return -1;
+    for (uint32_t i = 0; i < r; i++) perm[i] = i;
+    perm[r - 2] = r - 1;
+    perm[r - 1] = r - 2;
+    strcpy(name, ko->name ? ko->name : "k");
+    strcat(name, ".T");
+    uint32_t kt = f->n_ops;
+    berth_operand *o = &f->ops[kt];
+    *o = (berth_operand){.name = name, .kind = BERTH_OPERAND_VALUE, .dtype = ko->dtype, .rank = r};
+    memcpy(o->dims, kd, sizeof(int64_t) * r);
+    uint32_t *out = berth_arena_alloc(f->a, sizeof(uint32_t));
+    berth_attr pa = {.key = "permutation", .type = BERTH_ATTR_INTS, .count = r, .ints = perm};
+    if (!out) return -1;
+    *out = kt;
+    berth_node t = fz_make_node(f, "transpose", &f->nodes[mi], 1, k, 1, &pa);
+    if (!t.op) return -1;
+    t.name = name;
+    t.outputs = out;
+    f->n_ops++;
+    f->nodes[mi] = t; /* m1 is replaced by the transpose; the rest go */
+    *k = kt;
+    return 0;
+}
+
+/* matmul(q, k^T), optionally scaled and masked, then a softmax on the last
+ * axis and a matmul by v, into one berth.attention(q, k, v), when nothing
+ * else reads the values between them. */
 static int try_attention(fuser *f, uint32_t mi) {
     const berth_node *m1 = &f->nodes[mi];
     if (m1->n_inputs != 2) return 0;
@@ -304,36 +383,9 @@ static int try_attention(fuser *f, uint32_t mi) {
     if (has_t) chain[n++] = ti;
     chain[n++] = (int32_t)mi;
     uint32_t cur = m1->outputs[0];
-    double scale = 1.0, c;
-    int si = sole_reader(f, cur, "mul");
-    if (si < 0) si = sole_reader(f, cur, "div");
-    if (si >= 0) {
-        int64_t other = other_input(&f->nodes[si], cur);
-        int is_div = !strcmp(f->nodes[si].op, "div");
-        if (other >= 0 && (!is_div || f->nodes[si].inputs[0] == cur) &&
-            fz_const_scalar(f, (uint32_t)other, &c) && opnd(f, (uint32_t)other)->rank <= 1 &&
-            (!is_div || c != 0)) {
-            scale = is_div ? 1.0 / c : c;
-            chain[n++] = si;
-            cur = f->nodes[si].outputs[0];
-        }
-    }
+    double scale = attention_scale(f, &cur, chain, &n);
     int64_t mask = -1;
-    int ai = sole_reader(f, cur, "add");
-    if (ai >= 0) {
-        int64_t mk = other_input(&f->nodes[ai], cur);
-        const berth_operand *s = opnd(f, cur);
-        uint32_t rb;
-        int64_t d[BERTH_MAX_RANK * 2];
-        if (mk < 0 || (uint32_t)mk == cur || !is_f32(f, (uint32_t)mk)) return 0;
-        const berth_operand *mo = opnd(f, (uint32_t)mk);
-        if (!sp_broadcast(s->rank, s->dims, mo->rank, mo->dims, &rb, d) || rb != s->rank ||
-            memcmp(d, s->dims, sizeof(int64_t) * rb))
-            return 0;
-        mask = mk;
-        chain[n++] = ai;
-        cur = f->nodes[ai].outputs[0];
-    }
+    if (!attention_mask(f, &cur, chain, &n, &mask)) return 0;
     int xi = sole_reader(f, cur, "softmax");
     if (xi < 0 || !softmax_last(&f->nodes[xi], opnd(f, cur)->rank)) return 0;
     chain[n++] = xi;
@@ -352,39 +404,15 @@ static int try_attention(fuser *f, uint32_t mi) {
     if (mask >= 0) at[na++] = (berth_attr){.key = "mask", .type = BERTH_ATTR_OPERAND, .i = mask};
     int composed = has_t ? 0 : compose_swap(f, k, r, kd);
     if (composed < 0) return -1;
+    int kept = 0; /* the leading chain nodes that stay: the first matmul, when it became k's transpose */
     if (!has_t && !composed) { /* a new value: k in [.., s, d], made where the first matmul was */
-        int64_t *perm = berth_arena_array(f->a, r, sizeof(int64_t));
-        char *name = berth_arena_alloc(f->a, strlen(ko->name ? ko->name : "k") + 3);
-        if (!perm || !name) return -1;
-        for (uint32_t i = 0; i < r; i++) perm[i] = i;
-        perm[r - 2] = r - 1;
-        perm[r - 1] = r - 2;
-        strcpy(name, ko->name ? ko->name : "k");
-        strcat(name, ".T");
-        uint32_t kt = f->n_ops;
-        berth_operand *o = &f->ops[kt];
-        *o = (berth_operand){.name = name, .kind = BERTH_OPERAND_VALUE, .dtype = ko->dtype, .rank = r};
-        memcpy(o->dims, kd, sizeof(int64_t) * r);
-        uint32_t *out = berth_arena_alloc(f->a, sizeof(uint32_t));
-        berth_attr pa = {.key = "permutation", .type = BERTH_ATTR_INTS, .count = r, .ints = perm};
-        if (!out) return -1;
-        *out = kt;
-        berth_node t = fz_make_node(f, "transpose", &f->nodes[mi], 1, &k, 1, &pa);
-        if (!t.op) return -1;
-        t.name = name;
-        t.outputs = out;
-        f->n_ops++;
-        f->nodes[mi] = t; /* m1 is replaced by the transpose; the rest go */
-        k = kt;
-        uint32_t ins[3] = {q, k, v};
-        berth_node fused = fz_make_node(f, "berth.attention", &f->nodes[m2], 3, ins, na, at);
-        if (!fused.op) return -1;
-        return fz_replace(f, chain + 1, n - 1, fused);
+        if (add_key_transpose(f, mi, &k, r, kd)) return -1;
+        kept = 1;
     }
     uint32_t ins[3] = {q, k, v};
     berth_node fused = fz_make_node(f, "berth.attention", &f->nodes[m2], 3, ins, na, at);
     if (!fused.op) return -1;
-    return fz_replace(f, chain, n, fused);
+    return fz_replace(f, chain + kept, n - kept, fused);
 }
 
 /* ---- (c) layer normalization spelled as primitives ------------------------------ */

@@ -167,82 +167,86 @@ static void ew_become(ew_build *b, berth_op_id *sop, uint32_t i, berth_op_id op,
     for (int k = 0; k < n_drop; k++) dead[drop[k]] = 1;
 }
 
-/* x * clamp(x + 3, 0, 6) / 6 -> hardSwish(x);
- * x * 0.5 * (1 + erf(x / sqrt(2))), in the order ONNX exporters write it
- * (div, erf, add 1, mul x, mul 0.5) -> gelu(x). Returns the new count. */
-static uint32_t ew_recognize(ew_build *b, berth_op_id *sop) {
-    uint32_t n = b->n;
-    uint8_t dead[BK_EW_MAX_STEPS] = {0};
-    for (uint32_t d = 0; d < n; d++) {
-        if (dead[d]) continue;
-        /* hardswish, ending in a div by 6 or a mul by 1/6 */
-        int c = -1;
-        if (sop[d] == BERTH_OP_DIV && ew_is_const(b, b->refs[2 * d + 1], 6.0)) c = ew_step_of(b, b->refs[2 * d]);
-        if (sop[d] == BERTH_OP_MUL && ew_is_const(b, b->refs[2 * d + 1], 1.0 / 6)) c = ew_step_of(b, b->refs[2 * d]);
-        if (sop[d] == BERTH_OP_MUL && ew_is_const(b, b->refs[2 * d], 1.0 / 6)) c = ew_step_of(b, b->refs[2 * d + 1]);
-        if (c >= 0 && sop[c] == BERTH_OP_MUL && ew_uses(b, sop, n, (uint32_t)c) == 1) {
-            for (int side = 0; side < 2; side++) {
-                int cl = ew_step_of(b, b->refs[2 * c + side]);
-                int64_t x = b->refs[2 * c + 1 - side];
-                if (cl < 0 || sop[cl] != BERTH_OP_CLAMP || ew_uses(b, sop, n, (uint32_t)cl) != 1) continue;
-                int64_t opt = b->refs[2 * cl + 1];
-                if (!ew_is_const(b, opt, 0.0) && !(opt < 0 && b->constants[-opt - 1] == 0.0)) continue;
-                if (!(opt < 0 && -opt < (int64_t)b->n_constants && b->constants[-opt] == 6.0)) continue;
-                int a = ew_step_of(b, b->refs[2 * cl]);
-                if (a < 0 || sop[a] != BERTH_OP_ADD || ew_uses(b, sop, n, (uint32_t)a) != 1) continue;
-                int64_t three = ew_other(b, (uint32_t)a, x);
-                if (three == INT64_MIN || !ew_is_const(b, three, 3.0)) continue;
-                int drop[3] = {a, cl, c};
-                ew_become(b, sop, d, BERTH_OP_HARD_SWISH, x, dead, drop, 3);
-                break;
-            }
-            if (sop[d] == BERTH_OP_HARD_SWISH) continue;
-        }
-        if (sop[d] != BERTH_OP_MUL) continue;
-        /* gelu written as mul(mul(x, 0.5), add(erf(mul(x, 1/sqrt2)), 1)) */
-        for (int side = 0; side < 2 && sop[d] == BERTH_OP_MUL; side++) {
-            int h = ew_step_of(b, b->refs[2 * d + side]), c2 = ew_step_of(b, b->refs[2 * d + 1 - side]);
-            if (h < 0 || c2 < 0 || sop[h] != BERTH_OP_MUL || sop[c2] != BERTH_OP_ADD) continue;
-            if (ew_uses(b, sop, n, (uint32_t)h) != 1 || ew_uses(b, sop, n, (uint32_t)c2) != 1) continue;
-            int64_t x = ew_is_const(b, b->refs[2 * h + 1], 0.5) ? b->refs[2 * h]
-                      : ew_is_const(b, b->refs[2 * h], 0.5) ? b->refs[2 * h + 1] : INT64_MIN;
-            int e2 = ew_is_const(b, b->refs[2 * c2 + 1], 1.0) ? ew_step_of(b, b->refs[2 * c2])
-                   : ew_is_const(b, b->refs[2 * c2], 1.0) ? ew_step_of(b, b->refs[2 * c2 + 1]) : -1;
-            if (x == INT64_MIN || e2 < 0 || sop[e2] != BERTH_OP_ERF || ew_uses(b, sop, n, (uint32_t)e2) != 1) continue;
-            int q = ew_step_of(b, b->refs[2 * e2]);
-            if (q < 0 || ew_uses(b, sop, n, (uint32_t)q) != 1) continue;
-            int scaled = (sop[q] == BERTH_OP_DIV && b->refs[2 * q] == x && ew_is_const(b, b->refs[2 * q + 1], 1.4142135623730951)) ||
-                         (sop[q] == BERTH_OP_MUL && ew_other(b, (uint32_t)q, x) != INT64_MIN &&
-                          ew_is_const(b, ew_other(b, (uint32_t)q, x), 0.7071067811865476));
-            if (!scaled) continue;
-            int drop[4] = {h, c2, e2, q};
-            ew_become(b, sop, d, BERTH_OP_GELU, x, dead, drop, 4);
-        }
-        if (sop[d] != BERTH_OP_MUL) continue;
-        /* gelu: mul(mul(x, add(erf(div(x, sqrt2)), 1)), 0.5) */
-        int half_side = ew_is_const(b, b->refs[2 * d + 1], 0.5) ? 1 : ew_is_const(b, b->refs[2 * d], 0.5) ? 0 : -1;
-        if (half_side < 0) continue;
-        int m = ew_step_of(b, b->refs[2 * d + 1 - half_side]);
-        if (m < 0 || sop[m] != BERTH_OP_MUL || ew_uses(b, sop, n, (uint32_t)m) != 1) continue;
-        for (int side = 0; side < 2; side++) {
-            int p = ew_step_of(b, b->refs[2 * m + side]);
-            int64_t x = b->refs[2 * m + 1 - side];
-            if (p < 0 || sop[p] != BERTH_OP_ADD || ew_uses(b, sop, n, (uint32_t)p) != 1) continue;
-            int e = -1;
-            if (ew_is_const(b, b->refs[2 * p + 1], 1.0)) e = ew_step_of(b, b->refs[2 * p]);
-            else if (ew_is_const(b, b->refs[2 * p], 1.0)) e = ew_step_of(b, b->refs[2 * p + 1]);
-            if (e < 0 || sop[e] != BERTH_OP_ERF || ew_uses(b, sop, n, (uint32_t)e) != 1) continue;
-            int q = ew_step_of(b, b->refs[2 * e]);
-            if (q < 0 || ew_uses(b, sop, n, (uint32_t)q) != 1 || b->refs[2 * q] != x) continue;
-            if (!(sop[q] == BERTH_OP_DIV && ew_is_const(b, b->refs[2 * q + 1], 1.4142135623730951)) &&
-                !(sop[q] == BERTH_OP_MUL && ew_is_const(b, b->refs[2 * q + 1], 0.7071067811865476)))
-                continue;
-            int drop[4] = {q, e, p, m};
-            ew_become(b, sop, d, BERTH_OP_GELU, x, dead, drop, 4);
-            break;
-        }
+/* x * clamp(x + 3, 0, 6) / 6 -> hardSwish(x), for step d ending in a div
+ * by 6 or a mul by 1/6, when the steps it drops feed nothing else. 1 when
+ * step d was rewritten. */
+static int ew_match_hardswish(ew_build *b, berth_op_id *sop, uint32_t n, uint32_t d, uint8_t *dead) {
+    int c = -1;
+    if (sop[d] == BERTH_OP_DIV && ew_is_const(b, b->refs[2 * d + 1], 6.0)) c = ew_step_of(b, b->refs[2 * d]);
+    if (sop[d] == BERTH_OP_MUL && ew_is_const(b, b->refs[2 * d + 1], 1.0 / 6)) c = ew_step_of(b, b->refs[2 * d]);
+    if (sop[d] == BERTH_OP_MUL && ew_is_const(b, b->refs[2 * d], 1.0 / 6)) c = ew_step_of(b, b->refs[2 * d + 1]);
+    if (c < 0 || sop[c] != BERTH_OP_MUL || ew_uses(b, sop, n, (uint32_t)c) != 1) return 0;
+    for (int side = 0; side < 2; side++) {
+        int cl = ew_step_of(b, b->refs[2 * c + side]);
+        int64_t x = b->refs[2 * c + 1 - side];
+        if (cl < 0 || sop[cl] != BERTH_OP_CLAMP || ew_uses(b, sop, n, (uint32_t)cl) != 1) continue;
+        int64_t opt = b->refs[2 * cl + 1];
+        if (!ew_is_const(b, opt, 0.0) && !(opt < 0 && b->constants[-opt - 1] == 0.0)) continue;
+        if (!(opt < 0 && -opt < (int64_t)b->n_constants && b->constants[-opt] == 6.0)) continue;
+        int a = ew_step_of(b, b->refs[2 * cl]);
+        if (a < 0 || sop[a] != BERTH_OP_ADD || ew_uses(b, sop, n, (uint32_t)a) != 1) continue;
+        int64_t three = ew_other(b, (uint32_t)a, x);
+        if (three == INT64_MIN || !ew_is_const(b, three, 3.0)) continue;
+        int drop[3] = {a, cl, c};
+        ew_become(b, sop, d, BERTH_OP_HARD_SWISH, x, dead, drop, 3);
+        break;
     }
-    /* drop the dead steps, renumbering references to the live ones */
+    return sop[d] == BERTH_OP_HARD_SWISH;
+}
+
+/* gelu written as mul(mul(x, 0.5), add(erf(mul(x, 1/sqrt2)), 1)), the
+ * half taken first, ending at mul step d: rewrites d as gelu(x). */
+static void ew_match_gelu_half_first(ew_build *b, berth_op_id *sop, uint32_t n, uint32_t d, uint8_t *dead) {
+    for (int side = 0; side < 2 && sop[d] == BERTH_OP_MUL; side++) {
+        int h = ew_step_of(b, b->refs[2 * d + side]), c2 = ew_step_of(b, b->refs[2 * d + 1 - side]);
+        if (h < 0 || c2 < 0 || sop[h] != BERTH_OP_MUL || sop[c2] != BERTH_OP_ADD) continue;
+        if (ew_uses(b, sop, n, (uint32_t)h) != 1 || ew_uses(b, sop, n, (uint32_t)c2) != 1) continue;
+        int64_t x = ew_is_const(b, b->refs[2 * h + 1], 0.5) ? b->refs[2 * h]
+                  : ew_is_const(b, b->refs[2 * h], 0.5) ? b->refs[2 * h + 1] : INT64_MIN;
+        int e2 = ew_is_const(b, b->refs[2 * c2 + 1], 1.0) ? ew_step_of(b, b->refs[2 * c2])
+               : ew_is_const(b, b->refs[2 * c2], 1.0) ? ew_step_of(b, b->refs[2 * c2 + 1]) : -1;
+        if (x == INT64_MIN || e2 < 0 || sop[e2] != BERTH_OP_ERF || ew_uses(b, sop, n, (uint32_t)e2) != 1) continue;
+        int q = ew_step_of(b, b->refs[2 * e2]);
+        if (q < 0 || ew_uses(b, sop, n, (uint32_t)q) != 1) continue;
+        int scaled = (sop[q] == BERTH_OP_DIV && b->refs[2 * q] == x &&
+                      ew_is_const(b, b->refs[2 * q + 1], 1.4142135623730951)) ||
+                     (sop[q] == BERTH_OP_MUL && ew_other(b, (uint32_t)q, x) != INT64_MIN &&
+                      ew_is_const(b, ew_other(b, (uint32_t)q, x), 0.7071067811865476));
+        if (!scaled) continue;
+        int drop[4] = {h, c2, e2, q};
+        ew_become(b, sop, d, BERTH_OP_GELU, x, dead, drop, 4);
+    }
+}
+
+/* gelu written as mul(mul(x, add(erf(div(x, sqrt2)), 1)), 0.5), the half
+ * taken last, ending at mul step d: rewrites d as gelu(x). */
+static void ew_match_gelu_half_last(ew_build *b, berth_op_id *sop, uint32_t n, uint32_t d, uint8_t *dead) {
+    int half_side = ew_is_const(b, b->refs[2 * d + 1], 0.5) ? 1 : ew_is_const(b, b->refs[2 * d], 0.5) ? 0 : -1;
+    if (half_side < 0) return;
+    int m = ew_step_of(b, b->refs[2 * d + 1 - half_side]);
+    if (m < 0 || sop[m] != BERTH_OP_MUL || ew_uses(b, sop, n, (uint32_t)m) != 1) return;
+    for (int side = 0; side < 2; side++) {
+        int p = ew_step_of(b, b->refs[2 * m + side]);
+        int64_t x = b->refs[2 * m + 1 - side];
+        if (p < 0 || sop[p] != BERTH_OP_ADD || ew_uses(b, sop, n, (uint32_t)p) != 1) continue;
+        int e = -1;
+        if (ew_is_const(b, b->refs[2 * p + 1], 1.0)) e = ew_step_of(b, b->refs[2 * p]);
+        else if (ew_is_const(b, b->refs[2 * p], 1.0)) e = ew_step_of(b, b->refs[2 * p + 1]);
+        if (e < 0 || sop[e] != BERTH_OP_ERF || ew_uses(b, sop, n, (uint32_t)e) != 1) continue;
+        int q = ew_step_of(b, b->refs[2 * e]);
+        if (q < 0 || ew_uses(b, sop, n, (uint32_t)q) != 1 || b->refs[2 * q] != x) continue;
+        if (!(sop[q] == BERTH_OP_DIV && ew_is_const(b, b->refs[2 * q + 1], 1.4142135623730951)) &&
+            !(sop[q] == BERTH_OP_MUL && ew_is_const(b, b->refs[2 * q + 1], 0.7071067811865476)))
+            continue;
+        int drop[4] = {q, e, p, m};
+        ew_become(b, sop, d, BERTH_OP_GELU, x, dead, drop, 4);
+        break;
+    }
+}
+
+/* Drops the dead steps of the n, renumbering references to the live ones
+ * so the program stays SSA; returns the count left. */
+static uint32_t ew_drop_dead(ew_build *b, berth_op_id *sop, uint32_t n, const uint8_t *dead) {
     int64_t map[BK_EW_MAX_STEPS];
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++) map[i] = dead[i] ? -1 : (int64_t)b->n_in + k++;
@@ -259,6 +263,118 @@ static uint32_t ew_recognize(ew_build *b, berth_op_id *sop) {
     return k;
 }
 
+/* x * clamp(x + 3, 0, 6) / 6 -> hardSwish(x);
+ * x * 0.5 * (1 + erf(x / sqrt(2))), in the order ONNX exporters write it
+ * (div, erf, add 1, mul x, mul 0.5) -> gelu(x). Returns the new count. */
+static uint32_t ew_recognize(ew_build *b, berth_op_id *sop) {
+    uint32_t n = b->n;
+    uint8_t dead[BK_EW_MAX_STEPS] = {0};
+    for (uint32_t d = 0; d < n; d++) {
+        if (dead[d]) continue;
+        if (ew_match_hardswish(b, sop, n, d, dead)) continue;
+        if (sop[d] != BERTH_OP_MUL) continue;
+        ew_match_gelu_half_first(b, sop, n, d, dead);
+        if (sop[d] != BERTH_OP_MUL) continue;
+        ew_match_gelu_half_last(b, sop, n, d, dead);
+    }
+    return ew_drop_dead(b, sop, n, dead);
+}
+
+/* Grows the group from its sink through producers whose result only the
+ * group reads and that fit a program of output y, up to the most steps a
+ * program holds. */
+static void ew_grow(const fuser *f, ew_build *b, const berth_operand *y) {
+    for (int grown = 1; grown && b->n < BK_EW_MAX_STEPS;) {
+        grown = 0;
+        for (uint32_t i = 0; i < b->n && b->n < BK_EW_MAX_STEPS; i++) {
+            const berth_node *nd = &f->nodes[b->nodes[i]];
+            for (uint32_t k = 0; k < nd->n_inputs && b->n < BK_EW_MAX_STEPS; k++) {
+                uint32_t o = nd->inputs[k];
+                int32_t p = f->producer[o];
+                if (p < 0 || in_group(b, p) || !ew_fits(f, (uint32_t)p, y) ||
+                    f->users[o] != group_readers(f, b, o))
+                    continue;
+                b->nodes[b->n++] = (uint32_t)p;
+                grown = 1;
+            }
+        }
+    }
+}
+
+/* Puts the group's steps in graph order, which is topological; the sink
+ * comes last. */
+static void ew_sort_steps(ew_build *b) {
+    for (uint32_t i = 1; i < b->n; i++)
+        for (uint32_t j = i; j > 0 && b->nodes[j - 1] > b->nodes[j]; j--) {
+            uint32_t t = b->nodes[j];
+            b->nodes[j] = b->nodes[j - 1];
+            b->nodes[j - 1] = t;
+        }
+}
+
+/* Each step's operand references, and its options as constants; 0 when
+ * the program has no room left for them (no fusion then), 1 else. */
+static int ew_write_refs(const fuser *f, ew_build *b) {
+    int ok = 1;
+    for (uint32_t i = 0; i < b->n && ok; i++) {
+        const berth_node *nd = &f->nodes[b->nodes[i]];
+        berth_op_id id = berth_op_find(nd->op);
+        b->refs[2 * i] = ew_ref(f, b, i, nd->inputs[0], &ok);
+        b->refs[2 * i + 1] = 0;
+        if (nd->n_inputs == 2) {
+            b->refs[2 * i + 1] = ew_ref(f, b, i, nd->inputs[1], &ok);
+        } else if (bk_ew_options(id)) {
+            /* the options, consecutive constants (never shared: order matters) */
+            double p0, p1 = 0;
+            if (id == BERTH_OP_CLAMP) p0 = ew_option(nd, "minValue", -INFINITY), p1 = ew_option(nd, "maxValue", INFINITY);
+            else if (id == BERTH_OP_HARD_SIGMOID) p0 = ew_option(nd, "alpha", 0.2), p1 = ew_option(nd, "beta", 0.5);
+            else p0 = ew_option(nd, "alpha", id == BERTH_OP_ELU ? 1.0 : 0.01);
+            int n_opt = bk_ew_options(id);
+            if (b->n_constants + (uint32_t)n_opt > BK_EW_MAX_CONSTANTS) ok = 0;
+            if (ok) {
+                b->refs[2 * i + 1] = -(int64_t)b->n_constants - 1;
+                b->constants[b->n_constants++] = p0;
+                if (n_opt > 1) b->constants[b->n_constants++] = p1;
+            }
+        }
+    }
+    return ok;
+}
+
+/* The program's n_steps steps sop[] as one berth.elementwise node in the
+ * group's place (at the sink): its op names, step references and
+ * constants copied into the arena. -1 when out of memory. */
+static int ew_emit(fuser *f, const ew_build *b, const berth_op_id *sop, uint32_t n_steps, uint32_t sink) {
+    size_t ops_len = 0;
+    for (uint32_t i = 0; i < n_steps; i++) ops_len += strlen(berth_op_table()[sop[i]].name) + 1;
+    char *words = berth_arena_alloc(f->a, ops_len + 1);
+    int64_t *refs = berth_arena_array(f->a, 2 * n_steps, sizeof(int64_t));
+    double *consts = berth_arena_array(f->a, b->n_constants + 1, sizeof(double));
+    if (!words || !refs || !consts) return -1;
+    size_t w = 0;
+    for (uint32_t i = 0; i < n_steps; i++) {
+        const char *op = berth_op_table()[sop[i]].name;
+        if (i) words[w++] = ' ';
+        memcpy(words + w, op, strlen(op));
+        w += strlen(op);
+    }
+    words[w] = 0;
+    memcpy(refs, b->refs, sizeof(int64_t) * 2 * n_steps);
+    memcpy(consts, b->constants, sizeof(double) * b->n_constants);
+    berth_attr at[3];
+    uint32_t na = 0;
+    at[na++] = (berth_attr){.key = "ops", .type = BERTH_ATTR_STRING, .s = words};
+    at[na++] = (berth_attr){.key = "steps", .type = BERTH_ATTR_INTS, .count = 2 * n_steps, .ints = refs};
+    if (b->n_constants)
+        at[na++] = (berth_attr){
+            .key = "constants", .type = BERTH_ATTR_FLOATS, .count = b->n_constants, .floats = consts};
+    int32_t chain[BK_EW_MAX_STEPS];
+    for (uint32_t i = 0; i < b->n; i++) chain[i] = (int32_t)b->nodes[i];
+    berth_node fused = fz_make_node(f, "berth.elementwise", &f->nodes[sink], b->n_in, b->in, na, at);
+    if (!fused.op) return -1;
+    return fz_replace(f, chain, (int)b->n, fused);
+}
+
 /* The group ending at `sink`: grown through producers whose result only
  * the group reads and that fit, then written as one berth.elementwise
  * program. */
@@ -269,53 +385,10 @@ int fz_try_elementwise(fuser *f, uint32_t sink) {
     b.n = 1;
     b.nodes[0] = sink;
     b.n_in = b.n_constants = 0;
-    for (int grown = 1; grown && b.n < BK_EW_MAX_STEPS;) {
-        grown = 0;
-        for (uint32_t i = 0; i < b.n && b.n < BK_EW_MAX_STEPS; i++) {
-            const berth_node *nd = &f->nodes[b.nodes[i]];
-            for (uint32_t k = 0; k < nd->n_inputs && b.n < BK_EW_MAX_STEPS; k++) {
-                uint32_t o = nd->inputs[k];
-                int32_t p = f->producer[o];
-                if (p < 0 || in_group(&b, p) || !ew_fits(f, (uint32_t)p, y) ||
-                    f->users[o] != group_readers(f, &b, o))
-                    continue;
-                b.nodes[b.n++] = (uint32_t)p;
-                grown = 1;
-            }
-        }
-    }
+    ew_grow(f, &b, y);
     if (b.n < 2 && !(f->want_conv_epi && after_conv(f, sink) >= 0)) return 0;
-    /* steps in graph order, which is topological; the sink comes last */
-    for (uint32_t i = 1; i < b.n; i++)
-        for (uint32_t j = i; j > 0 && b.nodes[j - 1] > b.nodes[j]; j--) {
-            uint32_t t = b.nodes[j];
-            b.nodes[j] = b.nodes[j - 1];
-            b.nodes[j - 1] = t;
-        }
-    int ok = 1;
-    for (uint32_t i = 0; i < b.n && ok; i++) {
-        const berth_node *nd = &f->nodes[b.nodes[i]];
-        berth_op_id id = berth_op_find(nd->op);
-        b.refs[2 * i] = ew_ref(f, &b, i, nd->inputs[0], &ok);
-        b.refs[2 * i + 1] = 0;
-        if (nd->n_inputs == 2) {
-            b.refs[2 * i + 1] = ew_ref(f, &b, i, nd->inputs[1], &ok);
-        } else if (bk_ew_options(id)) {
-            /* the options, consecutive constants (never shared: order matters) */
-            double p0, p1 = 0;
-            if (id == BERTH_OP_CLAMP) p0 = ew_option(nd, "minValue", -INFINITY), p1 = ew_option(nd, "maxValue", INFINITY);
-            else if (id == BERTH_OP_HARD_SIGMOID) p0 = ew_option(nd, "alpha", 0.2), p1 = ew_option(nd, "beta", 0.5);
-            else p0 = ew_option(nd, "alpha", id == BERTH_OP_ELU ? 1.0 : 0.01);
-            int n_opt = bk_ew_options(id);
-            if (b.n_constants + (uint32_t)n_opt > BK_EW_MAX_CONSTANTS) ok = 0;
-            if (ok) {
-                b.refs[2 * i + 1] = -(int64_t)b.n_constants - 1;
-                b.constants[b.n_constants++] = p0;
-                if (n_opt > 1) b.constants[b.n_constants++] = p1;
-            }
-        }
-    }
-    if (!ok) return 0;
+    ew_sort_steps(&b);
+    if (!ew_write_refs(f, &b)) return 0;
     /* step references were written against BK_EW_MAX_INPUTS inputs; now
      * the count is known, steps start right after the inputs */
     for (uint32_t i = 0; i < 2 * b.n; i++)
@@ -323,32 +396,7 @@ int fz_try_elementwise(fuser *f, uint32_t sink) {
     berth_op_id sop[BK_EW_MAX_STEPS];
     for (uint32_t i = 0; i < b.n; i++) sop[i] = berth_op_find(f->nodes[b.nodes[i]].op);
     uint32_t n_steps = ew_recognize(&b, sop);
-    size_t ops_len = 0;
-    for (uint32_t i = 0; i < n_steps; i++) ops_len += strlen(berth_op_table()[sop[i]].name) + 1;
-    char *words = berth_arena_alloc(f->a, ops_len + 1);
-    int64_t *refs = berth_arena_array(f->a, 2 * n_steps, sizeof(int64_t));
-    double *consts = berth_arena_array(f->a, b.n_constants + 1, sizeof(double));
-    if (!words || !refs || !consts) return -1;
-    size_t w = 0;
-    for (uint32_t i = 0; i < n_steps; i++) {
-        const char *op = berth_op_table()[sop[i]].name;
-        if (i) words[w++] = ' ';
-        memcpy(words + w, op, strlen(op));
-        w += strlen(op);
-    }
-    words[w] = 0;
-    memcpy(refs, b.refs, sizeof(int64_t) * 2 * n_steps);
-    memcpy(consts, b.constants, sizeof(double) * b.n_constants);
-    berth_attr at[3];
-    uint32_t na = 0;
-    at[na++] = (berth_attr){.key = "ops", .type = BERTH_ATTR_STRING, .s = words};
-    at[na++] = (berth_attr){.key = "steps", .type = BERTH_ATTR_INTS, .count = 2 * n_steps, .ints = refs};
-    if (b.n_constants) at[na++] = (berth_attr){.key = "constants", .type = BERTH_ATTR_FLOATS, .count = b.n_constants, .floats = consts};
-    int32_t chain[BK_EW_MAX_STEPS];
-    for (uint32_t i = 0; i < b.n; i++) chain[i] = (int32_t)b.nodes[i];
-    berth_node fused = fz_make_node(f, "berth.elementwise", &f->nodes[sink], b.n_in, b.in, na, at);
-    if (!fused.op) return -1;
-    return fz_replace(f, chain, (int)b.n, fused);
+    return ew_emit(f, &b, sop, n_steps, sink);
 }
 
 /* ---- (e) a named activation after a matmul's epilogue ------------------------------ */

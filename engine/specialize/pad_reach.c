@@ -182,6 +182,44 @@ static const char *concat(const reach *r, const sp_node *n, int32_t y) {
 
 /* Why node n mixes positions along the dim, or NULL when it keeps them;
  * its data operands are all stable here. */
+/* matmul, gemm and convTranspose2d: a padded axis they contract (or, for
+ * the transposed convolution, spread over several outputs) mixes padding
+ * into real positions. */
+static const char *product(reach *r, const sp_node *n, unsigned kx, uint32_t rank) {
+    if (n->id == BERTH_OP_CONV_TRANSPOSE2D) {
+        int nhwc = !strcmp(opt_str(n, "inputLayout", "nchw"), "nhwc");
+        unsigned spatial = nhwc ? 6u : 12u;
+        if (rank == 4 && (kx & spatial)) return "spreads each padded position over several outputs";
+        if (kx & ~spatial) return "contracts the padded axis (its channels)";
+        return NULL;
+    }
+    if (n->n_inputs < 2) return NULL;
+    if (n->id == BERTH_OP_GEMM) {
+        unsigned ka = opt_int(n, "aTranspose", 0) ? 1u : 2u, kb = opt_int(n, "bTranspose", 0) ? 2u : 1u;
+        return (kx & ka) || (k_axes(r, n->inputs[1]) & kb) ? "contracts the padded axis" : NULL;
+    }
+    int32_t b = n->inputs[1];
+    uint32_t rb = r->vals[b].rank;
+    if ((rank && (kx & (1u << (rank - 1)))) || (rb && (k_axes(r, b) & (1u << (rb >= 2 ? rb - 2 : 0)))))
+        return "contracts the padded axis";
+    return NULL;
+}
+
+/* pad and tile: what they add after the padded axis's end lands among
+ * real positions, unless it is constant padding at the start. */
+static const char *extend(const sp_node *n, unsigned kx, uint32_t rank) {
+    for (uint32_t a = 0; a < rank; a++) {
+        if (!(kx & (1u << a))) continue;
+        if (n->id == BERTH_OP_TILE) {
+            if (opt_item(n, "repetitions", a, 1) > 1) return "repeats the padded axis";
+            continue;
+        }
+        if (strcmp(opt_str(n, "mode", "constant"), "constant")) return "pads the padded axis by edge or reflection";
+        if (opt_item(n, "endingPadding", a, 0) > 0) return "pads the end of the padded axis";
+    }
+    return NULL;
+}
+
 static const char *rule(reach *r, const sp_node *n) {
     int32_t x = n->n_inputs ? n->inputs[0] : -1, y = n->src->outputs[0];
     unsigned kx = x >= 0 ? k_axes(r, x) : 0;
@@ -202,29 +240,9 @@ static const char *rule(reach *r, const sp_node *n) {
     case BERTH_OP_BATCH_NORMALIZATION: case BERTH_OP_TRANSPOSE: case BERTH_OP_SQUEEZE:
     case BERTH_OP_UNSQUEEZE: case BERTH_OP_EXPAND: case BERTH_OP_TRIANGULAR: case BERTH_OP_SLICE:
         return NULL; /* slice's starts were checked with the offsets */
-    case BERTH_OP_MATMUL: {
-        if (n->n_inputs < 2) return NULL;
-        int32_t b = n->inputs[1];
-        uint32_t rb = r->vals[b].rank;
-        if ((rank && (kx & (1u << (rank - 1)))) || (rb && (k_axes(r, b) & (1u << (rb >= 2 ? rb - 2 : 0)))))
-            return "contracts the padded axis";
-        return NULL;
-    }
-    case BERTH_OP_GEMM: {
-        if (n->n_inputs < 2) return NULL;
-        unsigned ka = opt_int(n, "aTranspose", 0) ? 1u : 2u, kb = opt_int(n, "bTranspose", 0) ? 2u : 1u;
-        if ((kx & ka) || (k_axes(r, n->inputs[1]) & kb)) return "contracts the padded axis";
-        return NULL;
-    }
+    case BERTH_OP_MATMUL: case BERTH_OP_GEMM: case BERTH_OP_CONV_TRANSPOSE2D: return product(r, n, kx, rank);
     case BERTH_OP_CONV2D: return windows(r, n, 0);
     case BERTH_OP_AVERAGE_POOL2D: case BERTH_OP_MAX_POOL2D: case BERTH_OP_L2_POOL2D: return windows(r, n, 1);
-    case BERTH_OP_CONV_TRANSPOSE2D: {
-        int nhwc = !strcmp(opt_str(n, "inputLayout", "nchw"), "nhwc");
-        unsigned spatial = nhwc ? 6u : 12u;
-        if (rank == 4 && (kx & spatial)) return "spreads each padded position over several outputs";
-        if (kx & ~spatial) return "contracts the padded axis (its channels)";
-        return NULL;
-    }
     case BERTH_OP_RESAMPLE2D:
         return kx & axes_bits(n, rank, 12u) ? "resamples along the padded axis" : NULL;
     case BERTH_OP_REDUCE_MEAN: case BERTH_OP_REDUCE_SUM: case BERTH_OP_REDUCE_MAX: case BERTH_OP_REDUCE_MIN:
@@ -252,17 +270,7 @@ static const char *rule(reach *r, const sp_node *n) {
         return kx & axis_bit(opt_int(n, "axis", 0), rank) ? "indexes along the padded axis" : NULL;
     case BERTH_OP_SCATTER_ELEMENTS:
         return kx || (n->n_inputs > 1 && k_axes(r, n->inputs[1])) ? "scatters along the padded axis" : NULL;
-    case BERTH_OP_PAD:
-        for (uint32_t a = 0; a < rank; a++) {
-            if (!(kx & (1u << a))) continue;
-            if (strcmp(opt_str(n, "mode", "constant"), "constant")) return "pads the padded axis by edge or reflection";
-            if (opt_item(n, "endingPadding", a, 0) > 0) return "pads the end of the padded axis";
-        }
-        return NULL;
-    case BERTH_OP_TILE:
-        for (uint32_t a = 0; a < rank; a++)
-            if ((kx & (1u << a)) && opt_item(n, "repetitions", a, 1) > 1) return "repeats the padded axis";
-        return NULL;
+    case BERTH_OP_PAD: case BERTH_OP_TILE: return extend(n, kx, rank);
     case BERTH_OP_SHAPE: return kx ? "reads the padded size as numbers" : NULL;
     default: break;
     }

@@ -262,7 +262,10 @@ static int tensor_to_attr(spec_build *b, sp_node *sn, int32_t vi, uint32_t pos, 
     return 0;
 }
 
-static int normalize(spec_build *b, uint32_t ni) {
+/* Node ni's own record: its op, its name (its first output's), and the
+ * values it reads and writes checked against the graph, so that a user
+ * sees a bad index here rather than a crash in a later pass. */
+static int bind_node(spec_build *b, uint32_t ni) {
     const bg_node *n = &b->c.g->nodes[ni];
     sp_node *sn = &b->nodes[ni];
     const berth_graph *g = b->c.g;
@@ -278,6 +281,81 @@ static int normalize(spec_build *b, uint32_t ni) {
         if (n->outputs[i] < 0 || (uint32_t)n->outputs[i] >= g->n_values ||
             g->values[n->outputs[i]].kind != BG_NODE_OUTPUT || b->c.vals[n->outputs[i]].ready)
             return sp_fail(&b->c, "output %u expected a new value, found index %d", i, n->outputs[i]);
+    return 0;
+}
+
+/* The node's written options, converted into sn->attrs: a literal at a
+ * position ('@N') takes the name of the op's parameter there, then each
+ * option must be one the op knows, given once, of the type it takes. */
+static int named_options(spec_build *b, const bg_node *n, sp_node *sn, const char *const *params,
+                         uint32_t n_params, uint32_t n_ops) {
+    for (uint32_t i = 0; i < n->n_attrs; i++) {
+        const bg_attr *a = &n->attrs[i];
+        const char *key = a->key ? a->key : "?";
+        if (key[0] == '@') {
+            unsigned long pos = strtoul(key + 1, NULL, 10);
+            const char *name = NULL;
+            if (n_params && n_ops == UINT32_MAX) name = params[0];
+            else if (n_params && pos >= n_ops && pos - n_ops < n_params) name = params[pos - n_ops];
+            if (!name)
+                return sp_fail(&b->c, "expected at most %u positional operands and named options, found a literal at position %lu",
+                               n_params ? n_ops : n->n_inputs, pos);
+            key = name;
+        }
+        if (!berth_op_attr(sn->id, key)) return unknown_option(b, sn->id, key);
+        for (uint32_t j = 0; j < sn->n_attrs; j++)
+            if (!strcmp(sn->attrs[j].key, key))
+                return sp_fail(&b->c, "option '%s' expected once, found twice", key);
+        if (convert_attr(b, n, a, key, &sn->attrs[sn->n_attrs])) return -1;
+        if (check_type(b, sn->id, &sn->attrs[sn->n_attrs++])) return -1;
+    }
+    return 0;
+}
+
+/* The first position from pos on that no literal ('@N' option) holds,
+ * up to n_pos: identifiers fill the positions literals leave. */
+static uint32_t free_position(const bg_node *n, uint32_t pos, uint32_t n_pos) {
+    while (pos < n_pos) {
+        char lit[16];
+        snprintf(lit, sizeof lit, "@%u", pos);
+        int taken = 0;
+        for (uint32_t j = 0; j < n->n_attrs && !taken; j++) taken = n->attrs[j].key && !strcmp(n->attrs[j].key, lit);
+        if (!taken) break;
+        pos++;
+    }
+    return pos;
+}
+
+/* The node's positional identifiers: those at operand parameters go to
+ * ins (their count to *n_ins); those past them are host data, turned into
+ * the options the op's later parameters name. */
+static int positional_inputs(spec_build *b, const bg_node *n, sp_node *sn, const char *const *params,
+                             uint32_t n_params, uint32_t n_ops, uint32_t n_pos, int32_t *ins, uint32_t *n_ins) {
+    uint32_t k = 0, pos = 0;
+    for (uint32_t i = 0; i < n->n_inputs; i++, pos++) {
+        pos = free_position(n, pos, n_pos);
+        if (n_ops == UINT32_MAX || pos < n_ops) {
+            ins[k++] = n->inputs[i];
+            continue;
+        }
+        if (pos - n_ops >= n_params)
+            return sp_fail(&b->c, "expected %u operands, found %u", n_ops, n->n_inputs);
+        const char *name = params[pos - n_ops];
+        if (sp_attr(sn, name)) return sp_fail(&b->c, "option '%s' expected once, found twice", name);
+        if (tensor_to_attr(b, sn, n->inputs[i], i, name, &sn->attrs[sn->n_attrs])) return -1;
+        if (check_type(b, sn->id, &sn->attrs[sn->n_attrs++])) return -1;
+    }
+    *n_ins = k;
+    return 0;
+}
+
+/* Node ni as the later passes take it: a known WebNN op, its operands,
+ * and its options from both named options and positional literals or
+ * host-known tensors; 0 or -1 with the error in c->err. */
+static int normalize(spec_build *b, uint32_t ni) {
+    const bg_node *n = &b->c.g->nodes[ni];
+    sp_node *sn = &b->nodes[ni];
+    if (bind_node(b, ni)) return -1;
 
     sn->id = berth_op_find(n->op);
     if (sn->id == BERTH_OP_UNKNOWN) return sp_fail(&b->c, "expected a known op, found '%s'", n->op);
@@ -299,48 +377,10 @@ static int normalize(spec_build *b, uint32_t ni) {
     if (!sn->attrs || !ins) return sp_fail(&b->c, "out of memory");
     sn->inputs = ins;
 
-    for (uint32_t i = 0; i < n->n_attrs; i++) {
-        const bg_attr *a = &n->attrs[i];
-        const char *key = a->key ? a->key : "?";
-        if (key[0] == '@') {
-            unsigned long pos = strtoul(key + 1, NULL, 10);
-            const char *name = NULL;
-            if (n_params && n_ops == UINT32_MAX) name = params[0];
-            else if (n_params && pos >= n_ops && pos - n_ops < n_params) name = params[pos - n_ops];
-            if (!name)
-                return sp_fail(&b->c, "expected at most %u positional operands and named options, found a literal at position %lu",
-                               n_params ? n_ops : n->n_inputs, pos);
-            key = name;
-        }
-        if (!berth_op_attr(sn->id, key)) return unknown_option(b, sn->id, key);
-        for (uint32_t j = 0; j < sn->n_attrs; j++)
-            if (!strcmp(sn->attrs[j].key, key))
-                return sp_fail(&b->c, "option '%s' expected once, found twice", key);
-        if (convert_attr(b, n, a, key, &sn->attrs[sn->n_attrs])) return -1;
-        if (check_type(b, sn->id, &sn->attrs[sn->n_attrs++])) return -1;
-    }
+    if (named_options(b, n, sn, params, n_params, n_ops)) return -1;
     /* Positional identifiers past the operand parameters are host data. */
-    uint32_t k = 0, pos = 0;
-    for (uint32_t i = 0; i < n->n_inputs; i++, pos++) {
-        while (pos < n_pos) { /* skip positions literals hold */
-            char lit[16];
-            snprintf(lit, sizeof lit, "@%u", pos);
-            int taken = 0;
-            for (uint32_t j = 0; j < n->n_attrs && !taken; j++) taken = n->attrs[j].key && !strcmp(n->attrs[j].key, lit);
-            if (!taken) break;
-            pos++;
-        }
-        if (n_ops == UINT32_MAX || pos < n_ops) {
-            ins[k++] = n->inputs[i];
-            continue;
-        }
-        if (pos - n_ops >= n_params)
-            return sp_fail(&b->c, "expected %u operands, found %u", n_ops, n->n_inputs);
-        const char *name = params[pos - n_ops];
-        if (sp_attr(sn, name)) return sp_fail(&b->c, "option '%s' expected once, found twice", name);
-        if (tensor_to_attr(b, sn, n->inputs[i], i, name, &sn->attrs[sn->n_attrs])) return -1;
-        if (check_type(b, sn->id, &sn->attrs[sn->n_attrs++])) return -1;
-    }
+    uint32_t k = 0;
+    if (positional_inputs(b, n, sn, params, n_params, n_ops, n_pos, ins, &k)) return -1;
     sn->n_inputs = k;
     return 0;
 }

@@ -218,6 +218,38 @@ static int dump_results(const char *dir, float *probs, int64_t n, berth_tensor *
 
 /* ---- the chunk loop ---- */
 
+/* Every chunk through the model, the state carried unless --no-state
+ * says otherwise; probs[k] gets chunk k's speech probability, printed as
+ * it comes. 0, or 1 with the error printed. */
+static int run_chunks(berth_executor *ex, const opts *o, vad_wav *wav, const vad_io *io, berth_tensor *in,
+                      berth_tensor *outs, float *probs, int64_t n_chunks) {
+    int64_t chunk = io->chunk;
+    float *x = in[io->in_x].data;
+    berth_error err;
+    for (int64_t k = 0; k < n_chunks; k++) {
+        long got = vad_wav_read(wav, x, (size_t)chunk);
+        if (got < 0) {
+            fprintf(stderr, "berth-vad: %s: read failed at chunk %lld\n", o->audio, (long long)k);
+            return 1;
+        }
+        memset(x + got, 0, (size_t)(chunk - got) * sizeof *x); /* the last chunk's padding */
+        if (berth_executor_run(ex, 0, in, io->n_in, outs, io->n_out, NULL, &err) != BERTH_OK) {
+            fprintf(stderr, "berth-vad: chunk %lld: %s\n", (long long)k, err.msg);
+            return 1;
+        }
+        probs[k] = *(const float *)outs[io->out_p].data;
+        printf("%lld\t%.3f\t%.6f\n", (long long)k, seconds(k * chunk), probs[k]);
+        /* The state goes round: this chunk's hn, cn are the next one's
+         * h, c. Copied rather than aliased, so an input never shares
+         * memory with an output of the same run. */
+        if (!o->no_state) {
+            memcpy(in[io->in_h].data, outs[io->out_h].data, in[io->in_h].bytes);
+            memcpy(in[io->in_c].data, outs[io->out_c].data, in[io->in_c].bytes);
+        }
+    }
+    return 0;
+}
+
 static int run(const opts *o) {
     berth_error err;
     berth_executor *ex = NULL;
@@ -269,27 +301,7 @@ static int run(const opts *o) {
            (long long)chunk, o->no_state ? "reset every chunk" : "carried");
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int64_t k = 0; k < n_chunks; k++) {
-        long got = vad_wav_read(&wav, x, (size_t)chunk);
-        if (got < 0) {
-            fprintf(stderr, "berth-vad: %s: read failed at chunk %lld\n", o->audio, (long long)k);
-            goto out;
-        }
-        memset(x + got, 0, (size_t)(chunk - got) * sizeof *x); /* the last chunk's padding */
-        if (berth_executor_run(ex, 0, in, io.n_in, outs, io.n_out, NULL, &err) != BERTH_OK) {
-            fprintf(stderr, "berth-vad: chunk %lld: %s\n", (long long)k, err.msg);
-            goto out;
-        }
-        probs[k] = *(const float *)outs[io.out_p].data;
-        printf("%lld\t%.3f\t%.6f\n", (long long)k, seconds(k * chunk), probs[k]);
-        /* The state goes round: this chunk's hn, cn are the next one's
-         * h, c. Copied rather than aliased, so an input never shares
-         * memory with an output of the same run. */
-        if (!o->no_state) {
-            memcpy(h, outs[io.out_h].data, h_bytes);
-            memcpy(c, outs[io.out_c].data, c_bytes);
-        }
-    }
+    if (run_chunks(ex, o, &wav, &io, in, outs, probs, n_chunks) != 0) goto out;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     print_segments(probs, n_chunks, chunk, wav.samples, o->threshold);
