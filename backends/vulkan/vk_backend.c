@@ -38,7 +38,7 @@ static berth_status vk_node_cost(berth_device *dev, const berth_graph_desc *grap
     if (cost->struct_size < BERTH_NODE_COST_V1_MIN_SIZE) return BERTH_ERR_UNSUPPORTED;
     double flops_per_ns = 300, bytes_per_ns = 30;
     if (dev->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) flops_per_ns = 2000, bytes_per_ns = 200;
-    if (dev->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) flops_per_ns = 20, bytes_per_ns = 8;
+    if (dev->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) flops_per_ns = 5, bytes_per_ns = 2;
     cost->node_ns = cost->flops / flops_per_ns + cost->bytes / bytes_per_ns;
     if (!(cost->node_ns > 0)) cost->node_ns = 1;
     return BERTH_OK;
