@@ -6,7 +6,9 @@
  *    BERTH_SHARED_FD as the descriptor;
  *  - it imports a buffer of its SHARE_KIND, mapping a descriptor;
  *  - RUNS_ALL 0 runs only conv2d, matmul and add (as the partial
- *    fixture), 1 every op of cpu, so a graph crosses between two of them.
+ *    fixture), 1 every op of cpu, so a graph crosses between two of them;
+ *  - BAD_EXPORT 1 describes each export 4 bytes longer than the output,
+ *    which the host must refuse (and copy the tensor as before).
  * A run hands the cpu backend the output's own memory and copies it on
  * only where the host asked for another place: what the host must do
  * with exported outputs (hand back the address, or NULL) is what the
@@ -124,7 +126,7 @@ static berth_status sh_export(berth_plan *p, uint32_t index, uint32_t kinds, ber
     buf->host = SHARE_KIND == BERTH_SHARED_HOST ? p->mem[index] : NULL;
     buf->fd = SHARE_KIND == BERTH_SHARED_FD ? p->fd[index] : -1;
     buf->offset = 0;
-    buf->bytes = p->bytes[index];
+    buf->bytes = p->bytes[index] + (BAD_EXPORT ? 4 : 0);
     return BERTH_OK;
 }
 
