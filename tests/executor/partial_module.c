@@ -3,7 +3,9 @@
  * supports_node and supports_op refuse every other op with
  * BERTH_ERR_UNSUPPORTED. It stands for a device with a partial op set,
  * for the tests of which backend of `use` a graph goes to and of graphs
- * split between it and cpu. */
+ * split between it and cpu. Built with NO_COST it gives no node_cost, as
+ * a vendor's module need not: the partitioner then uses the host's own
+ * estimate for its nodes. */
 #include <stdio.h>
 #include <string.h>
 
@@ -44,5 +46,8 @@ berth_backend_entry(uint32_t host_abi_version, const berth_host_services *host, 
     if (!(cpu = cpu_wrap("partial", host_abi_version, host, why, &table))) return NULL;
     table.supports_op = partial_supports_op;
     table.supports_node = partial_supports_node;
+#ifdef NO_COST
+    table.node_cost = NULL;
+#endif
     return &table;
 }
