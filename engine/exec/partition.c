@@ -42,6 +42,10 @@ typedef struct builder {
     uint32_t *list;      /* scratch list of operands */
     uint8_t *mark;       /* per operand: already in list */
     uint32_t n_list;
+    /* With a cost model: n_backends x nodes, each node's estimate on each
+     * backend that runs it, asked once and read by the merges and by
+     * each subgraph's share. */
+    double *node_ns;
 } builder;
 
 static void count_edge(void *ctx, uint32_t k) {
@@ -148,12 +152,10 @@ typedef struct coster {
     const berth_part_costs *c;
     const uint8_t *sup;      /* n_backends x nn */
     const uint32_t *order;
-    double *node_ns;         /* n_backends x nn: asked where the backend runs the node */
     uint32_t *rd_at, *rd;    /* readers of each operand (CSR) */
     uint32_t *run_of;        /* per node: its run in order */
     uint32_t *run_start;     /* per run, and one past the last */
     uint32_t n_runs;
-    uint32_t *touched;       /* scratch: operands of the runs a move joins */
     uint8_t *tmark;
     /* The move being weighed: run `r` to backend `t`, joining the run
      * before it and/or after it when they are on t. */
@@ -211,7 +213,7 @@ static double schedule_ns(coster *co) {
     const berth_graph_desc *d = co->b->d;
     double ns = 0;
     co->moving = 0;
-    for (uint32_t i = 0; i < d->n_nodes; i++) ns += co->node_ns[(size_t)co->b->backend[i] * d->n_nodes + i];
+    for (uint32_t i = 0; i < d->n_nodes; i++) ns += co->b->node_ns[(size_t)co->b->backend[i] * d->n_nodes + i];
     for (uint32_t r = 0; r < co->n_runs; r++) ns += co->c->region_ns[run_backend(co, r)];
     for (uint32_t k = 0; k < d->n_operands; k++) ns += tensor_ns(co, k);
     return ns;
@@ -232,7 +234,7 @@ static double move_ns(coster *co, uint32_t r, uint32_t t) {
     double delta = 0;
     for (uint32_t j = co->run_start[r]; j < co->run_start[r + 1]; j++) {
         uint32_t i = co->order[j];
-        delta += co->node_ns[(size_t)t * nn + i] - co->node_ns[(size_t)cur * nn + i];
+        delta += co->b->node_ns[(size_t)t * nn + i] - co->b->node_ns[(size_t)cur * nn + i];
     }
     int prev = r > 0 && run_backend(co, r - 1) == t, next = r + 1 < co->n_runs && run_backend(co, r + 1) == t;
     delta += co->c->region_ns[t] * (1 - prev - next) - co->c->region_ns[cur];
@@ -313,17 +315,17 @@ static berth_status merge_by_cost(builder *b, const berth_part_costs *c, const u
                                   uint32_t n_backends) {
     const berth_graph_desc *d = b->d;
     uint32_t nn = d->n_nodes, no = d->n_operands;
-    coster co = {b, c, sup, order, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0, 0, 0};
-    co.node_ns = calloc((size_t)n_backends * nn + 1, sizeof *co.node_ns);
+    coster co = {b, c, sup, order, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0};
+    b->node_ns = calloc((size_t)n_backends * nn + 1, sizeof *b->node_ns);
     co.rd_at = calloc(no + 2, sizeof *co.rd_at);
     co.run_of = malloc(sizeof *co.run_of * (nn + 1));
     co.run_start = malloc(sizeof *co.run_start * (nn + 2));
     co.tmark = calloc(no + 1, 1);
     berth_status st = BERTH_ERR_NOMEM;
-    if (!co.node_ns || !co.rd_at || !co.run_of || !co.run_start || !co.tmark) goto done;
+    if (!b->node_ns || !co.rd_at || !co.run_of || !co.run_start || !co.tmark) goto done;
     for (uint32_t k = 0; k < n_backends; k++)
         for (uint32_t i = 0; i < nn; i++)
-            if (sup[(size_t)k * nn + i]) co.node_ns[(size_t)k * nn + i] = c->node_ns(c->ctx, k, d, i);
+            if (sup[(size_t)k * nn + i]) b->node_ns[(size_t)k * nn + i] = c->node_ns(c->ctx, k, d, i);
     for (b->cur = 0; b->cur < nn; b->cur++) each_read(&d->nodes[b->cur], count_reader, &co);
     for (uint32_t k = 0; k < no; k++) co.rd_at[k + 1] += co.rd_at[k];
     co.rd = malloc(sizeof *co.rd * (co.rd_at[no] + 1));
@@ -343,7 +345,6 @@ static berth_status merge_by_cost(builder *b, const berth_part_costs *c, const u
     }
     st = BERTH_OK;
 done:
-    free(co.node_ns);
     free(co.rd_at);
     free(co.rd);
     free(co.run_of);
@@ -352,7 +353,8 @@ done:
     return st;
 }
 
-/* Each subgraph's share of the estimate, and their sum. */
+/* Each subgraph's share of the estimate, and their sum (its nodes'
+ * estimates are those merge_by_cost asked for). */
 static void subgraph_costs(builder *b, const berth_part_costs *c) {
     berth_partition *p = b->p;
     const berth_graph_desc *d = b->d;
@@ -362,7 +364,7 @@ static void subgraph_costs(builder *b, const berth_part_costs *c) {
         double xpb = c->crossing_ns_per_byte[sg->backend];
         sg->node_ns = 0;
         for (uint32_t j = 0; j < sg->n_nodes; j++)
-            sg->node_ns += c->node_ns(c->ctx, sg->backend, d, sg->nodes[j]);
+            sg->node_ns += b->node_ns[(size_t)sg->backend * d->n_nodes + sg->nodes[j]];
         sg->overhead_ns = c->region_ns[sg->backend];
         for (uint32_t j = 0; j < sg->n_in; j++)
             if (p->crosses[sg->in[j]]) sg->overhead_ns += xpb * (double)berth_operand_bytes(d, sg->in[j]);
@@ -484,7 +486,7 @@ berth_status berth_partition_build(const berth_graph_desc *d, uint32_t n_backend
     memset(p, 0, sizeof *p);
     uint32_t nn = d->n_nodes, no = d->n_operands;
     size_t scratch = (size_t)(nn > no ? nn : no) + 1;
-    builder b = {d, p, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, 0};
+    builder b = {d, p, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL};
     p->n_operands = no;
     p->n_backends = n_backends;
     p->reads_weight = calloc((size_t)n_backends * no + 1, 1);
@@ -525,6 +527,7 @@ fail:
     free(b.indeg);
     free(b.list);
     free(b.mark);
+    free(b.node_ns);
     free(order);
     free(sup);
     free(is_output);
