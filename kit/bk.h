@@ -408,7 +408,8 @@ const berth_backend *bk_entry(const berth_backend *tables, uint32_t host_abi_ver
         {.abi_version = BERTH_BACKEND_ABI_V1_0, .struct_size = sizeof(berth_backend), __VA_ARGS__},          \
         {.abi_version = BERTH_BACKEND_ABI_V1_1, .struct_size = sizeof(berth_backend), __VA_ARGS__},          \
         {.abi_version = BERTH_BACKEND_ABI_V1_2, .struct_size = sizeof(berth_backend), __VA_ARGS__},          \
-        {.abi_version = BERTH_BACKEND_ABI_V1_3, .struct_size = sizeof(berth_backend), __VA_ARGS__}};         \
+        {.abi_version = BERTH_BACKEND_ABI_V1_3, .struct_size = sizeof(berth_backend), __VA_ARGS__},          \
+        {.abi_version = BERTH_BACKEND_ABI_V1_4, .struct_size = sizeof(berth_backend), __VA_ARGS__}};         \
     BERTH_BACKEND_EXPORT const berth_backend *berth_backend_entry(uint32_t host_abi_version,                  \
                                                                   const berth_host_services *host,            \
                                                                   berth_error *why) {                        \

@@ -163,7 +163,7 @@ static int check_slots(const berth_backend *be, const char *name_or_path, const 
 }
 
 static const char *abi_name(uint32_t v) {
-    static const char *const names[] = {"1.0", "1.1", "1.2", "1.3"};
+    static const char *const names[] = {"1.0", "1.1", "1.2", "1.3", "1.4"};
     return v >= 1 && v <= sizeof names / sizeof *names ? names[v - 1] : "?";
 }
 

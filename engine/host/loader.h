@@ -63,6 +63,13 @@ static inline int berth_backend_has_export(const berth_backend *be) {
 static inline int berth_backend_has_import(const berth_backend *be) {
     return be->abi_version >= BERTH_BACKEND_ABI_V1_3 && be->import_input;
 }
+static inline int berth_backend_has_prepare(const berth_backend *be) {
+    return be->abi_version >= BERTH_BACKEND_ABI_V1_4 && be->prepare_weights;
+}
+/* save_state and load_state come as a pair: a cache needs both. */
+static inline int berth_backend_has_state(const berth_backend *be) {
+    return be->abi_version >= BERTH_BACKEND_ABI_V1_4 && be->save_state && be->load_state;
+}
 
 /* Arrays the host hands a module (operands, nodes, attrs, tensors, weight
  * descs) are laid out today with the ABI 1.0 element sizes, which equal

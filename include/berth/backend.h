@@ -1,6 +1,6 @@
 /*
- * berth backend ABI 1.3 (abi_version 4), a superset of ABI 1.2 (abi_version 3),
- * ABI 1.1 (abi_version 2) and ABI 1.0 (abi_version 1).
+ * berth backend ABI 1.4 (abi_version 5), a superset of ABI 1.3 (abi_version 4),
+ * ABI 1.2 (abi_version 3), ABI 1.1 (abi_version 2) and ABI 1.0 (abi_version 1).
  *
  * This header is the whole contract between the berth engine (the "host")
  * and a hardware backend (a shared object the host loads at run time). A
@@ -20,7 +20,7 @@
  *    version <= host_abi_version it implements), or NULL with a reason in
  *    *why. The host refuses a table whose abi_version is above what it asked.
  *    Version numbers only grow: 1 is ABI 1.0, 2 is ABI 1.1, 3 is ABI 1.2,
- *    4 is ABI 1.3. A table of a
+ *    4 is ABI 1.3, 5 is ABI 1.4. A table of a
  *    higher number is a superset of every lower one.
  *  - Append-only, with sizes everywhere. Every struct that crosses the
  *    boundary either starts with abi_version/struct_size or struct_size, or
@@ -51,13 +51,15 @@
 extern "C" {
 #endif
 
-/* ABI versions: 1 is ABI 1.0, 2 is ABI 1.1, 3 is ABI 1.2, 4 is ABI 1.3. */
+/* ABI versions: 1 is ABI 1.0, 2 is ABI 1.1, 3 is ABI 1.2, 4 is ABI 1.3,
+ * 5 is ABI 1.4. */
 #define BERTH_BACKEND_ABI_V1_0 1u
 #define BERTH_BACKEND_ABI_V1_1 2u
 #define BERTH_BACKEND_ABI_V1_2 3u
 #define BERTH_BACKEND_ABI_V1_3 4u
+#define BERTH_BACKEND_ABI_V1_4 5u
 /* The newest ABI version this header describes. */
-#define BERTH_BACKEND_ABI_VERSION BERTH_BACKEND_ABI_V1_3
+#define BERTH_BACKEND_ABI_VERSION BERTH_BACKEND_ABI_V1_4
 
 /* Name of the one symbol a backend module exports. */
 #define BERTH_BACKEND_ENTRY_SYMBOL "berth_backend_entry"
@@ -434,6 +436,24 @@ typedef struct berth_shared_buffer {
 /* ------------------------------------------------------------------ */
 /* The function table                                                  */
 /* ------------------------------------------------------------------ */
+/* Prepared weights and saved state (ABI 1.4)                          */
+/* ------------------------------------------------------------------ */
+
+/* What prepare_weights made of the weights. The host sets struct_size
+ * and zeroes the rest; the backend writes the fields that fit. */
+typedef struct berth_prepare_info {
+    uint32_t struct_size;
+    uint32_t n_prepared;     /* weights now held in the backend's own layout */
+    uint64_t bytes_prepared; /* the bytes of those layouts                   */
+    uint64_t bytes_released; /* uploaded bytes let go: only the prepared form is read */
+} berth_prepare_info;
+#define BERTH_PREPARE_INFO_V1_MIN_SIZE (offsetof(berth_prepare_info, bytes_released) + sizeof(uint64_t))
+
+/* What save_state and load_state carry. */
+#define BERTH_STATE_WEIGHTS 1u  /* the weights as prepare_weights left them  */
+#define BERTH_STATE_PROGRAMS 2u /* compiled device programs (a pipeline cache) */
+
+/* ------------------------------------------------------------------ */
 
 /* Concurrency. The host never makes two calls on one device, or on
  * objects made from it (weights, plans), at the same time. Different
@@ -578,6 +598,39 @@ typedef struct berth_backend {
      * host hands the input in host memory (a HOST buffer as it is). */
     berth_status (*import_input)(berth_plan *plan, uint32_t index, const berth_shared_buffer *buf,
                                  berth_error *err);
+
+    /* ---- ABI 1.4 ---- */
+
+    /* prepare_weights: after upload_end and before any plan, once for
+     * each graph plans will read these weights through: each lane's
+     * first bucket as it will be planned (with split, this backend's
+     * subgraphs of it). The backend may put the weights those nodes read
+     * into its own layout now (a product's operand packed, a filter
+     * reordered) and let the uploaded form go where no plan reads it;
+     * weights_bytes then counts each weight once, in the forms kept. A
+     * later plan that reads a weight another way prepares or rebuilds
+     * that form itself. Writes what it did into *info (the host set
+     * struct_size). NULL in the table: plans prepare what they need. */
+    berth_status (*prepare_weights)(berth_weights *w, const berth_graph_desc *graph, berth_prepare_info *info,
+                                    berth_error *err);
+    /* save_state: the state of `kind` (BERTH_STATE_*) the device or the
+     * weights hold, as bytes into buf[0..*bytes); buf NULL asks the size
+     * into *bytes. The bytes need make sense only to load_state of the
+     * same backend, version, device and options: the host keys its cache
+     * ([cache] dir) by those, the graph and the weights, and checks a
+     * digest of the bytes before handing them back. WEIGHTS is asked
+     * after prepare_weights, PROGRAMS after a plan was built.
+     * BERTH_ERR_UNSUPPORTED: nothing of this kind to keep. */
+    berth_status (*save_state)(berth_device *dev, berth_weights *w, uint32_t kind, void *buf, size_t *bytes,
+                               berth_error *err);
+    /* load_state: take saved bytes back: WEIGHTS after upload_end in
+     * place of prepare_weights, PROGRAMS before plans are built. The
+     * backend checks what it reads (a file of another build may reach
+     * it) and refuses with BERTH_ERR_INVALID anything it cannot use
+     * whole, its state left as it was; the host then prepares anew and
+     * rewrites the cache. */
+    berth_status (*load_state)(berth_device *dev, berth_weights *w, uint32_t kind, const void *buf, size_t bytes,
+                               berth_error *err);
 } berth_backend;
 
 /* The least table size a backend of each version must declare. */
@@ -589,9 +642,12 @@ typedef struct berth_backend {
     (offsetof(berth_backend, plan_memory) + sizeof(void *))
 #define BERTH_BACKEND_V1_3_MIN_SIZE \
     (offsetof(berth_backend, import_input) + sizeof(void *))
+#define BERTH_BACKEND_V1_4_MIN_SIZE \
+    (offsetof(berth_backend, load_state) + sizeof(void *))
 /* The least table size for a table of abi_version v (1 or more). */
 #define BERTH_BACKEND_MIN_SIZE(v)                                        \
-    ((v) >= BERTH_BACKEND_ABI_V1_3   ? BERTH_BACKEND_V1_3_MIN_SIZE       \
+    ((v) >= BERTH_BACKEND_ABI_V1_4   ? BERTH_BACKEND_V1_4_MIN_SIZE       \
+     : (v) >= BERTH_BACKEND_ABI_V1_3 ? BERTH_BACKEND_V1_3_MIN_SIZE       \
      : (v) >= BERTH_BACKEND_ABI_V1_2 ? BERTH_BACKEND_V1_2_MIN_SIZE       \
      : (v) >= BERTH_BACKEND_ABI_V1_1 ? BERTH_BACKEND_V1_1_MIN_SIZE       \
                                      : BERTH_BACKEND_V1_MIN_SIZE)

@@ -33,6 +33,11 @@ static const berth_backend *cpu_wrap(const char *name, uint32_t host_abi_version
     }
     memcpy(table, cpu, cpu->struct_size < sizeof *table ? cpu->struct_size : sizeof *table);
     table->name = name;
+    /* Verbs that take the weights object: a wrapper that wraps it would
+     * hand cpu its own; one that does not may set them back. */
+    table->prepare_weights = NULL;
+    table->save_state = NULL;
+    table->load_state = NULL;
     return cpu;
 }
 

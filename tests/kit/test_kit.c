@@ -242,8 +242,10 @@ static void check_module(const char *path, const char *name) {
     CHECK(t3 && t3->abi_version == 3 && t3->struct_size >= BERTH_BACKEND_V1_2_MIN_SIZE && t3->plan_memory);
     const berth_backend *t4 = entry ? entry(4, &h, &err) : NULL;
     CHECK(t4 && t4->abi_version == 4 && t4->struct_size >= BERTH_BACKEND_V1_3_MIN_SIZE && t4->plan_memory);
+    const berth_backend *t5 = entry ? entry(5, &h, &err) : NULL;
+    CHECK(t5 && t5->abi_version == 5 && t5->struct_size >= BERTH_BACKEND_V1_4_MIN_SIZE && t5->plan_memory);
     /* a host newer than the module gets the module's newest */
-    CHECK(entry && entry(9, &h, &err) == t4);
+    CHECK(entry && entry(9, &h, &err) == t5);
     const berth_backend *t1 = entry ? entry(1, &h, &err) : NULL;
     CHECK(t1 && t1->abi_version == 1);
     CHECK(entry && entry(0, &h, &err) == NULL);
