@@ -367,11 +367,25 @@ static berth_status cpu_upload_end(berth_weights *w, berth_error *err) { return 
 
 static uint64_t cpu_weights_bytes(const berth_weights *w) { return w ? w->total : 0; }
 
+static berth_status cpu_prepare_weights(berth_weights *w, const berth_graph_desc *g, berth_prepare_info *info,
+                                        berth_error *err) {
+    if (!info || info->struct_size < BERTH_PREPARE_INFO_V1_MIN_SIZE) {
+        bk_errf(err, "cpu: prepare_weights needs an info of at least %zu bytes",
+                (size_t)BERTH_PREPARE_INFO_V1_MIN_SIZE);
+        return BERTH_ERR_INVALID;
+    }
+    berth_plan *none = NULL;
+    berth_status st = bk_plan_native(cpu_prepare_graph, w->dev, w, g, &none, err);
+    if (st == BERTH_OK) cpu_weights_account(w, info);
+    return st;
+}
+
 BK_BACKEND(.name = "cpu", .version = "0.2.0", .open = cpu_open, .close = cpu_close, .caps = cpu_caps,
            .supports_op = cpu_supports_op, .upload_begin = cpu_upload_begin,
            .upload_dest = cpu_upload_dest, .upload_tensor = cpu_upload_tensor,
            .upload_end = cpu_upload_end, .plan = cpu_plan_create, .run = cpu_run, .free_plan = cpu_plan_free,
            .free_weights = cpu_free_weights, .weights_bytes = cpu_weights_bytes, .plan_bytes = cpu_plan_bytes,
-           .plan_memory = cpu_plan_memory, .node_cost = cpu_node_cost,
+           .plan_memory = cpu_plan_memory, .node_cost = cpu_node_cost, .prepare_weights = cpu_prepare_weights,
+           .save_state = cpu_save_state, .load_state = cpu_load_state,
            .plan_profile = cpu_plan_profile, .supports_node = cpu_supports_node, .options = cpu_options,
            .n_options = OPT_COUNT, .option_decl_size = sizeof(berth_option_decl))

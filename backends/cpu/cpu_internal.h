@@ -348,6 +348,16 @@ static inline float cpu_hardswish1(float v) { return v <= -3.0f ? 0.0f : v >= 3.
 /* plan() on a native graph (the verb wraps it with BK_PLAN_VERB). */
 berth_status cpu_plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
                             berth_error *err);
+/* prepare_weights' work on a native graph: packs what its nodes read
+ * packed, then lets go of uploaded forms no plan reads (*out stays NULL). */
+berth_status cpu_prepare_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
+                               berth_error *err);
+/* prepare_weights' account, save_state and load_state (cpu_state.c). */
+void cpu_weights_account(const berth_weights *w, berth_prepare_info *info);
+berth_status cpu_save_state(berth_device *dev, berth_weights *w, uint32_t kind, void *buf, size_t *bytes,
+                            berth_error *err);
+berth_status cpu_load_state(berth_device *dev, berth_weights *w, uint32_t kind, const void *buf, size_t bytes,
+                            berth_error *err);
 berth_status cpu_run(berth_plan *p, const berth_tensor *in, uint32_t n_in, berth_tensor *out,
                      uint32_t n_out, berth_error *err);
 void cpu_plan_free(berth_plan *p);

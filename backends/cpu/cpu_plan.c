@@ -195,7 +195,9 @@ static berth_status plan_nodes(berth_plan *p, const berth_graph_desc *g, live *l
     return BERTH_OK;
 }
 
-berth_status cpu_plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g,
+/* The plan of g; with prepare_only, stops once the nodes have packed the
+ * weights they read (no outputs bound, no arena). */
+static berth_status plan_build(berth_device *dev, berth_weights *w, const berth_graph_desc *g, int prepare_only,
                                berth_plan **out, berth_error *err) {
     berth_status st = bk_graph_check_order(g, err);
     if (st) return st;
@@ -242,6 +244,7 @@ berth_status cpu_plan_graph(berth_device *dev, berth_weights *w, const berth_gra
     st = plan_nodes(p, g, &lv, err);
     if (st == BERTH_OK) st = bind_weights(p, w, g, err);
     if (st) goto fail;
+    if (prepare_only) goto done;
     for (uint32_t i = 0; i < g->n_outputs; i++) {
         uint32_t o = g->outputs[i];
         if (o >= g->n_operands || def[o] == -2) {
@@ -259,12 +262,31 @@ berth_status cpu_plan_graph(berth_device *dev, berth_weights *w, const berth_gra
     st = layout(p, g, &lv, err);
     if (st) goto fail;
     p->packed_bytes += sizeof *p->ops * g->n_operands + sizeof *p->nodes * g->n_nodes;
+done:
     free(def), free(root), free(is_out);
     *out = p;
     return BERTH_OK;
 fail:
     free(def), free(root), free(is_out);
     cpu_plan_free(p);
+    return st;
+}
+
+berth_status cpu_plan_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
+                            berth_error *err) {
+    return plan_build(dev, w, g, 0, out, err);
+}
+
+/* Packing is what the op files do at plan time, so preparing is planning
+ * the nodes and keeping only what they packed: the plan is freed, and
+ * with it every hold on an uploaded form that only a packed copy is
+ * read through. */
+berth_status cpu_prepare_graph(berth_device *dev, berth_weights *w, const berth_graph_desc *g, berth_plan **out,
+                               berth_error *err) {
+    berth_plan *p = NULL;
+    berth_status st = plan_build(dev, w, g, 1, &p, err);
+    cpu_plan_free(p);
+    *out = NULL;
     return st;
 }
 

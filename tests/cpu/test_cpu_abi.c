@@ -19,10 +19,12 @@ static void test_negotiation(void) {
     small.struct_size = 16;
     CHECK(entry(1, &small, &why) == NULL);
     CHECK_CONTAINS(why.msg, "16");
-    const berth_backend *t = entry(7, &host.services, &why); /* a newer host gets ABI 1.3 */
-    CHECK(t && t->abi_version == BERTH_BACKEND_ABI_V1_3 && t->struct_size >= BERTH_BACKEND_V1_3_MIN_SIZE);
+    const berth_backend *t = entry(7, &host.services, &why); /* a newer host gets ABI 1.4 */
+    CHECK(t && t->abi_version == BERTH_BACKEND_ABI_V1_4 && t->struct_size >= BERTH_BACKEND_V1_4_MIN_SIZE);
     CHECK(t && strcmp(t->name, "cpu") == 0 && t->supports_node && t->n_options == 4 && t->plan_memory);
-    CHECK(t && t->node_cost);
+    CHECK(t && t->node_cost && t->prepare_weights && t->save_state && t->load_state);
+    t = entry(BERTH_BACKEND_ABI_V1_3, &host.services, &why); /* a 1.3 host gets a 1.3 table */
+    CHECK(t && t->abi_version == BERTH_BACKEND_ABI_V1_3 && t->struct_size >= BERTH_BACKEND_V1_3_MIN_SIZE);
     t = entry(BERTH_BACKEND_ABI_V1_2, &host.services, &why); /* a 1.2 host gets a 1.2 table */
     CHECK(t && t->abi_version == BERTH_BACKEND_ABI_V1_2 && t->struct_size >= BERTH_BACKEND_V1_2_MIN_SIZE);
     t = entry(BERTH_BACKEND_ABI_V1_1, &host.services, &why); /* a 1.1 host gets a 1.1 table */
