@@ -39,7 +39,10 @@ static const char *run_usage =
     "                          or staging), constants, records (command\n"
     "                          buffers, descriptors; marked when estimated);\n"
     "                          with split, each warm bucket's crossing bytes\n"
-    "                          per run and how many passed through host buffers\n"
+    "                          per run and how many passed through host buffers;\n"
+    "                          per backend, the weights it prepared into its\n"
+    "                          own layout and the [cache] files read, refused\n"
+    "                          (stale or corrupt) and written\n"
     "  --profile               print each node's mean time over the warm runs,\n"
     "                          largest first, with its share, and each\n"
     "                          subgraph's time in the last run\n"
@@ -447,6 +450,30 @@ static void print_crossings(berth_executor *ex) {
         }
 }
 
+/* --stats: per backend, what it made of its weights at open and what
+ * the cache gave and took. */
+static void print_prepared(berth_executor *ex) {
+    for (uint32_t k = 0; k < berth_executor_backend_count(ex); k++) {
+        berth_prepared_info p;
+        memset(&p, 0, sizeof p);
+        p.struct_size = sizeof p;
+        if (berth_executor_prepared_weights(ex, k, &p) != BERTH_OK) continue;
+        char bytes[32], released[32];
+        berth_format_bytes(bytes, sizeof bytes, p.bytes);
+        berth_format_bytes(released, sizeof released, p.released_bytes);
+        if (p.from_cache)
+            printf("prepared: on %s: weights taken from the cache", berth_executor_backend_at(ex, k, NULL));
+        else if (p.weights)
+            printf("prepared: on %s: %u weights in its own layout (%s), %s as uploaded let go",
+                   berth_executor_backend_at(ex, k, NULL), p.weights, bytes, released);
+        else if (!p.cache_loads && !p.cache_refused && !p.cache_saves)
+            continue;
+        else
+            printf("prepared: on %s: nothing", berth_executor_backend_at(ex, k, NULL));
+        printf("; cache files: %u read, %u refused, %u written\n", p.cache_loads, p.cache_refused, p.cache_saves);
+    }
+}
+
 /* --explain: every bucket of the lane, planned if it was not yet. */
 static int explain_lane(berth_executor *ex, uint32_t lane) {
     for (uint32_t b = 0; b < berth_executor_bucket_count(ex, lane); b++) {
@@ -655,7 +682,7 @@ int berth_cli_run(int argc, char **argv) {
                "limit %llu bytes (%s)\n",
                (unsigned long long)m.weights_bytes, (unsigned long long)m.plans_bytes, m.plans,
                (unsigned long long)m.host_bytes, (unsigned long long)limit, limit_what);
-    if (rc == 0 && !a.quiet && a.stats) print_plan_memory(ex);
+    if (rc == 0 && !a.quiet && a.stats) print_plan_memory(ex), print_prepared(ex);
     if (rc == 0 && !a.quiet && a.stats && berth_executor_backend_count(ex) > 1) print_crossings(ex);
     for (uint32_t k = 0; rc == 0 && !a.quiet && berth_executor_backend_count(ex) > 1 &&
                          k < berth_executor_backend_count(ex);

@@ -109,6 +109,10 @@ typedef struct berth_stream_target {
 berth_status berth_archive_stream_to(berth_archive *a, berth_stream_target *t, uint32_t n_targets,
                                      uint64_t *peak_scratch, berth_error *err);
 
+/* A digest (berth_digest) of every tensor's bytes as the last stream
+ * read them from the file, in file order; 0 before any stream. */
+uint64_t berth_archive_digest(const berth_archive *a);
+
 /* Writer (tests and tools). Writes a SafeTensors file, header padded with
  * spaces to a multiple of 8, to PATH.tmp.XXXXXX then renames it into
  * place; on any failure no file and no temporary is left. 4-bit values

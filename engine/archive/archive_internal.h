@@ -28,6 +28,7 @@ struct berth_archive {
     ba_entry *entries;   /* sorted by offset: file order */
     uint32_t n_meta;
     const char **meta_keys, **meta_values;
+    uint64_t digest;     /* of the bytes the last stream read (berth_archive_digest) */
 };
 
 /* printf into err->msg; returns NULL so callers can `return ba_fail(...)`. */

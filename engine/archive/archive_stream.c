@@ -19,6 +19,7 @@
 
 #include "backend_call.h"
 #include "dtype.h"
+#include "util.h"
 
 #define PACKED_KEY "rustnn.webnn.packed4"
 
@@ -376,6 +377,7 @@ static berth_status stream_round(streamer *s, uint32_t m, berth_error *err) {
                 errno ? strerror(errno) : "the file ended early");
         return BERTH_ERR_IO;
     }
+    s->a->digest = berth_digest(s->a->digest ^ e->offset, into, (size_t)e->bytes);
     if (it->widen) widen_bf16(buf, (size_t)(e->bytes / 2));
     for (uint32_t j = 1; j < m && st == BERTH_OK; j++)
         st = copy_to(s, &s->run[s->round[j]], buf, e, err);
@@ -471,6 +473,7 @@ berth_status berth_archive_stream_to(berth_archive *a, berth_stream_target *t, u
     }
     for (uint32_t k = 0; k < n_targets; k++) s.run[k].t = &t[k];
 
+    a->digest = 0;
     berth_status st = begin_all(&s, err);
     for (uint32_t m; st == BERTH_OK && (m = next_round(&s));) st = stream_round(&s, m, err);
     /* Bytes read from a file someone rewrote mid-load would mix two
@@ -512,3 +515,5 @@ berth_status berth_archive_stream(berth_archive *a, const berth_weight_request *
     *out = t.w;
     return st;
 }
+
+uint64_t berth_archive_digest(const berth_archive *a) { return a ? a->digest : 0; }

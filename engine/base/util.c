@@ -112,3 +112,32 @@ void berth_format_bytes(char *buf, size_t cap, uint64_t bytes) {
     }
     snprintf(buf, cap, "%.1f %s", v, units[u]);
 }
+
+#define DIGEST_K 0x9e3779b97f4a7c15ull
+
+static uint64_t digest_mix(uint64_t h, uint64_t w) {
+    h = (h ^ w) * DIGEST_K;
+    return h ^ (h >> 29);
+}
+
+uint64_t berth_digest(uint64_t h, const void *data, size_t n) {
+    const unsigned char *p = data;
+    /* four lanes, so consecutive words do not wait on each other's multiply */
+    uint64_t lane[4] = {h ^ 1, h ^ 2, h ^ 3, h ^ 4};
+    for (; n >= 32; n -= 32, p += 32)
+        for (int i = 0; i < 4; i++) {
+            uint64_t w;
+            memcpy(&w, p + 8 * i, 8);
+            lane[i] = digest_mix(lane[i], w);
+        }
+    uint64_t out = digest_mix(h, (uint64_t)n);
+    for (int i = 0; i < 4; i++) out = digest_mix(out, lane[i]);
+    for (; n >= 8; n -= 8, p += 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        out = digest_mix(out, w);
+    }
+    uint64_t tail = 0;
+    if (n) memcpy(&tail, p, n);
+    return digest_mix(out, tail ^ ((uint64_t)n << 56));
+}

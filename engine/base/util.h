@@ -35,6 +35,12 @@ void berth_format_bytes(char *buf, size_t cap, uint64_t bytes);
 /* Monotonic nanoseconds. */
 uint64_t berth_now_ns(void);
 
+/* A 64-bit digest of n bytes continuing from h (0 to start): tells one
+ * file's content from another's for the cache keys, not a defence
+ * against anyone forging a collision. About a word a cycle, so digesting
+ * weights as they stream costs little beside reading them. */
+uint64_t berth_digest(uint64_t h, const void *data, size_t n);
+
 /* a * b, or 0 with *ok = 0 on overflow. */
 static inline int64_t berth_mul_checked(int64_t a, int64_t b, int *ok) {
     int64_t r;

@@ -312,6 +312,9 @@ static int bc_on_key(void *user, const char *section, const char *key, const cha
     case BC_SEC_INPUT: return bc_input_key(ps, key, value);
     case BC_SEC_LIMITS: return bc_limits_key(ps, key, value);
     case BC_SEC_SERVE: return bc_serve_key(ps, key, value);
+    case BC_SEC_CACHE:
+        if (strcmp(key, "dir") == 0) return bc_set_path(ps, &ps->c->cache_dir, key, value);
+        return bc_unknown_key(ps, key, "dir");
     case BC_SEC_OTHER_MODEL: return bc_other_model_key(ps, key);
     case BC_SEC_NONE: break;
     }
@@ -343,7 +346,7 @@ static int bc_close_section(bc_parser *ps) {
 static int bc_bad_section(bc_parser *ps, const char *name) {
     return bc_fail(ps, ps->line,
                    "unknown section [%.*s] (expected [model], [model.NAME], [lane.NAME], [backend], "
-                   "[backend.NAME], [buckets], [inputs.NAME], [limits] or [serve])",
+                   "[backend.NAME], [buckets], [inputs.NAME], [limits], [serve] or [cache])",
                    bc_show(strlen(name)), name);
 }
 
@@ -483,6 +486,10 @@ static int bc_enter(bc_parser *ps, const char *name) {
     }
     if (!tail && BC_IS("serve")) {
         ps->kind = BC_SEC_SERVE;
+        return 1;
+    }
+    if (!tail && BC_IS("cache")) {
+        ps->kind = BC_SEC_CACHE;
         return 1;
     }
     if (BC_IS("lane") || BC_IS("backend")) return bc_enter_named(ps, name, tail, BC_IS("lane"));
@@ -812,6 +819,7 @@ void berth_config_free(berth_config *c) {
     for (uint32_t i = 0; i < c->n_path; i++) free(c->path_dirs[i]);
     free(c->path_dirs);
     free(c->verify);
+    free(c->cache_dir);
     for (uint32_t i = 0; i < c->n_backends; i++) {
         bc_backend_opts *b = &c->backends[i];
         for (uint32_t j = 0; j < b->n; j++) {

@@ -56,6 +56,10 @@
  *                    max_queue      requests waiting before 503 (default 256)
  *                    timeout_ms     a request's deadline (default 30000)
  *                    workers        run contexts, each a thread (default 1)
+ *   [cache]          dir = PATH             (where backends' prepared weights
+ *                                            and compiled programs are kept
+ *                                            between processes; created if
+ *                                            missing; absent: nothing kept)
  *
  * Rules, each broken one an error "FILE:LINE: ..." naming the section and
  * key, what was expected and what was found (for a missing key, the line
@@ -199,6 +203,7 @@ typedef struct berth_config {
     /* [serve]: each 0 when not given */
     uint64_t serve_max_batch, serve_max_delay_us, serve_max_queue, serve_timeout_ms, serve_workers;
     uint64_t serve_server[BERTH_SERVE_N_SERVER]; /* the server-wide keys below */
+    char *cache_dir;          /* [cache] dir, resolved; NULL: no cache */
 } berth_config;
 
 /* [serve] keys that set the whole server rather than one model, indexed

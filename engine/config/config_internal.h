@@ -28,6 +28,7 @@ typedef enum bc_kind {
     BC_SEC_INPUT,
     BC_SEC_LIMITS,
     BC_SEC_SERVE,
+    BC_SEC_CACHE,
     BC_SEC_OTHER_MODEL /* a [model.NAME] not being opened: checked, not kept */
 } bc_kind;
 

@@ -11,6 +11,7 @@
 #include "backend_call.h"
 #include "dtype.h"
 #include "cost.h"
+#include "cache.h"
 #include "executor_internal.h"
 #include "specialize.h"
 #include "util.h"
@@ -429,12 +430,14 @@ berth_status berth_executor_open_as(const char *config_path, const berth_open_op
     uint64_t t0 = berth_now_ns();
     st = upload(ex, err);
     if (st != BERTH_OK) goto fail;
-    st = berth_limit_check_weights(ex, held_weights_bytes(ex), "take on the device", err);
-    if (st != BERTH_OK) goto fail;
     for (uint32_t k = 0; k < ex->n_be; k++)
         berth_logf(&ex->log, BERTH_LOG_INFO, "%u weights (%llu bytes) uploaded to '%s'", ex->be[k].n_weights,
                    (unsigned long long)ex->be[k].mod.be->weights_bytes(ex->be[k].w), ex->be[k].item);
     berth_logf(&ex->log, BERTH_LOG_INFO, "weights streamed in %.1f ms", (double)(berth_now_ns() - t0) / 1e6);
+    /* the limit sees each weight once, in the form the backend keeps */
+    if ((st = berth_prepare_weights(ex, err)) != BERTH_OK) goto fail;
+    st = berth_limit_check_weights(ex, held_weights_bytes(ex), "take on the device", err);
+    if (st != BERTH_OK) goto fail;
     const char *reference = OPTION_GIVEN(opts, verify) && opts->verify ? opts->verify : ex->cfg->verify;
     if (verify && reference && (st = berth_verify_open(ex, config_path, opts, reference, err)) != BERTH_OK)
         goto fail;

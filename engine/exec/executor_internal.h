@@ -40,6 +40,7 @@ typedef struct plan_step {
 typedef struct plan_slot {
     uint32_t n_steps;      /* 0: cold */
     plan_step *steps;
+    uint32_t programs_loaded; /* bit k: backend k took compiled programs from [cache] dir */
     berth_spec *spec;      /* the specialized graph, kept for profiling names */
     void *cut;             /* berth_arena of the subgraphs' descs (split = on) */
     void *cross;           /* the tensors crossing between subgraphs, placed by liveness */
@@ -114,6 +115,12 @@ typedef struct exec_backend {
      * UINT32_MAX when none of its subgraphs reads it. */
     uint32_t *weight_id;
     uint32_t n_weights;
+    /* ABI 1.4: what prepare_weights made of the weights, or 1 in
+     * weights_cached when they were taken from [cache] dir instead; and
+     * the cache files read, refused (stale or corrupt) and written. */
+    berth_prepare_info prepared;
+    int weights_cached;
+    uint32_t cache_loads, cache_refused, cache_saves;
 } exec_backend;
 
 /* One uploaded tensor as lane 0 declared it. */
@@ -254,6 +261,11 @@ berth_status berth_split_weights(berth_executor *ex, lane *ln, uint8_t *need, be
 /* Whether lane ln's first bucket, fused, runs on the one backend (split
  * = off): BERTH_OK, or why not. ln->first_spec is left as it was. */
 berth_status berth_check_fused(berth_executor *ex, lane *ln, berth_error *err);
+/* Lane ln's first bucket specialized, fused and cut as its plan will
+ * be, each step handed to fn with its backend; nothing is planned and
+ * ln->first_spec is left as it was. */
+typedef berth_status (*berth_step_fn)(void *ctx, uint32_t backend, const berth_graph_desc *d, berth_error *err);
+berth_status berth_lane_first_steps(berth_executor *ex, lane *ln, berth_step_fn fn, void *ctx, berth_error *err);
 /* Prefix err's message with which subgraph of a split plan it is about
  * (its number, node count, first and last node); nothing for a plan of
  * one step. */

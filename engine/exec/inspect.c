@@ -104,6 +104,21 @@ berth_status berth_executor_backend_memory(const berth_executor *ex, uint32_t k,
     return BERTH_OK;
 }
 
+berth_status berth_executor_prepared_weights(const berth_executor *ex, uint32_t k, berth_prepared_info *info) {
+    if (!info || info->struct_size < offsetof(berth_prepared_info, cache_saves) + sizeof info->cache_saves ||
+        k >= ex->n_be)
+        return BERTH_ERR_INVALID;
+    const exec_backend *b = &ex->be[k];
+    info->weights = b->prepared.n_prepared;
+    info->bytes = b->prepared.bytes_prepared;
+    info->released_bytes = b->prepared.bytes_released;
+    info->from_cache = b->weights_cached;
+    info->cache_loads = b->cache_loads;
+    info->cache_refused = b->cache_refused;
+    info->cache_saves = b->cache_saves;
+    return BERTH_OK;
+}
+
 /* The warm plan of (lane l, bucket b), or NULL with err saying so. */
 static const plan_slot *warm_slot(const berth_executor *ex, uint32_t l, uint32_t b, berth_error *err) {
     if (berth_executor_is_warm(ex, l, b)) return &ex->ctx->slots[l][b];

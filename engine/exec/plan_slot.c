@@ -11,6 +11,7 @@
 #include "arena.h"
 #include "bk.h"
 #include "cost.h"
+#include "cache.h"
 #include "executor_internal.h"
 #include "partition.h"
 #include "infer.h"
@@ -389,6 +390,33 @@ berth_status berth_check_fused(berth_executor *ex, lane *ln, berth_error *err) {
     return st;
 }
 
+berth_status berth_lane_first_steps(berth_executor *ex, lane *ln, berth_step_fn fn, void *ctx, berth_error *err) {
+    berth_spec *unfused = ln->first_spec;
+    ln->first_spec = NULL;
+    berth_partition part;
+    memset(&part, 0, sizeof part);
+    plan_slot s;
+    memset(&s, 0, sizeof s);
+    berth_status st;
+    s.spec = specialize_checked(ex, ln, 0, &part, 0, &st, err);
+    ln->first_spec = unfused;
+    if (!s.spec) return st;
+    s.n_steps = ex->split ? part.n_subgraphs : 1;
+    s.steps = calloc(s.n_steps, sizeof *s.steps);
+    st = !s.steps ? BERTH_ERR_NOMEM : ex->split ? berth_split_cut(ex, &s, &part, err) : BERTH_OK;
+    if (st == BERTH_ERR_NOMEM) berth_errorf(err, "out of memory preparing the weights of %s", ln->g->path);
+    if (st == BERTH_OK && !ex->split) s.steps[0].desc = s.spec->desc;
+    for (uint32_t i = 0; st == BERTH_OK && i < s.n_steps; i++) {
+        st = fn(ctx, s.steps[i].backend, &s.steps[i].desc, err);
+        if (st != BERTH_OK) berth_step_error(&s, i, err);
+    }
+    berth_arena_free(s.cut);
+    free(s.steps);
+    berth_partition_free(&part);
+    berth_spec_free(s.spec);
+    return st;
+}
+
 static size_t tensor_bytes(const berth_operand *o, int *ok) {
     int64_t n = 1;
     for (uint32_t d = 0; d < o->rank; d++) n = berth_mul_checked(n, o->dims[d], ok);
@@ -598,7 +626,11 @@ berth_status berth_slot_build(berth_executor *ex, lane *ln, plan_slot *s, uint32
     s->n_steps = n_steps;
     st = ex->split ? berth_split_cut(ex, s, &part, err) : one_step(s);
     if (st == BERTH_ERR_NOMEM && !ex->split) goto nomem;
-    if (st == BERTH_OK) st = plan_steps(ex, s, err);
+    if (st == BERTH_OK) {
+        berth_cache_programs_in(ex, ln, b, s);
+        st = plan_steps(ex, s, err);
+        if (st == BERTH_OK) berth_cache_programs_out(ex, ln, b, s);
+    }
     /* The plans are built before the crossing tensors get buffers: a
      * tensor its writer's plan exports needs none. */
     if (st == BERTH_OK && ex->split) st = berth_split_buffers(ex, s, &part, err);

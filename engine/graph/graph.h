@@ -113,6 +113,7 @@ typedef struct berth_graph {
     uint32_t n_syms;
     bg_sym *syms;
     void *arena;      /* owns every pointer above */
+    uint64_t digest;  /* berth_digest of the text: the cache's key */
 } berth_graph;
 
 /* Parse `text` (len bytes, not NUL-terminated) read from `path`, then check

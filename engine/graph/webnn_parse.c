@@ -673,6 +673,7 @@ berth_graph *berth_graph_parse(const char *path, const char *text, size_t len, b
         return NULL;
     }
     g->arena = a;
+    g->digest = text ? berth_digest(0, text, len) : 0;
     if (!text || len > BG_MAX_FILE_BYTES) {
         berth_errorf(err, "%s: graph text is %s", path, text ? "larger than 256 MiB" : "missing");
         berth_arena_free(a);

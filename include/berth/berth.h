@@ -270,6 +270,23 @@ const char *berth_executor_backend_at(const berth_executor *ex, uint32_t k, cons
  * a part on it. A weight read by two backends is held, and counted, by
  * both. BERTH_ERR_INVALID past the last backend. */
 berth_status berth_executor_backend_memory(const berth_executor *ex, uint32_t k, berth_memory *m);
+/* What backend k made of its weights at open, and what [cache] dir gave
+ * and took: a backend of ABI 1.4 may put weights into its own layout
+ * once (prepare_weights) and keep that, and its compiled programs,
+ * between processes. The caller sets struct_size; fields past it are
+ * not written. BERTH_ERR_INVALID past the last backend or for a
+ * struct_size short of cache_saves. */
+typedef struct berth_prepared_info {
+    uint32_t struct_size;
+    uint32_t weights;        /* weights in the backend's own layout */
+    uint64_t bytes;          /* their bytes in that layout */
+    uint64_t released_bytes; /* uploaded bytes let go: only the prepared form is read */
+    int from_cache;          /* 1: the prepared weights were taken from the cache */
+    uint32_t cache_loads;    /* cache files the backend took */
+    uint32_t cache_refused;  /* found stale or corrupt, and rebuilt */
+    uint32_t cache_saves;    /* written */
+} berth_prepared_info;
+berth_status berth_executor_prepared_weights(const berth_executor *ex, uint32_t k, berth_prepared_info *info);
 /* The bytes of every warm plan (berth_memory's plans_bytes) by kind:
  * intermediates, scratch, io, constants, records, other (see
  * berth_plan_memory in backend.h). k: backend k's share, UINT32_MAX: all.

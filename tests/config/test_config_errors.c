@@ -130,7 +130,11 @@ static const err_case CASES[] = {
     {M "[limits]\nmax_memory_mb = 512\nmax_memory_mb = 256\n", 6, "[limits] max_memory_mb",
      "duplicate key (first at line 5)"},
     {M "[limits]\n[limits]\n", 5, "duplicate section [limits]", "first at line 4"},
-    {M "[limits.cpu]\nmax_memory_mb = 1\n", 4, "unknown section [limits.cpu]", "[limits] or [serve])"},
+    {M "[limits.cpu]\nmax_memory_mb = 1\n", 4, "unknown section [limits.cpu]", "[limits], [serve] or [cache])"},
+    {M "[cache]\ndir = c\nttl = 3\n", 6, "[cache]: unknown key 'ttl' (expected dir)", NULL},
+    {M "[cache.cpu]\ndir = c\n", 4, "unknown section [cache.cpu]", NULL},
+    {M "[cache]\ndir = a\ndir = b\n", 6, "[cache] dir", "duplicate key (first at line 5)"},
+    {M "[cache]\ndir =\n", 5, "[cache] dir", NULL},
     /* [serve] */
     {M "[serve]\nmax_batch = 0\n", 5, "[serve] max_batch",
      "expected a positive whole number at most 2^40, found '0'"},

@@ -97,6 +97,15 @@ static void test_slice_model(slice_model *m) {
     CHECK(berth_executor_backend_memory(ex, 1, &mc) == BERTH_OK);
     CHECK(berth_executor_backend_memory(ex, 2, &mc) == BERTH_ERR_INVALID);
     CHECK(berth_executor_backend_memory(ex, 1, &mc) == BERTH_OK);
+    /* prepare_weights ran on partial (cpu's, copied) for what it holds,
+     * and on cpu for nothing; no cache: no files */
+    berth_prepared_info pi = {.struct_size = sizeof pi};
+    CHECK(berth_executor_prepared_weights(ex, 1, &pi) == BERTH_OK && pi.weights == 0 && pi.bytes == 0);
+    CHECK(berth_executor_prepared_weights(ex, 0, &pi) == BERTH_OK && !pi.from_cache);
+    CHECK(pi.cache_loads == 0 && pi.cache_refused == 0 && pi.cache_saves == 0);
+    CHECK(berth_executor_prepared_weights(ex, 2, &pi) == BERTH_ERR_INVALID);
+    pi.struct_size = 8;
+    CHECK(berth_executor_prepared_weights(ex, 0, &pi) == BERTH_ERR_INVALID);
     uint64_t model_bytes = sizeof(float) * (SLICE_IN * SLICE_HID + SLICE_HID + SLICE_HID * SLICE_OUT + SLICE_OUT);
     CHECK(mp.weights_bytes == model_bytes);
     CHECK(mc.weights_bytes == 0);
