@@ -209,4 +209,5 @@ BK_BACKEND(.name = "vulkan", .version = "0.2.0", .open = vk_open, .close = vk_cl
            .free_plan = gpu_plan_free, .free_weights = vk_free_weights, .weights_bytes = vk_weights_bytes,
            .plan_bytes = gpu_plan_bytes, .plan_profile = gpu_plan_profile, .supports_node = vk_supports_node,
            .plan_memory = gpu_plan_memory, .node_cost = vk_node_cost, .export_output = vk_export_output,
+           .save_state = vk_save_state, .load_state = vk_load_state,
            .options = vk_options_decl, .n_options = VK_OPTION_COUNT, .option_decl_size = sizeof(berth_option_decl))

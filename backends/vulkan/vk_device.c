@@ -238,6 +238,8 @@ static berth_status make_device(berth_device *d, berth_error *err) {
                                       .pSetLayouts = &d->dsl, .pushConstantRangeCount = 1,
                                       .pPushConstantRanges = &pcr};
     if ((r = vkCreatePipelineLayout(d->dev, &lci, NULL, &d->layout)) != VK_SUCCESS) goto fail;
+    VkPipelineCacheCreateInfo cci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    if ((r = vkCreatePipelineCache(d->dev, &cci, NULL, &d->cache)) != VK_SUCCESS) goto fail;
     if ((r = vkCreateCommandPool(d->dev, &pci, NULL, &d->pool)) != VK_SUCCESS) goto fail;
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       .commandPool = d->pool, .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
@@ -300,6 +302,7 @@ void vk_device_close(berth_device *d) {
         if (d->xfer_fence) vkDestroyFence(d->dev, d->xfer_fence, NULL);
         if (d->pool) vkDestroyCommandPool(d->dev, d->pool, NULL);
         if (d->layout) vkDestroyPipelineLayout(d->dev, d->layout, NULL);
+        if (d->cache) vkDestroyPipelineCache(d->dev, d->cache, NULL);
         if (d->dsl) vkDestroyDescriptorSetLayout(d->dev, d->dsl, NULL);
         vkDestroyDevice(d->dev, NULL);
     }
@@ -332,7 +335,7 @@ static VkResult build_pipeline(berth_device *d, uint32_t shader, uint32_t n, con
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = mod, .pName = "main", .pSpecializationInfo = n ? &si : NULL},
         .layout = d->layout};
-    r = vkCreateComputePipelines(d->dev, VK_NULL_HANDLE, 1, &ci, NULL, out);
+    r = vkCreateComputePipelines(d->dev, d->cache, 1, &ci, NULL, out);
     vkDestroyShaderModule(d->dev, mod, NULL);
     if (r != VK_SUCCESS) *out = VK_NULL_HANDLE;
     return r;

@@ -67,6 +67,7 @@ struct berth_device {
     VkDeviceSize max_range;    /* maxStorageBufferRange */
     VkDescriptorSetLayout dsl; /* GPU_MAX_BIND storage buffers, for every shader */
     VkPipelineLayout layout;
+    VkPipelineCache cache; /* every pipeline is built through it; saved as BERTH_STATE_PROGRAMS */
     VkPipeline *pipes; /* one per embedded shader, created on first use */
     vk_spec_pipe *specs; /* specialized pipelines, created on first use */
     uint32_t n_specs, cap_specs;
@@ -88,6 +89,11 @@ void vk_device_close(berth_device *d);
 berth_status vk_pipeline(berth_device *d, uint32_t shader, uint32_t n_spec, const uint32_t *spec, VkPipeline *out,
                          berth_error *err);
 /* Submits one command buffer and waits for `fence`, then resets it. */
+/* BERTH_STATE_PROGRAMS: the pipeline cache saved and merged back (vk_programs.c). */
+berth_status vk_save_state(berth_device *d, berth_weights *w, uint32_t kind, void *buf, size_t *bytes,
+                           berth_error *err);
+berth_status vk_load_state(berth_device *d, berth_weights *w, uint32_t kind, const void *buf, size_t bytes,
+                           berth_error *err);
 berth_status vk_submit_wait(berth_device *d, VkCommandBuffer cmd, VkFence fence, berth_error *err);
 
 /* ---- weights ---- */
