@@ -199,6 +199,18 @@ static berth_status upload_three(ck *k, const mh_module *m, mh_host *host, berth
     return st;
 }
 
+/* y0 = add(w0, w1), y1 = add(w1, w2) over three 4-float weights. */
+static void adds_graph(tgraph *g) {
+    uint32_t a = tg_weight(g, "w0", 0, 1, (const int64_t[]){4}), b = tg_weight(g, "w1", 1, 1, (const int64_t[]){4});
+    uint32_t c = tg_weight(g, "w2", 2, 1, (const int64_t[]){4});
+    uint32_t y0 = tg_value(g, "y0", BERTH_DTYPE_F32, 1, (const int64_t[]){4});
+    uint32_t y1 = tg_value(g, "y1", BERTH_DTYPE_F32, 1, (const int64_t[]){4});
+    tg_node(g, "add", 2, (const uint32_t[]){a, b}, 1, &y0, 0, NULL);
+    tg_node(g, "add", 2, (const uint32_t[]){b, c}, 1, &y1, 0, NULL);
+    tg_output(g, y0);
+    tg_output(g, y1);
+}
+
 /* Runs add(w0, w1) and add(w1, w2) on the uploaded weights and checks
  * the sums, so a module that read a buffer after handing it back is
  * caught by the values berth gets. Returns 1 when both are right; else
@@ -212,14 +224,7 @@ static int adds_read_back(const mh_module *m, berth_weights *w, const float v[][
     *st = BERTH_ERR_NOMEM;
     snprintf(err->msg, sizeof err->msg, "out of memory");
     if (g) {
-        uint32_t a = tg_weight(g, "w0", 0, 1, (const int64_t[]){4}), b = tg_weight(g, "w1", 1, 1, (const int64_t[]){4});
-        uint32_t c = tg_weight(g, "w2", 2, 1, (const int64_t[]){4});
-        uint32_t y0 = tg_value(g, "y0", BERTH_DTYPE_F32, 1, (const int64_t[]){4});
-        uint32_t y1 = tg_value(g, "y1", BERTH_DTYPE_F32, 1, (const int64_t[]){4});
-        tg_node(g, "add", 2, (const uint32_t[]){a, b}, 1, &y0, 0, NULL);
-        tg_node(g, "add", 2, (const uint32_t[]){b, c}, 1, &y1, 0, NULL);
-        tg_output(g, y0);
-        tg_output(g, y1);
+        adds_graph(g);
         *st = mh_run(m, g, w, NULL, (void *const[]){y[0], y[1]}, err);
         free(g);
     }
@@ -310,6 +315,115 @@ static void check_abandoned_upload(ck *k, const mh_module *m, mh_host *host) {
                 taken ? "taken" : "(untaken) given");
 }
 
+/* Three tensors copied in from the caller's memory (nothing given). */
+static berth_weights *upload_copies(const mh_module *m, const float v[][4], berth_error *err) {
+    berth_upload_info info = {.struct_size = sizeof info, .n_tensors = 3, .total_bytes = 48, .largest_bytes = 16,
+                              .weight_desc_size = sizeof(berth_weight_desc)};
+    berth_weights *w = NULL;
+    berth_status st = m->be->upload_begin(m->dev, &info, &w, err);
+    for (uint32_t i = 0; i < 3 && st == BERTH_OK; i++) {
+        berth_weight_desc d = {.name = i == 0 ? "w0" : i == 1 ? "w1" : "w2", .id = i, .dtype = BERTH_DTYPE_F32,
+                               .rank = 1, .dims = {4}, .bytes = 16};
+        int taken = 0;
+        st = m->be->upload_tensor(w, &d, (void *)v[i], 0, &taken, err);
+    }
+    if (st == BERTH_OK) st = m->be->upload_end(w, err);
+    if (st != BERTH_OK && w) m->be->free_weights(w);
+    return st == BERTH_OK ? w : NULL;
+}
+
+/* What load_state does with bytes of `kind`: BERTH_OK, or a refusal that
+ * must leave a message. */
+static berth_status load_bytes(const mh_module *m, berth_weights *w, uint32_t kind, const void *p, size_t n,
+                               const char **fault) {
+    berth_error err;
+    poison(&err);
+    berth_status st = m->be->load_state(m->dev, w, kind, p, n, &err);
+    *fault = st != BERTH_OK ? message_fault(&err) : NULL;
+    return st;
+}
+
+/* Each kind's saved bytes taken back, and bytes it never saved refused;
+ * 0 with the finding reported when something is wrong. */
+static int state_round_trip(ck *k, const mh_module *m, berth_weights *w, char *said, size_t cap) {
+    static const uint32_t kinds[] = {BERTH_STATE_WEIGHTS, BERTH_STATE_PROGRAMS};
+    uint8_t junk[256];
+    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (uint8_t)(i * 37 + 11);
+    for (int i = 0; i < 2; i++) {
+        const char *fault, *name = i ? "programs" : "weights";
+        berth_status st = load_bytes(m, w, kinds[i], junk, sizeof junk, &fault);
+        if (st == BERTH_OK || fault) {
+            report(k, 0, "saved state", "load_state(%s) of 256 bytes save_state never wrote %s", name,
+                   st == BERTH_OK ? "was taken: a backend must check what it reads" : fault);
+            return 0;
+        }
+        berth_error err;
+        size_t n = 0;
+        if (m->be->save_state(m->dev, w, kinds[i], NULL, &n, &err) != BERTH_OK) continue;
+        uint8_t *buf = malloc(n ? n : 1);
+        st = buf ? m->be->save_state(m->dev, w, kinds[i], buf, &n, &err) : BERTH_ERR_NOMEM;
+        if (st == BERTH_OK) st = load_bytes(m, w, kinds[i], buf, n, &fault);
+        free(buf);
+        if (st != BERTH_OK) {
+            report(k, 0, "saved state", "save_state(%s) then load_state of its bytes: status %d", name, (int)st);
+            return 0;
+        }
+        size_t len = strlen(said);
+        snprintf(said + len, cap - len, "; %s: %zu bytes saved and taken back", name, n);
+    }
+    return 1;
+}
+
+/* ABI 1.4: weights prepared for add(w0, w1) and add(w1, w2) still give
+ * their sums; saved state comes back, and bytes never saved are refused
+ * with a message, leaving the weights as they were. */
+static void check_state(ck *k, const mh_module *m) {
+    const berth_backend *be = m->be;
+    int v14 = be->abi_version >= BERTH_BACKEND_ABI_V1_4;
+    int prep = v14 && be->prepare_weights, state = v14 && be->save_state && be->load_state;
+    if (v14 && !be->save_state != !be->load_state) {
+        report(k, 0, "saved state", "save_state and load_state come as a pair: one of them is NULL");
+        return;
+    }
+    if (!prep && !state) {
+        report(k, 1, "saved state", "not offered (ABI 1.4 prepare_weights, save_state, load_state)");
+        return;
+    }
+    const float v[3][4] = {{1, 2, 3, 4}, {10, 20, 30, 40}, {100, 200, 300, 400}};
+    berth_error err;
+    berth_weights *w = upload_copies(m, v, &err);
+    berth_error e2;
+    if (!w || be->supports_op(m->dev, "add", BERTH_DTYPE_F32, &e2) != BERTH_OK) {
+        report(k, 1, "saved state", "not checked: %s", w ? "add is not supported" : err.msg);
+        if (w) be->free_weights(w);
+        return;
+    }
+    char said[256] = "";
+    berth_status st = BERTH_OK;
+    if (prep) {
+        tgraph *g = calloc(1, sizeof *g);
+        berth_prepare_info info = {.struct_size = sizeof info};
+        if (g) {
+            adds_graph(g);
+            berth_graph_desc d = tg_desc(g);
+            st = be->prepare_weights(w, &d, &info, &err);
+            free(g);
+        }
+        snprintf(said, sizeof said, "prepare_weights %.200s", st == BERTH_OK ? "kept the sums right" : err.msg);
+    }
+    if (st != BERTH_OK || !adds_read_back(m, w, v, &st, &err))
+        report(k, 0, "saved state", "%s: add(w0, w1) and add(w1, w2) after it: %s", prep ? said : "weights",
+               st != BERTH_OK ? err.msg : "wrong values");
+    else if (state && !state_round_trip(k, m, w, said, sizeof said))
+        ; /* reported */
+    else if (state && !adds_read_back(m, w, v, &st, &err))
+        report(k, 0, "saved state", "add(w0, w1) and add(w1, w2) after load_state: %s",
+               st != BERTH_OK ? err.msg : "wrong values");
+    else
+        report(k, 1, "saved state", "%s%s", said[0] == ';' ? said + 2 : said, state ? "; the sums still right" : "");
+    be->free_weights(w);
+}
+
 size_t ck_contract(const char *path, mh_host *host, ck_begin_fn begin, ck_item_fn fn, void *ctx) {
     ck k = {fn, ctx, 0};
 #define BEGIN(check) (begin ? begin(ctx, check) : (void)0)
@@ -333,6 +447,8 @@ size_t ck_contract(const char *path, mh_host *host, ck_begin_fn begin, ck_item_f
     check_upload(&k, &m, host);
     BEGIN("upload: abandoned half-way");
     check_abandoned_upload(&k, &m, host);
+    BEGIN("saved state");
+    check_state(&k, &m);
     BEGIN("unload");
     mh_unload(&m);
 #undef BEGIN

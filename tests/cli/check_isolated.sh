@@ -29,7 +29,7 @@ expect '^  ok   upload: ownership'
 expect "^  sigmoid +[0-9]+  FAIL 1/[0-9]+: sigmoid: $what $where"
 expect "^  FAIL $what $where\$"
 # the summary, with the module's cases before the fault counted
-expect "^berth check .*: FAILED; contract 10 ok, 0 failed; op cases [1-9][0-9]* passed, 0 unsupported, 1 failed; did not finish: $what $where\$"
+expect "^berth check .*: FAILED; contract 11 ok, 0 failed; op cases [1-9][0-9]* passed, 0 unsupported, 1 failed; did not finish: $what $where\$"
 grep -Eq "^\*\*FAIL\*\*: $what $where\$" "$md" || { echo "check_isolated: the Markdown report does not say it" >&2; fail=1; }
 grep -q '^## Summary' "$md" || { echo "check_isolated: the Markdown report has no summary" >&2; fail=1; }
 [ "$rc" = 1 ] || { echo "check_isolated: exit status $rc, expected 1" >&2; fail=1; }
