@@ -68,7 +68,17 @@ static void check_refused(const void *bytes, size_t n, const char *why, const fl
     cpu.be->free_weights(w);
 }
 
-int main(void) {
+/* With a folder argument, what load_state is fuzzed on: the saved
+ * bytes, as weights-ISA.bin (tests/cpu/corpus holds them). */
+static void write_seed(const char *dir, const char *isa, const void *bytes, size_t n) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/weights-%s.bin", dir, isa);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(bytes, 1, n, f) == n);
+    if (f) fclose(f);
+}
+
+int main(int argc, char **argv) {
     if (!h_open(2)) return 1;
     CHECK(cpu.be->abi_version == BERTH_BACKEND_ABI_V1_4 && cpu.be->prepare_weights && cpu.be->save_state &&
           cpu.be->load_state);
@@ -103,6 +113,7 @@ int main(void) {
     CHECK(cpu.be->save_state(cpu.dev, w, BERTH_STATE_WEIGHTS, saved, &cap, &err) == BERTH_ERR_INVALID);
     cap = n;
     CHECK(cpu.be->save_state(cpu.dev, w, BERTH_STATE_WEIGHTS, saved, &cap, &err) == BERTH_OK && cap == n);
+    if (argc > 1) write_seed(argv[1], (const char *)saved + sizeof "berthcpu-weights-1", saved, n);
     CHECK(cpu.be->save_state(cpu.dev, w, BERTH_STATE_PROGRAMS, NULL, &cap, &err) == BERTH_ERR_UNSUPPORTED);
     berth_weights *back = upload_w(K, N);
     CHECK(cpu.be->load_state(cpu.dev, back, BERTH_STATE_WEIGHTS, saved, n, &err) == BERTH_OK);
@@ -137,6 +148,16 @@ int main(void) {
         berth_weights *w2 = upload_w(K, N);
         CHECK(cpu.be->load_state(cpu.dev, w2, BERTH_STATE_WEIGHTS, saved, n, &err) == BERTH_ERR_INVALID);
         CHECK_CONTAINS(err.msg, "'generic'");
+        if (argc > 1) { /* the generic kernels' own bytes */
+            berth_prepare_info gi;
+            size_t gn = 0;
+            CHECK(prepare(w2, &gi) == BERTH_OK);
+            CHECK(cpu.be->save_state(cpu.dev, w2, BERTH_STATE_WEIGHTS, NULL, &gn, &err) == BERTH_OK);
+            uint8_t *gb = malloc(gn);
+            CHECK(gb && cpu.be->save_state(cpu.dev, w2, BERTH_STATE_WEIGHTS, gb, &gn, &err) == BERTH_OK);
+            if (gb) write_seed(argv[1], "generic", gb, gn);
+            free(gb);
+        }
         cpu.be->free_weights(w2);
     }
     free(saved);
