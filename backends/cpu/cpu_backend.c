@@ -216,24 +216,31 @@ static berth_status raw_ensure(berth_weights *w, uint32_t id, berth_error *err) 
     return BERTH_OK;
 }
 
+int cpu_panels_table(berth_weights *w) {
+    if (!w->packed) w->packed = calloc(2 * (size_t)w->n + 1, sizeof *w->packed);
+    if (!w->pack_k) w->pack_k = calloc(2 * (size_t)w->n + 1, sizeof *w->pack_k);
+    if (!w->pack_n) w->pack_n = calloc(2 * (size_t)w->n + 1, sizeof *w->pack_n);
+    return w->packed && w->pack_k && w->pack_n;
+}
+
+int cpu_q8_table(berth_weights *w) {
+    if (!w->q8) w->q8 = calloc(w->n + 1, sizeof *w->q8);
+    return w->q8 != NULL;
+}
+
 const float *cpu_weight_packed(berth_weights *w, uint32_t id, int tb, size_t k, size_t n, berth_error *err) {
-    if (!w->packed) {
-        w->packed = calloc(2 * (size_t)w->n, sizeof *w->packed);
-        w->pack_k = calloc(2 * (size_t)w->n, sizeof *w->pack_k);
-        w->pack_n = calloc(2 * (size_t)w->n, sizeof *w->pack_n);
-        if (!w->packed || !w->pack_k || !w->pack_n) goto nomem;
-    }
+    if (!cpu_panels_table(w)) goto nomem;
     size_t slot = 2 * (size_t)id + (tb ? 1 : 0);
     if (w->packed[slot]) return w->packed[slot];
     if (raw_ensure(w, id, err)) return NULL;
-    size_t floats = cpu_gemm_packed_floats(w->dev->gemm, k, n);
+    size_t bytes = cpu_panel_bytes(w, k, n);
     void *dst = NULL;
-    if (posix_memalign(&dst, CPU_ALIGN, sizeof(float) * floats)) goto nomem;
+    if (posix_memalign(&dst, CPU_ALIGN, bytes)) goto nomem;
     cpu_gemm_pack_b(w->dev->gemm, w->t[id].data, tb ? k : n, tb, k, n, 1.0f, dst);
     w->packed[slot] = dst;
     w->pack_k[slot] = k;
     w->pack_n[slot] = n;
-    w->total += sizeof(float) * floats;
+    w->total += bytes;
     return dst;
 nomem:
     bk_errf(err, "cpu: out of memory packing weight %u (%zu x %zu) for the matrix kernels", id, k, n);
@@ -244,7 +251,7 @@ berth_status cpu_weight_q8(berth_weights *w, uint32_t id, cpu_dot_fn f, const cp
                            const int8_t **out, berth_error *err) {
     *out = NULL;
     if (!cpu_gemm_q8_packable(f, q->kind, q->rows)) return BERTH_OK;
-    if (!w->q8 && !(w->q8 = calloc(w->n, sizeof *w->q8))) goto nomem;
+    if (!cpu_q8_table(w)) goto nomem;
     cpu_q8_pack *p = &w->q8[id];
     if (p->data) {
         if (p->k == k && p->n == n && p->rows == q->rows && p->kind == q->kind) *out = p->data;

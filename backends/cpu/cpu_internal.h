@@ -92,6 +92,14 @@ struct berth_weights {
     uint32_t *raw_users;
 };
 
+/* Bytes of weight w's packed panel of a k x n right-hand side. */
+static inline size_t cpu_panel_bytes(const berth_weights *w, size_t k, size_t n) {
+    return sizeof(float) * cpu_gemm_packed_floats(w->dev->gemm, k, n);
+}
+/* The tables of packed forms (panels, or the int8 tile's), made on first
+ * need; 0 when out of memory. */
+int cpu_panels_table(berth_weights *w);
+int cpu_q8_table(berth_weights *w);
 /* The packed copy of weight `id` as a k x n right-hand side (stored n x k
  * when tb), made on first use; NULL and err set when out of memory. */
 const float *cpu_weight_packed(berth_weights *w, uint32_t id, int tb, size_t k, size_t n, berth_error *err);

@@ -18,8 +18,7 @@ void cpu_weights_account(const berth_weights *w, berth_prepare_info *info) {
         uint64_t bytes = 0;
         for (int tb = 0; w->packed && tb < 2; tb++) {
             size_t slot = 2 * (size_t)id + (size_t)tb;
-            if (w->packed[slot])
-                bytes += sizeof(float) * cpu_gemm_packed_floats(w->dev->gemm, w->pack_k[slot], w->pack_n[slot]);
+            if (w->packed[slot]) bytes += cpu_panel_bytes(w, w->pack_k[slot], w->pack_n[slot]);
         }
         if (w->q8 && w->q8[id].data) bytes += cpu_gemm_q8_packed_bytes(w->q8[id].k, w->q8[id].n, w->q8[id].rows);
         if (!bytes) continue;
@@ -69,7 +68,7 @@ static void put_weights(const berth_weights *w, writer *o) {
             size_t slot = 2 * (size_t)id + (size_t)tb;
             put_u64(o, w->pack_k[slot]);
             put_u64(o, w->pack_n[slot]);
-            put(o, w->packed[slot], sizeof(float) * cpu_gemm_packed_floats(w->dev->gemm, w->pack_k[slot], w->pack_n[slot]));
+            put(o, w->packed[slot], cpu_panel_bytes(w, w->pack_k[slot], w->pack_n[slot]));
         }
         if (forms & 4) {
             const cpu_q8_pack *q = &w->q8[id];
@@ -111,7 +110,6 @@ berth_status cpu_save_state(berth_device *dev, berth_weights *w, uint32_t kind, 
 typedef struct reader {
     const uint8_t *p;
     size_t left;
-    berth_error *err;
 } reader;
 
 static int take(reader *r, void *dst, size_t n) {
@@ -155,7 +153,7 @@ static int read_weight(const berth_weights *w, uint32_t id, reader *r, loaded *l
         if (!take_u64(r, &k) || !take_u64(r, &n) || !k || !n || k > raw || n > raw || k * n * sizeof(float) != raw)
             return 0;
         l->k[tb] = (size_t)k, l->n[tb] = (size_t)n;
-        l->panel[tb] = take_block(r, sizeof(float) * cpu_gemm_packed_floats(w->dev->gemm, l->k[tb], l->n[tb]));
+        l->panel[tb] = take_block(r, cpu_panel_bytes(w, l->k[tb], l->n[tb]));
         if (!l->panel[tb]) return 0;
     }
     if (forms & 4) {
@@ -171,13 +169,7 @@ static int read_weight(const berth_weights *w, uint32_t id, reader *r, loaded *l
 }
 
 static berth_status install(berth_weights *w, loaded *l, berth_error *err) {
-    if (!w->packed) {
-        w->packed = calloc(2 * (size_t)w->n + 1, sizeof *w->packed);
-        w->pack_k = calloc(2 * (size_t)w->n + 1, sizeof *w->pack_k);
-        w->pack_n = calloc(2 * (size_t)w->n + 1, sizeof *w->pack_n);
-    }
-    if (!w->q8) w->q8 = calloc(w->n + 1, sizeof *w->q8);
-    if (!w->packed || !w->pack_k || !w->pack_n || !w->q8) {
+    if (!cpu_panels_table(w) || !cpu_q8_table(w)) {
         bk_errf(err, "cpu: out of memory taking prepared weights back");
         return BERTH_ERR_NOMEM;
     }
@@ -188,7 +180,7 @@ static berth_status install(berth_weights *w, loaded *l, berth_error *err) {
             w->packed[slot] = l[id].panel[tb];
             w->pack_k[slot] = l[id].k[tb];
             w->pack_n[slot] = l[id].n[tb];
-            w->total += sizeof(float) * cpu_gemm_packed_floats(w->dev->gemm, l[id].k[tb], l[id].n[tb]);
+            w->total += cpu_panel_bytes(w, l[id].k[tb], l[id].n[tb]);
             l[id].panel[tb] = NULL;
         }
         if (l[id].q8.data && !w->q8[id].data) {
@@ -208,7 +200,7 @@ berth_status cpu_load_state(berth_device *dev, berth_weights *w, uint32_t kind, 
         bk_errf(err, "cpu: keeps no state of kind %u between processes", kind);
         return BERTH_ERR_UNSUPPORTED;
     }
-    reader r = {.p = buf, .left = buf ? bytes : 0, .err = err};
+    reader r = {.p = buf, .left = buf ? bytes : 0};
     char magic[sizeof STATE_MAGIC], isa[32];
     uint64_t n;
     if (!take(&r, magic, sizeof magic) || memcmp(magic, STATE_MAGIC, sizeof magic) || !take(&r, isa, sizeof isa) ||
