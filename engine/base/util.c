@@ -55,7 +55,9 @@ int berth_open_regular(const char *path, const char *what, struct stat *st, bert
      * otherwise wait forever before the type check below could run. */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
-        berth_errorf(err, "%s: cannot open the %s: %s", path, what, strerror(errno));
+        int e = errno;
+        berth_errorf(err, "%s: cannot open the %s: %s", path, what, strerror(e));
+        errno = e; /* a caller may take a missing file for an absent one */
         return -1;
     }
     struct stat local;
@@ -69,6 +71,7 @@ int berth_open_regular(const char *path, const char *what, struct stat *st, bert
         berth_errorf(err, "%s: the %s is %s, expected a regular file", path, what,
                      berth_file_kind(st->st_mode));
         close(fd);
+        errno = S_ISDIR(st->st_mode) ? EISDIR : EINVAL;
         return -1;
     }
     int flags = fcntl(fd, F_GETFL);

@@ -21,8 +21,9 @@ char *berth_path_dir(const char *path);
  * non-blocking, so a FIFO or a device cannot stall berth, and anything but
  * a regular file is refused before a byte is read. Returns the descriptor
  * (blocking again, close-on-exec) and fills *st, or -1 with err set to
- * "PATH: cannot open the WHAT: REASON" or "PATH: the WHAT is a directory,
- * expected a regular file". */
+ * "PATH: cannot open the WHAT: REASON" (errno left as open set it) or
+ * "PATH: the WHAT is a directory, expected a regular file" (errno EISDIR,
+ * or EINVAL for any other kind). */
 int berth_open_regular(const char *path, const char *what, struct stat *st, berth_error *err);
 /* The same, as a stdio stream; NULL with err set. */
 FILE *berth_fopen_regular(const char *path, const char *what, berth_error *err);

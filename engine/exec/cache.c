@@ -88,30 +88,33 @@ static char *cache_path(const berth_executor *ex, uint32_t k, uint32_t kind, uin
 }
 
 /* The payload of path if its header is key's and its digest holds;
- * NULL with *why otherwise (ENOENT: there is none). */
-static void *read_entry(const char *path, uint32_t kind, uint64_t key, size_t *bytes, const char **why) {
-    *why = NULL;
-    FILE *f = fopen(path, "rb");
+ * NULL otherwise, with why saying so (empty: there is no file). Opened
+ * as berth opens every file it reads: a FIFO or a device put there
+ * cannot stall the start, and is refused as not a regular file. */
+static void *read_entry(const char *path, uint32_t kind, uint64_t key, size_t *bytes, berth_error *why) {
+    FILE *f = berth_fopen_regular(path, "cache file", why);
     if (!f) {
-        *why = errno == ENOENT || errno == ENOTDIR ? NULL : strerror(errno); /* none there */
+        if (errno == ENOENT || errno == ENOTDIR) why->msg[0] = 0; /* none there */
         return NULL;
     }
     cache_header h;
-    void *data = NULL;
     struct stat st;
+    void *data = NULL;
+    const char *bad = NULL;
     if (fread(&h, sizeof h, 1, f) != 1 || memcmp(h.magic, CACHE_MAGIC, sizeof h.magic)) {
-        *why = "not a berth cache file";
+        bad = "not a berth cache file";
     } else if (h.key != key || h.kind != kind) {
-        *why = "its header names another key";
-    } else if (fstat(fileno(f), &st) || (uint64_t)st.st_size != sizeof h + h.bytes || h.bytes > SIZE_MAX) {
-        *why = "its size is not what its header says (cut short?)";
+        bad = "its header names another key";
+    } else if (fstat(fileno(f), &st) || h.bytes != (uint64_t)st.st_size - sizeof h || h.bytes > SIZE_MAX) {
+        bad = "its size is not what its header says (cut short?)";
     } else if (!(data = malloc(h.bytes ? (size_t)h.bytes : 1)) || fread(data, 1, (size_t)h.bytes, f) != h.bytes) {
-        *why = data ? "reading it failed" : "out of memory reading it";
+        bad = data ? "reading it failed" : "out of memory reading it";
     } else if (berth_digest(0, data, (size_t)h.bytes) != h.digest) {
-        *why = "its digest does not match its bytes (corrupt)";
+        bad = "its digest does not match its bytes (corrupt)";
     }
     fclose(f);
-    if (*why) {
+    if (bad) {
+        berth_errorf(why, "%s: %s", path, bad);
         free(data);
         return NULL;
     }
@@ -125,23 +128,23 @@ int berth_cache_load(berth_executor *ex, uint32_t k, uint32_t kind, uint64_t key
     char *path = cache_path(ex, k, kind, key);
     if (!path) return 0;
     size_t bytes = 0;
-    const char *why;
+    berth_error why;
     void *data = read_entry(path, kind, key, &bytes, &why);
     berth_status st = BERTH_ERR_INVALID;
-    berth_error err;
-    berth_backend_msg_reset(&err);
     if (data) {
+        berth_error err;
+        berth_backend_msg_reset(&err);
         st = b->mod.be->load_state(b->dev, b->w, kind, data, bytes, &err);
         st = berth_backend_result(st, b->mod.be->name, "load_state", &err, &err);
-        why = err.msg;
+        if (st != BERTH_OK) berth_errorf(&why, "%s: %s", path, err.msg);
     }
     if (st == BERTH_OK) {
         b->cache_loads++;
         berth_logf(&ex->log, BERTH_LOG_INFO, "cache: '%s' took its %s from %s (%zu bytes)", b->item,
                    kind_name(kind), path, bytes);
-    } else if (why) {
+    } else if (why.msg[0]) {
         b->cache_refused++;
-        berth_logf(&ex->log, BERTH_LOG_WARN, "cache: %s: %s; '%s' builds its %s anew", path, why, b->item,
+        berth_logf(&ex->log, BERTH_LOG_WARN, "cache: %s; '%s' builds its %s anew", why.msg, b->item,
                    kind_name(kind));
     }
     free(data);

@@ -34,11 +34,12 @@ static berth_status prepare_step(void *ctx, uint32_t k, const berth_graph_desc *
 berth_status berth_prepare_weights(berth_executor *ex, berth_error *err) {
     prep_ctx pc = {ex, 0};
     uint32_t any = 0;
+    uint64_t key[BERTH_MAX_USE];
     for (uint32_t k = 0; k < ex->n_be; k++) {
         if (!berth_backend_has_prepare(ex->be[k].mod.be)) continue;
         any |= 1u << k;
-        uint64_t key = berth_cache_key(ex, k, BERTH_STATE_WEIGHTS, NULL, 0);
-        if (berth_cache_load(ex, k, BERTH_STATE_WEIGHTS, key)) {
+        key[k] = berth_cache_key(ex, k, BERTH_STATE_WEIGHTS, NULL, 0);
+        if (berth_cache_load(ex, k, BERTH_STATE_WEIGHTS, key[k])) {
             pc.skip |= 1u << k;
             ex->be[k].weights_cached = 1;
         }
@@ -56,7 +57,7 @@ berth_status berth_prepare_weights(berth_executor *ex, berth_error *err) {
                    "'%s' prepared %u weights into its own layout (%llu bytes), %llu uploaded bytes let go",
                    b->item, b->prepared.n_prepared, (unsigned long long)b->prepared.bytes_prepared,
                    (unsigned long long)b->prepared.bytes_released);
-        berth_cache_save(ex, k, BERTH_STATE_WEIGHTS, berth_cache_key(ex, k, BERTH_STATE_WEIGHTS, NULL, 0));
+        berth_cache_save(ex, k, BERTH_STATE_WEIGHTS, key[k]);
     }
     berth_logf(&ex->log, BERTH_LOG_INFO, "weights prepared in %.1f ms", (double)(berth_now_ns() - t0) / 1e6);
     return BERTH_OK;

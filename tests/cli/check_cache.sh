@@ -3,9 +3,10 @@
 # them) or compiles programs for (vulkan):
 #  - the first start prepares and writes the cache; the second takes it
 #    back; both give the outputs of a start with no cache, to the bit;
-#  - a file cut short, one with a flipped byte, and one written for
-#    other weights are each refused as stale or corrupt, said so, and
-#    rewritten, with the same outputs;
+#  - a file cut short, one with a flipped byte, a named pipe in its
+#    place (refused, not waited on) and one written for other weights
+#    are each refused as stale or corrupt, said so, and rewritten, with
+#    the same outputs;
 #  - other weights get their own file; a cache that cannot be written is
 #    a warning, not a failure; an unknown [cache] key is an error.
 #
@@ -92,6 +93,16 @@ head -c $((size - 1)) "$file" > cut && mv cut "$file"
 run cached.ini
 has "its size is not what its header says"
 has "cache files: 0 read, 1 refused, 1 written"
+
+# a named pipe in the file's place is refused, not waited on
+rm -f "$file" && mkfifo "$file"
+timeout 120 "$berth" run cached.ini --repeat 0 --stats > out.txt 2>&1 || { cat out.txt; fail "a FIFO in the cache stalled or failed the start"; }
+cat out.txt
+has "cache: .*$kind-.*: the cache file is a named pipe \(FIFO\), expected a regular file"
+has "cache files: 0 read, 1 refused, 1 written"
+[ -f "$file" ] || fail "the FIFO was not replaced by a cache file"
+run cached.ini
+has "$again"
 
 # other weights: their own file; put in this one's place, refused
 cp want.txt keep_want.txt
